@@ -1,0 +1,54 @@
+/** Builds and signs an access token with the claims of CONTRACT §2 (Keycloak's shape). */
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { Client } from '../store/clients.js';
+import type { Realm } from '../store/realms.js';
+import type { KeyEntry } from './keyring.js';
+
+export interface TokenSubject {
+  client: Client;
+  scopes: string[];
+  /** Set only when a user is associated with the request (SPEC: Endpoints §1). */
+  user?: { backboneUser: string; workstation: string };
+}
+
+export interface IssuedToken {
+  jwt: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
+export async function signAccessToken(
+  realm: Realm,
+  issuer: string,
+  key: KeyEntry,
+  subject: TokenSubject,
+  nowSeconds = Math.floor(Date.now() / 1000),
+): Promise<IssuedToken> {
+  if (!key.privateKey) throw new Error(`key ${key.kid} cannot sign`);
+  // A token is never issued before the realm's not-before, so it is never born revoked.
+  const issuedAt = Math.max(nowSeconds, realm.not_before);
+  const expiresAt = issuedAt + realm.lifespan_seconds;
+  const { client, scopes, user } = subject;
+  const claims: Record<string, unknown> = {
+    typ: 'Bearer',
+    azp: client.clientId,
+    client_id: client.clientId,
+    scope: scopes.join(' '),
+    preferred_username: `service-account-${client.clientId}`,
+  };
+  if (user) {
+    claims.backbone_user = user.backboneUser;
+    claims.workstation = user.workstation;
+  }
+  const jwt = await new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .setIssuer(issuer)
+    .setSubject(client.serviceAccountId)
+    .setAudience(realm.audience)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(expiresAt)
+    .setJti(randomUUID())
+    .sign(key.privateKey);
+  return { jwt, issuedAt, expiresAt };
+}

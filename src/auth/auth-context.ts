@@ -1,0 +1,11 @@
+/** What the auth endpoints share: the store, the key cache, the secret hash key and the public URL. */
+import type { Store } from '../store/connect.js';
+import type { Keyring } from './keyring.js';
+
+export interface AuthContext {
+  readonly store: Store;
+  readonly keyring: Keyring;
+  readonly secretHashKey: Buffer;
+  /** `{public auth_url}/realms/{realm}`: the tokens' `iss` and the discovery document's issuer. */
+  issuer(realm: string): string;
+}

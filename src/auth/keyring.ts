@@ -1,0 +1,142 @@
+/**
+ * Signing keys per realm. Keys persist in the store (sealed by the vault) so that several
+ * instances share them; each instance imports them once and caches them until the realm's
+ * key generation changes (rotation by the CLI or another instance).
+ */
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { Store } from '../store/connect.js';
+import { bumpKeyGeneration, findRealm, type Queryable, type Realm } from '../store/realms.js';
+import { insertSigningKey, listSigningKeys, retireActiveKeys } from '../store/signing-keys.js';
+import { lockForAdministration } from '../store/admin-lock.js';
+import type { Vault } from './vault.js';
+
+export const signingAlgorithms = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlgorithm = (typeof signingAlgorithms)[number];
+
+/**
+ * A retired key stays published this long after the realm's token lifespan, so that tokens it
+ * signed just before rotation verify until they expire, whatever the clocks' small skew.
+ */
+const retiredKeyMarginSeconds = 120;
+
+export interface KeyEntry {
+  kid: string;
+  alg: SigningAlgorithm;
+  publicJwk: JWK;
+  publicKey: CryptoKey;
+  retiredAt: number | null;
+  /** Present only for the active key: retired keys never sign again. */
+  privateKey?: CryptoKey;
+}
+
+interface RealmKeys {
+  generation: number;
+  entries: KeyEntry[];
+}
+
+export function isSigningAlgorithm(value: string): value is SigningAlgorithm {
+  return (signingAlgorithms as readonly string[]).includes(value);
+}
+
+export class Keyring {
+  readonly #store: Store;
+  readonly #vault: Vault;
+  readonly #cache = new Map<string, Promise<RealmKeys>>();
+
+  constructor(store: Store, vault: Vault) {
+    this.#store = store;
+    this.#vault = vault;
+  }
+
+  /** The key that signs the realm's new tokens. */
+  async activeKey(realm: Realm): Promise<KeyEntry> {
+    const keys = await this.#keys(realm);
+    const active = keys.entries.find((entry) => entry.retiredAt === null && entry.privateKey);
+    if (!active) throw new Error(`realm ${realm.name} has no active signing key`);
+    return active;
+  }
+
+  /** Keys whose tokens may still be valid: the active one and recently retired ones. */
+  async publishedKeys(realm: Realm, nowSeconds = Math.floor(Date.now() / 1000)): Promise<KeyEntry[]> {
+    const keys = await this.#keys(realm);
+    const horizon = nowSeconds - realm.lifespan_seconds - retiredKeyMarginSeconds;
+    return keys.entries.filter((entry) => entry.retiredAt === null || entry.retiredAt > horizon);
+  }
+
+  #keys(realm: Realm): Promise<RealmKeys> {
+    const cached = this.#cache.get(realm.name);
+    if (cached) {
+      return cached.then((keys) => (keys.generation === realm.key_generation ? keys : this.#reload(realm)));
+    }
+    return this.#reload(realm);
+  }
+
+  #reload(realm: Realm): Promise<RealmKeys> {
+    const loading = this.#load(realm);
+    this.#cache.set(realm.name, loading);
+    loading.catch(() => this.#cache.delete(realm.name));
+    return loading;
+  }
+
+  async #load(realm: Realm): Promise<RealmKeys> {
+    const rows = await listSigningKeys(this.#store.db, realm.name);
+    const entries = await Promise.all(
+      rows.map(async (row): Promise<KeyEntry> => {
+        const alg = row.alg as SigningAlgorithm;
+        const publicJwk = JSON.parse(row.public_jwk) as JWK;
+        const entry: KeyEntry = {
+          kid: row.kid,
+          alg,
+          publicJwk,
+          publicKey: (await importJWK(publicJwk, alg)) as CryptoKey,
+          retiredAt: row.retired_at,
+        };
+        if (row.retired_at === null) {
+          entry.privateKey = (await importJWK(JSON.parse(this.#vault.open(row.private_jwk)) as JWK, alg)) as CryptoKey;
+        }
+        return entry;
+      }),
+    );
+    return { generation: realm.key_generation, entries };
+  }
+}
+
+/** Creates the realm's first key when it has none (start-up, data loading). */
+export async function ensureSigningKey(db: Queryable, vault: Vault, realm: Realm): Promise<void> {
+  const keys = await listSigningKeys(db, realm.name);
+  if (keys.some((key) => key.retired_at === null)) return;
+  await addSigningKey(db, vault, realm.name, realm.signing_alg as SigningAlgorithm);
+}
+
+/**
+ * Rotation: a new key becomes active and the old one stays published until its tokens expire.
+ * Answers the new key's id.
+ */
+export async function rotateSigningKey(store: Store, vault: Vault, realmName: string, alg?: SigningAlgorithm): Promise<string> {
+  return store.db.transaction().execute(async (trx) => {
+    await lockForAdministration(store, trx);
+    const realm = await findRealm(trx, realmName);
+    if (!realm) throw new Error(`Realm "${realmName}" does not exist`);
+    await retireActiveKeys(trx, realm.name, Math.floor(Date.now() / 1000));
+    return addSigningKey(trx, vault, realm.name, alg ?? (realm.signing_alg as SigningAlgorithm));
+  });
+}
+
+async function addSigningKey(db: Queryable, vault: Vault, realmName: string, alg: SigningAlgorithm): Promise<string> {
+  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+  const kid = randomUUID();
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg };
+  await insertSigningKey(db, {
+    kid,
+    realm: realmName,
+    alg,
+    public_jwk: JSON.stringify(publicJwk),
+    private_jwk: vault.seal(JSON.stringify(privateJwk)),
+    created_at: new Date().toISOString(),
+    retired_at: null,
+  });
+  await bumpKeyGeneration(db, realmName, alg);
+  return kid;
+}

@@ -1,0 +1,80 @@
+/**
+ * HTTP wiring of the auth service, per realm (CONTRACT §2). This encapsulated plugin parses every
+ * body as text so that the token endpoint itself decides what a malformed request is, and maps
+ * every failure to an OAuth error body.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { findRealm, type Realm } from '../store/realms.js';
+import type { AuthContext } from './auth-context.js';
+import { discoveryDocument } from './discovery.js';
+import { handleIntrospection } from './introspection.js';
+import { OAuthError } from './oauth-error.js';
+import { handleTokenRequest, type TokenRequest } from './token-endpoint.js';
+
+/** Token and introspection requests are a few hundred bytes; this bounds what a caller can send. */
+export const authBodyBytesMax = 16 * 1024;
+
+type RealmRoute = { Params: { realm: string } };
+type RealmRequest = FastifyRequest<RealmRoute>;
+
+export async function authRoutes(app: FastifyInstance, options: { ctx: AuthContext }): Promise<void> {
+  const { ctx } = options;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: authBodyBytesMax }, (_request, body, done) => done(null, body));
+  app.setErrorHandler(oauthErrorHandler);
+
+  const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
+    reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+  };
+
+  app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token', { onRequest: noStore }, async (request, reply) => {
+    const realm = await realmOf(ctx, request);
+    const response = await handleTokenRequest(ctx, realm, tokenRequestOf(request));
+    return reply.send(response);
+  });
+
+  app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token/introspect', { onRequest: noStore }, async (request, reply) => {
+    const realm = await realmOf(ctx, request);
+    return reply.send(await handleIntrospection(ctx, realm, tokenRequestOf(request)));
+  });
+
+  app.get<RealmRoute>('/realms/:realm/protocol/openid-connect/certs', async (request, reply) => {
+    const realm = await realmOf(ctx, request);
+    const keys = await ctx.keyring.publishedKeys(realm);
+    return reply.header('Cache-Control', 'no-cache').send({ keys: keys.map((key) => key.publicJwk) });
+  });
+
+  app.get<RealmRoute>('/realms/:realm/.well-known/openid-configuration', async (request, reply) => {
+    const realm = await realmOf(ctx, request);
+    return reply.send(discoveryDocument(ctx.issuer(realm.name)));
+  });
+}
+
+async function realmOf(ctx: AuthContext, request: RealmRequest): Promise<Realm> {
+  const realm = await findRealm(ctx.store.db, request.params.realm);
+  if (!realm) throw new OAuthError(404, 'not_found', 'Realm does not exist');
+  return realm;
+}
+
+function tokenRequestOf(request: FastifyRequest): TokenRequest {
+  return { contentType: request.headers['content-type'], authorization: request.headers.authorization, body: request.body };
+}
+
+function oauthErrorHandler(error: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error instanceof OAuthError) {
+    if (error.logDetail) request.log.info({ oauthError: error.error, detail: error.logDetail }, 'oauth request refused');
+    void reply.code(error.status).headers(error.headers).send(error.toBody());
+    return;
+  }
+  const status = error.statusCode ?? 500;
+  if (status === 413) {
+    void reply.code(413).send({ error: 'invalid_request', error_description: `The request body exceeds ${authBodyBytesMax} bytes` });
+    return;
+  }
+  if (status >= 400 && status < 500) {
+    void reply.code(400).send({ error: 'invalid_request', error_description: 'The request is malformed' });
+    return;
+  }
+  request.log.error({ err: error }, 'auth endpoint failed');
+  void reply.code(500).send({ error: 'server_error', error_description: 'Unexpected internal error' });
+}

@@ -1,0 +1,161 @@
+/**
+ * Operator commands that work on the store directly: client onboarding, key rotation, realm
+ * not-before. A generated secret is printed once, to stdout, and never again.
+ */
+import { randomUUID } from 'node:crypto';
+import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
+import { isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
+import { loadSecretHashKey } from '../auth/secret-hash-key.js';
+import { Vault } from '../auth/vault.js';
+import { defaultDbUrl } from '../config.js';
+import { insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
+import { openStore, type Store } from '../store/connect.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { findRealm, listRealms, setRealmNotBefore } from '../store/realms.js';
+import { listSigningKeys } from '../store/signing-keys.js';
+
+export class CommandError extends Error {}
+
+export interface StoreFlags {
+  db?: string;
+}
+
+async function withStore<T>(flags: StoreFlags, work: (store: Store, vault: Vault) => Promise<T>): Promise<T> {
+  const vault = new Vault(process.env.COREGATE_MASTER_KEY);
+  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
+  try {
+    await migrateToLatest(store);
+    return await work(store, vault);
+  } finally {
+    await store.close();
+  }
+}
+
+async function requireRealm(store: Store, name: string) {
+  const realm = await findRealm(store.db, name);
+  if (!realm) throw new CommandError(`Realm "${name}" does not exist`);
+  return realm;
+}
+
+export interface CreateClientFlags extends StoreFlags {
+  realm: string;
+  clientId: string;
+  scopes: string[];
+  technicalUser?: string;
+  defaultWorkstation?: string;
+}
+
+/** Scopes may be given as several arguments, or comma- or space-separated. */
+export function splitScopes(values: string[]): string[] {
+  return [...new Set(values.flatMap((value) => value.split(/[\s,]+/)).filter((scope) => scope !== ''))];
+}
+
+export async function createClient(flags: CreateClientFlags): Promise<{ clientId: string; secret: string }> {
+  if (!/^[A-Za-z0-9._:-]{1,128}$/.test(flags.clientId)) {
+    throw new CommandError('--client-id must be 1-128 characters of A-Z a-z 0-9 . _ : -');
+  }
+  const scopes = splitScopes(flags.scopes);
+  if (scopes.length === 0) throw new CommandError('--scopes needs at least one scope');
+  return withStore(flags, async (store, vault) => {
+    await requireRealm(store, flags.realm);
+    const secret = generateClientSecret();
+    const now = new Date().toISOString();
+    const inserted = await insertClientIfMissing(store.db, {
+      realm: flags.realm,
+      clientId: flags.clientId,
+      serviceAccountId: randomUUID(),
+      secretHash: hashClientSecret(await loadSecretHashKey(store.db, vault), secret),
+      enabled: true,
+      grants: ['client_credentials'],
+      scopes,
+      technicalUser: flags.technicalUser ?? null,
+      defaultWorkstation: flags.defaultWorkstation ?? null,
+      createdAt: now,
+      updatedAt: now,
+    });
+    if (!inserted) throw new CommandError(`Client "${flags.clientId}" already exists in realm "${flags.realm}"`);
+    return { clientId: flags.clientId, secret };
+  });
+}
+
+export async function rotateClientSecret(flags: StoreFlags & { realm: string; clientId: string }): Promise<string> {
+  return withStore(flags, async (store, vault) => {
+    await requireRealm(store, flags.realm);
+    const secret = generateClientSecret();
+    const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret));
+    if (!updated) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
+    return secret;
+  });
+}
+
+export async function setClientState(flags: StoreFlags & { realm: string; clientId: string }, enabled: boolean): Promise<void> {
+  await withStore(flags, async (store) => {
+    await requireRealm(store, flags.realm);
+    if (!(await setClientEnabled(store.db, flags.realm, flags.clientId, enabled))) {
+      throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
+    }
+  });
+}
+
+/** Client descriptions without any secret material: not even the hash leaves the store. */
+export async function describeClients(flags: StoreFlags & { realm: string }) {
+  return withStore(flags, async (store) => {
+    await requireRealm(store, flags.realm);
+    return (await listClients(store.db, flags.realm)).map((client) => ({
+      clientId: client.clientId,
+      enabled: client.enabled,
+      grants: client.grants,
+      scopes: client.scopes,
+      technicalUser: client.technicalUser,
+      defaultWorkstation: client.defaultWorkstation,
+      createdAt: client.createdAt,
+      updatedAt: client.updatedAt,
+    }));
+  });
+}
+
+export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: string }): Promise<string> {
+  if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
+  return withStore(flags, async (store, vault) => {
+    await requireRealm(store, flags.realm);
+    return rotateSigningKey(store, vault, flags.realm, flags.alg as Parameters<typeof rotateSigningKey>[3]);
+  });
+}
+
+export async function describeKeys(flags: StoreFlags & { realm: string }) {
+  return withStore(flags, async (store) => {
+    await requireRealm(store, flags.realm);
+    return (await listSigningKeys(store.db, flags.realm)).map((key) => ({
+      kid: key.kid,
+      alg: key.alg,
+      createdAt: key.created_at,
+      status: key.retired_at === null ? 'active' : 'retired',
+      retiredAt: key.retired_at === null ? null : new Date(key.retired_at * 1000).toISOString(),
+    }));
+  });
+}
+
+/**
+ * Sets the realm's not-before to the first whole second after now: every token issued until
+ * this moment carries an earlier `iat` and is refused; tokens issued from now on are not.
+ */
+export async function revokeRealmTokens(flags: StoreFlags & { realm: string }): Promise<number> {
+  return withStore(flags, async (store) => {
+    await requireRealm(store, flags.realm);
+    const notBefore = Math.floor(Date.now() / 1000) + 1;
+    await setRealmNotBefore(store.db, flags.realm, notBefore);
+    return notBefore;
+  });
+}
+
+export async function describeRealms(flags: StoreFlags) {
+  return withStore(flags, async (store) =>
+    (await listRealms(store.db)).map((realm) => ({
+      name: realm.name,
+      audience: realm.audience,
+      accessTokenLifespanSeconds: realm.lifespan_seconds,
+      signatureAlgorithm: realm.signing_alg,
+      notBefore: realm.not_before,
+    })),
+  );
+}

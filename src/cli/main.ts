@@ -1,0 +1,162 @@
+#!/usr/bin/env node
+/** The `coregate` command: the server, and the operator's commands on its store. */
+import { Command, Option } from 'commander';
+import { DataFileError } from '../sandbox/data-file.js';
+import {
+  CommandError,
+  createClient,
+  describeClients,
+  describeKeys,
+  describeRealms,
+  revokeRealmTokens,
+  rotateClientSecret,
+  rotateKeys,
+  setClientState,
+} from './admin.js';
+import { serve } from './serve.js';
+
+const program = new Command('coregate')
+  .description('Banking integration service: auth service, business API and reference core banking system')
+  .showHelpAfterError();
+
+const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
+const realmOption = () => new Option('--realm <realm>', 'realm name').makeOptionMandatory();
+const jsonOption = () => new Option('--json', 'print JSON for scripts');
+
+program
+  .command('serve')
+  .description('run the service (auth service and business API on one port by default)')
+  .option('--data <file>', 'sandbox data file to load (env COREGATE_DATA)')
+  .option('--port <port>', 'port to listen on, 0 for any (env COREGATE_PORT, default 8080)')
+  .option('--host <host>', 'address to bind (env COREGATE_HOST, default localhost)')
+  .addOption(dbOption())
+  .option('--public-url <url>', 'public base URL of the auth service, the tokens\' issuer prefix (env COREGATE_PUBLIC_URL)')
+  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_BUSINESS_DATE)')
+  .option('--role <role>', 'all, auth or api (env COREGATE_ROLE, default all)')
+  .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
+  .action(serve);
+
+const clients = program.command('clients').description('onboard and manage OAuth clients');
+clients
+  .command('create')
+  .description('create a client and print its generated secret once')
+  .addOption(realmOption())
+  .requiredOption('--client-id <id>', 'client id')
+  .requiredOption('--scopes <scopes...>', 'granted scopes (space- or comma-separated)')
+  .option('--technical-user <login>', 'user associated when a token request sends no username')
+  .option('--default-workstation <id>', 'workstation used when a token request sends none')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const { clientId, secret } = await createClient(flags);
+    if (flags.json) return print({ clientId, clientSecret: secret });
+    print(`Client ${clientId} created in realm ${flags.realm}.\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
+  });
+clients
+  .command('rotate-secret')
+  .description('replace a client\'s secret and print the new one once')
+  .addOption(realmOption())
+  .requiredOption('--client-id <id>', 'client id')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const secret = await rotateClientSecret(flags);
+    if (flags.json) return print({ clientId: flags.clientId, clientSecret: secret });
+    print(`New secret for ${flags.clientId} (the old one no longer works).\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
+  });
+for (const [name, enabled] of [['disable', false], ['enable', true]] as const) {
+  clients
+    .command(name)
+    .description(`${name} a client (${enabled ? 'it can obtain tokens again' : 'its token requests and introspection fail'})`)
+    .addOption(realmOption())
+    .requiredOption('--client-id <id>', 'client id')
+    .addOption(dbOption())
+    .action(async (flags) => {
+      await setClientState(flags, enabled);
+      print(`Client ${flags.clientId} ${enabled ? 'enabled' : 'disabled'}.`);
+    });
+}
+clients
+  .command('list')
+  .description('list a realm\'s clients (never their secrets)')
+  .addOption(realmOption())
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await describeClients(flags);
+    if (flags.json) return print(rows);
+    print(
+      table(
+        ['CLIENT ID', 'ENABLED', 'SCOPES', 'TECHNICAL USER', 'DEFAULT WORKSTATION'],
+        rows.map((c) => [c.clientId, String(c.enabled), c.scopes.join(' '), c.technicalUser ?? '-', c.defaultWorkstation ?? '-']),
+      ),
+    );
+  });
+
+const keys = program.command('keys').description('manage realm signing keys');
+keys
+  .command('rotate')
+  .description('add a new active signing key; the old one stays in the JWKS until its tokens expire')
+  .addOption(realmOption())
+  .addOption(new Option('--alg <alg>', 'algorithm of the new key (default: the realm\'s)').choices(['RS256', 'ES256', 'EdDSA']))
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const kid = await rotateKeys(flags);
+    if (flags.json) return print({ realm: flags.realm, kid });
+    print(`Realm ${flags.realm} now signs with key ${kid}.`);
+  });
+keys
+  .command('list')
+  .description('list a realm\'s signing keys (public metadata only)')
+  .addOption(realmOption())
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await describeKeys(flags);
+    if (flags.json) return print(rows);
+    print(table(['KID', 'ALG', 'STATUS', 'CREATED', 'RETIRED'], rows.map((k) => [k.kid, k.alg, k.status, k.createdAt, k.retiredAt ?? '-'])));
+  });
+
+const realms = program.command('realms').description('manage realms');
+realms
+  .command('revoke-tokens')
+  .description('set the realm\'s not-before to now: every token issued earlier is refused')
+  .addOption(realmOption())
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const notBefore = await revokeRealmTokens(flags);
+    if (flags.json) return print({ realm: flags.realm, notBefore });
+    print(`Tokens of realm ${flags.realm} issued before ${new Date(notBefore * 1000).toISOString()} are now refused (not-before-policy ${notBefore}).`);
+  });
+realms
+  .command('list')
+  .description('list realms')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await describeRealms(flags);
+    if (flags.json) return print(rows);
+    print(
+      table(
+        ['REALM', 'AUDIENCE', 'LIFESPAN S', 'ALG', 'NOT BEFORE'],
+        rows.map((r) => [r.name, r.audience, String(r.accessTokenLifespanSeconds), r.signatureAlgorithm, String(r.notBefore)]),
+      ),
+    );
+  });
+
+function print(value: unknown): void {
+  process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+program.parseAsync(process.argv).catch((error: unknown) => {
+  const known = error instanceof CommandError || error instanceof DataFileError;
+  process.stderr.write(`coregate: ${known ? (error as Error).message : String((error as Error)?.message ?? error)}\n`);
+  process.exit(known ? 2 : 1);
+});

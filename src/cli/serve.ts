@@ -1,0 +1,53 @@
+/** `coregate serve`: runs the service until SIGTERM/SIGINT, then drains in-flight requests. */
+import { resolveConfig, type ConfigFlags } from '../config.js';
+import { startCoregate, type Coregate } from '../main.js';
+
+export async function serve(flags: ConfigFlags): Promise<void> {
+  const config = resolveConfig(flags);
+  const coregate = await startCoregate(config);
+  process.stdout.write(banner(coregate));
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    coregate.logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const force = setTimeout(() => {
+      coregate.logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    coregate.close().then(
+      () => {
+        coregate.logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        coregate.logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** What a person needs to start: the URLs and a token request they can paste. */
+function banner(coregate: Coregate): string {
+  const lines = ['', `coregate is ready on ${coregate.url}`, `  health:  ${coregate.url}/health/ready`];
+  const realm = coregate.data?.realms?.[0];
+  const client = realm?.clients?.find((c) => c.enabled !== false);
+  if (realm) {
+    const realmUrl = `${coregate.url}/realms/${realm.name}`;
+    lines.push(`  realm:   ${realmUrl}/.well-known/openid-configuration`, `  JWKS:    ${realmUrl}/protocol/openid-connect/certs`);
+    if (client) {
+      lines.push(
+        '',
+        `Demo token request (client ${client.clientId} from the data file):`,
+        `  curl -s -X POST ${realmUrl}/protocol/openid-connect/token \\`,
+        `    -d grant_type=client_credentials -d client_id=${client.clientId} -d 'client_secret=${client.secret}'`,
+      );
+    }
+  }
+  return `${lines.join('\n')}\n\n`;
+}

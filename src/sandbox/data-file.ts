@@ -1,0 +1,193 @@
+/**
+ * The sandbox data file (CONTRACT §9): its schema, and a parser whose errors name the field.
+ * The project may add fields (signatureAlgorithm, ...) but never renames the documented ones.
+ */
+import { readFileSync } from 'node:fs';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { isCalendarDate } from '../core/calendar-date.js';
+
+const Identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
+const IsoDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' });
+const Status = Type.Union([Type.Literal('Active'), Type.Literal('Disabled'), Type.Literal('Blocked')]);
+const Amount = Type.Number({ minimum: 0 });
+const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$' });
+const ScopeToken = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', description: 'RFC 6749 scope-token' });
+
+export const SandboxClient = Type.Object({
+  clientId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }),
+  secret: Type.String({ minLength: 16, maxLength: 512 }),
+  enabled: Type.Optional(Type.Boolean({ default: true })),
+  grants: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+  scopes: Type.Array(ScopeToken),
+  technicalUser: Type.Optional(Identifier('login of the technical user')),
+  defaultWorkstation: Type.Optional(Identifier('default workstation id')),
+});
+
+export const SandboxRealm = Type.Object({
+  name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }),
+  accessTokenLifespanSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
+  audience: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  signatureAlgorithm: Type.Optional(Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')])),
+  clients: Type.Optional(Type.Array(SandboxClient)),
+});
+
+const Charges = Type.Object({
+  fixedFee: Amount,
+  commissionRate: Type.Number({ minimum: 0 }),
+  minimumCommission: Amount,
+  taxRate: Type.Number({ minimum: 0 }),
+});
+
+const Installment = Type.Object({
+  sequence: Type.Integer({ minimum: 1 }),
+  dueDate: IsoDate,
+  amount: Amount,
+  amountPaid: Type.Optional(Amount),
+});
+
+export const SandboxDataFile = Type.Object({
+  businessDate: Type.Optional(IsoDate),
+  calendar: Type.Optional(
+    Type.Object({
+      weekend: Type.Optional(
+        Type.Array(
+          Type.Union(['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'].map((d) => Type.Literal(d))),
+        ),
+      ),
+      holidays: Type.Optional(Type.Array(IsoDate)),
+    }),
+  ),
+  realms: Type.Optional(Type.Array(SandboxRealm)),
+  users: Type.Optional(Type.Array(Type.Object({ login: Identifier('user login'), status: Status }))),
+  workstations: Type.Optional(Type.Array(Type.Object({ id: Identifier('workstation id'), status: Status }))),
+  customers: Type.Optional(
+    Type.Array(Type.Object({ customerReference: Identifier('customer number'), name: Type.Optional(Type.String()), status: Status })),
+  ),
+  accounts: Type.Optional(
+    Type.Array(
+      Type.Object({
+        accountNumber: Identifier('account number'),
+        customerReference: Identifier('owner'),
+        currency: CurrencyCode,
+        balance: Amount,
+        status: Status,
+      }),
+    ),
+  ),
+  termDepositProducts: Type.Optional(
+    Type.Array(
+      Type.Object({
+        productCode: Identifier('product code'),
+        componentCode: Identifier('component code'),
+        active: Type.Boolean(),
+        currencies: Type.Array(CurrencyCode),
+        minAmount: Amount,
+        maxAmount: Amount,
+        minDays: Type.Integer({ minimum: 1 }),
+        maxDays: Type.Integer({ minimum: 1 }),
+        dayCount: Type.Union([Type.Literal('ACT/360'), Type.Literal('ACT/365')]),
+      }),
+    ),
+  ),
+  merchandisingLoans: Type.Optional(
+    Type.Array(
+      Type.Object({
+        merchandisingLoanId: Identifier('facility id'),
+        customerReference: Identifier('facility customer'),
+        merchandisingLoanType: Type.String({ minLength: 1 }),
+        merchandisingLoanFacilityParameterType: Type.String({ minLength: 1 }),
+        currency: CurrencyCode,
+        approvedLimit: Amount,
+        status: Type.String({ minLength: 1 }),
+        finalMaturityDate: IsoDate,
+        charges: Charges,
+        installments: Type.Array(Installment),
+      }),
+    ),
+  ),
+});
+
+export type SandboxData = Static<typeof SandboxDataFile>;
+export type SandboxRealmData = Static<typeof SandboxRealm>;
+export type SandboxClientData = Static<typeof SandboxClient>;
+
+const compiled = TypeCompiler.Compile(SandboxDataFile);
+
+export class DataFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly field: string,
+    problem: string,
+  ) {
+    super(`${file}: ${field === '' ? 'the file' : field}: ${problem}`);
+    this.name = 'DataFileError';
+  }
+}
+
+export function readSandboxFile(file: string): SandboxData {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new DataFileError(file, '', `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new DataFileError(file, '', `is not valid JSON (${(error as Error).message})`);
+  }
+  return parseSandboxData(value, file);
+}
+
+/** Checks the shape, then the rules a schema cannot say (real dates, unique ids). */
+export function parseSandboxData(value: unknown, file = 'data file'): SandboxData {
+  const first = compiled.Errors(value).First();
+  if (first) throw new DataFileError(file, toFieldName(first.path), describe(first.schema, first.message));
+  const data = value as SandboxData;
+  checkDates(data, file);
+  checkUnique(file, 'realms', (data.realms ?? []).map((r) => r.name), 'name');
+  (data.realms ?? []).forEach((realm, index) =>
+    checkUnique(file, `realms[${index}].clients`, (realm.clients ?? []).map((c) => c.clientId), 'clientId'),
+  );
+  checkUnique(file, 'users', (data.users ?? []).map((u) => u.login), 'login');
+  checkUnique(file, 'workstations', (data.workstations ?? []).map((w) => w.id), 'id');
+  checkUnique(file, 'customers', (data.customers ?? []).map((c) => c.customerReference), 'customerReference');
+  checkUnique(file, 'accounts', (data.accounts ?? []).map((a) => a.accountNumber), 'accountNumber');
+  checkUnique(file, 'merchandisingLoans', (data.merchandisingLoans ?? []).map((l) => l.merchandisingLoanId), 'merchandisingLoanId');
+  return data;
+}
+
+function checkDates(data: SandboxData, file: string): void {
+  const dates: Array<[string, string | undefined]> = [['businessDate', data.businessDate]];
+  (data.calendar?.holidays ?? []).forEach((d, i) => dates.push([`calendar.holidays[${i}]`, d]));
+  (data.merchandisingLoans ?? []).forEach((loan, i) => {
+    dates.push([`merchandisingLoans[${i}].finalMaturityDate`, loan.finalMaturityDate]);
+    loan.installments.forEach((inst, j) => dates.push([`merchandisingLoans[${i}].installments[${j}].dueDate`, inst.dueDate]));
+  });
+  for (const [field, date] of dates) {
+    if (date !== undefined && !isCalendarDate(date)) throw new DataFileError(file, field, `"${date}" is not a calendar date`);
+  }
+}
+
+function checkUnique(file: string, section: string, ids: string[], key: string): void {
+  const seen = new Set<string>();
+  ids.forEach((id, index) => {
+    if (seen.has(id)) throw new DataFileError(file, `${section}[${index}].${key}`, `duplicate value "${id}"`);
+    seen.add(id);
+  });
+}
+
+/** `/realms/0/clients/1/secret` → `realms[0].clients[1].secret`. */
+function toFieldName(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((name, part) => (/^\d+$/.test(part) ? `${name}[${part}]` : name === '' ? part : `${name}.${part}`), '');
+}
+
+function describe(schema: TSchema, message: string): string {
+  return schema.description ? `${message} (${schema.description})` : message;
+}

@@ -1,0 +1,69 @@
+/**
+ * Loads a sandbox data file into the store. Idempotent (CONTRACT §9): records that exist are kept
+ * as they are, whatever the file says now; only missing ones are added. One transaction.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Store } from '../store/connect.js';
+import { insertClientIfMissing } from '../store/clients.js';
+import { insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
+import { findRealm, insertRealmIfMissing } from '../store/realms.js';
+import { lockForAdministration } from '../store/admin-lock.js';
+import { hashClientSecret } from '../auth/client-secret.js';
+import { ensureSigningKey } from '../auth/keyring.js';
+import { loadSecretHashKey } from '../auth/secret-hash-key.js';
+import type { Vault } from '../auth/vault.js';
+import type { SandboxData } from './data-file.js';
+
+export const realmDefaults = {
+  lifespanSeconds: 300,
+  audience: 'coregate-api',
+  signingAlg: 'RS256',
+} as const;
+
+export interface LoadSummary {
+  realmsAdded: number;
+  clientsAdded: number;
+}
+
+export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData): Promise<LoadSummary> {
+  return store.db.transaction().execute(async (trx) => {
+    await lockForAdministration(store, trx);
+    const hashKey = await loadSecretHashKey(trx, vault);
+    const now = new Date().toISOString();
+    const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0 };
+
+    for (const realm of data.realms ?? []) {
+      if (!(await findRealm(trx, realm.name))) summary.realmsAdded += 1;
+      await insertRealmIfMissing(trx, {
+        name: realm.name,
+        audience: realm.audience ?? realmDefaults.audience,
+        lifespan_seconds: realm.accessTokenLifespanSeconds ?? realmDefaults.lifespanSeconds,
+        signing_alg: realm.signatureAlgorithm ?? realmDefaults.signingAlg,
+        not_before: 0,
+        key_generation: 0,
+        created_at: now,
+      });
+      for (const client of realm.clients ?? []) {
+        const added = await insertClientIfMissing(trx, {
+          realm: realm.name,
+          clientId: client.clientId,
+          serviceAccountId: randomUUID(),
+          secretHash: hashClientSecret(hashKey, client.secret),
+          enabled: client.enabled ?? true,
+          grants: client.grants ?? ['client_credentials'],
+          scopes: client.scopes,
+          technicalUser: client.technicalUser ?? null,
+          defaultWorkstation: client.defaultWorkstation ?? null,
+          createdAt: now,
+          updatedAt: now,
+        });
+        if (added) summary.clientsAdded += 1;
+      }
+      const stored = await findRealm(trx, realm.name);
+      if (stored) await ensureSigningKey(trx, vault, stored);
+    }
+    for (const user of data.users ?? []) await insertUserIfMissing(trx, user.login, user.status);
+    for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(trx, workstation.id, workstation.status);
+    return summary;
+  });
+}

@@ -1,0 +1,28 @@
+/**
+ * Applies the versioned migrations at start. Kysely's migrator takes a lock (an advisory lock on
+ * PostgreSQL), so several instances starting together apply each migration once.
+ */
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import * as m0001 from './migrations/0001_auth.js';
+import type { Store } from './connect.js';
+
+/** Every migration, in order. Names are frozen once landed. */
+const migrations: Record<string, Migration> = {
+  '0001_auth': m0001,
+};
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+export async function migrateToLatest(store: Store): Promise<string[]> {
+  const migrator = new Migrator({ db: store.db, provider: new StaticMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
+    throw new Error(`Database migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

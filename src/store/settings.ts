@@ -1,0 +1,17 @@
+/** Store-wide named values (for instance the sealed client-secret hash key). */
+import type { Queryable } from './realms.js';
+
+export async function getSetting(db: Queryable, name: string): Promise<string | undefined> {
+  const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
+  return row?.value;
+}
+
+/** Sets the value only if the name is unset, then answers the value that won (safe under races). */
+export async function getOrInitSetting(db: Queryable, name: string, initial: () => string): Promise<string> {
+  const existing = await getSetting(db, name);
+  if (existing !== undefined) return existing;
+  await db.insertInto('settings').values({ name, value: initial() }).onConflict((c) => c.column('name').doNothing()).execute();
+  const value = await getSetting(db, name);
+  if (value === undefined) throw new Error(`setting ${name} vanished after insert`);
+  return value;
+}
