@@ -1,0 +1,73 @@
+/**
+ * The stores every store-backed suite runs on: a fresh SQLite file, and a fresh PostgreSQL
+ * database with a random name (dropped afterwards). PostgreSQL is required when CI=true; on a
+ * machine without it the PostgreSQL suites skip with a message saying so.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export const postgresAdminUrl = process.env.COREGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const required = process.env.CI === 'true';
+
+export interface StoreTarget {
+  name: 'sqlite' | 'postgres';
+  /** A reason to skip, or undefined. */
+  skip: string | undefined;
+  /** Creates an empty store; answers its URL and how to drop it. */
+  create(): Promise<{ url: string; drop(): Promise<void> }>;
+}
+
+async function postgresReachable(): Promise<string | undefined> {
+  const client = new pg.Client({ connectionString: postgresAdminUrl, connectionTimeoutMillis: 3_000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (error) {
+    const reason = `PostgreSQL not reachable at ${postgresAdminUrl} (${(error as Error).message})`;
+    if (required) throw new Error(`${reason}: CI=true requires the PostgreSQL suite`);
+    console.warn(`# skipping PostgreSQL suites: ${reason}; set COREGATE_TEST_PG_URL or start PostgreSQL`);
+    return reason;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+const sqlite: StoreTarget = {
+  name: 'sqlite',
+  skip: undefined,
+  async create() {
+    const dir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
+    return { url: `sqlite:${join(dir, 'coregate.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+};
+
+const postgres: StoreTarget = {
+  name: 'postgres',
+  skip: await postgresReachable(),
+  async create() {
+    const name = `coregate_test_${randomBytes(6).toString('hex')}`;
+    await adminQuery(`create database ${name}`);
+    const url = new URL(postgresAdminUrl);
+    url.pathname = `/${name}`;
+    return {
+      url: url.toString(),
+      drop: () => adminQuery(`drop database if exists ${name} with (force)`),
+    };
+  },
+};
+
+async function adminQuery(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresAdminUrl });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end();
+  }
+}
+
+export const storeTargets: StoreTarget[] = [sqlite, postgres];
