@@ -80,7 +80,11 @@ export function basicAuth(clientId: string, secret: string): string {
 }
 
 /** A token for a demo client, asserting success. */
-export async function demoToken(server: TestServer, client = demo.treasury, extra: Record<string, string> = {}): Promise<string> {
+export async function demoToken(
+  server: TestServer,
+  client: { clientId: string; secret: string } = demo.treasury,
+  extra: Record<string, string> = {},
+): Promise<string> {
   const response = await postForm(server.tokenUrl(), {
     grant_type: 'client_credentials',
     client_id: client.clientId,
