@@ -10,3 +10,28 @@ export function isCalendarDate(value: string): boolean {
   const date = new Date(Date.UTC(year, month - 1, day));
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
+
+const msPerDay = 86_400_000;
+
+/** Days since 1970-01-01 of a valid `YYYY-MM-DD`. */
+export function toEpochDay(date: string): number {
+  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / msPerDay;
+}
+
+export function fromEpochDay(day: number): string {
+  return new Date(day * msPerDay).toISOString().slice(0, 10);
+}
+
+export function addDays(date: string, days: number): string {
+  return fromEpochDay(toEpochDay(date) + days);
+}
+
+/** Whole days from `from` to `to` (negative when `to` is earlier). */
+export function daysBetween(from: string, to: string): number {
+  return toEpochDay(to) - toEpochDay(from);
+}
+
+/** Today's date in UTC. */
+export function todayUtc(now: Date = new Date()): string {
+  return now.toISOString().slice(0, 10);
+}

@@ -6,6 +6,8 @@ import { readFileSync } from 'node:fs';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isCalendarDate } from '../core/calendar-date.js';
+import { currencyExponent } from '../core/currencies.js';
+import { parseAmount } from '../core/money.js';
 
 const Identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const IsoDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' });
@@ -156,6 +158,7 @@ export function parseSandboxData(value: unknown, file = 'data file'): SandboxDat
   checkUnique(file, 'customers', (data.customers ?? []).map((c) => c.customerReference), 'customerReference');
   checkUnique(file, 'accounts', (data.accounts ?? []).map((a) => a.accountNumber), 'accountNumber');
   checkUnique(file, 'merchandisingLoans', (data.merchandisingLoans ?? []).map((l) => l.merchandisingLoanId), 'merchandisingLoanId');
+  checkMoneyAndOwners(data, file);
   return data;
 }
 
@@ -169,6 +172,47 @@ function checkDates(data: SandboxData, file: string): void {
   for (const [field, date] of dates) {
     if (date !== undefined && !isCalendarDate(date)) throw new DataFileError(file, field, `"${date}" is not a calendar date`);
   }
+}
+
+/** Amounts must be exact in their currency's minor units; accounts and loans need a known customer. */
+function checkMoneyAndOwners(data: SandboxData, file: string): void {
+  const customers = new Set((data.customers ?? []).map((c) => c.customerReference));
+  const exact = (field: string, amount: number, currency: string) => {
+    if (currencyExponent(currency) === undefined) throw new DataFileError(file, field, `"${currency}" is not an active ISO 4217 currency`);
+    if (amount !== 0 && !parseAmount(amount, currency).ok) {
+      throw new DataFileError(file, field, `${amount} is not an exact amount of ${currency} (ISO 4217 minor units, at most 15 digits)`);
+    }
+  };
+  (data.accounts ?? []).forEach((account, i) => {
+    exact(`accounts[${i}].balance`, account.balance, account.currency);
+    if (!customers.has(account.customerReference)) {
+      throw new DataFileError(file, `accounts[${i}].customerReference`, `customer "${account.customerReference}" is not in customers`);
+    }
+  });
+  (data.termDepositProducts ?? []).forEach((product, i) => {
+    product.currencies.forEach((currency, j) => {
+      if (currencyExponent(currency) === undefined) {
+        throw new DataFileError(file, `termDepositProducts[${i}].currencies[${j}]`, `"${currency}" is not an active ISO 4217 currency`);
+      }
+      exact(`termDepositProducts[${i}].minAmount`, product.minAmount, currency);
+      exact(`termDepositProducts[${i}].maxAmount`, product.maxAmount, currency);
+    });
+    if (product.minAmount > product.maxAmount) throw new DataFileError(file, `termDepositProducts[${i}].minAmount`, 'is above maxAmount');
+    if (product.minDays > product.maxDays) throw new DataFileError(file, `termDepositProducts[${i}].minDays`, 'is above maxDays');
+  });
+  (data.merchandisingLoans ?? []).forEach((loan, i) => {
+    if (!customers.has(loan.customerReference)) {
+      throw new DataFileError(file, `merchandisingLoans[${i}].customerReference`, `customer "${loan.customerReference}" is not in customers`);
+    }
+    exact(`merchandisingLoans[${i}].approvedLimit`, loan.approvedLimit, loan.currency);
+    exact(`merchandisingLoans[${i}].charges.fixedFee`, loan.charges.fixedFee, loan.currency);
+    exact(`merchandisingLoans[${i}].charges.minimumCommission`, loan.charges.minimumCommission, loan.currency);
+    loan.installments.forEach((installment, j) => {
+      exact(`merchandisingLoans[${i}].installments[${j}].amount`, installment.amount, loan.currency);
+      if (installment.amountPaid !== undefined) exact(`merchandisingLoans[${i}].installments[${j}].amountPaid`, installment.amountPaid, loan.currency);
+    });
+    checkUnique(file, `merchandisingLoans[${i}].installments`, loan.installments.map((inst) => String(inst.sequence)), 'sequence');
+  });
 }
 
 function checkUnique(file: string, section: string, ids: string[], key: string): void {

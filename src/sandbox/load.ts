@@ -13,6 +13,7 @@ import { ensureSigningKey } from '../auth/keyring.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
 import type { SandboxData } from './data-file.js';
+import { loadCoreData } from './load-core.js';
 
 export const realmDefaults = {
   lifespanSeconds: 300,
@@ -23,6 +24,7 @@ export const realmDefaults = {
 export interface LoadSummary {
   realmsAdded: number;
   clientsAdded: number;
+  accountsAdded: number;
 }
 
 export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData): Promise<LoadSummary> {
@@ -30,7 +32,7 @@ export async function loadSandboxData(store: Store, vault: Vault, data: SandboxD
     await lockForAdministration(store, trx);
     const hashKey = await loadSecretHashKey(trx, vault);
     const now = new Date().toISOString();
-    const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0 };
+    const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0 };
 
     for (const realm of data.realms ?? []) {
       if (!(await findRealm(trx, realm.name))) summary.realmsAdded += 1;
@@ -64,6 +66,7 @@ export async function loadSandboxData(store: Store, vault: Vault, data: SandboxD
     }
     for (const user of data.users ?? []) await insertUserIfMissing(trx, user.login, user.status);
     for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(trx, workstation.id, workstation.status);
+    summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
     return summary;
   });
 }

@@ -4,11 +4,13 @@
  */
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001_auth.js';
+import * as m0002 from './migrations/0002_core.js';
 import type { Store } from './connect.js';
 
 /** Every migration, in order. Names are frozen once landed. */
 const migrations: Record<string, Migration> = {
   '0001_auth': m0001,
+  '0002_core': m0002,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

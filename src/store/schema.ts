@@ -59,11 +59,126 @@ export interface WorkstationTable {
   status: string;
 }
 
-export interface Database {
+export interface Database extends CoreDatabase {
   realms: RealmTable;
   clients: ClientTable;
   signing_keys: SigningKeyTable;
   settings: SettingTable;
   directory_users: DirectoryUserTable;
   workstations: WorkstationTable;
+}
+
+export interface CustomerTable {
+  customer_reference: string;
+  name: string | null;
+  status: string;
+}
+
+export interface AccountTable {
+  account_number: string;
+  customer_reference: string | null;
+  currency: string;
+  status: string;
+  kind: string;
+  /** bigint in the database: read as string (PostgreSQL) or number/bigint (SQLite); see store/ledger.ts. */
+  balance_minor: bigint | string | number;
+  created_at: string;
+}
+
+export interface MovementTable {
+  id: string;
+  reference: string;
+  kind: string;
+  description: string | null;
+  business_date: string;
+  created_at: string;
+}
+
+export interface PostingTable {
+  movement_id: string;
+  line: number;
+  account_number: string;
+  amount_minor: bigint | string | number;
+  currency: string;
+}
+
+export interface TermDepositProductTable {
+  product_code: string;
+  component_code: string;
+  active: number;
+  currencies: string;
+  min_amount: string;
+  max_amount: string;
+  min_days: number;
+  max_days: number;
+  day_count: string;
+}
+
+export interface TermDepositTable {
+  contract_number: string;
+  customer_reference: string;
+  product_code: string;
+  component_code: string;
+  principal_minor: bigint | string | number;
+  currency: string;
+  rate_percent: string;
+  day_count: string;
+  value_date: string;
+  maturity_date: string;
+  number_of_days: number;
+  source_account: string;
+  interest_account: string;
+  description: string | null;
+  operation_reference: string;
+  status: string;
+  created_at: string;
+}
+
+export interface OperationTable {
+  reference: string;
+  client_key: string;
+  correlation_id: string;
+  correlation_supplied: number;
+  operation: string;
+  scope: string;
+  path: string;
+  request_hash: string;
+  request: string | null;
+  status: string;
+  http_status: number | null;
+  result: string | null;
+  error: string | null;
+  actor: string;
+  created_at: string;
+  created_epoch_ms: bigint | string | number;
+  updated_at: string;
+}
+
+export interface AuditRecordTable {
+  id: string;
+  recorded_at: string;
+  client_id: string;
+  backbone_user: string | null;
+  workstation: string | null;
+  operation: string;
+  correlation_id: string | null;
+  reference: string | null;
+  http_status: number;
+  outcome: string;
+  duration_ms: number;
+  details: string;
+  chain_seq: bigint | string | number | null;
+  prev_hash: string | null;
+  hash: string | null;
+}
+
+export interface CoreDatabase {
+  customers: CustomerTable;
+  accounts: AccountTable;
+  movements: MovementTable;
+  postings: PostingTable;
+  term_deposit_products: TermDepositProductTable;
+  term_deposits: TermDepositTable;
+  operations: OperationTable;
+  audit_records: AuditRecordTable;
 }

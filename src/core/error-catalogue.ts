@@ -1,0 +1,110 @@
+/**
+ * Every domain error code of the business API, in one catalogue (fastify's lib/errors.js shape).
+ * A code is `<family>-<status>-<nnn>`: TD for term deposits, ML for merchandising loans. Entries of
+ * family "both" exist in each family with the same number. Codes are stable: never renumber one;
+ * add new entries at the end of their status. docs/errors.md is checked against this file.
+ */
+export type Family = 'TD' | 'ML';
+
+export interface ErrorEntry {
+  family: Family | 'both';
+  status: number;
+  number: number;
+  /** errordetail[].reason: the textual identifier of the cause. */
+  reason: string;
+  /** When it happens, for the docs. */
+  description: string;
+}
+
+const entry = (family: ErrorEntry['family'], status: number, number: number, reason: string, description: string): ErrorEntry => ({
+  family,
+  status,
+  number,
+  reason,
+  description,
+});
+
+export const errorCatalogue = {
+  // 400: malformed requests (both operations)
+  malformedJson: entry('both', 400, 1, 'MALFORMED_JSON', 'The body is not valid JSON.'),
+  missingField: entry('both', 400, 2, 'MISSING_REQUIRED_FIELD', 'A required field is missing.'),
+  invalidField: entry('both', 400, 3, 'INVALID_FIELD', 'A field has the wrong type, format or value (enum, pattern, length).'),
+  invalidCorrelationId: entry('both', 400, 4, 'INVALID_CORRELATION_ID', 'x-correlation-id is not 1-128 characters of A-Z a-z 0-9 . _ : -.'),
+  invalidAmount: entry('both', 400, 5, 'INVALID_AMOUNT', 'The amount is not greater than zero.'),
+  invalidAmountPrecision: entry('both', 400, 6, 'INVALID_AMOUNT_PRECISION', 'The amount has more decimals than the currency\'s ISO 4217 minor units, or more than 15 significant digits.'),
+  invalidCurrency: entry('both', 400, 7, 'INVALID_CURRENCY', 'The currency is not an active ISO 4217 code.'),
+  invalidDate: entry('both', 400, 8, 'INVALID_DATE', 'A date is not a real YYYY-MM-DD calendar date.'),
+  // 400: term deposit
+  missingTerm: entry('TD', 400, 10, 'MISSING_TERM', 'Neither termDepositPeriod.numberOfDays nor termDepositPeriod.maturityDate is given.'),
+  termMismatch: entry('TD', 400, 11, 'TERM_MISMATCH', 'numberOfDays and maturityDate are both given and disagree.'),
+  maturityNotAfterValueDate: entry('TD', 400, 12, 'MATURITY_NOT_AFTER_VALUE_DATE', 'The maturity date is not after the value date.'),
+  invalidInterestRate: entry('TD', 400, 13, 'INVALID_INTEREST_RATE', 'rateValue is not greater than 0 and at most 100 (percent per year).'),
+  // 401 / 403
+  missingToken: entry('both', 401, 1, 'MISSING_TOKEN', 'No Bearer token in the Authorization header.'),
+  invalidToken: entry('both', 401, 2, 'INVALID_TOKEN', 'The token is malformed, expired, not yet valid, revoked (realm not-before), badly signed, or from an untrusted issuer or audience.'),
+  insufficientScope: entry('both', 403, 1, 'INSUFFICIENT_SCOPE', 'The token lacks the operation\'s scope.'),
+  userNotAuthorized: entry('both', 403, 2, 'USER_NOT_AUTHORIZED', 'The token\'s backbone_user is not an active user of the core\'s directory.'),
+  workstationNotAuthorized: entry('both', 403, 3, 'WORKSTATION_NOT_AUTHORIZED', 'The token\'s workstation is not an active workstation of the core\'s directory.'),
+  // 404
+  customerNotFound: entry('TD', 404, 1, 'CUSTOMER_NOT_FOUND', 'customerReference names no customer of the core.'),
+  sourceAccountNotFound: entry('TD', 404, 2, 'SOURCE_ACCOUNT_NOT_FOUND', 'sourceAccount.accountIdentification names no account.'),
+  interestAccountNotFound: entry('TD', 404, 3, 'INTEREST_SETTLEMENT_ACCOUNT_NOT_FOUND', 'interestSettlementAccount.accountIdentification names no account.'),
+  termDepositNotFound: entry('TD', 404, 4, 'TERM_DEPOSIT_NOT_FOUND', 'No term deposit contract has this number.'),
+  operationNotFound: entry('both', 404, 90, 'OPERATION_NOT_FOUND', 'No operation of this client has this reference.'),
+  // 409
+  duplicateCorrelationId: entry('both', 409, 1, 'DUPLICATE_CORRELATION_ID', 'The client already used this x-correlation-id; the message names the original operation\'s reference and outcome.'),
+  duplicateRequest: entry('both', 409, 2, 'DUPLICATE_REQUEST', 'The same client sent the same body to the same path within the duplicate window, without x-correlation-id.'),
+  // 413 / 415 / 429
+  payloadTooLarge: entry('both', 413, 1, 'PAYLOAD_TOO_LARGE', 'The body exceeds 64 KiB.'),
+  unsupportedMediaType: entry('both', 415, 1, 'UNSUPPORTED_MEDIA_TYPE', 'The Content-Type is not application/json.'),
+  tooManyRequests: entry('both', 429, 1, 'TOO_MANY_REQUESTS', 'Too many requests; retry after the Retry-After delay.'),
+  // 422: term deposit
+  customerBlocked: entry('TD', 422, 1, 'CUSTOMER_BLOCKED', 'The customer is blocked.'),
+  insufficientFundsSource: entry('TD', 422, 2, 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT', 'The source account\'s balance does not cover the principal.'),
+  productNotAvailable: entry('TD', 422, 3, 'INVALID_PRODUCT_OR_COMPONENT', 'The productCode/componentCode pair is unknown or inactive.'),
+  amountOutsideProductLimits: entry('TD', 422, 4, 'AMOUNT_OUTSIDE_PRODUCT_LIMITS', 'The principal is below the product\'s minimum or above its maximum.'),
+  termOutsideProductLimits: entry('TD', 422, 5, 'TERM_OUTSIDE_PRODUCT_LIMITS', 'The term in days is outside the product\'s minimum and maximum.'),
+  accountNotActive: entry('TD', 422, 6, 'ACCOUNT_NOT_ACTIVE', 'The source or interest settlement account is not active.'),
+  accountNotCustomers: entry('TD', 422, 7, 'ACCOUNT_NOT_OWNED_BY_CUSTOMER', 'The source or interest settlement account does not belong to the customer.'),
+  currencyMismatchSource: entry('TD', 422, 8, 'CURRENCY_MISMATCH_SOURCE_ACCOUNT', 'The source account\'s currency differs from the principal\'s.'),
+  currencyNotOffered: entry('TD', 422, 9, 'CURRENCY_NOT_OFFERED_BY_PRODUCT', 'The product is not offered in the principal\'s currency.'),
+  valueDateNotBusinessDay: entry('TD', 422, 10, 'VALUE_DATE_NOT_BUSINESS_DAY', 'The value date is a weekend day or a holiday of the core\'s calendar.'),
+  valueDateBeforeBusinessDate: entry('TD', 422, 11, 'VALUE_DATE_BEFORE_BUSINESS_DATE', 'The value date is before the core\'s business date.'),
+  maturityNotBusinessDay: entry('TD', 422, 12, 'MATURITY_DATE_NOT_BUSINESS_DAY', 'An explicit maturity date is a weekend day or a holiday.'),
+  // 500 / 502 / 504
+  internalError: entry('both', 500, 1, 'INTERNAL_ERROR', 'Unexpected internal error; the log line with the request id has the cause.'),
+  coreUnavailable: entry('both', 502, 1, 'CORE_UNAVAILABLE', 'The core banking system is unavailable or answered invalidly; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),
+  coreTimeout: entry('both', 504, 1, 'CORE_TIMEOUT', 'The core did not answer within its time-out; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorName = keyof typeof errorCatalogue;
+
+export function errorCode(entry: ErrorEntry, family: Family): string {
+  if (entry.family !== 'both' && entry.family !== family) throw new Error(`${entry.reason} is not a ${family} error`);
+  return `${family}-${entry.status}-${String(entry.number).padStart(3, '0')}`;
+}
+
+/** Every code with its entry, in status then number order: the docs' table. */
+export function allErrorCodes(): Array<{ code: string; entry: ErrorEntry }> {
+  const rows: Array<{ code: string; entry: ErrorEntry }> = [];
+  for (const entry of Object.values(errorCatalogue) as ErrorEntry[]) {
+    for (const family of ['TD', 'ML'] as const) {
+      if (entry.family === 'both' || entry.family === family) rows.push({ code: errorCode(entry, family), entry });
+    }
+  }
+  return rows.sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+}
+
+/**
+ * An expected refusal of a business rule: a value, not a crash (TigerBeetle's rule). It carries
+ * the catalogue entry and a message with the concrete values.
+ */
+export class BusinessRefusal extends Error {
+  constructor(
+    readonly entry: ErrorEntry,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'BusinessRefusal';
+  }
+}

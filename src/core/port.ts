@@ -1,0 +1,50 @@
+/**
+ * The port through which the business API reaches a core banking system. coregate ships a
+ * reference core (reference-core.ts); a bank plugs in an adapter for its own core by implementing
+ * this interface.
+ *
+ * Write operations take the caller's unit of work: the reference core writes its postings and
+ * contract in it, so they commit in one transaction with the API's correlation and audit records.
+ * An adapter for a remote core calls its system and may ignore the unit of work; the API then
+ * reconciles unknown outcomes through the `find...ByReference` methods.
+ */
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/schema.js';
+import type { BusinessCalendar } from './business-calendar.js';
+import type { TermDepositInitiation } from './term-deposits/initiation.js';
+import type { DayCount } from './term-deposits/interest.js';
+
+export type UnitOfWork = Transaction<Database>;
+
+export interface TermDeposit {
+  contractNumber: string;
+  customerReference: string;
+  productCode: string;
+  componentCode: string;
+  principalMinor: bigint;
+  currency: string;
+  ratePercent: string;
+  dayCount: DayCount;
+  valueDate: string;
+  maturityDate: string;
+  numberOfDays: number;
+  sourceAccount: string;
+  interestAccount: string;
+  description: string | null;
+  operationReference: string;
+  status: string;
+  expectedInterestMinor: bigint;
+}
+
+export type DirectoryStatus = 'Active' | 'Disabled' | 'Blocked' | undefined;
+
+export interface CoreBankingPort {
+  /** Debits the source account and creates the contract; throws BusinessRefusal for a broken rule. */
+  initiateTermDeposit(uow: UnitOfWork, reference: string, command: TermDepositInitiation): Promise<TermDeposit>;
+  retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined>;
+  /** Reconciliation: the term deposit an operation reference created, if it happened. */
+  findTermDepositByReference(reference: string): Promise<TermDeposit | undefined>;
+  userStatus(login: string): Promise<DirectoryStatus>;
+  workstationStatus(id: string): Promise<DirectoryStatus>;
+  calendar(): BusinessCalendar;
+}

@@ -1,0 +1,99 @@
+/**
+ * Term deposit initiation: the command the core executes, and the checks that need no stored
+ * data (SPEC rules 5-6, CONTRACT §5-§6 400s). They run before a correlation id is consumed.
+ */
+import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
+import { addDays, isCalendarDate, toEpochDay } from '../calendar-date.js';
+import { isActiveCurrency } from '../currencies.js';
+import { decimalOf, parseAmount, significantDigits, significantDigitsMax } from '../money.js';
+
+/** The request body after schema validation (field spellings as SPEC.md). */
+export interface TermDepositInitiationBody {
+  customerReference: string;
+  termDepositProduct: { productCode: string; componentCode: string };
+  principalAmount: { amountValue: number; amountCurrency: { currencycode: string }; amountType: 'Principal' };
+  interestRate: { rateValue: number; rateType: 'Nominal' };
+  termDepositPeriod?: { numberOfDays?: number; maturityDate?: string };
+  valueDate: string;
+  sourceAccount: { accountIdentification: string; accountType: 'DebitAccount' };
+  interestSettlementAccount: { accountIdentification: string; accountType: 'CreditAccount' };
+  transactionDescription?: string;
+}
+
+export interface TermDepositInitiation {
+  customerReference: string;
+  productCode: string;
+  componentCode: string;
+  principalMinor: bigint;
+  currency: string;
+  /** Annual rate in percent, as the exact decimal the client sent ("5.25"). */
+  ratePercent: string;
+  numberOfDays: number | undefined;
+  maturityDate: string | undefined;
+  valueDate: string;
+  sourceAccount: string;
+  interestAccount: string;
+  description: string | null;
+}
+
+/** CONTRACT §6: a percentage per year, > 0 and at most 100. */
+const ratePercentMax = 100;
+
+export function validateInitiation(body: TermDepositInitiationBody): TermDepositInitiation {
+  const currency = body.principalAmount.amountCurrency.currencycode;
+  if (!isActiveCurrency(currency)) {
+    throw new BusinessRefusal(E.invalidCurrency, `principalAmount.amountCurrency.currencycode "${currency}" is not an active ISO 4217 currency code`);
+  }
+  const amount = parseAmount(body.principalAmount.amountValue, currency);
+  if (!amount.ok) {
+    if (amount.problem === 'not_positive') {
+      throw new BusinessRefusal(E.invalidAmount, `principalAmount.amountValue must be greater than 0, got ${body.principalAmount.amountValue}`);
+    }
+    throw new BusinessRefusal(
+      E.invalidAmountPrecision,
+      `principalAmount.amountValue ${body.principalAmount.amountValue} has more decimals than ${currency} allows or more than ${significantDigitsMax} significant digits`,
+    );
+  }
+  const ratePercent = validateRate(body.interestRate.rateValue);
+  for (const [field, date] of [
+    ['valueDate', body.valueDate],
+    ['termDepositPeriod.maturityDate', body.termDepositPeriod?.maturityDate],
+  ] as const) {
+    if (date !== undefined && !isCalendarDate(date)) throw new BusinessRefusal(E.invalidDate, `${field} "${date}" is not a calendar date (YYYY-MM-DD)`);
+  }
+  const numberOfDays = body.termDepositPeriod?.numberOfDays;
+  const maturityDate = body.termDepositPeriod?.maturityDate;
+  if (numberOfDays === undefined && maturityDate === undefined) {
+    throw new BusinessRefusal(E.missingTerm, 'termDepositPeriod needs numberOfDays or maturityDate');
+  }
+  if (maturityDate !== undefined && toEpochDay(maturityDate) <= toEpochDay(body.valueDate)) {
+    throw new BusinessRefusal(E.maturityNotAfterValueDate, `maturityDate ${maturityDate} is not after valueDate ${body.valueDate}`);
+  }
+  // Both given: the maturity may be the plain sum or that sum rolled to a business day, which
+  // only the core's calendar can tell; a maturity before the plain sum disagrees in any calendar.
+  if (numberOfDays !== undefined && maturityDate !== undefined && toEpochDay(maturityDate) < toEpochDay(addDays(body.valueDate, numberOfDays))) {
+    throw new BusinessRefusal(E.termMismatch, `numberOfDays ${numberOfDays} from ${body.valueDate} does not end on maturityDate ${maturityDate}`);
+  }
+  return {
+    customerReference: body.customerReference,
+    productCode: body.termDepositProduct.productCode,
+    componentCode: body.termDepositProduct.componentCode,
+    principalMinor: amount.minor,
+    currency,
+    ratePercent,
+    numberOfDays,
+    maturityDate,
+    valueDate: body.valueDate,
+    sourceAccount: body.sourceAccount.accountIdentification,
+    interestAccount: body.interestSettlementAccount.accountIdentification,
+    description: body.transactionDescription ?? null,
+  };
+}
+
+function validateRate(rateValue: number): string {
+  const decimal = decimalOf(rateValue);
+  if (!decimal || decimal.negative || decimal.digits === 0n || rateValue > ratePercentMax || significantDigits(decimal) > significantDigitsMax) {
+    throw new BusinessRefusal(E.invalidInterestRate, `interestRate.rateValue must be greater than 0 and at most ${ratePercentMax} (percent per year), got ${rateValue}`);
+  }
+  return String(rateValue);
+}

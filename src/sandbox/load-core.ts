@@ -1,0 +1,76 @@
+/**
+ * Loads the core's sections of a sandbox data file: calendar, business date, customers, accounts
+ * with their opening balances, term deposit products. Only missing records are added; an account
+ * that exists keeps its balance (CONTRACT §9: a restart must never reset money).
+ */
+import { randomUUID } from 'node:crypto';
+import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../store/banking.js';
+import { internalAccountKind, postMovement } from '../store/ledger.js';
+import type { Queryable } from '../store/realms.js';
+import { getOrInitSetting } from '../store/settings.js';
+import { toMinorUnits } from '../core/money.js';
+import { todayUtc } from '../core/calendar-date.js';
+import type { SandboxData } from './data-file.js';
+
+export const calendarSetting = 'core.calendar';
+export const businessDateSetting = 'core.business_date';
+
+/** The bank's side of every opening balance: an internal equity account per currency. */
+export function equityAccount(currency: string): string {
+  return `EQUITY-${currency}`;
+}
+
+export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ accountsAdded: number }> {
+  await getOrInitSetting(db, calendarSetting, () =>
+    JSON.stringify({ weekend: data.calendar?.weekend ?? ['SATURDAY', 'SUNDAY'], holidays: data.calendar?.holidays ?? [] }),
+  );
+  await getOrInitSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc());
+  for (const customer of data.customers ?? []) {
+    await insertCustomerIfMissing(db, { customerReference: customer.customerReference, name: customer.name ?? null, status: customer.status });
+  }
+  let accountsAdded = 0;
+  const businessDate = data.businessDate ?? todayUtc();
+  for (const account of data.accounts ?? []) {
+    const added = await insertAccountIfMissing(db, {
+      accountNumber: account.accountNumber,
+      customerReference: account.customerReference,
+      currency: account.currency,
+      status: account.status,
+      kind: 'customer',
+    });
+    if (!added) continue;
+    accountsAdded += 1;
+    const openingMinor = toMinorUnits(account.balance, account.currency);
+    if (openingMinor === 0n) continue;
+    await ensureInternalAccount(db, equityAccount(account.currency), account.currency);
+    await postMovement(db, {
+      id: randomUUID(),
+      reference: `opening-${account.accountNumber}`,
+      kind: 'opening_balance',
+      description: 'Opening balance from the sandbox data file',
+      businessDate,
+      lines: [
+        { accountNumber: equityAccount(account.currency), amountMinor: -openingMinor, currency: account.currency },
+        { accountNumber: account.accountNumber, amountMinor: openingMinor, currency: account.currency },
+      ],
+    });
+  }
+  for (const product of data.termDepositProducts ?? []) {
+    await insertProductIfMissing(db, {
+      productCode: product.productCode,
+      componentCode: product.componentCode,
+      active: product.active,
+      currencies: product.currencies,
+      minAmount: String(product.minAmount),
+      maxAmount: String(product.maxAmount),
+      minDays: product.minDays,
+      maxDays: product.maxDays,
+      dayCount: product.dayCount,
+    });
+  }
+  return { accountsAdded };
+}
+
+export async function ensureInternalAccount(db: Queryable, accountNumber: string, currency: string): Promise<void> {
+  await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
+}
