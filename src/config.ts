@@ -18,6 +18,16 @@ export interface Config {
   masterKey: string | undefined;
   /** How long SIGTERM waits for in-flight requests before closing connections. */
   shutdownGraceMs: number;
+  /** How long the business API waits for the core before answering 504. */
+  coreTimeoutMs: number;
+  /** Same client, same body, same path, no correlation id, within this many seconds → 409. 0 disables. */
+  duplicateWindowSeconds: number;
+  /** UTC time-of-day window in which the core queues operations (202), or undefined. */
+  coreBatchWindow: { startSecond: number; endSecond: number } | undefined;
+  /** External token issuers the business API trusts besides its own realms (e.g. Keycloak realms). */
+  trustedIssuers: string[];
+  /** The audience the business API requires of external issuers' tokens. */
+  audience: string;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -32,6 +42,11 @@ export interface ConfigFlags {
   businessDate?: string;
   role?: string;
   logLevel?: string;
+  coreTimeoutMs?: string;
+  duplicateWindow?: string;
+  coreBatchWindow?: string;
+  trustedIssuer?: string[];
+  audience?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -59,7 +74,36 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     logLevel: flags.logLevel ?? env.COREGATE_LOG_LEVEL ?? 'info',
     masterKey: env.COREGATE_MASTER_KEY,
     shutdownGraceMs: integerSetting('COREGATE_SHUTDOWN_GRACE_MS', env.COREGATE_SHUTDOWN_GRACE_MS ?? '10000', 0, 600_000),
+    coreTimeoutMs: integerSetting('--core-timeout-ms / COREGATE_CORE_TIMEOUT_MS', flags.coreTimeoutMs ?? env.COREGATE_CORE_TIMEOUT_MS ?? '5000', 1, 600_000),
+    duplicateWindowSeconds: integerSetting(
+      '--duplicate-window / COREGATE_DUPLICATE_WINDOW_SECONDS',
+      flags.duplicateWindow ?? env.COREGATE_DUPLICATE_WINDOW_SECONDS ?? '600',
+      0,
+      31_536_000,
+    ),
+    coreBatchWindow: parseBatchWindow(flags.coreBatchWindow ?? env.COREGATE_CORE_BATCH_WINDOW),
+    trustedIssuers: parseIssuers(flags.trustedIssuer ?? (env.COREGATE_TRUSTED_ISSUERS ?? '').split(',')),
+    audience: flags.audience ?? env.COREGATE_AUDIENCE ?? 'coregate-api',
   };
+}
+
+/** `HH:MM[:SS]-HH:MM[:SS]` in UTC; the window may wrap midnight (23:00-01:00). */
+function parseBatchWindow(value: string | undefined): Config['coreBatchWindow'] {
+  if (value === undefined || value === '') return undefined;
+  const match = /^(\d{2}):(\d{2})(?::(\d{2}))?-(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value);
+  const seconds = (h?: string, m?: string, s?: string) => Number(h) * 3600 + Number(m) * 60 + Number(s ?? '0');
+  if (!match || Number(match[1]) > 23 || Number(match[4]) > 23 || Number(match[2]) > 59 || Number(match[5]) > 59) {
+    throw new Error(`--core-batch-window / COREGATE_CORE_BATCH_WINDOW must be HH:MM-HH:MM (UTC), got "${value}"`);
+  }
+  return { startSecond: seconds(match[1], match[2], match[3]), endSecond: seconds(match[4], match[5], match[6]) };
+}
+
+function parseIssuers(values: string[]): string[] {
+  const issuers = values.map((value) => value.trim().replace(/\/+$/, '')).filter((value) => value !== '');
+  for (const issuer of issuers) {
+    if (!/^https?:\/\/[^/]+(\/.*)?$/.test(issuer)) throw new Error(`--trusted-issuer / COREGATE_TRUSTED_ISSUERS: "${issuer}" is not an http(s) URL`);
+  }
+  return issuers;
 }
 
 function integerSetting(name: string, value: string, min: number, max: number): number {

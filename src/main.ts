@@ -12,6 +12,12 @@ import { createLogger, type LogOptions, type Logger } from './log.js';
 import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
 import { loadSandboxData } from './sandbox/load.js';
 import { buildServer } from './server.js';
+import { TokenVerifier } from './api/bearer-auth.js';
+import { OperationRunner } from './api/operation-runner.js';
+import { AuditChainer } from './audit/chain.js';
+import type { CoreBankingPort } from './core/port.js';
+import { ReferenceCore } from './core/reference-core.js';
+import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, pingStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
@@ -26,26 +32,38 @@ export interface Coregate {
   readonly publicUrl: string;
   /** The data file as loaded, when one was given. */
   readonly data: SandboxData | undefined;
+  readonly runner: OperationRunner;
+  readonly chainer: AuditChainer;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
   log?: LogOptions;
+  /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
+  wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
 }
 
+const packageVersion = '0.1.0';
+
 /** Opens and prepares the store: migrations, data file, a signing key for every realm. */
-export async function prepareStore(config: Config, vault: Vault, logger: Logger): Promise<{ store: Store; data: SandboxData | undefined }> {
+export async function prepareStore(
+  config: Config,
+  vault: Vault,
+  logger: Logger,
+): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const store = openStore(config.db);
   try {
     const applied = await migrateToLatest(store);
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
+    // Opening the sealed hash key first proves the master key fits before anything new is sealed.
+    const secretHashKey = await loadSecretHashKey(store.db, vault);
     if (data) {
       const summary = await loadSandboxData(store, vault, data);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
     }
     for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm);
-    return { store, data };
+    return { store, data, secretHashKey };
   } catch (error) {
     await store.close();
     throw error;
@@ -56,20 +74,58 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const logger = createLogger({ level: config.logLevel, ...options.log });
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
-  const { store, data } = await prepareStore(config, vault, logger);
+  const { store, data, secretHashKey } = await prepareStore(config, vault, logger);
+  try {
+    return await serveOn(config, options, logger, vault, store, data, secretHashKey);
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+async function serveOn(
+  config: Config,
+  options: StartOptions,
+  logger: Logger,
+  vault: Vault,
+  store: Store,
+  data: SandboxData | undefined,
+  secretHashKey: Buffer,
+): Promise<Coregate> {
 
   let publicUrl = config.publicUrl ?? '';
   let closing = false;
   const auth: AuthContext = {
     store,
     keyring: new Keyring(store, vault),
-    secretHashKey: await loadSecretHashKey(store.db, vault),
+    secretHashKey,
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
+  const calendar = await readBusinessCalendar(store.db, config.businessDate);
+  const referenceCore = new ReferenceCore(store, calendar);
+  const core = options.wrapCore ? options.wrapCore(referenceCore) : referenceCore;
+  const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
+  const runner = new OperationRunner({
+    store,
+    logger,
+    chainer,
+    coreTimeoutMs: config.coreTimeoutMs,
+    duplicateWindowSeconds: config.duplicateWindowSeconds,
+    batchWindow: config.coreBatchWindow,
+  });
+  const verifier = new TokenVerifier({
+    store,
+    keyring: auth.keyring,
+    publicUrl: () => publicUrl,
+    trustedIssuers: config.trustedIssuers,
+    audience: config.audience,
+  });
   const app = await buildServer({
     logger,
     role: config.role,
     auth,
+    api: { store, core, verifier, runner, chainer },
+    version: packageVersion,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -81,13 +137,15 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
-    await store.close();
+    await app.close();
     throw error;
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   if (publicUrl === '') publicUrl = url;
+  if (config.role !== 'auth') runner.start();
+  chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl }, 'coregate listening');
 
   return {
@@ -97,11 +155,15 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
     url,
     publicUrl,
     data,
+    runner,
+    chainer,
     close: async () => {
       if (closing) return;
       closing = true;
       // fastify.close stops accepting connections and waits for in-flight requests.
       await app.close();
+      await runner.stop();
+      await chainer.idle();
       await store.close();
     },
   };

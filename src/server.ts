@@ -1,6 +1,9 @@
 /** Builds the HTTP server: fastify with the routes of the roles this instance serves. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
+import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
 import type { AuthContext } from './auth/auth-context.js';
 import { authRoutes } from './auth/routes.js';
 import type { Role } from './config.js';
@@ -16,20 +19,44 @@ export interface ServerParts {
   logger: Logger;
   role: Role;
   auth: AuthContext;
+  api: BusinessApiOptions;
   readiness: Readiness;
+  version: string;
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
-  // pino's Logger is a FastifyBaseLogger; the cast keeps the instance's default generic types.
   const app = Fastify({
+    // pino's Logger is a FastifyBaseLogger; the cast keeps the instance's default generic types.
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: bodyBytesMax,
     requestTimeout: requestTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     trustProxy: false,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'coregate business API',
+        version: parts.version,
+        description: 'Term deposits and merchandising loan installments over a core banking system. Tokens: OAuth 2.0 client credentials at /realms/{realm}/protocol/openid-connect/token.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  app.setNotFoundHandler(async (request, reply) => {
+    const path = `${request.method} ${request.url.split('?')[0] ?? ''}`;
+    return reply.code(404).send({ status: 404, reason: 'NOT_FOUND', message: `No route ${path}`, path });
   });
   await app.register(healthRoutes, { readiness: parts.readiness });
   if (parts.role === 'all' || parts.role === 'auth') await app.register(authRoutes, { ctx: parts.auth });
+  if (parts.role === 'all' || parts.role === 'api') await app.register(businessApi, parts.api);
   return app;
 }

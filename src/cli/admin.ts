@@ -13,6 +13,8 @@ import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { findRealm, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
+import { checkLedger } from '../store/ledger.js';
+import { exportAudit, extendAuditChain, verifyAuditChain } from '../audit/chain.js';
 
 export class CommandError extends Error {}
 
@@ -25,6 +27,8 @@ async function withStore<T>(flags: StoreFlags, work: (store: Store, vault: Vault
   const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
   try {
     await migrateToLatest(store);
+    // Refuses a missing or wrong master key before anything could be sealed (or not) with it.
+    await loadSecretHashKey(store.db, vault);
     return await work(store, vault);
   } finally {
     await store.close();
@@ -158,4 +162,30 @@ export async function describeRealms(flags: StoreFlags) {
       notBefore: realm.not_before,
     })),
   );
+}
+
+/** `coregate check`: the ledger balances and every stored balance equals its postings. */
+export async function checkStore(flags: StoreFlags) {
+  return withStore(flags, async (store) => checkLedger(store.db));
+}
+
+/** `coregate audit verify`: chains what is committed but unchained, then verifies every link. */
+export async function verifyAudit(flags: StoreFlags) {
+  return withStore(flags, async (store) => {
+    await extendAuditChain(store);
+    return verifyAuditChain(store);
+  });
+}
+
+/** `coregate audit export`: every record as one JSON line, in chain order. */
+export async function exportAuditLines(flags: StoreFlags, write: (line: string) => void): Promise<number> {
+  return withStore(flags, async (store) => {
+    await extendAuditChain(store);
+    let count = 0;
+    for await (const entry of exportAudit(store)) {
+      write(`${JSON.stringify(entry)}\n`);
+      count += 1;
+    }
+    return count;
+  });
 }

@@ -3,6 +3,9 @@
 import { Command, Option } from 'commander';
 import { DataFileError } from '../sandbox/data-file.js';
 import {
+  checkStore,
+  exportAuditLines,
+  verifyAudit,
   CommandError,
   createClient,
   describeClients,
@@ -34,6 +37,11 @@ program
   .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_BUSINESS_DATE)')
   .option('--role <role>', 'all, auth or api (env COREGATE_ROLE, default all)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
+  .option('--core-timeout-ms <ms>', 'how long the API waits for the core before 504 (env COREGATE_CORE_TIMEOUT_MS, default 5000)')
+  .option('--duplicate-window <seconds>', 'duplicate window without x-correlation-id, 0 disables (env COREGATE_DUPLICATE_WINDOW_SECONDS, default 600)')
+  .option('--core-batch-window <window>', 'UTC window HH:MM-HH:MM in which the core queues operations (202) (env COREGATE_CORE_BATCH_WINDOW)')
+  .option('--trusted-issuer <url...>', 'external token issuers the API trusts, e.g. a Keycloak realm URL (env COREGATE_TRUSTED_ISSUERS, comma-separated)')
+  .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .action(serve);
 
 const clients = program.command('clients').description('onboard and manage OAuth clients');
@@ -144,6 +152,41 @@ realms
         rows.map((r) => [r.name, r.audience, String(r.accessTokenLifespanSeconds), r.signatureAlgorithm, String(r.notBefore)]),
       ),
     );
+  });
+
+program
+  .command('check')
+  .description('prove the ledger: every movement balances and every balance equals the sum of its postings')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const report = await checkStore(flags);
+    const ok = report.unbalancedMovements.length === 0 && report.balanceMismatches.length === 0 && report.negativeCustomerAccounts.length === 0;
+    if (flags.json) print({ ok, ...report });
+    else if (ok) print(`Ledger OK: ${report.movements} movements balance, ${report.accounts} account balances equal their postings.`);
+    else print(`Ledger BROKEN:\n${JSON.stringify(report, null, 2)}`);
+    if (!ok) process.exitCode = 1;
+  });
+
+const audit = program.command('audit').description('the hash-chained audit trail');
+audit
+  .command('verify')
+  .description('verify every link of the audit chain (exit 1 when a record was altered, removed or reordered)')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const result = await verifyAudit(flags);
+    if (flags.json) print(result);
+    else if (result.ok) print(`Audit chain OK: ${result.chained} records verified.`);
+    else print(`Audit chain BROKEN at position ${result.problem?.chainSeq} (record ${result.problem?.id}): ${result.problem?.issue}.`);
+    if (!result.ok) process.exitCode = 1;
+  });
+audit
+  .command('export')
+  .description('print every audit record as JSON lines, in chain order')
+  .addOption(dbOption())
+  .action(async (flags) => {
+    await exportAuditLines(flags, (line) => process.stdout.write(line));
   });
 
 function print(value: unknown): void {

@@ -48,3 +48,8 @@ export interface CoreBankingPort {
   workstationStatus(id: string): Promise<DirectoryStatus>;
   calendar(): BusinessCalendar;
 }
+
+/** The core could not be reached or answered nonsense: the outcome is unknown (502). */
+export class CoreUnavailable extends Error {
+  override name = 'CoreUnavailable';
+}

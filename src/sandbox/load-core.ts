@@ -7,7 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../store/banking.js';
 import { internalAccountKind, postMovement } from '../store/ledger.js';
 import type { Queryable } from '../store/realms.js';
-import { getOrInitSetting } from '../store/settings.js';
+import { getOrInitSetting, getSetting } from '../store/settings.js';
+import { BusinessCalendar, type Weekday } from '../core/business-calendar.js';
 import { toMinorUnits } from '../core/money.js';
 import { todayUtc } from '../core/calendar-date.js';
 import type { SandboxData } from './data-file.js';
@@ -73,4 +74,12 @@ export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ 
 
 export async function ensureInternalAccount(db: Queryable, accountNumber: string, currency: string): Promise<void> {
   await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
+}
+
+/** The core's calendar as stored, with the business date overridden by configuration if given. */
+export async function readBusinessCalendar(db: Queryable, businessDateOverride: string | undefined): Promise<BusinessCalendar> {
+  const stored = await getSetting(db, calendarSetting);
+  const calendar = stored ? (JSON.parse(stored) as { weekend: Weekday[]; holidays: string[] }) : { weekend: ['SATURDAY', 'SUNDAY'] as Weekday[], holidays: [] };
+  const businessDate = businessDateOverride ?? (await getSetting(db, businessDateSetting)) ?? todayUtc();
+  return new BusinessCalendar(calendar.weekend, calendar.holidays, businessDate);
 }

@@ -4,7 +4,8 @@
  * `spawnCli` instead.
  */
 import { Writable } from 'node:stream';
-import { resolveConfig } from '../../src/config.js';
+import { resolveConfig, type ConfigFlags } from '../../src/config.js';
+import type { CoreBankingPort } from '../../src/core/port.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 
 export const demoDataFile = new URL('../../demo/sandbox.json', import.meta.url).pathname;
@@ -32,6 +33,10 @@ export interface TestServerOptions {
   data?: string | null;
   env?: Record<string, string>;
   publicUrl?: string;
+  /** Extra `coregate serve` flags, as resolveConfig takes them (coreTimeoutMs, duplicateWindow, ...). */
+  flags?: ConfigFlags;
+  /** Wraps the core port (fault injection). */
+  wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
@@ -42,11 +47,11 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       callback();
     },
   });
-  const flags: Record<string, string> = { port: '0', host: '127.0.0.1', db: options.db };
+  const flags: ConfigFlags = { port: '0', host: '127.0.0.1', db: options.db, ...options.flags };
   if (options.data !== null) flags.data = options.data ?? demoDataFile;
   if (options.publicUrl) flags.publicUrl = options.publicUrl;
   const config = resolveConfig(flags, { ...options.env });
-  const coregate = await startCoregate(config, { log: { destination, level: 'debug' } });
+  const coregate = await startCoregate(config, { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}) });
   const realmUrl = (realm: string = demo.realm) => `${coregate.url}/realms/${realm}`;
   return {
     coregate,

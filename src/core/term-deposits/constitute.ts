@@ -72,7 +72,8 @@ export async function constituteTermDeposit(
     );
   }
 
-  const contractNumber = `TD${String(randomInt(0, 1e12)).padStart(12, '0')}`;
+  const contractNumber = `TD${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`;
+  const description = command.description ?? `Term deposit ${contractNumber}`;
   await insertAccountIfMissing(uow, {
     accountNumber: contractNumber,
     customerReference: customer.customerReference,
@@ -85,7 +86,7 @@ export async function constituteTermDeposit(
       id: randomUUID(),
       reference,
       kind: 'term_deposit_constitution',
-      description: command.description,
+      description,
       businessDate: calendar.businessDate,
       lines: [
         { accountNumber: source.accountNumber, amountMinor: -command.principalMinor, currency: command.currency },
@@ -115,7 +116,7 @@ export async function constituteTermDeposit(
     numberOfDays,
     sourceAccount: source.accountNumber,
     interestAccount: interestAccount.accountNumber,
-    description: command.description,
+    description,
     operationReference: reference,
     status: activeStatus,
     createdAt: new Date().toISOString(),

@@ -89,7 +89,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('operations')
     .addColumn('reference', 'varchar(64)', (c) => c.primaryKey())
     /** `{realm}/{client_id}`: correlation ids form one namespace per client. */
-    .addColumn('client_key', 'varchar(200)', (c) => c.notNull())
+    .addColumn('client_key', 'varchar(1024)', (c) => c.notNull())
     .addColumn('correlation_id', 'varchar(128)', (c) => c.notNull())
     .addColumn('correlation_supplied', 'integer', (c) => c.notNull())
     .addColumn('operation', 'varchar(64)', (c) => c.notNull())
@@ -117,7 +117,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('audit_records')
     .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
     .addColumn('recorded_at', 'varchar(32)', (c) => c.notNull())
-    .addColumn('client_id', 'varchar(200)', (c) => c.notNull())
+    .addColumn('client_id', 'varchar(1024)', (c) => c.notNull())
     .addColumn('backbone_user', 'varchar(128)')
     .addColumn('workstation', 'varchar(128)')
     .addColumn('operation', 'varchar(64)', (c) => c.notNull())

@@ -1,0 +1,132 @@
+/**
+ * Bearer token validation (CONTRACT §3). Tokens of coregate's own realms are checked against the
+ * realm's published keys (the key cache is the JWKS cache, refreshed when the realm's key
+ * generation changes) and the realm's not-before; tokens of external issuers (a Keycloak realm)
+ * against the issuer's JWKS, fetched, cached and refetched on an unknown `kid` at most every 30 s.
+ * Only asymmetric algorithms: `none` and HMAC are refused whatever the token says.
+ */
+import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { Keyring } from '../auth/keyring.js';
+import type { Store } from '../store/connect.js';
+import { findRealm } from '../store/realms.js';
+
+export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+/** CONTRACT §3: at most 30 s of clock skew on exp and nbf. */
+export const clockSkewSeconds = 30;
+/** Refetch of an external JWKS on an unknown kid: at most once per this many ms. */
+const jwksRefetchCooldownMs = 30_000;
+/** An external JWKS is refetched at least this often. */
+const jwksCacheMaxAgeMs = 10 * 60_000;
+
+export interface Principal {
+  /** `{issuer}#{client_id}`: the namespace of correlation ids and operation ownership. */
+  clientKey: string;
+  clientId: string;
+  issuer: string;
+  scopes: ReadonlySet<string>;
+  backboneUser: string | undefined;
+  workstation: string | undefined;
+}
+
+export class TokenRejected extends Error {
+  override name = 'TokenRejected';
+}
+
+export interface TokenVerifierOptions {
+  store: Store;
+  keyring: Keyring;
+  /** The auth service's public base URL: issuers `{publicUrl}/realms/{realm}` are local. */
+  publicUrl: () => string;
+  trustedIssuers: readonly string[];
+  audience: string;
+}
+
+export class TokenVerifier {
+  readonly #options: TokenVerifierOptions;
+  readonly #remoteKeys = new Map<string, JWTVerifyGetKey>();
+
+  constructor(options: TokenVerifierOptions) {
+    this.#options = options;
+    for (const issuer of options.trustedIssuers) {
+      // Keycloak's JWKS path; an issuer elsewhere would publish it in its discovery document.
+      const jwksUrl = new URL(`${issuer}/protocol/openid-connect/certs`);
+      this.#remoteKeys.set(issuer, createRemoteJWKSet(jwksUrl, { cooldownDuration: jwksRefetchCooldownMs, cacheMaxAge: jwksCacheMaxAgeMs }));
+    }
+  }
+
+  async verify(token: string): Promise<Principal> {
+    let unverified: JWTPayload;
+    let alg: string | undefined;
+    try {
+      unverified = decodeJwt(token);
+      alg = decodeProtectedHeader(token).alg;
+    } catch {
+      throw new TokenRejected('The token is not a JWT');
+    }
+    if (alg === undefined || !asymmetricAlgorithms.includes(alg)) throw new TokenRejected('The token is not signed with an accepted algorithm');
+    const issuer = typeof unverified.iss === 'string' ? unverified.iss : '';
+    const payload = (await this.#verifyLocal(token, issuer)) ?? (await this.#verifyRemote(token, issuer));
+    return principalOf(payload, issuer);
+  }
+
+  async #verifyLocal(token: string, issuer: string): Promise<JWTPayload | undefined> {
+    const prefix = `${this.#options.publicUrl()}/realms/`;
+    if (!issuer.startsWith(prefix)) return undefined;
+    const realm = await findRealm(this.#options.store.db, decodeURIComponent(issuer.slice(prefix.length)));
+    if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
+    const kid = decodeProtectedHeader(token).kid;
+    const key = (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
+    if (!key) throw new TokenRejected('The token is signed by an unknown key');
+    const payload = await verifyWith(token, key.publicKey, { issuer, audience: realm.audience, algorithms: [key.alg] });
+    if ((payload.iat ?? 0) < realm.not_before) throw new TokenRejected('The token was issued before the realm\'s not-before and is revoked');
+    return payload;
+  }
+
+  async #verifyRemote(token: string, issuer: string): Promise<JWTPayload> {
+    const keys = this.#remoteKeys.get(issuer);
+    if (!keys) throw new TokenRejected('The token\'s issuer is not trusted');
+    return verifyWith(token, keys, { issuer, audience: this.#options.audience, algorithms: asymmetricAlgorithms });
+  }
+}
+
+async function verifyWith(
+  token: string,
+  key: Parameters<typeof jwtVerify>[1] & object,
+  expected: { issuer: string; audience: string; algorithms: string[] },
+): Promise<JWTPayload> {
+  try {
+    const { payload } = await jwtVerify(token, key as never, {
+      issuer: expected.issuer,
+      audience: expected.audience,
+      algorithms: expected.algorithms,
+      clockTolerance: clockSkewSeconds,
+      requiredClaims: ['exp'],
+    });
+    return payload;
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'ERR_JWT_EXPIRED') throw new TokenRejected('The token has expired');
+    if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw new TokenRejected(`The token's ${(error as { claim?: string }).claim ?? ''} claim is not acceptable`);
+    if (code === 'ERR_JWKS_NO_MATCHING_KEY') throw new TokenRejected('The token is signed by an unknown key');
+    if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC') throw new TokenRejected('The token\'s issuer keys cannot be fetched');
+    throw new TokenRejected('The token signature is invalid');
+  }
+}
+
+function principalOf(payload: JWTPayload, issuer: string): Principal {
+  const clientId = stringClaim(payload, 'client_id') ?? stringClaim(payload, 'azp');
+  if (clientId === undefined) throw new TokenRejected('The token names no client (client_id or azp)');
+  return {
+    clientKey: `${issuer}#${clientId}`,
+    clientId,
+    issuer,
+    scopes: new Set((stringClaim(payload, 'scope') ?? '').split(' ').filter((scope) => scope !== '')),
+    backboneUser: stringClaim(payload, 'backbone_user'),
+    workstation: stringClaim(payload, 'workstation'),
+  };
+}
+
+function stringClaim(payload: JWTPayload, name: string): string | undefined {
+  const value = payload[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}

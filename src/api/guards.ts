@@ -1,0 +1,79 @@
+/**
+ * The business API's request guards, run before the body is even parsed (onRequest): the
+ * correlation id, the Bearer token (401), the scope (403) and the token's user and workstation
+ * against the core's directory (403). RFC 6750 WWW-Authenticate headers on 401 and 403.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errorCatalogue as E } from '../core/error-catalogue.js';
+import type { CoreBankingPort } from '../core/port.js';
+import { TokenRejected, type TokenVerifier } from './bearer-auth.js';
+import { ApiError } from './error-record.js';
+import type { BusinessRouteConfig } from './request-context.js';
+
+/** CONTRACT §4: 1-128 characters of A-Z a-z 0-9 . _ : - */
+const correlationIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
+const realmName = 'coregate';
+
+export function readCorrelation(request: FastifyRequest, reply: FastifyReply): void {
+  const header = request.headers['x-correlation-id'];
+  const supplied = header !== undefined;
+  const value = Array.isArray(header) ? undefined : header;
+  const valid = !supplied || (value !== undefined && correlationIdPattern.test(value));
+  const id = supplied && valid && value !== undefined ? value : randomUUID();
+  request.correlation = { id, supplied, valid };
+  if (valid) void reply.header('x-correlation-id', id);
+}
+
+export async function authenticate(
+  request: FastifyRequest,
+  verifier: TokenVerifier,
+  core: CoreBankingPort,
+  config: BusinessRouteConfig,
+): Promise<void> {
+  const authorization = request.headers.authorization;
+  const match = authorization === undefined ? null : /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
+  if (!match?.[1]) {
+    const message = authorization === undefined ? 'A Bearer token is required' : 'The Authorization header is not a Bearer token';
+    throw new ApiError(authorization === undefined ? E.missingToken : E.invalidToken, message, {
+      'WWW-Authenticate': authorization === undefined ? `Bearer realm="${realmName}"` : bearerChallenge('invalid_request', message),
+    });
+  }
+  try {
+    request.principal = await verifier.verify(match[1]);
+  } catch (error) {
+    if (!(error instanceof TokenRejected)) throw error;
+    throw new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': bearerChallenge('invalid_token', error.message) });
+  }
+  if (config.scope !== undefined) requireScope(request, config.scope);
+  await checkDirectory(request, core);
+}
+
+export function requireScope(request: FastifyRequest, scope: string): void {
+  if (request.principal?.scopes.has(scope)) return;
+  const message = `The token lacks the scope ${scope}`;
+  throw new ApiError(E.insufficientScope, message, {
+    'WWW-Authenticate': `Bearer realm="${realmName}", error="insufficient_scope", error_description="${message}", scope="${scope}"`,
+  });
+}
+
+/** CONTRACT §3: backbone_user and workstation, when present, must be active in the directory. */
+async function checkDirectory(request: FastifyRequest, core: CoreBankingPort): Promise<void> {
+  const { backboneUser, workstation } = request.principal ?? {};
+  if (backboneUser !== undefined && (await core.userStatus(backboneUser)) !== 'Active') {
+    throw new ApiError(E.userNotAuthorized, `User ${backboneUser} is not an active user of the core`);
+  }
+  if (workstation !== undefined && (await core.workstationStatus(workstation)) !== 'Active') {
+    throw new ApiError(E.workstationNotAuthorized, `Workstation ${workstation} is not an active workstation of the core`);
+  }
+}
+
+export function requireValidCorrelation(request: FastifyRequest): void {
+  if (!request.correlation.valid) {
+    throw new ApiError(E.invalidCorrelationId, 'x-correlation-id must be 1-128 characters of A-Z a-z 0-9 . _ : -');
+  }
+}
+
+function bearerChallenge(error: string, description: string): string {
+  return `Bearer realm="${realmName}", error="${error}", error_description="${description.replace(/"/g, "'")}"`;
+}

@@ -1,0 +1,106 @@
+/**
+ * The business API (`/v1/...`): guards, error records, routes. HTTP concerns only; the rules
+ * live in the core, the guarantees (correlation, audit, 202) in the operation runner.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCatalogue as E } from '../core/error-catalogue.js';
+import type { CoreBankingPort } from '../core/port.js';
+import type { AuditChainer } from '../audit/chain.js';
+import type { Store } from '../store/connect.js';
+import { insertAuditEntry } from '../store/audit.js';
+import type { TokenVerifier } from './bearer-auth.js';
+import { errorBody, errorRecord } from './error-record.js';
+import { mapError } from './errors-http.js';
+import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
+import { auditEntry, type OperationRunner } from './operation-runner.js';
+import './request-context.js';
+import { operationRoutes } from './routes/operations.js';
+import { termDepositRoutes } from './routes/term-deposits.js';
+import { ErrorDetailSchema, ErrorRecordSchema, OperationViewSchema, WrappedErrorRecordSchema } from './schemas/common.js';
+import {
+  TermDepositAcceptedSchema,
+  TermDepositInitiationRequestSchema,
+  TermDepositInitiationResponseSchema,
+  TermDepositRetrieveResponseSchema,
+} from './schemas/term-deposit.js';
+
+export interface BusinessApiOptions {
+  store: Store;
+  core: CoreBankingPort;
+  verifier: TokenVerifier;
+  runner: OperationRunner;
+  chainer: AuditChainer;
+}
+
+/** Shared schemas, registered once so that routes and the OpenAPI document refer to them by name. */
+export const sharedSchemas = [
+  ErrorDetailSchema,
+  ErrorRecordSchema,
+  WrappedErrorRecordSchema,
+  OperationViewSchema,
+  TermDepositInitiationRequestSchema,
+  TermDepositInitiationResponseSchema,
+  TermDepositRetrieveResponseSchema,
+  TermDepositAcceptedSchema,
+];
+
+export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
+  const { store, core, verifier, runner, chainer } = options;
+  // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
+  app.removeContentTypeParser('text/plain');
+  app.decorateRequest('principal', undefined);
+  app.decorateRequest('audited', false);
+  app.decorateRequest('startedAtMs', 0);
+  app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
+
+  app.addHook('onRequest', async (request, reply) => {
+    request.startedAtMs = Date.now();
+    readCorrelation(request, reply);
+    const config = request.routeOptions.config.business;
+    if (!config) return;
+    await authenticate(request, verifier, core, config);
+    requireValidCorrelation(request);
+  });
+
+  app.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const config = request.routeOptions.config.business;
+    const mapped = mapError(error);
+    if (mapped.unexpected) request.log.error({ err: error }, 'business API request failed');
+    const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family);
+    await auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
+    return reply
+      .code(mapped.entry.status)
+      .headers(mapped.headers)
+      .send(errorBody(record, { family: config?.family, wrapped: config?.wrapped ?? false }));
+  });
+
+  /** CONTRACT §8: every execution attempt that passed authentication is audited, refusals too. */
+  async function auditRefusal(request: FastifyRequest, status: number, code: string | null): Promise<void> {
+    const operation = request.routeOptions.config.business?.auditedOperation;
+    if (!operation || !request.principal || request.audited) return;
+    request.audited = true;
+    try {
+      await insertAuditEntry(
+        store.db,
+        auditEntry({
+          operation,
+          clientId: request.principal.clientKey,
+          backboneUser: request.principal.backboneUser ?? null,
+          workstation: request.principal.workstation ?? null,
+          correlationId: request.correlation.valid ? request.correlation.id : null,
+          reference: null,
+          httpStatus: status,
+          outcome: 'Refused',
+          durationMs: Date.now() - request.startedAtMs,
+          details: { path: `${request.method} ${request.url.split('?')[0] ?? ''}`, code },
+        }),
+      );
+      chainer.schedule();
+    } catch (error) {
+      request.log.error({ err: error }, 'audit record of a refused request could not be written');
+    }
+  }
+
+  await app.register(termDepositRoutes, { core, runner });
+  await app.register(operationRoutes, { store, runner });
+}

@@ -1,0 +1,28 @@
+/** What the business API's hooks attach to a request, and the route config they read. */
+import type {} from '@fastify/swagger';
+import type { Family } from '../core/error-catalogue.js';
+import type { Principal } from './bearer-auth.js';
+
+export interface BusinessRouteConfig {
+  family: Family | undefined;
+  /** The loan operation wraps its error records in `{"error": ...}`. */
+  wrapped: boolean;
+  /** The scope the route requires; undefined when the handler decides (operations lookup). */
+  scope: string | undefined;
+  /** Execution routes are audited (CONTRACT §8); reads are not. */
+  auditedOperation: string | undefined;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | undefined;
+    correlation: { id: string; supplied: boolean; valid: boolean };
+    /** Set once the request's audit record is written, so it is written once. */
+    audited: boolean;
+    /** Epoch ms at which the request arrived: the audit record's duration. */
+    startedAtMs: number;
+  }
+  interface FastifyContextConfig {
+    business?: BusinessRouteConfig;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * GET /v1/operations/{reference} (CONTRACT §4): the state of an operation, for the client that
+ * submitted it and with the scope of the original operation. Another client's reference is 404,
+ * exactly as an unknown one, so references leak nothing.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { errorCatalogue as E } from '../../core/error-catalogue.js';
+import { findOperation } from '../../store/operations.js';
+import type { Store } from '../../store/connect.js';
+import { ApiError } from '../error-record.js';
+import { requireScope } from '../guards.js';
+import type { OperationRunner } from '../operation-runner.js';
+import { errorResponses, OperationViewSchema, type OperationView } from '../schemas/common.js';
+
+export async function operationRoutes(app: FastifyInstance, options: { store: Store; runner: OperationRunner }): Promise<void> {
+  app.get<{ Params: { reference: string } }>(
+    '/v1/operations/:reference',
+    {
+      config: { business: { family: undefined, wrapped: false, scope: undefined, auditedOperation: undefined } },
+      schema: {
+        summary: 'State of an operation accepted with 202 (or any operation of the client)',
+        operationId: 'getOperation',
+        tags: ['Operations'],
+        security: [{ bearer: [] }],
+        params: Type.Object({ reference: Type.String({ minLength: 1, maxLength: 64 }) }),
+        response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 500]) },
+      },
+    },
+    async (request) => {
+      const stored = await findOperation(options.store.db, request.params.reference);
+      if (!stored || stored.clientKey !== request.principal?.clientKey) {
+        throw new ApiError(E.operationNotFound, `operation ${request.params.reference} not found`);
+      }
+      requireScope(request, stored.scope);
+      const record = await options.runner.refresh(stored);
+      const view: OperationView = {
+        reference: record.reference,
+        operation: record.operation,
+        // An unknown outcome is not final: it stays pending until a repeat reconciles it.
+        status: record.status === 'Unknown' ? 'Pending' : record.status,
+      };
+      if (record.result !== undefined) view.result = record.result;
+      if (record.error !== undefined) view.error = record.error as OperationView['error'];
+      return view;
+    },
+  );
+}

@@ -1,0 +1,44 @@
+/** Turns a request into an Invocation, and an operation's outcome into the HTTP response. */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errorBody } from '../error-record.js';
+import type { Invocation, RunOutcome } from '../operation-runner.js';
+
+export function preferences(request: FastifyRequest): Set<string> {
+  const header = request.headers.prefer;
+  const values = Array.isArray(header) ? header.join(',') : (header ?? '');
+  return new Set(
+    values
+      .split(',')
+      .map((token) => token.split(';')[0]?.trim().toLowerCase().replace(/\s*=\s*/, '=') ?? '')
+      .filter((token) => token !== ''),
+  );
+}
+
+export function invocationOf(request: FastifyRequest): Invocation {
+  if (!request.principal) throw new Error('invocationOf needs an authenticated request');
+  const channel = request.headers['x-channel'];
+  return {
+    principal: request.principal,
+    correlationId: request.correlation.id,
+    correlationSupplied: request.correlation.supplied,
+    path: `${request.method} ${request.url.split('?')[0] ?? ''}`,
+    body: request.body,
+    respondAsync: preferences(request).has('respond-async'),
+    channel: typeof channel === 'string' ? channel.slice(0, 64) : undefined,
+    startedAtMs: request.startedAtMs,
+  };
+}
+
+export function sendOutcome(reply: FastifyReply, outcome: RunOutcome, wrapped: boolean, minimal = false): FastifyReply {
+  switch (outcome.kind) {
+    case 'done':
+      if (minimal) return reply.code(204).header('Preference-Applied', 'return=minimal').send();
+      return reply.code(200).send(outcome.body);
+    case 'accepted':
+      if (outcome.preferenceApplied) void reply.header('Preference-Applied', 'respond-async');
+      return reply.code(202).header('Location', `/v1/operations/${outcome.reference}`).send(outcome.body);
+    case 'refused':
+      reply.request.audited = outcome.audited;
+      return reply.code(outcome.status).send(errorBody(outcome.record, { family: undefined, wrapped }));
+  }
+}

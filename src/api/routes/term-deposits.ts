@@ -1,0 +1,93 @@
+/** Term deposit routes (SPEC Endpoints §3-§4, CONTRACT §6): initiate, and retrieve under both spellings. */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { errorCatalogue as E } from '../../core/error-catalogue.js';
+import type { CoreBankingPort } from '../../core/port.js';
+import { validateInitiation, type TermDepositInitiationBody } from '../../core/term-deposits/initiation.js';
+import { ApiError } from '../error-record.js';
+import type { OperationRunner, OperationSpec } from '../operation-runner.js';
+import { errorResponses } from '../schemas/common.js';
+import {
+  TermDepositAcceptedSchema,
+  TermDepositInitiationRequestSchema,
+  TermDepositInitiationResponseSchema,
+  TermDepositRetrieveResponseSchema,
+} from '../schemas/term-deposit.js';
+import { initiationResponse, retrieveResponse } from '../term-deposit-presenter.js';
+import { invocationOf, sendOutcome } from './outcome.js';
+import type { BusinessRouteConfig } from '../request-context.js';
+
+export const initiateScope = 'termDeposit:initiate';
+export const retrieveScope = 'termDeposit:retrieve';
+
+export function termDepositSpec(core: CoreBankingPort): OperationSpec {
+  return {
+    operation: 'initiateTermDeposit',
+    scope: initiateScope,
+    family: 'TD',
+    validate: (body) => validateInitiation(body as TermDepositInitiationBody),
+    execute: (uow, reference, command) => core.initiateTermDeposit(uow, reference, command as ReturnType<typeof validateInitiation>),
+    reconcile: (reference) => core.findTermDepositByReference(reference),
+    present: (deposit) => initiationResponse(deposit as Parameters<typeof initiationResponse>[0]),
+    accepted: (reference) => ({ operationReference: reference, termDepositStatus: 'Pending' }),
+    outcomeOf: () => 'Executed',
+  };
+}
+
+const tdConfig = (scope: string, audited?: string): { business: BusinessRouteConfig } => ({
+  business: { family: 'TD', wrapped: false, scope, auditedOperation: audited },
+});
+
+export async function termDepositRoutes(app: FastifyInstance, options: { core: CoreBankingPort; runner: OperationRunner }): Promise<void> {
+  const spec = termDepositSpec(options.core);
+  options.runner.register(spec);
+
+  app.post(
+    '/v1/term-deposits/initiate',
+    {
+      config: tdConfig(initiateScope, spec.operation),
+      schema: {
+        summary: 'Constitute (initiate) a term deposit',
+        operationId: 'initiateTermDeposit',
+        tags: ['Term deposits'],
+        security: [{ bearer: [initiateScope] }],
+        headers: correlationHeaders,
+        body: Type.Ref(TermDepositInitiationRequestSchema),
+        response: {
+          200: Type.Ref(TermDepositInitiationResponseSchema),
+          202: Type.Ref(TermDepositAcceptedSchema),
+          ...errorResponses(false, [400, 401, 403, 404, 409, 413, 415, 422, 500, 502, 504]),
+        },
+      },
+    },
+    async (request, reply) => sendOutcome(reply, await options.runner.run(spec, invocationOf(request)), false),
+  );
+
+  for (const segment of ['term-deposits', 'term-deposit']) {
+    app.get<{ Params: { termDepositId: string } }>(
+      `/v1/${segment}/:termDepositId/retrieve`,
+      {
+        config: tdConfig(retrieveScope),
+        schema: {
+          summary: `Retrieve a term deposit (also spelled /v1/${segment === 'term-deposits' ? 'term-deposit' : 'term-deposits'}/...)`,
+          operationId: segment === 'term-deposits' ? 'retrieveTermDeposit' : 'retrieveTermDepositSingular',
+          tags: ['Term deposits'],
+          security: [{ bearer: [retrieveScope] }],
+          params: Type.Object({ termDepositId: Type.String({ minLength: 1, maxLength: 64 }) }),
+          response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 500]) },
+        },
+      },
+      async (request) => {
+        const deposit = await options.core.retrieveTermDeposit(request.params.termDepositId);
+        if (!deposit) throw new ApiError(E.termDepositNotFound, `term deposit ${request.params.termDepositId} not found`);
+        return retrieveResponse(deposit);
+      },
+    );
+  }
+}
+
+export const correlationHeaders = Type.Object({
+  'x-correlation-id': Type.Optional(Type.String({ description: '1-128 characters of A-Z a-z 0-9 . _ : -; generated when absent; echoed on every response' })),
+  'x-channel': Type.Optional(Type.String({ description: 'Originating channel, e.g. SOP, MOBILE, BACKOFFICE' })),
+  prefer: Type.Optional(Type.String({ description: 'respond-async → 202 (RFC 7240)' })),
+});

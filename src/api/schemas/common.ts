@@ -1,0 +1,58 @@
+/** Schemas shared by the business API's operations: error records and the 202 / operation views. */
+import { Type, type Static } from '@sinclair/typebox';
+
+export const ErrorDetailSchema = Type.Object(
+  {
+    code: Type.String({ description: 'Domain code, e.g. TD-422-002 (see docs/errors.md)' }),
+    reason: Type.String({ description: 'Textual identifier of the cause, e.g. INSUFFICIENT_FUNDS_SOURCE_ACCOUNT' }),
+    message: Type.String({ description: 'Detailed message with concrete values' }),
+  },
+  { $id: 'ErrorDetail' },
+);
+
+export const ErrorRecordSchema = Type.Object(
+  {
+    status: Type.Integer({ description: 'HTTP status of the error' }),
+    reason: Type.String({ description: 'Category: VALIDATION_ERROR, UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, BUSINESS_RULE_VIOLATION, ...' }),
+    message: Type.String(),
+    path: Type.String({ description: 'HTTP method and path, e.g. POST /v1/term-deposits/initiate' }),
+    errordetail: Type.Optional(Type.Array(ErrorDetailSchema)),
+  },
+  { $id: 'ErrorRecord', description: 'SPEC.md error record' },
+);
+
+export const WrappedErrorRecordSchema = Type.Object({ error: ErrorRecordSchema }, { $id: 'WrappedErrorRecord', description: 'The loan operation wraps its error record' });
+
+export const OperationViewSchema = Type.Object(
+  {
+    reference: Type.String(),
+    operation: Type.String({ description: 'initiateTermDeposit or executeMerchandisingLoanPayment' }),
+    status: Type.Union([Type.Literal('Pending'), Type.Literal('Executed'), Type.Literal('Rejected')]),
+    result: Type.Optional(Type.Unknown({ description: 'The operation\'s 200 body, once executed' })),
+    error: Type.Optional(ErrorRecordSchema),
+  },
+  { $id: 'OperationView' },
+);
+
+export type ErrorRecordBody = Static<typeof ErrorRecordSchema>;
+export type OperationView = Static<typeof OperationViewSchema>;
+
+/** The same error responses on every business route (the record, or the wrapped record). */
+export function errorResponses(wrapped: boolean, statuses: number[]): Record<number, unknown> {
+  const schema = wrapped ? Type.Ref(WrappedErrorRecordSchema) : Type.Ref(ErrorRecordSchema);
+  return Object.fromEntries(statuses.map((status) => [status, { ...schema, description: errorDescriptions[status] ?? 'Error' }]));
+}
+
+const errorDescriptions: Record<number, string> = {
+  400: 'Invalid payload or header',
+  401: 'Missing, expired or invalid Bearer token',
+  403: 'Missing scope, or inactive user or workstation',
+  404: 'Resource not found',
+  409: 'Duplicate (correlation id or request), or incompatible state',
+  413: 'Body over 64 KiB',
+  415: 'Content-Type is not application/json',
+  422: 'Business rule violated',
+  500: 'Unexpected internal error',
+  502: 'Core banking system unavailable',
+  504: 'Core banking system timed out',
+};

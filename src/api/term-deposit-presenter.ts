@@ -1,0 +1,31 @@
+/** Maps the core's term deposit to SPEC.md's response bodies (amounts back to JSON numbers). */
+import { minorToNumber } from '../core/money.js';
+import type { TermDeposit } from '../core/port.js';
+import type { TermDepositInitiationResponse, TermDepositRetrieveResponse } from './schemas/term-deposit.js';
+
+export function initiationResponse(deposit: TermDeposit): TermDepositInitiationResponse {
+  return {
+    termDepositAccount: deposit.contractNumber,
+    customerReference: deposit.customerReference,
+    termDepositProduct: { productCode: deposit.productCode, componentCode: deposit.componentCode },
+    principalAmount: { amountValue: minorToNumber(deposit.principalMinor, deposit.currency), amountCurrency: { currencycode: deposit.currency } },
+    termDepositPeriod: { numberOfDays: deposit.numberOfDays, maturityDate: deposit.maturityDate },
+    valueDate: deposit.valueDate,
+    sourceAccount: { accountIdentification: deposit.sourceAccount, valueDate: deposit.valueDate },
+    interestSettlementAccount: { accountIdentification: deposit.interestAccount },
+    transactionDescription: deposit.description ?? '',
+    operationReference: deposit.operationReference,
+  };
+}
+
+export function retrieveResponse(deposit: TermDeposit): TermDepositRetrieveResponse {
+  return {
+    ...initiationResponse(deposit),
+    termDepositStatus: deposit.status,
+    interestRate: { rateValue: Number(deposit.ratePercent), rateType: 'Nominal' },
+    expectedInterestAmount: {
+      amountValue: minorToNumber(deposit.expectedInterestMinor, deposit.currency),
+      amountCurrency: { currencycode: deposit.currency },
+    },
+  };
+}

@@ -1,0 +1,134 @@
+/**
+ * The audit trail's hash chain (CONTRACT §8). Records are inserted, unchained, inside the business
+ * transactions; the chain is extended just after commit by one chainer at a time (an advisory
+ * lock on PostgreSQL), which gives each record its position (chain_seq) and its hash:
+ * SHA-256(previous hash + canonical JSON of the record). Chaining inside every business
+ * transaction would serialize them all on the chain's head.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import { canonicalJson } from '../core/canonical-json.js';
+import type { Store } from '../store/connect.js';
+import { countUnchained, lastChained, listChained, listUnchained, setChainLink, type AuditEntry, type ChainedAuditEntry } from '../store/audit.js';
+
+export const genesisHash = '0'.repeat(64);
+/** Records chained per transaction: bounds the chainer's lock time. */
+const chainBatchMax = 500;
+const auditLockId = 0x61756474; // "audt"
+
+export function auditHash(prevHash: string, entry: AuditEntry): string {
+  const content: AuditEntry = {
+    id: entry.id,
+    recordedAt: entry.recordedAt,
+    clientId: entry.clientId,
+    backboneUser: entry.backboneUser,
+    workstation: entry.workstation,
+    operation: entry.operation,
+    correlationId: entry.correlationId,
+    reference: entry.reference,
+    httpStatus: entry.httpStatus,
+    outcome: entry.outcome,
+    durationMs: entry.durationMs,
+    details: entry.details,
+  };
+  return createHash('sha256').update(`${prevHash}\n${canonicalJson(content)}`).digest('hex');
+}
+
+/** Chains every committed, unchained record; answers how many it chained. */
+export async function extendAuditChain(store: Store): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const chained = await store.db.transaction().execute(async (trx) => {
+      if (store.dialect === 'postgres') {
+        const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(${auditLockId}) as locked`.execute(trx);
+        if (!rows[0]?.locked) return 0; // another instance is chaining right now
+      }
+      const pending = await listUnchained(trx, chainBatchMax);
+      let head = (await lastChained(trx)) ?? { seq: 0, hash: genesisHash };
+      for (const entry of pending) {
+        const hash = auditHash(head.hash, entry);
+        await setChainLink(trx, entry.id, head.seq + 1, head.hash, hash);
+        head = { seq: head.seq + 1, hash };
+      }
+      return pending.length;
+    });
+    total += chained;
+    if (chained < chainBatchMax) return total;
+  }
+}
+
+/** Runs the chainer soon after commits without running it once per commit. */
+export class AuditChainer {
+  readonly #store: Store;
+  readonly #onError: (error: unknown) => void;
+  #running: Promise<void> | undefined;
+  #again = false;
+
+  constructor(store: Store, onError: (error: unknown) => void) {
+    this.#store = store;
+    this.#onError = onError;
+  }
+
+  schedule(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = (async () => {
+      do {
+        this.#again = false;
+        try {
+          await extendAuditChain(this.#store);
+        } catch (error) {
+          this.#onError(error);
+        }
+      } while (this.#again);
+    })().finally(() => {
+      this.#running = undefined;
+    });
+  }
+
+  /** Waits for the chainer to finish its current run (shutdown, tests). */
+  async idle(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+}
+
+export interface ChainVerification {
+  ok: boolean;
+  chained: number;
+  unchained: number;
+  /** The first broken link, when not ok. */
+  problem?: { chainSeq: number; id: string; issue: string };
+}
+
+export async function verifyAuditChain(store: Store): Promise<ChainVerification> {
+  let previous = { seq: 0, hash: genesisHash };
+  let chained = 0;
+  for (;;) {
+    const page = await listChained(store.db, previous.seq, 1000);
+    for (const entry of page) {
+      const seq = entry.chainSeq ?? 0;
+      const fail = (issue: string): ChainVerification => ({ ok: false, chained, unchained: 0, problem: { chainSeq: seq, id: entry.id, issue } });
+      if (seq !== previous.seq + 1) return fail(`chain position ${previous.seq + 1} is missing`);
+      if (entry.prevHash !== previous.hash) return fail('its previous-hash link does not match the record before it');
+      if (entry.hash !== auditHash(previous.hash, entry)) return fail('its content does not match its hash (the record was altered)');
+      previous = { seq, hash: entry.hash ?? '' };
+      chained += 1;
+    }
+    if (page.length < 1000) break;
+  }
+  return { ok: true, chained, unchained: await countUnchained(store.db) };
+}
+
+/** Every record in chain order, then the unchained ones: for `coregate audit export`. */
+export async function* exportAudit(store: Store): AsyncGenerator<ChainedAuditEntry> {
+  let after = 0;
+  for (;;) {
+    const page = await listChained(store.db, after, 1000);
+    yield* page;
+    if (page.length < 1000) break;
+    after = page[page.length - 1]?.chainSeq ?? after;
+  }
+  yield* await listUnchained(store.db, Number.MAX_SAFE_INTEGER);
+}

@@ -1,0 +1,117 @@
+/** The audit trail's rows: appended in business transactions, chained just after commit. */
+import type { Selectable } from 'kysely';
+import { toBigInt } from './bigint.js';
+import type { Queryable } from './realms.js';
+import type { AuditRecordTable } from './schema.js';
+
+export interface AuditEntry {
+  id: string;
+  recordedAt: string;
+  clientId: string;
+  backboneUser: string | null;
+  workstation: string | null;
+  operation: string;
+  correlationId: string | null;
+  reference: string | null;
+  httpStatus: number;
+  outcome: string;
+  durationMs: number;
+  details: Record<string, unknown>;
+}
+
+export interface ChainedAuditEntry extends AuditEntry {
+  chainSeq: number | null;
+  prevHash: string | null;
+  hash: string | null;
+}
+
+export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
+  await db
+    .insertInto('audit_records')
+    .values({
+      id: entry.id,
+      recorded_at: entry.recordedAt,
+      client_id: entry.clientId,
+      backbone_user: entry.backboneUser,
+      workstation: entry.workstation,
+      operation: entry.operation,
+      correlation_id: entry.correlationId,
+      reference: entry.reference,
+      http_status: entry.httpStatus,
+      outcome: entry.outcome,
+      duration_ms: entry.durationMs,
+      details: JSON.stringify(entry.details),
+      chain_seq: null,
+      prev_hash: null,
+      hash: null,
+    })
+    .execute();
+}
+
+export async function lastChained(db: Queryable): Promise<{ seq: number; hash: string } | undefined> {
+  const row = await db
+    .selectFrom('audit_records')
+    .select(['chain_seq', 'hash'])
+    .where('chain_seq', 'is not', null)
+    .orderBy('chain_seq', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row && { seq: Number(toBigInt(row.chain_seq)), hash: row.hash ?? '' };
+}
+
+export async function listUnchained(db: Queryable, limit: number): Promise<ChainedAuditEntry[]> {
+  const rows = await db
+    .selectFrom('audit_records')
+    .selectAll()
+    .where('chain_seq', 'is', null)
+    .orderBy('recorded_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(toEntry);
+}
+
+export async function setChainLink(db: Queryable, id: string, seq: number, prevHash: string, hash: string): Promise<void> {
+  await db.updateTable('audit_records').set({ chain_seq: BigInt(seq), prev_hash: prevHash, hash }).where('id', '=', id).execute();
+}
+
+/** Chained records in chain order, a page at a time. */
+export async function listChained(db: Queryable, afterSeq: number, limit: number): Promise<ChainedAuditEntry[]> {
+  const rows = await db
+    .selectFrom('audit_records')
+    .selectAll()
+    .where('chain_seq', '>', BigInt(afterSeq))
+    .orderBy('chain_seq')
+    .limit(limit)
+    .execute();
+  return rows.map(toEntry);
+}
+
+export async function countUnchained(db: Queryable): Promise<number> {
+  const row = await db
+    .selectFrom('audit_records')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .where('chain_seq', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
+function toEntry(row: Selectable<AuditRecordTable>): ChainedAuditEntry {
+  return {
+    id: row.id,
+    recordedAt: row.recorded_at,
+    clientId: row.client_id,
+    backboneUser: row.backbone_user,
+    workstation: row.workstation,
+    operation: row.operation,
+    correlationId: row.correlation_id,
+    reference: row.reference,
+    httpStatus: Number(row.http_status),
+    outcome: row.outcome,
+    durationMs: Number(row.duration_ms),
+    details: JSON.parse(row.details) as Record<string, unknown>,
+    chainSeq: row.chain_seq === null ? null : Number(toBigInt(row.chain_seq)),
+    prevHash: row.prev_hash,
+    hash: row.hash,
+  };
+}
