@@ -5,6 +5,7 @@
  * own transaction.
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { AuditChainer } from '../audit/chain.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import { errorCatalogue as E, BusinessRefusal, type ErrorEntry, type Family } from '../core/error-catalogue.js';
@@ -75,6 +76,13 @@ class CoreTimeout extends Error {
 
 /** A concurrent request claimed the correlation id between our check and our write. */
 class CorrelationTaken extends Error {}
+
+/** A concurrent identical request (no correlation id) won the duplicate window. */
+class DuplicateInWindow extends Error {
+  constructor(readonly original: OperationRecord) {
+    super('duplicate request within the window');
+  }
+}
 
 /** Pending operations executed per worker tick: bounds the work of one tick. */
 const workerBatchMax = 20;
@@ -180,6 +188,7 @@ export class OperationRunner {
         await this.#recordUnknown(spec, call, record, retryOfUnknown, E.coreUnavailable, error);
         return this.#refused(spec, call, E.coreUnavailable, `The core banking system is unavailable; repeat with x-correlation-id ${call.correlationId} to reconcile`, reference, true);
       }
+      if (error instanceof DuplicateInWindow) return this.#duplicate(spec, call, error.original, E.duplicateRequest);
       if (error instanceof CorrelationTaken || isUniqueViolation(error)) {
         const original = await findOperationByCorrelation(store.db, call.principal.clientKey, call.correlationId);
         if (original) return this.#duplicate(spec, call, original, E.duplicateCorrelationId);
@@ -189,8 +198,20 @@ export class OperationRunner {
     }
   }
 
-  /** Consumes the correlation id inside the unit of work, or re-claims an unknown one. */
+  /**
+   * Consumes the correlation id inside the unit of work, or re-claims an unknown one. Without a
+   * correlation id, the duplicate window is checked again here under a lock on the request hash,
+   * so that concurrent identical requests cannot all pass the early check.
+   */
   async #claim(uow: UnitOfWork, record: OperationRecord, retryOfUnknown: boolean): Promise<void> {
+    if (!record.correlationSupplied && this.#options.duplicateWindowSeconds > 0) {
+      if (this.#options.store.dialect === 'postgres') {
+        await sql`select pg_advisory_xact_lock(hashtextextended(${`${record.clientKey}|${record.requestHash}`}, 0))`.execute(uow);
+      }
+      const since = Date.now() - this.#options.duplicateWindowSeconds * 1000;
+      const duplicate = await findRecentDuplicate(uow, record.clientKey, record.requestHash, since);
+      if (duplicate && duplicate.reference !== record.reference) throw new DuplicateInWindow(duplicate);
+    }
     if (retryOfUnknown) {
       if (!(await settleOperation(uow, record.reference, ['Unknown'], { status: 'Pending', httpStatus: null, keepRequest: true }))) {
         throw new CorrelationTaken();
@@ -210,6 +231,7 @@ export class OperationRunner {
         await insertAuditEntry(uow, this.#audit(spec, call, record.reference, 202, 'Pending'));
       });
     } catch (error) {
+      if (error instanceof DuplicateInWindow) return this.#duplicate(spec, call, error.original, E.duplicateRequest);
       if (error instanceof CorrelationTaken || isUniqueViolation(error)) {
         const original = await findOperationByCorrelation(store.db, call.principal.clientKey, call.correlationId);
         if (original) return this.#duplicate(spec, call, original, E.duplicateCorrelationId);
