@@ -63,10 +63,14 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
   if (role !== 'all' && role !== 'auth' && role !== 'api') {
     throw new Error(`--role / COREGATE_ROLE must be all, auth or api, got "${role}"`);
   }
+  const db = flags.db ?? env.COREGATE_DB ?? defaultDbUrl;
+  if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(db)) {
+    throw new Error(`--db / COREGATE_DB must be sqlite:PATH or postgres://..., got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`);
+  }
   return {
     port,
     host: flags.host ?? env.COREGATE_HOST ?? 'localhost',
-    db: flags.db ?? env.COREGATE_DB ?? defaultDbUrl,
+    db,
     dataFile: flags.data ?? env.COREGATE_DATA,
     publicUrl: publicUrl?.replace(/\/+$/, ''),
     businessDate,

@@ -126,6 +126,7 @@ async function serveOn(
     auth,
     api: { store, core, verifier, runner, chainer },
     version: packageVersion,
+    isClosing: () => closing,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');

@@ -22,6 +22,8 @@ export interface ServerParts {
   api: BusinessApiOptions;
   readiness: Readiness;
   version: string;
+  /** True once shutdown began: responses then close their connection so that close() can finish. */
+  isClosing: () => boolean;
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
@@ -34,6 +36,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     return503OnClosing: true,
     trustProxy: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (parts.isClosing()) void reply.header('Connection', 'close');
   });
   for (const schema of sharedSchemas) app.addSchema(schema);
   await app.register(swagger, {

@@ -32,12 +32,14 @@ export interface OperationSpec<TCommand = unknown, TResult = unknown> {
   scope: string;
   family: Family;
   /** Checks that need no stored data; a BusinessRefusal here does not consume the correlation id. */
-  validate(body: unknown): TCommand;
+  validate(body: unknown, params: Readonly<Record<string, string>>): TCommand;
   execute(uow: UnitOfWork, reference: string, command: TCommand, principal: Principal): Promise<TResult>;
   /** After an unknown outcome: the result, if the core did execute the operation. */
   reconcile(reference: string): Promise<TResult | undefined>;
   present(result: TResult, reference: string): unknown;
   accepted(reference: string, acceptedAt: Date): unknown;
+  /** The result shown for a pending operation the core refused, if the operation has one. */
+  rejected?(reference: string, acceptedAt: Date): unknown;
   /** The outcome word recorded in the audit trail (e.g. Executed, PartiallyExecuted). */
   outcomeOf(result: TResult): string;
 }
@@ -49,6 +51,8 @@ export interface Invocation {
   /** `POST /v1/...`: the error records' path. */
   path: string;
   body: unknown;
+  /** Path parameters (e.g. the facility and installment of a loan execution). */
+  params: Readonly<Record<string, string>>;
   respondAsync: boolean;
   channel: string | undefined;
   startedAtMs: number;
@@ -82,6 +86,12 @@ class DuplicateInWindow extends Error {
   constructor(readonly original: OperationRecord) {
     super('duplicate request within the window');
   }
+}
+
+/** What a pending operation keeps until it is executed. */
+interface StoredRequest {
+  body: unknown;
+  params: Readonly<Record<string, string>>;
 }
 
 /** Pending operations executed per worker tick: bounds the work of one tick. */
@@ -127,7 +137,7 @@ export class OperationRunner {
     const { store } = this.#options;
     let command: TCommand;
     try {
-      command = spec.validate(call.body);
+      command = spec.validate(call.body, call.params);
     } catch (error) {
       if (error instanceof BusinessRefusal) return this.#refused(spec, call, error.entry, error.message, undefined, false);
       throw error;
@@ -226,8 +236,9 @@ export class OperationRunner {
     const acceptedAt = new Date();
     try {
       await store.db.transaction().execute(async (uow) => {
-        await this.#claim(uow, { ...record, request: call.body }, retryOfUnknown);
-        if (retryOfUnknown) await uow.updateTable('operations').set({ request: JSON.stringify(call.body) }).where('reference', '=', record.reference).execute();
+        const request: StoredRequest = { body: call.body, params: call.params };
+        await this.#claim(uow, { ...record, request }, retryOfUnknown);
+        if (retryOfUnknown) await uow.updateTable('operations').set({ request: JSON.stringify(request) }).where('reference', '=', record.reference).execute();
         await insertAuditEntry(uow, this.#audit(spec, call, record.reference, 202, 'Pending'));
       });
     } catch (error) {
@@ -416,18 +427,20 @@ export class OperationRunner {
       backboneUser: actor.backboneUser ?? undefined,
       workstation: actor.workstation ?? undefined,
     };
+    const request = pending.request as StoredRequest;
     const call: Invocation = {
       principal,
       correlationId: pending.correlationId,
       correlationSupplied: pending.correlationSupplied,
       path: pending.path,
-      body: pending.request,
+      body: request.body,
+      params: request.params,
       respondAsync: true,
       channel: actor.channel ?? undefined,
       startedAtMs: Date.now(),
     };
     try {
-      const command = spec.validate(pending.request);
+      const command = spec.validate(request.body, request.params);
       await withTimeout(
         store.db.transaction().execute(async (uow) => {
           // Whoever settles the operation first executes it; another instance's worker skips it.
@@ -444,7 +457,8 @@ export class OperationRunner {
       if (error instanceof BusinessRefusal) {
         const record = errorRecord(error.entry, error.message, pending.path, spec.family);
         await store.db.transaction().execute(async (uow) => {
-          if (await settleOperation(uow, reference, ['Pending'], { status: 'Rejected', httpStatus: error.entry.status, error: record })) {
+          const result = spec.rejected?.(reference, new Date(pending.createdAt));
+          if (await settleOperation(uow, reference, ['Pending'], { status: 'Rejected', httpStatus: error.entry.status, error: record, result })) {
             await insertAuditEntry(uow, this.#audit(spec, call, reference, error.entry.status, 'Rejected', error.entry));
           }
         });

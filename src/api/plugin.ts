@@ -16,6 +16,16 @@ import { auditEntry, type OperationRunner } from './operation-runner.js';
 import './request-context.js';
 import { operationRoutes } from './routes/operations.js';
 import { termDepositRoutes } from './routes/term-deposits.js';
+import { merchandisingLoanRoutes } from './routes/merchandising-loans.js';
+import {
+  AccountIdentificationSchema,
+  LoanExecutionAcceptedSchema,
+  LoanExecutionRequestSchema,
+  LoanExecutionResponseSchema,
+  LoanFacilityStatusSchema,
+  MonetaryAmountSchema,
+  TypedDateSchema,
+} from './schemas/merchandising-loan.js';
 import { ErrorDetailSchema, ErrorRecordSchema, OperationViewSchema, WrappedErrorRecordSchema } from './schemas/common.js';
 import {
   TermDepositAcceptedSchema,
@@ -42,6 +52,13 @@ export const sharedSchemas = [
   TermDepositInitiationResponseSchema,
   TermDepositRetrieveResponseSchema,
   TermDepositAcceptedSchema,
+  TypedDateSchema,
+  MonetaryAmountSchema,
+  AccountIdentificationSchema,
+  LoanFacilityStatusSchema,
+  LoanExecutionRequestSchema,
+  LoanExecutionResponseSchema,
+  LoanExecutionAcceptedSchema,
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
@@ -102,5 +119,6 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   }
 
   await app.register(termDepositRoutes, { core, runner });
+  await app.register(merchandisingLoanRoutes, { core, runner });
   await app.register(operationRoutes, { store, runner });
 }

@@ -39,6 +39,11 @@ export const errorCatalogue = {
   termMismatch: entry('TD', 400, 11, 'TERM_MISMATCH', 'numberOfDays and maturityDate are both given and disagree.'),
   maturityNotAfterValueDate: entry('TD', 400, 12, 'MATURITY_NOT_AFTER_VALUE_DATE', 'The maturity date is not after the value date.'),
   invalidInterestRate: entry('TD', 400, 13, 'INVALID_INTEREST_RATE', 'rateValue is not greater than 0 and at most 100 (percent per year).'),
+  // 400: merchandising loan
+  accountRolesInvalid: entry('ML', 400, 10, 'INVALID_ACCOUNT_REFERENCES', 'accountReferences is not exactly one PaymentAccount and one ExpenseAccount.'),
+  installmentSequenceMismatch: entry('ML', 400, 11, 'INSTALLMENT_SEQUENCE_MISMATCH', 'loanInstallmentSequence in the body differs from the path\'s installmentSequence.'),
+  maturityDateTypeInvalid: entry('ML', 400, 12, 'INVALID_DATE_TYPE', 'loanMaturityDate.dateType is not MaturityDate.'),
+  maturityAfterFinalMaturity: entry('ML', 400, 13, 'MATURITY_AFTER_FACILITY_FINAL_MATURITY', 'loanMaturityDate is after the facility\'s final maturity date.'),
   // 401 / 403
   missingToken: entry('both', 401, 1, 'MISSING_TOKEN', 'No Bearer token in the Authorization header.'),
   invalidToken: entry('both', 401, 2, 'INVALID_TOKEN', 'The token is malformed, expired, not yet valid, revoked (realm not-before), badly signed, or from an untrusted issuer or audience.'),
@@ -50,10 +55,16 @@ export const errorCatalogue = {
   sourceAccountNotFound: entry('TD', 404, 2, 'SOURCE_ACCOUNT_NOT_FOUND', 'sourceAccount.accountIdentification names no account.'),
   interestAccountNotFound: entry('TD', 404, 3, 'INTEREST_SETTLEMENT_ACCOUNT_NOT_FOUND', 'interestSettlementAccount.accountIdentification names no account.'),
   termDepositNotFound: entry('TD', 404, 4, 'TERM_DEPOSIT_NOT_FOUND', 'No term deposit contract has this number.'),
+  facilityNotFound: entry('ML', 404, 1, 'FACILITY_NOT_FOUND', 'merchandisingLoanId names no loan facility.'),
+  installmentNotFound: entry('ML', 404, 2, 'INSTALLMENT_NOT_FOUND', 'The facility has no installment with this sequence.'),
+  paymentAccountNotFound: entry('ML', 404, 3, 'PAYMENT_ACCOUNT_NOT_FOUND', 'The PaymentAccount names no account.'),
+  expenseAccountNotFound: entry('ML', 404, 4, 'EXPENSE_ACCOUNT_NOT_FOUND', 'The ExpenseAccount names no account.'),
   operationNotFound: entry('both', 404, 90, 'OPERATION_NOT_FOUND', 'No operation of this client has this reference.'),
   // 409
   duplicateCorrelationId: entry('both', 409, 1, 'DUPLICATE_CORRELATION_ID', 'The client already used this x-correlation-id; the message names the original operation\'s reference and outcome.'),
   duplicateRequest: entry('both', 409, 2, 'DUPLICATE_REQUEST', 'The same client sent the same body to the same path within the duplicate window, without x-correlation-id.'),
+  installmentPaid: entry('ML', 409, 10, 'INSTALLMENT_ALREADY_PAID', 'The installment is already fully paid.'),
+  facilityClosed: entry('ML', 409, 11, 'FACILITY_CLOSED', 'The facility is closed (not active).'),
   // 413 / 415 / 429
   payloadTooLarge: entry('both', 413, 1, 'PAYLOAD_TOO_LARGE', 'The body exceeds 64 KiB.'),
   unsupportedMediaType: entry('both', 415, 1, 'UNSUPPORTED_MEDIA_TYPE', 'The Content-Type is not application/json.'),
@@ -71,6 +82,17 @@ export const errorCatalogue = {
   valueDateNotBusinessDay: entry('TD', 422, 10, 'VALUE_DATE_NOT_BUSINESS_DAY', 'The value date is a weekend day or a holiday of the core\'s calendar.'),
   valueDateBeforeBusinessDate: entry('TD', 422, 11, 'VALUE_DATE_BEFORE_BUSINESS_DATE', 'The value date is before the core\'s business date.'),
   maturityNotBusinessDay: entry('TD', 422, 12, 'MATURITY_DATE_NOT_BUSINESS_DAY', 'An explicit maturity date is a weekend day or a holiday.'),
+  // 422: merchandising loan
+  loanTypeMismatch: entry('ML', 422, 1, 'LOAN_TYPE_MISMATCH', 'merchandisingLoanType is not the facility\'s.'),
+  parameterTypeMismatch: entry('ML', 422, 2, 'FACILITY_PARAMETER_TYPE_MISMATCH', 'merchandisingLoanFacilityParameterType is not the facility\'s.'),
+  parameterTypeNotSupported: entry('ML', 422, 3, 'FACILITY_PARAMETER_TYPE_NOT_SUPPORTED', 'LetterOfCredit and BankerAcceptance are reserved and not yet supported.'),
+  loanCurrencyMismatch: entry('ML', 422, 4, 'CURRENCY_MISMATCH', 'The amount\'s or an account\'s currency differs from the facility\'s.'),
+  amountAboveOutstanding: entry('ML', 422, 5, 'AMOUNT_ABOVE_OUTSTANDING', 'The amount is above the installment\'s outstanding balance.'),
+  approvedLimitExceeded: entry('ML', 422, 6, 'APPROVED_LIMIT_EXCEEDED', 'The execution would take the facility\'s total executed amount above its approved limit.'),
+  insufficientFundsPayment: entry('ML', 422, 7, 'INSUFFICIENT_FUNDS_PAYMENT_ACCOUNT', 'The payment account cannot cover the amount.'),
+  insufficientFundsExpense: entry('ML', 422, 8, 'INSUFFICIENT_FUNDS_EXPENSE_ACCOUNT', 'The expense account cannot cover the charges (commission, fee, tax).'),
+  loanAccountNotActive: entry('ML', 422, 9, 'ACCOUNT_NOT_ACTIVE', 'The payment or expense account is not active.'),
+  loanAccountNotCustomers: entry('ML', 422, 10, 'ACCOUNT_NOT_OWNED_BY_FACILITY_CUSTOMER', 'The payment or expense account does not belong to the facility\'s customer.'),
   // 500 / 502 / 504
   internalError: entry('both', 500, 1, 'INTERNAL_ERROR', 'Unexpected internal error; the log line with the request id has the cause.'),
   coreUnavailable: entry('both', 502, 1, 'CORE_UNAVAILABLE', 'The core banking system is unavailable or answered invalidly; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),

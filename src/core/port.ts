@@ -13,6 +13,7 @@ import type { Database } from '../store/schema.js';
 import type { BusinessCalendar } from './business-calendar.js';
 import type { TermDepositInitiation } from './term-deposits/initiation.js';
 import type { DayCount } from './term-deposits/interest.js';
+import type { LoanInstallmentExecution } from './loans/execution-request.js';
 
 export type UnitOfWork = Transaction<Database>;
 
@@ -36,6 +37,21 @@ export interface TermDeposit {
   expectedInterestMinor: bigint;
 }
 
+export interface LoanInstallmentResult {
+  merchandisingLoanOperationId: string;
+  executionReference: string;
+  executionDateTime: string;
+  /** The facility's status after the execution: Executed or PartiallyExecuted. */
+  facilityStatus: 'Executed' | 'PartiallyExecuted';
+  loanId: string;
+  sequence: number;
+  currency: string;
+  amountMinor: bigint;
+  commissionMinor: bigint;
+  feeMinor: bigint;
+  taxMinor: bigint;
+}
+
 export type DirectoryStatus = 'Active' | 'Disabled' | 'Blocked' | undefined;
 
 export interface CoreBankingPort {
@@ -44,6 +60,10 @@ export interface CoreBankingPort {
   retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined>;
   /** Reconciliation: the term deposit an operation reference created, if it happened. */
   findTermDepositByReference(reference: string): Promise<TermDeposit | undefined>;
+  /** Pays an installment from the payment account and the charges from the expense account. */
+  executeLoanInstallment(uow: UnitOfWork, reference: string, command: LoanInstallmentExecution, executedAt: Date): Promise<LoanInstallmentResult>;
+  /** Reconciliation: the execution an operation reference made, if it happened. */
+  findLoanExecutionByReference(reference: string): Promise<LoanInstallmentResult | undefined>;
   userStatus(login: string): Promise<DirectoryStatus>;
   workstationStatus(id: string): Promise<DirectoryStatus>;
   calendar(): BusinessCalendar;

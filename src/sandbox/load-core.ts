@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../store/banking.js';
-import { internalAccountKind, postMovement } from '../store/ledger.js';
+import { ensureInternalAccount, loanAccountKind, postMovement } from '../store/ledger.js';
+import { insertFacilityIfMissing, insertInstallment } from '../store/loans.js';
 import type { Queryable } from '../store/realms.js';
 import { getOrInitSetting, getSetting } from '../store/settings.js';
 import { BusinessCalendar, type Weekday } from '../core/business-calendar.js';
@@ -69,12 +70,69 @@ export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ 
       dayCount: product.dayCount,
     });
   }
+  for (const loan of data.merchandisingLoans ?? []) {
+    if (await loadLoanFacility(db, loan, businessDate)) accountsAdded += 1;
+  }
   return { accountsAdded };
 }
 
-export async function ensureInternalAccount(db: Queryable, accountNumber: string, currency: string): Promise<void> {
-  await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
+type SandboxLoan = NonNullable<SandboxData['merchandisingLoans']>[number];
+
+/**
+ * A facility is an account of kind loan whose balance is the customer's outstanding debt
+ * (negative), opened against the bank's equity; repayments credit it toward zero.
+ */
+async function loadLoanFacility(db: Queryable, loan: SandboxLoan, businessDate: string): Promise<boolean> {
+  const { currency } = loan;
+  const added = await insertAccountIfMissing(db, {
+    accountNumber: loan.merchandisingLoanId,
+    customerReference: loan.customerReference,
+    currency,
+    status: loan.status === 'Active' ? 'Active' : loan.status,
+    kind: loanAccountKind,
+  });
+  if (!added) return false;
+  const installments = loan.installments.map((installment) => ({
+    sequence: installment.sequence,
+    dueDate: installment.dueDate,
+    amountMinor: toMinorUnits(installment.amount, currency),
+    paidMinor: toMinorUnits(installment.amountPaid ?? 0, currency),
+  }));
+  const paidMinor = installments.reduce((sum, installment) => sum + installment.paidMinor, 0n);
+  await insertFacilityIfMissing(db, {
+    loanId: loan.merchandisingLoanId,
+    customerReference: loan.customerReference,
+    loanType: loan.merchandisingLoanType,
+    parameterType: loan.merchandisingLoanFacilityParameterType,
+    currency,
+    approvedLimitMinor: toMinorUnits(loan.approvedLimit, currency),
+    executedTotalMinor: paidMinor,
+    status: loan.status,
+    finalMaturityDate: loan.finalMaturityDate,
+    fixedFeeMinor: toMinorUnits(loan.charges.fixedFee, currency),
+    commissionRate: String(loan.charges.commissionRate),
+    minimumCommissionMinor: toMinorUnits(loan.charges.minimumCommission, currency),
+    taxRate: String(loan.charges.taxRate),
+  });
+  for (const installment of installments) await insertInstallment(db, { loanId: loan.merchandisingLoanId, ...installment });
+  const outstandingMinor = installments.reduce((sum, installment) => sum + installment.amountMinor - installment.paidMinor, 0n);
+  if (outstandingMinor > 0n) {
+    await ensureInternalAccount(db, equityAccount(currency), currency);
+    await postMovement(db, {
+      id: randomUUID(),
+      reference: `opening-${loan.merchandisingLoanId}`,
+      kind: 'opening_balance',
+      description: 'Outstanding loan from the sandbox data file',
+      businessDate,
+      lines: [
+        { accountNumber: loan.merchandisingLoanId, amountMinor: -outstandingMinor, currency },
+        { accountNumber: equityAccount(currency), amountMinor: outstandingMinor, currency },
+      ],
+    });
+  }
+  return true;
 }
+
 
 /** The core's calendar as stored, with the business date overridden by configuration if given. */
 export async function readBusinessCalendar(db: Queryable, businessDateOverride: string | undefined): Promise<BusinessCalendar> {

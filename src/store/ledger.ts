@@ -5,6 +5,7 @@
  */
 import type { Queryable } from './realms.js';
 import { toBigInt } from './bigint.js';
+import { insertAccountIfMissing } from './banking.js';
 
 export interface PostingLine {
   accountNumber: string;
@@ -36,6 +37,15 @@ export class LedgerInvariantError extends Error {
 }
 
 export const internalAccountKind = 'internal';
+/** A loan facility's account: its balance is the customer's debt, negative until repaid. */
+export const loanAccountKind = 'loan';
+/** Kinds whose balance may go below zero: the bank's own accounts and loan accounts. */
+const mayGoNegative = [internalAccountKind, loanAccountKind];
+
+/** The bank's own accounts (equity, income, tax payable) are created on first use. */
+export async function ensureInternalAccount(db: Queryable, accountNumber: string, currency: string): Promise<void> {
+  await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
+}
 
 export async function postMovement(db: Queryable, movement: Movement): Promise<void> {
   assertBalanced(movement);
@@ -49,7 +59,7 @@ export async function postMovement(db: Queryable, movement: Movement): Promise<v
       .where('currency', '=', line.currency);
     const guarded =
       line.amountMinor < 0n
-        ? update.where((eb) => eb.or([eb('kind', '=', internalAccountKind), eb(eb('balance_minor', '+', line.amountMinor), '>=', 0n)]))
+        ? update.where((eb) => eb.or([eb('kind', 'in', mayGoNegative), eb(eb('balance_minor', '+', line.amountMinor), '>=', 0n)]))
         : update;
     const result = await guarded.executeTakeFirst();
     if (result.numUpdatedRows === 0n) {
@@ -137,7 +147,7 @@ export async function checkLedger(db: Queryable): Promise<LedgerCheck> {
         postedMinor: (posted.get(row.account_number) ?? 0n).toString(),
       })),
     negativeCustomerAccounts: accounts
-      .filter((row) => row.kind !== internalAccountKind && toBigInt(row.balance_minor) < 0n)
+      .filter((row) => !mayGoNegative.includes(row.kind) && toBigInt(row.balance_minor) < 0n)
       .map((row) => ({ accountNumber: row.account_number, balanceMinor: toBigInt(row.balance_minor).toString() })),
   };
 }

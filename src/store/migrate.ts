@@ -5,12 +5,14 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_core.js';
+import * as m0003 from './migrations/0003_loans.js';
 import type { Store } from './connect.js';
 
 /** Every migration, in order. Names are frozen once landed. */
 const migrations: Record<string, Migration> = {
   '0001_auth': m0001,
   '0002_core': m0002,
+  '0003_loans': m0003,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

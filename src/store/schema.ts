@@ -172,7 +172,49 @@ export interface AuditRecordTable {
   hash: string | null;
 }
 
+export interface LoanFacilityTable {
+  loan_id: string;
+  customer_reference: string;
+  loan_type: string;
+  parameter_type: string;
+  currency: string;
+  approved_limit_minor: bigint | string | number;
+  executed_total_minor: bigint | string | number;
+  status: string;
+  final_maturity_date: string;
+  fixed_fee_minor: bigint | string | number;
+  commission_rate: string;
+  minimum_commission_minor: bigint | string | number;
+  tax_rate: string;
+}
+
+export interface LoanInstallmentTable {
+  loan_id: string;
+  sequence: number;
+  due_date: string;
+  amount_minor: bigint | string | number;
+  paid_minor: bigint | string | number;
+}
+
+export interface LoanExecutionTable {
+  operation_id: string;
+  execution_reference: string;
+  loan_id: string;
+  sequence: number;
+  amount_minor: bigint | string | number;
+  commission_minor: bigint | string | number;
+  fee_minor: bigint | string | number;
+  tax_minor: bigint | string | number;
+  payment_account: string;
+  expense_account: string;
+  facility_status: string;
+  executed_at: string;
+}
+
 export interface CoreDatabase {
+  loan_facilities: LoanFacilityTable;
+  loan_installments: LoanInstallmentTable;
+  loan_executions: LoanExecutionTable;
   customers: CustomerTable;
   accounts: AccountTable;
   movements: MovementTable;

@@ -33,6 +33,9 @@ export class FaultyCore {
     };
     const wrapped: CoreBankingPort = Object.create(inner) as CoreBankingPort;
     wrapped.initiateTermDeposit = (uow: UnitOfWork, reference, command) => guard(() => inner.initiateTermDeposit(uow, reference, command));
+    wrapped.executeLoanInstallment = (uow: UnitOfWork, reference, command, executedAt) =>
+      guard(() => inner.executeLoanInstallment(uow, reference, command, executedAt));
+    wrapped.findLoanExecutionByReference = (reference) => inner.findLoanExecutionByReference(reference);
     wrapped.retrieveTermDeposit = (id) => inner.retrieveTermDeposit(id);
     wrapped.findTermDepositByReference = (reference) => inner.findTermDepositByReference(reference);
     wrapped.userStatus = (login) => inner.userStatus(login);

@@ -23,6 +23,7 @@ export function invocationOf(request: FastifyRequest): Invocation {
     correlationSupplied: request.correlation.supplied,
     path: `${request.method} ${request.url.split('?')[0] ?? ''}`,
     body: request.body,
+    params: (request.params ?? {}) as Record<string, string>,
     respondAsync: preferences(request).has('respond-async'),
     channel: typeof channel === 'string' ? channel.slice(0, 64) : undefined,
     startedAtMs: request.startedAtMs,

@@ -1,0 +1,89 @@
+/**
+ * POST /v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute
+ * (SPEC Endpoints §2, CONTRACT §7): errors wrapped in {"error": ...}, 200 / 202 / 204.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { validateExecution, type LoanExecutionBody } from '../../core/loans/execution-request.js';
+import type { CoreBankingPort, LoanInstallmentResult } from '../../core/port.js';
+import type { OperationRunner, OperationSpec } from '../operation-runner.js';
+import type { BusinessRouteConfig } from '../request-context.js';
+import { errorResponses } from '../schemas/common.js';
+import { LoanExecutionAcceptedSchema, LoanExecutionRequestSchema, LoanExecutionResponseSchema, type LoanExecutionResponse } from '../schemas/merchandising-loan.js';
+import { correlationHeaders } from './term-deposits.js';
+import { invocationOf, preferences, sendOutcome } from './outcome.js';
+
+export const executeScope = 'merchandisingLoan:execute';
+
+export function loanExecutionSpec(core: CoreBankingPort): OperationSpec {
+  return {
+    operation: 'executeMerchandisingLoanPayment',
+    scope: executeScope,
+    family: 'ML',
+    validate: (body, params) =>
+      validateExecution(body as LoanExecutionBody, params.merchandisingLoanId ?? '', Number(params.installmentSequence)),
+    execute: (uow, reference, command) => core.executeLoanInstallment(uow, reference, command as ReturnType<typeof validateExecution>, new Date()),
+    reconcile: (reference) => core.findLoanExecutionByReference(reference),
+    present: (result) => loanExecutionResponse(result as LoanInstallmentResult),
+    accepted: (reference, acceptedAt) => ({
+      executionReference: reference,
+      executionDateTime: acceptedAt.toISOString(),
+      merchandisingLoanFacilityStatus: 'Pending',
+    }),
+    rejected: (reference, acceptedAt) => ({
+      executionReference: reference,
+      executionDateTime: acceptedAt.toISOString(),
+      merchandisingLoanFacilityStatus: 'Rejected',
+    }),
+    outcomeOf: (result) => (result as LoanInstallmentResult).facilityStatus,
+  };
+}
+
+export function loanExecutionResponse(result: LoanInstallmentResult): LoanExecutionResponse {
+  return {
+    merchandisingLoanOperationId: result.merchandisingLoanOperationId,
+    merchandisingLoanFacilityStatus: result.facilityStatus,
+    executionReference: result.executionReference,
+    executionDateTime: result.executionDateTime,
+  };
+}
+
+const config: { business: BusinessRouteConfig } = {
+  business: { family: 'ML', wrapped: true, scope: executeScope, auditedOperation: 'executeMerchandisingLoanPayment' },
+};
+
+export async function merchandisingLoanRoutes(app: FastifyInstance, options: { core: CoreBankingPort; runner: OperationRunner }): Promise<void> {
+  const spec = loanExecutionSpec(options.core);
+  options.runner.register(spec);
+  app.post(
+    '/v1/merchandising-loan/:merchandisingLoanId/repayment-schedules/:installmentSequence/execute',
+    {
+      config,
+      schema: {
+        summary: 'Execute (pay) one installment of a merchandising loan facility',
+        operationId: 'executeMerchandisingLoanPayment',
+        tags: ['Merchandising loans'],
+        security: [{ bearer: [executeScope] }],
+        headers: Type.Object({
+          ...correlationHeaders.properties,
+          prefer: Type.Optional(Type.String({ description: 'respond-async → 202; return=minimal → 204 on success (RFC 7240)' })),
+        }),
+        params: Type.Object({
+          merchandisingLoanId: Type.String({ minLength: 1, maxLength: 64, description: 'The facility: its credit account number' }),
+          installmentSequence: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'Sequence of the installment, from 1' }),
+        }),
+        body: Type.Ref(LoanExecutionRequestSchema),
+        response: {
+          200: Type.Ref(LoanExecutionResponseSchema),
+          202: Type.Ref(LoanExecutionAcceptedSchema),
+          204: { type: 'null', description: 'Executed (Prefer: return=minimal)' },
+          ...errorResponses(true, [400, 401, 403, 404, 409, 413, 415, 422, 500, 502, 504]),
+        },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await options.runner.run(spec, invocationOf(request));
+      return sendOutcome(reply, outcome, true, preferences(request).has('return=minimal'));
+    },
+  );
+}

@@ -1,0 +1,83 @@
+/**
+ * Merchandising loan installment execution: the command the core executes, and the checks that
+ * need no stored data (CONTRACT §7 400s). They run before a correlation id is consumed.
+ */
+import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
+import { isActiveCurrency } from '../currencies.js';
+import { parseAmount, significantDigitsMax } from '../money.js';
+
+/** The request body after schema validation (field spellings as SPEC.md: `currencyCode` here). */
+export interface LoanExecutionBody {
+  merchandisingLoanFacilityParameterType: string;
+  merchandisingLoanType: string;
+  merchandisingLoanFacilityReference: {
+    loanMaturityDate?: { dateContent: string; dateType: string };
+    loanInstallmentSequence?: number;
+    loanAmount?: { amountValue: number; amountCurrency: { currencyCode: string } };
+  };
+  accountReferences: Array<{
+    accountIdentification: { accountIdentificationType: string; accountDescription?: string; identifierValue: string };
+  }>;
+}
+
+export interface LoanInstallmentExecution {
+  loanId: string;
+  sequence: number;
+  loanType: string;
+  parameterType: string;
+  maturityDate: string | undefined;
+  /** Undefined: the installment's whole outstanding (CONTRACT §7). */
+  amountMinor: bigint | undefined;
+  currency: string | undefined;
+  paymentAccount: string;
+  expenseAccount: string;
+}
+
+export function validateExecution(body: LoanExecutionBody, loanId: string, sequence: number): LoanInstallmentExecution {
+  const roles = body.accountReferences.map((ref) => ref.accountIdentification.accountIdentificationType);
+  const payment = body.accountReferences.filter((ref) => ref.accountIdentification.accountIdentificationType === 'PaymentAccount');
+  const expense = body.accountReferences.filter((ref) => ref.accountIdentification.accountIdentificationType === 'ExpenseAccount');
+  if (body.accountReferences.length !== 2 || payment.length !== 1 || expense.length !== 1) {
+    throw new BusinessRefusal(E.accountRolesInvalid, `accountReferences must hold exactly one PaymentAccount and one ExpenseAccount, got [${roles.join(', ')}]`);
+  }
+  const reference = body.merchandisingLoanFacilityReference;
+  if (reference.loanInstallmentSequence !== undefined && reference.loanInstallmentSequence !== sequence) {
+    throw new BusinessRefusal(
+      E.installmentSequenceMismatch,
+      `merchandisingLoanFacilityReference.loanInstallmentSequence ${reference.loanInstallmentSequence} differs from the path's installment ${sequence}`,
+    );
+  }
+  if (reference.loanMaturityDate !== undefined && reference.loanMaturityDate.dateType !== 'MaturityDate') {
+    throw new BusinessRefusal(E.maturityDateTypeInvalid, `loanMaturityDate.dateType must be MaturityDate, got "${reference.loanMaturityDate.dateType}"`);
+  }
+  let amountMinor: bigint | undefined;
+  let currency: string | undefined;
+  if (reference.loanAmount !== undefined) {
+    currency = reference.loanAmount.amountCurrency.currencyCode;
+    if (!isActiveCurrency(currency)) {
+      throw new BusinessRefusal(E.invalidCurrency, `loanAmount.amountCurrency.currencyCode "${currency}" is not an active ISO 4217 currency code`);
+    }
+    const parsed = parseAmount(reference.loanAmount.amountValue, currency);
+    if (!parsed.ok) {
+      if (parsed.problem === 'not_positive') {
+        throw new BusinessRefusal(E.invalidAmount, `loanAmount.amountValue must be greater than 0, got ${reference.loanAmount.amountValue}`);
+      }
+      throw new BusinessRefusal(
+        E.invalidAmountPrecision,
+        `loanAmount.amountValue ${reference.loanAmount.amountValue} has more decimals than ${currency} allows or more than ${significantDigitsMax} significant digits`,
+      );
+    }
+    amountMinor = parsed.minor;
+  }
+  return {
+    loanId,
+    sequence,
+    loanType: body.merchandisingLoanType,
+    parameterType: body.merchandisingLoanFacilityParameterType,
+    maturityDate: reference.loanMaturityDate?.dateContent,
+    amountMinor,
+    currency,
+    paymentAccount: payment[0]?.accountIdentification.identifierValue ?? '',
+    expenseAccount: expense[0]?.accountIdentification.identifierValue ?? '',
+  };
+}

@@ -1,0 +1,184 @@
+/** Repositories of merchandising loan facilities, installments and executions. */
+import type { Selectable } from 'kysely';
+import { toBigInt } from './bigint.js';
+import type { Queryable } from './realms.js';
+import type { LoanExecutionTable, LoanFacilityTable } from './schema.js';
+
+export interface LoanFacilityRecord {
+  loanId: string;
+  customerReference: string;
+  loanType: string;
+  parameterType: string;
+  currency: string;
+  approvedLimitMinor: bigint;
+  executedTotalMinor: bigint;
+  status: string;
+  finalMaturityDate: string;
+  fixedFeeMinor: bigint;
+  commissionRate: string;
+  minimumCommissionMinor: bigint;
+  taxRate: string;
+}
+
+export interface InstallmentRecord {
+  loanId: string;
+  sequence: number;
+  dueDate: string;
+  amountMinor: bigint;
+  paidMinor: bigint;
+}
+
+export interface LoanExecutionRecord {
+  operationId: string;
+  executionReference: string;
+  loanId: string;
+  sequence: number;
+  amountMinor: bigint;
+  commissionMinor: bigint;
+  feeMinor: bigint;
+  taxMinor: bigint;
+  paymentAccount: string;
+  expenseAccount: string;
+  facilityStatus: string;
+  executedAt: string;
+}
+
+export async function findFacility(db: Queryable, loanId: string): Promise<LoanFacilityRecord | undefined> {
+  const row = await db.selectFrom('loan_facilities').selectAll().where('loan_id', '=', loanId).executeTakeFirst();
+  return row && toFacility(row);
+}
+
+export async function insertFacilityIfMissing(db: Queryable, facility: LoanFacilityRecord): Promise<boolean> {
+  const result = await db
+    .insertInto('loan_facilities')
+    .values({
+      loan_id: facility.loanId,
+      customer_reference: facility.customerReference,
+      loan_type: facility.loanType,
+      parameter_type: facility.parameterType,
+      currency: facility.currency,
+      approved_limit_minor: facility.approvedLimitMinor,
+      executed_total_minor: facility.executedTotalMinor,
+      status: facility.status,
+      final_maturity_date: facility.finalMaturityDate,
+      fixed_fee_minor: facility.fixedFeeMinor,
+      commission_rate: facility.commissionRate,
+      minimum_commission_minor: facility.minimumCommissionMinor,
+      tax_rate: facility.taxRate,
+    })
+    .onConflict((c) => c.column('loan_id').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+export async function insertInstallment(db: Queryable, installment: InstallmentRecord): Promise<void> {
+  await db
+    .insertInto('loan_installments')
+    .values({
+      loan_id: installment.loanId,
+      sequence: installment.sequence,
+      due_date: installment.dueDate,
+      amount_minor: installment.amountMinor,
+      paid_minor: installment.paidMinor,
+    })
+    .execute();
+}
+
+export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
+  const row = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).where('sequence', '=', sequence).executeTakeFirst();
+  return (
+    row && {
+      loanId: row.loan_id,
+      sequence: Number(row.sequence),
+      dueDate: row.due_date,
+      amountMinor: toBigInt(row.amount_minor),
+      paidMinor: toBigInt(row.paid_minor),
+    }
+  );
+}
+
+/**
+ * Adds a payment to an installment only if it stays within the installment's amount; the check is
+ * part of the update, so concurrent payments can never overpay. Answers whether it applied.
+ */
+export async function payInstallment(db: Queryable, loanId: string, sequence: number, amountMinor: bigint): Promise<boolean> {
+  const result = await db
+    .updateTable('loan_installments')
+    .set((eb) => ({ paid_minor: eb('paid_minor', '+', amountMinor) }))
+    .where('loan_id', '=', loanId)
+    .where('sequence', '=', sequence)
+    .where((eb) => eb(eb('paid_minor', '+', amountMinor), '<=', eb.ref('amount_minor')))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Adds to the facility's executed total only within its approved limit (guarded like payInstallment). */
+export async function addExecutedAmount(db: Queryable, loanId: string, amountMinor: bigint): Promise<boolean> {
+  const result = await db
+    .updateTable('loan_facilities')
+    .set((eb) => ({ executed_total_minor: eb('executed_total_minor', '+', amountMinor) }))
+    .where('loan_id', '=', loanId)
+    .where((eb) => eb(eb('executed_total_minor', '+', amountMinor), '<=', eb.ref('approved_limit_minor')))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function insertLoanExecution(db: Queryable, execution: LoanExecutionRecord): Promise<void> {
+  await db
+    .insertInto('loan_executions')
+    .values({
+      operation_id: execution.operationId,
+      execution_reference: execution.executionReference,
+      loan_id: execution.loanId,
+      sequence: execution.sequence,
+      amount_minor: execution.amountMinor,
+      commission_minor: execution.commissionMinor,
+      fee_minor: execution.feeMinor,
+      tax_minor: execution.taxMinor,
+      payment_account: execution.paymentAccount,
+      expense_account: execution.expenseAccount,
+      facility_status: execution.facilityStatus,
+      executed_at: execution.executedAt,
+    })
+    .execute();
+}
+
+export async function findLoanExecutionByReference(db: Queryable, reference: string): Promise<LoanExecutionRecord | undefined> {
+  const row = await db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', reference).executeTakeFirst();
+  return row && toExecution(row);
+}
+
+function toFacility(row: Selectable<LoanFacilityTable>): LoanFacilityRecord {
+  return {
+    loanId: row.loan_id,
+    customerReference: row.customer_reference,
+    loanType: row.loan_type,
+    parameterType: row.parameter_type,
+    currency: row.currency,
+    approvedLimitMinor: toBigInt(row.approved_limit_minor),
+    executedTotalMinor: toBigInt(row.executed_total_minor),
+    status: row.status,
+    finalMaturityDate: row.final_maturity_date,
+    fixedFeeMinor: toBigInt(row.fixed_fee_minor),
+    commissionRate: row.commission_rate,
+    minimumCommissionMinor: toBigInt(row.minimum_commission_minor),
+    taxRate: row.tax_rate,
+  };
+}
+
+function toExecution(row: Selectable<LoanExecutionTable>): LoanExecutionRecord {
+  return {
+    operationId: row.operation_id,
+    executionReference: row.execution_reference,
+    loanId: row.loan_id,
+    sequence: Number(row.sequence),
+    amountMinor: toBigInt(row.amount_minor),
+    commissionMinor: toBigInt(row.commission_minor),
+    feeMinor: toBigInt(row.fee_minor),
+    taxMinor: toBigInt(row.tax_minor),
+    paymentAccount: row.payment_account,
+    expenseAccount: row.expense_account,
+    facilityStatus: row.facility_status,
+    executedAt: row.executed_at,
+  };
+}
