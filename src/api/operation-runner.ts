@@ -61,7 +61,7 @@ export interface Invocation {
 export type RunOutcome =
   | { kind: 'done'; status: 200; body: unknown; reference: string; result: unknown }
   | { kind: 'accepted'; status: 202; body: unknown; reference: string; preferenceApplied: boolean }
-  | { kind: 'refused'; status: number; record: ErrorRecord; audited: boolean };
+  | { kind: 'refused'; status: number; record: ErrorRecord; audited: boolean; headers?: Record<string, string> };
 
 export interface RunnerOptions {
   store: Store;
@@ -325,7 +325,9 @@ export class OperationRunner {
       entry === E.duplicateCorrelationId
         ? `x-correlation-id ${call.correlationId} was already used by operation ${original.reference} (${outcome})`
         : `The same request was already received as operation ${original.reference} (${outcome}) within the duplicate window`;
-    return this.#refused(spec, call, entry, message, original.reference, false);
+    const refused = await this.#refused(spec, call, entry, message, original.reference, false);
+    // The conflicting resource, as RFC 9110 suggests for 409: clients resolve their retry with it.
+    return { ...refused, headers: { Location: `/v1/operations/${original.reference}` } } as RunOutcome;
   }
 
   async #refused(

@@ -40,6 +40,7 @@ export function sendOutcome(reply: FastifyReply, outcome: RunOutcome, wrapped: b
       return reply.code(202).header('Location', `/v1/operations/${outcome.reference}`).send(outcome.body);
     case 'refused':
       reply.request.audited = outcome.audited;
+      if (outcome.headers) void reply.headers(outcome.headers);
       return reply.code(outcome.status).send(errorBody(outcome.record, { family: undefined, wrapped }));
   }
 }

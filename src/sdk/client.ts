@@ -1,0 +1,353 @@
+/**
+ * The coregate client: typed calls of the business API with the token rules of SPEC
+ * Authentication §6 done once. Safe retries: a call keeps one correlation id across its retries,
+ * so a retry can never execute twice, and a 409 that answers its own retry resolves to the
+ * original result through GET /v1/operations/{reference}.
+ */
+import type { OperationView } from '../api/schemas/common.js';
+import type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse } from '../api/schemas/merchandising-loan.js';
+import type {
+  TermDepositAccepted,
+  TermDepositInitiationRequest,
+  TermDepositInitiationResponse,
+  TermDepositRetrieveResponse,
+} from '../api/schemas/term-deposit.js';
+import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
+import { TokenProvider, type SessionIdentity } from './token-provider.js';
+
+export interface RetryOptions {
+  /** Attempts in all, the first included (default 3, at most 10). */
+  attempts?: number;
+  /** First back-off delay (default 200 ms), doubled each retry, with full jitter. */
+  baseDelayMs?: number;
+  /** Longest back-off delay (default 2000 ms). */
+  maxDelayMs?: number;
+}
+
+export interface CoregateClientOptions {
+  /** `{base_url}` of the business API, e.g. https://api.bank.example. */
+  baseUrl: string;
+  /** `{auth_url}`; defaults to baseUrl (one process serves both by default). */
+  authUrl?: string;
+  realm: string;
+  clientId: string;
+  /** Server side only: the SDK refuses to run with a secret in a browser. */
+  clientSecret: string;
+  /** Per-call time-out (default 30 s). */
+  timeoutMs?: number;
+  retry?: RetryOptions;
+  /** Seconds before expiry at which a cached token is renewed (default 5). */
+  tokenRefreshMarginSeconds?: number;
+  fetch?: typeof fetch;
+  /** Receives one event per HTTP exchange: never a secret, a token or a body. */
+  onEvent?: (event: SdkEvent) => void;
+}
+
+export interface SdkEvent {
+  method: string;
+  path: string;
+  status: number | undefined;
+  correlationId: string | undefined;
+  attempt: number;
+  durationMs: number;
+}
+
+export interface CallOptions {
+  /** `x-correlation-id`; one is generated when absent and kept across retries. */
+  correlationId?: string;
+  /** `Prefer: respond-async` → the server may answer 202 (status Pending). */
+  respondAsync?: boolean;
+  /** Loan only: `Prefer: return=minimal` → 204 on success. */
+  returnMinimal?: boolean;
+  /** `x-channel`, e.g. MOBILE. */
+  channel?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+/** An execution's answer: done (200, or 204 with no body) or accepted (202, pending). */
+export type Execution<TDone, TAccepted> =
+  | { status: 200; result: TDone; correlationId: string }
+  | { status: 204; result: undefined; correlationId: string }
+  | { status: 202; accepted: TAccepted; reference: string; correlationId: string };
+
+export type TermDepositInitiation = Execution<TermDepositInitiationResponse, TermDepositAccepted>;
+export type LoanInstallmentExecution = Execution<LoanExecutionResponse, LoanExecutionAccepted>;
+
+interface Exchange {
+  status: number;
+  body: unknown;
+  headers: Headers;
+  correlationId: string | undefined;
+}
+
+const retryableStatuses = new Set([502, 503, 504]);
+const attemptsMax = 10;
+
+function assertServerSide(): void {
+  const scope = globalThis as { window?: unknown; document?: unknown };
+  if (typeof scope.window !== 'undefined' && typeof scope.document !== 'undefined') {
+    throw new Error(
+      'coregate SDK: refusing to run with a client secret in a browser. SPEC Authentication §6: the client_secret stays server side; call coregate from your backend.',
+    );
+  }
+}
+
+/** Calls bound to one user session: tokens are never shared with another session. */
+export class CoregateSession {
+  readonly #client: CoregateClient;
+  readonly #identity: SessionIdentity;
+
+  constructor(client: CoregateClient, identity: SessionIdentity) {
+    this.#client = client;
+    this.#identity = { ...identity };
+  }
+
+  get identity(): Readonly<SessionIdentity> {
+    return this.#identity;
+  }
+
+  readonly termDeposits = {
+    initiate: (request: TermDepositInitiationRequest, options: CallOptions = {}): Promise<TermDepositInitiation> =>
+      this.#client.execute(this.#identity, 'POST', '/v1/term-deposits/initiate', request, options) as Promise<TermDepositInitiation>,
+    retrieve: async (termDepositId: string, options: CallOptions = {}): Promise<TermDepositRetrieveResponse> =>
+      (await this.#client.read(this.#identity, `/v1/term-deposits/${encodeURIComponent(termDepositId)}/retrieve`, options)) as TermDepositRetrieveResponse,
+  };
+
+  readonly merchandisingLoans = {
+    executeInstallment: (
+      merchandisingLoanId: string,
+      installmentSequence: number,
+      request: LoanExecutionRequest,
+      options: CallOptions = {},
+    ): Promise<LoanInstallmentExecution> =>
+      this.#client.execute(
+        this.#identity,
+        'POST',
+        `/v1/merchandising-loan/${encodeURIComponent(merchandisingLoanId)}/repayment-schedules/${encodeURIComponent(String(installmentSequence))}/execute`,
+        request,
+        options,
+      ) as Promise<LoanInstallmentExecution>,
+  };
+
+  readonly operations = {
+    get: async (reference: string, options: CallOptions = {}): Promise<OperationView> =>
+      (await this.#client.read(this.#identity, `/v1/operations/${encodeURIComponent(reference)}`, options)) as OperationView,
+  };
+}
+
+export class CoregateClient {
+  readonly #baseUrl: string;
+  readonly #tokens: TokenProvider;
+  readonly #timeoutMs: number;
+  readonly #retry: Required<RetryOptions>;
+  readonly #fetch: typeof fetch;
+  readonly #onEvent: ((event: SdkEvent) => void) | undefined;
+  readonly #clientId: string;
+  readonly #default: CoregateSession;
+
+  constructor(options: CoregateClientOptions) {
+    assertServerSide();
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const authUrl = (options.authUrl ?? options.baseUrl).replace(/\/+$/, '');
+    this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.#clientId = options.clientId;
+    this.#tokens = new TokenProvider({
+      tokenUrl: `${authUrl}/realms/${encodeURIComponent(options.realm)}/protocol/openid-connect/token`,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      fetch: this.#fetch,
+      ...(options.tokenRefreshMarginSeconds === undefined ? {} : { refreshMarginSeconds: options.tokenRefreshMarginSeconds }),
+    });
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#retry = {
+      attempts: Math.min(Math.max(1, options.retry?.attempts ?? 3), attemptsMax),
+      baseDelayMs: options.retry?.baseDelayMs ?? 200,
+      maxDelayMs: options.retry?.maxDelayMs ?? 2_000,
+    };
+    this.#onEvent = options.onEvent;
+    this.#default = new CoregateSession(this, {});
+  }
+
+  /** A client bound to one user session (SPEC: each logged-in user has a separate token). */
+  session(identity: SessionIdentity): CoregateSession {
+    return new CoregateSession(this, identity);
+  }
+
+  /** The client's own session: the application's technical user, if it has one. */
+  get termDeposits(): CoregateSession['termDeposits'] {
+    return this.#default.termDeposits;
+  }
+
+  get merchandisingLoans(): CoregateSession['merchandisingLoans'] {
+    return this.#default.merchandisingLoans;
+  }
+
+  get operations(): CoregateSession['operations'] {
+    return this.#default.operations;
+  }
+
+  /** The access token of a session (cached per the token rules). */
+  token(identity: SessionIdentity = {}): Promise<string> {
+    return this.#tokens.token(identity);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.#baseUrl, clientId: this.#clientId };
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `CoregateClient { baseUrl: '${this.#baseUrl}', clientId: '${this.#clientId}' }`;
+  }
+
+  /** @internal A business execution: 200 / 202 / 204, or a thrown CoregateApiError. */
+  async execute(identity: SessionIdentity, method: string, path: string, body: unknown, options: CallOptions): Promise<Execution<unknown, unknown>> {
+    const correlationId = options.correlationId ?? crypto.randomUUID();
+    const prefer = [options.respondAsync ? 'respond-async' : '', options.returnMinimal ? 'return=minimal' : ''].filter(Boolean).join(', ');
+    let retried = false;
+    const exchange = await this.#withRetries(identity, method, path, body, { ...options, correlationId }, prefer, () => {
+      retried = true;
+    });
+    if (exchange.status === 200) return { status: 200, result: exchange.body, correlationId };
+    if (exchange.status === 204) return { status: 204, result: undefined, correlationId };
+    if (exchange.status === 202) {
+      const location = exchange.headers.get('location') ?? '';
+      return { status: 202, accepted: exchange.body, reference: location.split('/').pop() ?? '', correlationId };
+    }
+    const error = apiErrorFrom(exchange.body, exchange.status, correlationId) ?? new CoregateApiError({ status: exchange.status, reason: 'UNKNOWN', message: `HTTP ${exchange.status}`, path: `${method} ${path}` }, correlationId, false);
+    if (retried && error.code?.endsWith('-409-001')) return this.#resolveOwnDuplicate(identity, exchange, error, options);
+    throw error;
+  }
+
+  /** @internal A read: the 200 body, or a thrown CoregateApiError. */
+  async read(identity: SessionIdentity, path: string, options: CallOptions): Promise<unknown> {
+    const correlationId = options.correlationId ?? crypto.randomUUID();
+    const exchange = await this.#withRetries(identity, 'GET', path, undefined, { ...options, correlationId }, '', () => {});
+    if (exchange.status === 200) return exchange.body;
+    throw apiErrorFrom(exchange.body, exchange.status, correlationId) ?? new CoregateApiError({ status: exchange.status, reason: 'UNKNOWN', message: `HTTP ${exchange.status}`, path: `GET ${path}` }, correlationId, false);
+  }
+
+  /**
+   * Our earlier attempt reached the server although we saw no answer: the 409 names that
+   * attempt's operation, whose outcome is the call's outcome.
+   */
+  async #resolveOwnDuplicate(identity: SessionIdentity, exchange: Exchange, error: CoregateApiError, options: CallOptions): Promise<Execution<unknown, unknown>> {
+    const reference = (exchange.headers.get('location') ?? '').split('/').pop() || /operation ([0-9a-f-]{36})/.exec(error.message)?.[1];
+    if (!reference) throw error;
+    const view = (await this.read(identity, `/v1/operations/${encodeURIComponent(reference)}`, { ...options, correlationId: undefined })) as OperationView;
+    const correlationId = error.correlationId ?? '';
+    if (view.status === 'Executed') return view.result === undefined ? { status: 204, result: undefined, correlationId } : { status: 200, result: view.result, correlationId };
+    if (view.status === 'Pending') return { status: 202, accepted: { reference }, reference, correlationId };
+    throw (view.error && apiErrorFrom(view.error, view.error.status, correlationId)) ?? error;
+  }
+
+  async #withRetries(
+    identity: SessionIdentity,
+    method: string,
+    path: string,
+    body: unknown,
+    options: CallOptions & { correlationId: string },
+    prefer: string,
+    onRetry: () => void,
+  ): Promise<Exchange> {
+    let renewedAfter401 = false;
+    for (let attempt = 1; ; attempt += 1) {
+      const token = await this.#tokens.token(identity);
+      let exchange: Exchange;
+      try {
+        exchange = await this.#send(method, path, body, token, options, prefer, attempt);
+      } catch (error) {
+        if (error instanceof CoregateNetworkError && attempt < this.#retry.attempts && !options.signal?.aborted) {
+          onRetry();
+          await this.#backoff(attempt, options.signal);
+          continue;
+        }
+        throw error;
+      }
+      if (exchange.status === 401 && !renewedAfter401) {
+        // The token may have been revoked or rotated away: renew once and repeat.
+        renewedAfter401 = true;
+        this.#tokens.invalidate(identity, token);
+        attempt -= 1;
+        continue;
+      }
+      if (retryableStatuses.has(exchange.status) && attempt < this.#retry.attempts) {
+        onRetry();
+        await this.#backoff(attempt, options.signal);
+        continue;
+      }
+      if (retryableStatuses.has(exchange.status) && exchange.status !== 502 && exchange.status !== 504) {
+        throw new CoregateNetworkError(`${method} ${path}: HTTP ${exchange.status} after ${attempt} attempts`);
+      }
+      return exchange;
+    }
+  }
+
+  async #send(method: string, path: string, body: unknown, token: string, options: CallOptions & { correlationId: string }, prefer: string, attempt: number): Promise<Exchange> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${token}`,
+      accept: 'application/json',
+      'x-correlation-id': options.correlationId,
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (prefer) headers.prefer = prefer;
+    if (options.channel) headers['x-channel'] = options.channel;
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const signals = [AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])];
+    const started = Date.now();
+    let response: Response;
+    try {
+      response = await this.#fetch(`${this.#baseUrl}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: anySignal(signals),
+      });
+    } catch (error) {
+      this.#emit(method, path, undefined, options.correlationId, attempt, started);
+      if (options.signal?.aborted) throw options.signal.reason ?? error;
+      if ((error as Error)?.name === 'TimeoutError') throw new CoregateTimeoutError(`${method} ${path} timed out after ${timeoutMs} ms`);
+      throw new CoregateNetworkError(`${method} ${path} failed: ${(error as Error)?.message ?? 'network error'}`);
+    }
+    const text = await response.text();
+    this.#emit(method, path, response.status, options.correlationId, attempt, started);
+    let parsed: unknown;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, body: parsed, headers: response.headers, correlationId: response.headers.get('x-correlation-id') ?? options.correlationId };
+  }
+
+  #emit(method: string, path: string, status: number | undefined, correlationId: string, attempt: number, started: number): void {
+    this.#onEvent?.({ method, path, status, correlationId, attempt, durationMs: Date.now() - started });
+  }
+
+  /** Exponential back-off with full jitter, bounded by maxDelayMs; stops early on abort. */
+  #backoff(attempt: number, signal: AbortSignal | undefined): Promise<void> {
+    const ceiling = Math.min(this.#retry.maxDelayMs, this.#retry.baseDelayMs * 2 ** (attempt - 1));
+    const delay = Math.random() * ceiling;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(resolve, delay);
+      signal?.addEventListener('abort', () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      }, { once: true });
+    });
+  }
+}
+
+/** AbortSignal.any is Node 20.3+; this keeps the SDK independent of it. */
+function anySignal(signals: AbortSignal[]): AbortSignal {
+  if (signals.length === 1 && signals[0]) return signals[0];
+  const controller = new AbortController();
+  for (const signal of signals) {
+    if (signal.aborted) {
+      controller.abort(signal.reason);
+      break;
+    }
+    signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
+  }
+  return controller.signal;
+}

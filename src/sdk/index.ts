@@ -1,0 +1,26 @@
+/**
+ * coregate's client SDK (`import { CoregateClient } from 'coregate/sdk'`). It loads no server
+ * code: only type imports reach the API's schemas.
+ */
+export { CoregateClient, CoregateSession } from './client.js';
+export type {
+  CallOptions,
+  CoregateClientOptions,
+  Execution,
+  LoanInstallmentExecution,
+  RetryOptions,
+  SdkEvent,
+  TermDepositInitiation,
+} from './client.js';
+export { TokenProvider } from './token-provider.js';
+export type { SessionIdentity, TokenProviderOptions } from './token-provider.js';
+export { CoregateApiError, CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
+export type { ErrorDetail } from './errors.js';
+export type { OperationView, ErrorRecordBody } from '../api/schemas/common.js';
+export type {
+  TermDepositAccepted,
+  TermDepositInitiationRequest,
+  TermDepositInitiationResponse,
+  TermDepositRetrieveResponse,
+} from '../api/schemas/term-deposit.js';
+export type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse, LoanFacilityStatus } from '../api/schemas/merchandising-loan.js';
