@@ -16,7 +16,8 @@ import { listSigningKeys } from '../store/signing-keys.js';
 import { checkLedger } from '../store/ledger.js';
 import { exportAudit, extendAuditChain, verifyAuditChain } from '../audit/chain.js';
 
-export class CommandError extends Error {}
+export { CommandError } from './command-error.js';
+import { CommandError } from './command-error.js';
 
 export interface StoreFlags {
   db?: string;

@@ -1,22 +1,11 @@
 #!/usr/bin/env node
 /** The `coregate` command: the server, and the operator's commands on its store. */
 import { Command, Option } from 'commander';
-import { DataFileError } from '../sandbox/data-file.js';
-import {
-  checkStore,
-  exportAuditLines,
-  verifyAudit,
-  CommandError,
-  createClient,
-  describeClients,
-  describeKeys,
-  describeRealms,
-  revokeRealmTokens,
-  rotateClientSecret,
-  rotateKeys,
-  setClientState,
-} from './admin.js';
-import { serve } from './serve.js';
+import { CommandError } from './command-error.js';
+
+/** Operator commands load the store layer and the server only when they run, so client commands start fast. */
+const admin = () => import('./admin.js');
+import { addClientOptions, callOptions, clientFrom, readJsonFile, reportError, UsageError, type ClientFlags } from './client-commands.js';
 
 const program = new Command('coregate')
   .description('Banking integration service: auth service, business API and reference core banking system')
@@ -42,7 +31,7 @@ program
   .option('--core-batch-window <window>', 'UTC window HH:MM-HH:MM in which the core queues operations (202) (env COREGATE_CORE_BATCH_WINDOW)')
   .option('--trusted-issuer <url...>', 'external token issuers the API trusts, e.g. a Keycloak realm URL (env COREGATE_TRUSTED_ISSUERS, comma-separated)')
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
-  .action(serve);
+  .action(async (flags) => (await import('./serve.js')).serve(flags));
 
 const clients = program.command('clients').description('onboard and manage OAuth clients');
 clients
@@ -56,7 +45,7 @@ clients
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const { clientId, secret } = await createClient(flags);
+    const { clientId, secret } = await (await admin()).createClient(flags);
     if (flags.json) return print({ clientId, clientSecret: secret });
     print(`Client ${clientId} created in realm ${flags.realm}.\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
   });
@@ -68,7 +57,7 @@ clients
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const secret = await rotateClientSecret(flags);
+    const secret = await (await admin()).rotateClientSecret(flags);
     if (flags.json) return print({ clientId: flags.clientId, clientSecret: secret });
     print(`New secret for ${flags.clientId} (the old one no longer works).\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
   });
@@ -80,7 +69,7 @@ for (const [name, enabled] of [['disable', false], ['enable', true]] as const) {
     .requiredOption('--client-id <id>', 'client id')
     .addOption(dbOption())
     .action(async (flags) => {
-      await setClientState(flags, enabled);
+      await (await admin()).setClientState(flags, enabled);
       print(`Client ${flags.clientId} ${enabled ? 'enabled' : 'disabled'}.`);
     });
 }
@@ -91,7 +80,7 @@ clients
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const rows = await describeClients(flags);
+    const rows = await (await admin()).describeClients(flags);
     if (flags.json) return print(rows);
     print(
       table(
@@ -110,7 +99,7 @@ keys
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const kid = await rotateKeys(flags);
+    const kid = await (await admin()).rotateKeys(flags);
     if (flags.json) return print({ realm: flags.realm, kid });
     print(`Realm ${flags.realm} now signs with key ${kid}.`);
   });
@@ -121,7 +110,7 @@ keys
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const rows = await describeKeys(flags);
+    const rows = await (await admin()).describeKeys(flags);
     if (flags.json) return print(rows);
     print(table(['KID', 'ALG', 'STATUS', 'CREATED', 'RETIRED'], rows.map((k) => [k.kid, k.alg, k.status, k.createdAt, k.retiredAt ?? '-'])));
   });
@@ -134,7 +123,7 @@ realms
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const notBefore = await revokeRealmTokens(flags);
+    const notBefore = await (await admin()).revokeRealmTokens(flags);
     if (flags.json) return print({ realm: flags.realm, notBefore });
     print(`Tokens of realm ${flags.realm} issued before ${new Date(notBefore * 1000).toISOString()} are now refused (not-before-policy ${notBefore}).`);
   });
@@ -144,7 +133,7 @@ realms
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const rows = await describeRealms(flags);
+    const rows = await (await admin()).describeRealms(flags);
     if (flags.json) return print(rows);
     print(
       table(
@@ -160,7 +149,7 @@ program
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const report = await checkStore(flags);
+    const report = await (await admin()).checkStore(flags);
     const ok = report.unbalancedMovements.length === 0 && report.balanceMismatches.length === 0 && report.negativeCustomerAccounts.length === 0;
     if (flags.json) print({ ok, ...report });
     else if (ok) print(`Ledger OK: ${report.movements} movements balance, ${report.accounts} account balances equal their postings.`);
@@ -175,7 +164,7 @@ audit
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const result = await verifyAudit(flags);
+    const result = await (await admin()).verifyAudit(flags);
     if (flags.json) print(result);
     else if (result.ok) print(`Audit chain OK: ${result.chained} records verified.`);
     else print(`Audit chain BROKEN at position ${result.problem?.chainSeq} (record ${result.problem?.id}): ${result.problem?.issue}.`);
@@ -186,7 +175,71 @@ audit
   .description('print every audit record as JSON lines, in chain order')
   .addOption(dbOption())
   .action(async (flags) => {
-    await exportAuditLines(flags, (line) => process.stdout.write(line));
+    await (await admin()).exportAuditLines(flags, (line) => process.stdout.write(line));
+  });
+
+// The CLI as a client of a running server (SDK).
+addClientOptions(program.command('token').description('print an access token for the client (and session)'))
+  .option('--scope <scopes>', 'narrow the token to these scopes (space-separated)')
+  .action(async (flags: ClientFlags) => {
+    const { client, identity } = await clientFrom(flags);
+    const token = await client.token(identity);
+    if (flags.json) print({ access_token: token, token_type: 'Bearer' });
+    else print(token);
+  });
+
+const termDeposit = program.command('term-deposit').description('term deposits (client of a running server)');
+addClientOptions(termDeposit.command('initiate').description('constitute a term deposit from a JSON request body'))
+  .option('--file <file>', 'the request body (JSON; - for standard input)')
+  .option('--correlation-id <id>', 'x-correlation-id (kept across retries)')
+  .option('--async', 'Prefer: respond-async (answer 202, then poll operations get)')
+  .action(async (flags: ClientFlags) => {
+    const { client, identity } = await clientFrom(flags);
+    const outcome = await client.session(identity).termDeposits.initiate(readJsonFile(flags.file) as never, callOptions(flags));
+    if (flags.json) return print(outcome.status === 202 ? outcome.accepted : outcome.result);
+    if (outcome.status === 202) return print(`Accepted (pending): operation ${outcome.reference}. Check it with: coregate operations get ${outcome.reference}`);
+    const deposit = outcome.result as { termDepositAccount: string; principalAmount: { amountValue: number; amountCurrency: { currencycode: string } }; termDepositPeriod: { maturityDate: string; numberOfDays: number }; operationReference: string };
+    print(
+      `Term deposit ${deposit.termDepositAccount} constituted: ${deposit.principalAmount.amountValue} ${deposit.principalAmount.amountCurrency.currencycode}, ` +
+        `maturity ${deposit.termDepositPeriod.maturityDate} (${deposit.termDepositPeriod.numberOfDays} days), operation ${deposit.operationReference}`,
+    );
+  });
+addClientOptions(termDeposit.command('retrieve').description('show a term deposit').argument('<termDepositId>'))
+  .action(async (termDepositId: string, flags: ClientFlags) => {
+    const { client, identity } = await clientFrom(flags);
+    const deposit = await client.session(identity).termDeposits.retrieve(termDepositId);
+    if (flags.json) return print(deposit);
+    print(
+      `Term deposit ${deposit.termDepositAccount} (${deposit.termDepositStatus}) of customer ${deposit.customerReference}\n` +
+        `  principal ${deposit.principalAmount.amountValue} ${deposit.principalAmount.amountCurrency.currencycode} at ${deposit.interestRate.rateValue} %\n` +
+        `  ${deposit.valueDate} → ${deposit.termDepositPeriod.maturityDate} (${deposit.termDepositPeriod.numberOfDays} days)\n` +
+        `  interest expected at maturity ${deposit.expectedInterestAmount.amountValue} ${deposit.expectedInterestAmount.amountCurrency.currencycode}`,
+    );
+  });
+
+const loan = program.command('loan').description('merchandising loans (client of a running server)');
+addClientOptions(loan.command('execute').description('pay one installment from a JSON request body').argument('<merchandisingLoanId>').argument('<installmentSequence>'))
+  .option('--file <file>', 'the request body (JSON; - for standard input)')
+  .option('--correlation-id <id>', 'x-correlation-id (kept across retries)')
+  .option('--async', 'Prefer: respond-async')
+  .option('--minimal', 'Prefer: return=minimal (204 on success)')
+  .action(async (loanId: string, sequence: string, flags: ClientFlags) => {
+    if (!/^[1-9][0-9]*$/.test(sequence)) throw new UsageError('installmentSequence must be a positive integer');
+    const { client, identity } = await clientFrom(flags);
+    const outcome = await client.session(identity).merchandisingLoans.executeInstallment(loanId, Number(sequence), readJsonFile(flags.file) as never, callOptions(flags));
+    if (flags.json) return print(outcome.status === 202 ? outcome.accepted : (outcome.result ?? { status: 204 }));
+    if (outcome.status === 202) return print(`Accepted (pending): execution ${outcome.reference}. Check it with: coregate operations get ${outcome.reference}`);
+    if (outcome.status === 204) return print('Installment paid (no content requested).');
+    print(`Installment ${sequence} of ${loanId}: ${outcome.result.merchandisingLoanFacilityStatus}, operation ${outcome.result.merchandisingLoanOperationId}, execution ${outcome.result.executionReference} at ${outcome.result.executionDateTime}`);
+  });
+
+addClientOptions(program.command('operations').command('get').description('state of an operation (e.g. after a 202)').argument('<reference>'))
+  .action(async (reference: string, flags: ClientFlags) => {
+    const { client, identity } = await clientFrom(flags);
+    const view = await client.session(identity).operations.get(reference);
+    if (flags.json) return print(view);
+    print(`Operation ${view.reference} (${view.operation}): ${view.status}${view.error ? ` — ${view.error.status} ${view.error.message}` : ''}`);
+    if (view.result !== undefined) print(JSON.stringify(view.result, null, 2));
   });
 
 function print(value: unknown): void {
@@ -199,7 +252,9 @@ function table(header: string[], rows: string[][]): string {
 }
 
 program.parseAsync(process.argv).catch((error: unknown) => {
-  const known = error instanceof CommandError || error instanceof DataFileError;
+  const reported = reportError(error, process.argv.includes('--json'));
+  if (reported >= 0) process.exit(reported);
+  const known = error instanceof CommandError || (error as Error)?.name === 'DataFileError' || error instanceof UsageError;
   process.stderr.write(`coregate: ${known ? (error as Error).message : String((error as Error)?.message ?? error)}\n`);
   process.exit(known ? 2 : 1);
 });

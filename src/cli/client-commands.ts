@@ -1,0 +1,115 @@
+/**
+ * The CLI as a client of a running coregate, through the SDK. URLs and the client id come from
+ * flags or the environment; the secret only from COREGATE_CLIENT_SECRET or a hidden prompt,
+ * never from a flag (flags end up in shell history and process lists).
+ */
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import type { Command } from 'commander';
+import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type SessionIdentity } from '../sdk/index.js';
+
+export interface ClientFlags {
+  url?: string;
+  authUrl?: string;
+  realm?: string;
+  clientId?: string;
+  username?: string;
+  workstation?: string;
+  json?: boolean;
+  correlationId?: string;
+  async?: boolean;
+  minimal?: boolean;
+  file?: string;
+  scope?: string;
+  timeoutMs?: string;
+}
+
+export function addClientOptions(command: Command): Command {
+  return command
+    .option('--url <url>', 'business API base URL (env COREGATE_URL, default http://localhost:8080)')
+    .option('--auth-url <url>', 'auth service base URL (env COREGATE_AUTH_URL, default: --url)')
+    .option('--realm <realm>', 'realm (env COREGATE_REALM, default sandbox)')
+    .option('--client-id <id>', 'client id (env COREGATE_CLIENT_ID); the secret comes from COREGATE_CLIENT_SECRET or a prompt')
+    .option('--username <login>', 'user of the session (token claim backbone_user)')
+    .option('--workstation <id>', 'workstation of the session')
+    .option('--timeout-ms <ms>', 'per-call time-out')
+    .option('--json', 'print JSON for scripts');
+}
+
+export async function clientFrom(flags: ClientFlags): Promise<{ client: CoregateClient; identity: SessionIdentity }> {
+  const clientId = flags.clientId ?? process.env.COREGATE_CLIENT_ID;
+  if (!clientId) throw new UsageError('the client id is required: --client-id or COREGATE_CLIENT_ID');
+  const clientSecret = process.env.COREGATE_CLIENT_SECRET || (await promptSecret(`client_secret for ${clientId}: `));
+  const baseUrl = flags.url ?? process.env.COREGATE_URL ?? 'http://localhost:8080';
+  const client = new CoregateClient({
+    baseUrl,
+    authUrl: flags.authUrl ?? process.env.COREGATE_AUTH_URL ?? baseUrl,
+    realm: flags.realm ?? process.env.COREGATE_REALM ?? 'sandbox',
+    clientId,
+    clientSecret,
+    ...(flags.timeoutMs ? { timeoutMs: Number(flags.timeoutMs) } : {}),
+  });
+  const identity: SessionIdentity = {};
+  if (flags.username) identity.username = flags.username;
+  if (flags.workstation) identity.workstation = flags.workstation;
+  if (flags.scope) identity.scope = flags.scope;
+  return { client, identity };
+}
+
+export class UsageError extends Error {}
+
+export function callOptions(flags: ClientFlags): CallOptions {
+  const options: CallOptions = {};
+  if (flags.correlationId) options.correlationId = flags.correlationId;
+  if (flags.async) options.respondAsync = true;
+  if (flags.minimal) options.returnMinimal = true;
+  return options;
+}
+
+export function readJsonFile(file: string | undefined): unknown {
+  if (!file) throw new UsageError('--file is required (a JSON request body; - for standard input)');
+  const text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new UsageError(`${file} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** Prints an API or auth error the way a person or a script wants it; answers the exit code. */
+export function reportError(error: unknown, json: boolean | undefined): number {
+  if (error instanceof CoregateApiError) {
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ status: error.status, reason: error.reason, message: error.message, path: error.path, errordetail: error.details, correlationId: error.correlationId }, null, 2)}\n`);
+    } else {
+      const codes = error.details.map((detail) => `${detail.code} ${detail.reason}`).join(', ');
+      process.stderr.write(`coregate: ${error.status} ${error.reason}${codes ? ` (${codes})` : ''}: ${error.message}\n  correlation id: ${error.correlationId ?? '-'}\n`);
+    }
+    return 1;
+  }
+  if (error instanceof CoregateAuthError) {
+    process.stderr.write(`coregate: ${error.message}\n`);
+    return 1;
+  }
+  return -1;
+}
+
+async function promptSecret(question: string): Promise<string> {
+  if (!process.stdin.isTTY) throw new UsageError('set COREGATE_CLIENT_SECRET (no terminal to prompt for the secret)');
+  let muted = false;
+  const output = new Writable({
+    write(chunk, _encoding, callback) {
+      if (!muted) process.stderr.write(chunk);
+      callback();
+    },
+  });
+  const reader = createInterface({ input: process.stdin, output, terminal: true });
+  process.stderr.write(question);
+  muted = true;
+  const answer = await new Promise<string>((resolve) => reader.question('', resolve));
+  reader.close();
+  process.stderr.write('\n');
+  if (!answer) throw new UsageError('no client secret given');
+  return answer;
+}
