@@ -21,5 +21,12 @@ if (files.length === 0) {
   console.error(`no test files match ${filters.join(' ')}`);
   process.exit(1);
 }
+// Tests that spawn the CLI run the compiled dist/ (starting tsx per process is seconds on a busy
+// machine), so the build comes first and the tests always run against the current sources.
+const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+if (build.status !== 0) {
+  console.error('build failed: tests not run');
+  process.exit(build.status ?? 1);
+}
 const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);

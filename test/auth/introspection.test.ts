@@ -33,7 +33,7 @@ interface CliResult {
 
 async function cli(args: string[]): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['dist/src/cli/main.js', ...args], {
       cwd: projectDir,
       env: { ...process.env },
     });

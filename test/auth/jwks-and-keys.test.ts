@@ -40,7 +40,7 @@ interface CliResult {
 /** Runs the coregate CLI as a separate process (it works on the store directly). */
 async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    const { stdout, stderr } = await execFileAsync(process.execPath, ['dist/src/cli/main.js', ...args], {
       cwd: projectDir,
       env: { ...process.env, ...env },
     });
@@ -425,7 +425,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
 async function spawnServe(dbUrl: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'src/cli/main.ts', 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dbUrl, '--data', demoDataFile, '--log-level', 'warn'],
+    ['dist/src/cli/main.js', 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dbUrl, '--data', demoDataFile, '--log-level', 'warn'],
     { cwd: projectDir, env: { ...process.env, COREGATE_MASTER_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

@@ -28,7 +28,7 @@ function coregate(args: string[]): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      ['dist/src/cli/main.js', ...args],
       { cwd: repoRoot, env: { ...process.env }, timeout: processTimeoutMs },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;

@@ -99,3 +99,8 @@ export async function demoToken(
   if (response.status !== 200) throw new Error(`token request failed: ${response.status} ${JSON.stringify(response.body)}`);
   return response.body.access_token as string;
 }
+
+/** The compiled CLI (scripts/test.mjs builds dist/ before the tests run): `node <cliPath> ...`. */
+export const cliPath = new URL('../../dist/src/cli/main.js', import.meta.url).pathname;
+/** The repository root, the working directory of spawned CLI processes. */
+export const repoRoot = new URL('../../', import.meta.url).pathname;
