@@ -7,7 +7,7 @@ export function isCalendarDate(value: string): boolean {
   const match = isoDatePattern.exec(value);
   if (!match) return false;
   const [year, month, day] = [Number(match[1]), Number(match[2]), Number(match[3])];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  const date = utcDate(year, month, day);
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
@@ -15,11 +15,20 @@ const msPerDay = 86_400_000;
 
 /** Days since 1970-01-01 of a valid `YYYY-MM-DD`. */
 export function toEpochDay(date: string): number {
-  return Date.UTC(Number(date.slice(0, 4)), Number(date.slice(5, 7)) - 1, Number(date.slice(8, 10))) / msPerDay;
+  return utcDate(Number(date.slice(0, 4)), Number(date.slice(5, 7)), Number(date.slice(8, 10))).getTime() / msPerDay;
 }
 
 export function fromEpochDay(day: number): string {
-  return new Date(day * msPerDay).toISOString().slice(0, 10);
+  const date = new Date(day * msPerDay);
+  const year = String(date.getUTCFullYear()).padStart(4, '0');
+  return `${year}-${String(date.getUTCMonth() + 1).padStart(2, '0')}-${String(date.getUTCDate()).padStart(2, '0')}`;
+}
+
+/** Date.UTC maps years 0-99 to 1900-1999; setUTCFullYear does not. */
+function utcDate(year: number, month: number, day: number): Date {
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date;
 }
 
 export function addDays(date: string, days: number): string {
