@@ -1,0 +1,864 @@
+/**
+ * Correlation, duplicates, 200 / 202 and unknown outcomes (CONTRACT §4) on
+ * POST /v1/term-deposits/initiate: x-correlation-id echoed, generated and checked; ids consumed
+ * once per client, and only by requests that passed authentication, authorization and schema
+ * validation; the duplicate window without the header; Prefer: respond-async and the core's
+ * batch window (202, GET /v1/operations/{reference}); 502 / 504 from the core, reconciled on
+ * repeat so that nothing is executed twice. Real HTTP, real tokens, on each store; the ledger is
+ * read from the server's store.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { findAccount } from '../../src/store/banking.js';
+import { FaultyCore } from '../helpers/faulty-core.js';
+import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
+import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
+
+const initiatePath = '/v1/term-deposits/initiate';
+const initiateRecordPath = `POST ${initiatePath}`;
+const sourceAccount = '1000000001';
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const referenceInMessage = /operation ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
+/** 300 000 USD: more than 1000000001 ever holds (250 000), within the product's limits. */
+const unaffordable = 300_000;
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** Amounts differ from one request to the next, so that no two bodies are equal by accident. */
+let nextAmount = 1000;
+const freshAmount = () => nextAmount++;
+
+function depositBody(amountValue: number = freshAmount()): Record<string, unknown> {
+  return {
+    customerReference: 'C0001',
+    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
+    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
+    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
+    termDepositPeriod: { numberOfDays: 90 },
+    valueDate: '2026-03-02',
+    sourceAccount: { accountIdentification: sourceAccount, accountType: 'DebitAccount' },
+    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
+  };
+}
+
+async function send(url: string, init: RequestInit): Promise<HttpResult> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+interface InitiateOptions {
+  /** A token, or null for no Authorization header. */
+  token: string | null;
+  body?: unknown;
+  /** The raw request body, when a test needs exact bytes. */
+  raw?: string;
+  /** undefined: no x-correlation-id header. */
+  correlationId?: string | undefined;
+  headers?: Record<string, string>;
+}
+
+function initiate(server: TestServer, options: InitiateOptions): Promise<HttpResult> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...options.headers };
+  if (options.token !== null) headers.authorization = `Bearer ${options.token}`;
+  if (options.correlationId !== undefined) headers['x-correlation-id'] = options.correlationId;
+  const body = options.raw ?? JSON.stringify(options.body ?? depositBody());
+  return send(`${server.url}${initiatePath}`, { method: 'POST', headers, body });
+}
+
+const loanPath = '/v1/merchandising-loan/7000000001/repayment-schedules/1/execute';
+
+/** Pays part of installment 1 of the demo facility 7000000001 (payment 1000000001, charges 1000000002). */
+function executeLoan(server: TestServer, token: string, correlationId: string, amountValue: number): Promise<HttpResult> {
+  const body = {
+    merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
+    merchandisingLoanType: 'CRDE',
+    merchandisingLoanFacilityReference: { loanInstallmentSequence: 1, loanAmount: { amountValue, amountCurrency: { currencyCode: 'USD' } } },
+    accountReferences: [
+      { accountIdentification: { accountIdentificationType: 'PaymentAccount', identifierValue: sourceAccount } },
+      { accountIdentification: { accountIdentificationType: 'ExpenseAccount', identifierValue: '1000000002' } },
+    ],
+  };
+  return send(`${server.url}${loanPath}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-correlation-id': correlationId },
+    body: JSON.stringify(body),
+  });
+}
+
+function getOperation(server: TestServer, token: string, reference: string, headers: Record<string, string> = {}): Promise<HttpResult> {
+  return send(`${server.url}/v1/operations/${encodeURIComponent(reference)}`, {
+    headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...headers },
+  });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls `probe` until it answers a value, failing after `timeoutMs`. */
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** Polls GET /v1/operations/{reference} until the operation leaves Pending. */
+function settledOperation(server: TestServer, token: string, reference: string, timeoutMs = 10_000): Promise<HttpResult> {
+  return waitFor(
+    `operation ${reference} to settle`,
+    async () => {
+      const response = await getOperation(server, token, reference);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      return response.body.status === 'Pending' ? undefined : response;
+    },
+    timeoutMs,
+  );
+}
+
+/** Balance of an account in minor units, from the server's store. */
+async function balanceOf(server: TestServer, account: string = sourceAccount): Promise<bigint> {
+  const record = await findAccount(server.coregate.store.db, account);
+  assert.ok(record, `account ${account} exists`);
+  return record.balanceMinor;
+}
+
+const minor = (amountValue: number) => BigInt(Math.round(amountValue * 100));
+
+/** Ledger movements (postings) recorded under an operation reference. */
+async function movementsOf(server: TestServer, reference: string): Promise<number> {
+  const rows = await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute();
+  return rows.length;
+}
+
+async function termDepositCount(server: TestServer): Promise<number> {
+  return (await server.coregate.store.db.selectFrom('term_deposits').select('contract_number').execute()).length;
+}
+
+/** The stored operation that consumed a correlation id (ids are random UUIDs: unique across clients here). */
+async function storedOperation(server: TestServer, correlationId: string): Promise<{ reference: string; status: string } | undefined> {
+  return server.coregate.store.db
+    .selectFrom('operations')
+    .select(['reference', 'status'])
+    .where('correlation_id', '=', correlationId)
+    .executeTakeFirst();
+}
+
+const reasons: Record<number, string> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  422: 'BUSINESS_RULE_VIOLATION',
+  502: 'CORE_UNAVAILABLE',
+  504: 'CORE_TIMEOUT',
+};
+
+/** A SPEC error record at top level; with `code`, exactly one errordetail naming it. */
+function assertErrorRecord(body: any, status: number, path: string, code?: string): void {
+  assert.equal(typeof body, 'object', String(body));
+  assert.deepEqual(Object.keys(body).sort(), code === undefined ? ['message', 'path', 'reason', 'status'] : ['errordetail', 'message', 'path', 'reason', 'status']);
+  assert.equal(body.status, status);
+  assert.equal(body.reason, reasons[status]);
+  assert.equal(typeof body.message, 'string');
+  assert.ok(body.message.length > 0);
+  assert.equal(body.path, path);
+  if (code !== undefined) {
+    assert.equal(body.errordetail.length, 1);
+    assert.equal(body.errordetail[0].code, code);
+    assert.equal(typeof body.errordetail[0].reason, 'string');
+    assert.equal(typeof body.errordetail[0].message, 'string');
+  }
+}
+
+function assertRefused(response: HttpResult, status: number, code: string): void {
+  assert.equal(response.status, status, JSON.stringify(response.body));
+  assertErrorRecord(response.body, status, initiateRecordPath, code);
+}
+
+function assertExecuted(response: HttpResult): void {
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  assert.match(String(response.body.operationReference), uuidPattern);
+  assert.equal(typeof response.body.termDepositAccount, 'string');
+}
+
+/** 409 for a repeated correlation id, naming the original operation's reference and outcome. */
+function assertDuplicateId(response: HttpResult, reference: string, outcome: RegExp): void {
+  assertRefused(response, 409, 'TD-409-001');
+  assert.equal(response.body.errordetail[0].reason, 'DUPLICATE_CORRELATION_ID');
+  assert.ok(response.body.message.includes(reference), `the message names ${reference}: ${response.body.message}`);
+  assert.match(response.body.message, outcome);
+}
+
+// =============================================================================================
+// x-correlation-id and the duplicate protection
+// =============================================================================================
+
+describeEachStore('correlation ids and duplicate protection', ({ server }) => {
+  // --- echo ------------------------------------------------------------------------------------
+
+  const echoCases: Array<[string, number, (id: string) => Promise<HttpResult>]> = [
+    ['200', 200, async (id) => initiate(server(), { token: await demoToken(server()), correlationId: id })],
+    ['400 (schema failure)', 400, async (id) => initiate(server(), { token: await demoToken(server()), correlationId: id, body: { customerReference: 'C0001' } })],
+    ['401 (no token)', 401, async (id) => initiate(server(), { token: null, correlationId: id })],
+    ['403 (missing scope)', 403, async (id) => initiate(server(), { token: await demoToken(server(), demo.reporting), correlationId: id })],
+    [
+      '409 (repeated id)',
+      409,
+      async (id) => {
+        const token = await demoToken(server());
+        assertExecuted(await initiate(server(), { token, correlationId: id }));
+        return initiate(server(), { token, correlationId: id });
+      },
+    ],
+    ['422 (insufficient funds)', 422, async (id) => initiate(server(), { token: await demoToken(server()), correlationId: id, body: depositBody(unaffordable) })],
+    ['404 (unknown operation)', 404, async (id) => getOperation(server(), await demoToken(server()), randomUUID(), { 'x-correlation-id': id })],
+  ];
+  for (const [name, status, run] of echoCases) {
+    test(`x-correlation-id is echoed on a ${name} response`, async () => {
+      const id = `echo-${status}-${randomUUID()}`;
+      const response = await run(id);
+      assert.equal(response.status, status, JSON.stringify(response.body));
+      assert.equal(response.headers.get('x-correlation-id'), id);
+    });
+  }
+
+  test('x-correlation-id is generated (a UUID) when absent: on 200 and on 401, a different one each time', async () => {
+    const token = await demoToken(server());
+    const ok = await initiate(server(), { token });
+    assertExecuted(ok);
+    const unauthorized = await initiate(server(), { token: null });
+    assert.equal(unauthorized.status, 401);
+    const ids = [ok.headers.get('x-correlation-id'), unauthorized.headers.get('x-correlation-id')];
+    for (const id of ids) assert.match(String(id), uuidPattern);
+    assert.notEqual(ids[0], ids[1]);
+  });
+
+  // --- validity ----------------------------------------------------------------------------------
+
+  for (const [name, id] of [
+    ['empty', ''],
+    ['129 characters', 'a'.repeat(129)],
+    ['with a space', 'abc def'],
+    ['with a non-ASCII character (é)', 'caf\u00e9-1'],
+    ['with a slash (a/b)', 'a/b'],
+    ['with a comma', 'a,b'],
+  ] as const) {
+    test(`an invalid x-correlation-id, ${name} → 400 VALIDATION_ERROR TD-400-004, nothing executed`, async () => {
+      const token = await demoToken(server());
+      const before = await balanceOf(server());
+      const response = await initiate(server(), { token, correlationId: id });
+      assertRefused(response, 400, 'TD-400-004');
+      assert.equal(response.body.errordetail[0].reason, 'INVALID_CORRELATION_ID');
+      assert.equal(await balanceOf(server()), before);
+    });
+  }
+
+  test('an x-correlation-id of exactly 128 characters of A-Z a-z 0-9 . _ : - is accepted and echoed', async () => {
+    const allowed = `ABCxyz019._:-${randomUUID().replace(/-/g, '')}`;
+    const id = allowed.repeat(Math.ceil(128 / allowed.length)).slice(0, 128);
+    assert.equal(id.length, 128);
+    const response = await initiate(server(), { token: await demoToken(server()), correlationId: id });
+    assertExecuted(response);
+    assert.equal(response.headers.get('x-correlation-id'), id);
+  });
+
+  // --- consumption -----------------------------------------------------------------------------
+
+  test('the same id again, with a different body → 409 CONFLICT naming the original reference and outcome; executed once', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const before = await balanceOf(server());
+    const first = await initiate(server(), { token, correlationId: id, body: depositBody(1500) });
+    assertExecuted(first);
+    const repeat = await initiate(server(), { token, correlationId: id, body: depositBody(freshAmount()) });
+    assertDuplicateId(repeat, first.body.operationReference, /Executed/);
+    assert.equal(await balanceOf(server()), before - minor(1500));
+    assert.equal(await movementsOf(server(), first.body.operationReference), 1);
+  });
+
+  test('the same id again with the same body → 409 as well (not a second execution)', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const body = depositBody();
+    const first = await initiate(server(), { token, correlationId: id, body });
+    assertExecuted(first);
+    const before = await balanceOf(server());
+    assertDuplicateId(await initiate(server(), { token, correlationId: id, body }), first.body.operationReference, /Executed/);
+    assert.equal(await balanceOf(server()), before);
+  });
+
+  test('an id consumed by a refused request (422 insufficient funds) → 409 naming the rejection, even with a valid body', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const refused = await initiate(server(), { token, correlationId: id, body: depositBody(unaffordable) });
+    assertRefused(refused, 422, 'TD-422-002');
+    assert.equal(refused.body.errordetail[0].reason, 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT');
+    const stored = await storedOperation(server(), id);
+    assert.ok(stored, 'the refusal consumed the id');
+    const before = await balanceOf(server());
+    const repeat = await initiate(server(), { token, correlationId: id });
+    assertDuplicateId(repeat, stored.reference, /Rejected/);
+    assert.match(repeat.body.message, /422/);
+    assert.match(repeat.body.message, /TD-422-002/);
+    assert.equal(await balanceOf(server()), before);
+  });
+
+  test('an id used for a 400 schema failure is not consumed: the repeat with a valid body succeeds', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const { customerReference: _omitted, ...missingCustomer } = depositBody();
+    const invalid = await initiate(server(), { token, correlationId: id, body: missingCustomer });
+    assertRefused(invalid, 400, 'TD-400-002');
+    assert.equal(await storedOperation(server(), id), undefined);
+    assertExecuted(await initiate(server(), { token, correlationId: id }));
+  });
+
+  test('an id used for a 400 of the checks that need no stored data (amount 0, too many decimals) is not consumed', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    assertRefused(await initiate(server(), { token, correlationId: id, body: depositBody(0) }), 400, 'TD-400-005');
+    assertRefused(await initiate(server(), { token, correlationId: id, body: depositBody(1000.001) }), 400, 'TD-400-006');
+    assertExecuted(await initiate(server(), { token, correlationId: id }));
+  });
+
+  test('an id used by a request refused with 401 or 403 (same client, narrowed scope or Disabled user) is not consumed', async () => {
+    const id = randomUUID();
+    assert.equal((await initiate(server(), { token: null, correlationId: id })).status, 401);
+    const narrowed = await demoToken(server(), demo.treasury, { scope: 'termDeposit:retrieve' });
+    assertRefused(await initiate(server(), { token: narrowed, correlationId: id }), 403, 'TD-403-001');
+    const disabledUser = await demoToken(server(), demo.treasury, { username: 'former-clerk', workstation: 'WS-BRANCH-07' });
+    assertRefused(await initiate(server(), { token: disabledUser, correlationId: id }), 403, 'TD-403-002');
+    assertExecuted(await initiate(server(), { token: await demoToken(server()), correlationId: id }));
+  });
+
+  test('ids are per client: another client may use the same id; the first client still gets 409', async () => {
+    const id = randomUUID();
+    const treasury = await demoToken(server());
+    const branch = await demoToken(server(), demo.branch);
+    const first = await initiate(server(), { token: treasury, correlationId: id });
+    assertExecuted(first);
+    const other = await initiate(server(), { token: branch, correlationId: id });
+    assertExecuted(other);
+    assert.notEqual(other.body.operationReference, first.body.operationReference);
+    assertDuplicateId(await initiate(server(), { token: treasury, correlationId: id }), first.body.operationReference, /Executed/);
+    assertDuplicateId(await initiate(server(), { token: branch, correlationId: id }), other.body.operationReference, /Executed/);
+  });
+
+  test('concurrent requests with the same id: exactly one executes, every other one gets 409 naming it', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const before = await balanceOf(server());
+    const responses = await Promise.all(Array.from({ length: 6 }, () => initiate(server(), { token, correlationId: id, body: depositBody(1111) })));
+    const executed = responses.filter((response) => response.status === 200);
+    assert.equal(executed.length, 1, JSON.stringify(responses.map((response) => [response.status, response.body.message])));
+    const reference = String(executed[0]?.body.operationReference);
+    for (const response of responses.filter((candidate) => candidate.status !== 200)) assertDuplicateId(response, reference, /Executed|Pending/);
+    assert.equal(await balanceOf(server()), before - minor(1111));
+    assert.equal(await movementsOf(server(), reference), 1);
+  });
+
+  test('ids form one namespace per client across both operations: a term deposit\'s id → 409 on the loan operation, and the reverse', async () => {
+    const token = await demoToken(server());
+    const tdId = randomUUID();
+    const deposit = await initiate(server(), { token, correlationId: tdId });
+    assertExecuted(deposit);
+    const loanRefused = await executeLoan(server(), token, tdId, 100);
+    assert.equal(loanRefused.status, 409, JSON.stringify(loanRefused.body));
+    assert.deepEqual(Object.keys(loanRefused.body), ['error'], 'the loan operation wraps its error record');
+    assertErrorRecord(loanRefused.body.error, 409, `POST ${loanPath}`, 'ML-409-001');
+    assert.ok(loanRefused.body.error.message.includes(deposit.body.operationReference), loanRefused.body.error.message);
+
+    const loanId = randomUUID();
+    const loan = await executeLoan(server(), token, loanId, 101);
+    assert.equal(loan.status, 200, JSON.stringify(loan.body));
+    const depositRefused = await initiate(server(), { token, correlationId: loanId });
+    assertDuplicateId(depositRefused, String(loan.body.executionReference), /Executed/);
+  });
+
+  // --- duplicate window without the header -------------------------------------------------------
+
+  test('without x-correlation-id: the same body to the same path again → 409 TD-409-002 naming the original; a different body → 200', async () => {
+    const token = await demoToken(server());
+    const body = depositBody();
+    const first = await initiate(server(), { token, body });
+    assertExecuted(first);
+    const before = await balanceOf(server());
+    const repeat = await initiate(server(), { token, body });
+    assertRefused(repeat, 409, 'TD-409-002');
+    assert.equal(repeat.body.errordetail[0].reason, 'DUPLICATE_REQUEST');
+    assert.ok(repeat.body.message.includes(first.body.operationReference), repeat.body.message);
+    assert.equal(await balanceOf(server()), before);
+    assertExecuted(await initiate(server(), { token, body: depositBody() }));
+  });
+
+  test('without x-correlation-id: bodies equal after JSON canonicalization (key order, whitespace, 1000.0) are duplicates', async () => {
+    const token = await demoToken(server());
+    const amount = freshAmount();
+    const body = depositBody(amount);
+    assertExecuted(await initiate(server(), { token, body }));
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    const raw = `  ${JSON.stringify(reordered, null, 4).replace(`"amountValue": ${amount}`, `"amountValue": ${amount}.0`)}\n`;
+    assert.ok(raw.includes(`${amount}.0`));
+    assertRefused(await initiate(server(), { token, raw }), 409, 'TD-409-002');
+  });
+
+  test('without x-correlation-id: concurrent identical bodies → exactly one executes, the others get 409 TD-409-002', async () => {
+    const token = await demoToken(server());
+    const amount = freshAmount();
+    const before = await balanceOf(server());
+    const responses = await Promise.all(Array.from({ length: 6 }, () => initiate(server(), { token, body: depositBody(amount) })));
+    const executed = responses.filter((response) => response.status === 200);
+    assert.equal(executed.length, 1, JSON.stringify(responses.map((response) => [response.status, response.body.message])));
+    for (const response of responses.filter((candidate) => candidate.status !== 200)) assertRefused(response, 409, 'TD-409-002');
+    assert.equal(await balanceOf(server()), before - minor(amount));
+  });
+
+  test('without x-correlation-id: another client may send the same body', async () => {
+    const body = depositBody();
+    assertExecuted(await initiate(server(), { token: await demoToken(server()), body }));
+    assertExecuted(await initiate(server(), { token: await demoToken(server(), demo.branch), body }));
+  });
+
+  test('without x-correlation-id: a repeat of a refused body (422) within the window → 409 naming the rejection', async () => {
+    const token = await demoToken(server());
+    const body = depositBody(unaffordable + freshAmount());
+    assertRefused(await initiate(server(), { token, body }), 422, 'TD-422-002');
+    const repeat = await initiate(server(), { token, body });
+    assertRefused(repeat, 409, 'TD-409-002');
+    assert.match(repeat.body.message, /Rejected/);
+  });
+});
+
+describeEachStore(
+  'duplicate window disabled (--duplicate-window 0)',
+  ({ server }) => {
+    test('the same body twice without x-correlation-id → 200 twice, two contracts, two debits', async () => {
+      const token = await demoToken(server());
+      const body = depositBody(2000);
+      const before = await balanceOf(server());
+      const first = await initiate(server(), { token, body });
+      const second = await initiate(server(), { token, body });
+      assertExecuted(first);
+      assertExecuted(second);
+      assert.notEqual(first.body.operationReference, second.body.operationReference);
+      assert.notEqual(first.body.termDepositAccount, second.body.termDepositAccount);
+      assert.equal(await balanceOf(server()), before - 2n * minor(2000));
+    });
+
+    test('a repeated x-correlation-id is still refused with 409 (the window only concerns requests without the header)', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const first = await initiate(server(), { token, correlationId: id });
+      assertExecuted(first);
+      assertDuplicateId(await initiate(server(), { token, correlationId: id }), first.body.operationReference, /Executed/);
+    });
+  },
+  { flags: { duplicateWindow: '0' } },
+);
+
+describeEachStore(
+  'duplicate window of 1 second (--duplicate-window 1)',
+  ({ server }) => {
+    test('the same body without x-correlation-id is a duplicate within the window and accepted again once it has passed', async () => {
+      const token = await demoToken(server());
+      const body = depositBody();
+      const first = await initiate(server(), { token, body });
+      assertExecuted(first);
+      assertRefused(await initiate(server(), { token, body }), 409, 'TD-409-002');
+      await sleep(1_100);
+      const later = await initiate(server(), { token, body });
+      assertExecuted(later);
+      assert.notEqual(later.body.operationReference, first.body.operationReference);
+    });
+  },
+  { flags: { duplicateWindow: '1' } },
+);
+
+// =============================================================================================
+// 202: Prefer: respond-async, GET /v1/operations/{reference}
+// =============================================================================================
+
+describeEachStore('202 respond-async and GET /v1/operations/{reference}', ({ server }) => {
+  async function acceptAsync(token: string, body: unknown, correlationId: string = randomUUID()): Promise<string> {
+    const response = await initiate(server(), { token, body, correlationId, headers: { prefer: 'respond-async' } });
+    assert.equal(response.status, 202, JSON.stringify(response.body));
+    assert.equal(response.headers.get('preference-applied'), 'respond-async');
+    assert.equal(response.headers.get('x-correlation-id'), correlationId);
+    const reference = String(response.body.operationReference);
+    assert.match(reference, uuidPattern);
+    assert.equal(response.headers.get('location'), `/v1/operations/${reference}`);
+    assert.deepEqual(response.body, { operationReference: reference, termDepositStatus: 'Pending' });
+    return reference;
+  }
+
+  test('Prefer: respond-async → 202 {operationReference, termDepositStatus: Pending} with Preference-Applied and Location; the operation then executes once', async () => {
+    const token = await demoToken(server());
+    const before = await balanceOf(server());
+    const reference = await acceptAsync(token, depositBody(3000));
+    const settled = await settledOperation(server(), token, reference);
+    assert.deepEqual(Object.keys(settled.body).sort(), ['operation', 'reference', 'result', 'status']);
+    assert.equal(settled.body.reference, reference);
+    assert.equal(settled.body.operation, 'initiateTermDeposit');
+    assert.equal(settled.body.status, 'Executed');
+    const result = settled.body.result;
+    assert.equal(result.operationReference, reference);
+    assert.equal(result.customerReference, 'C0001');
+    assert.deepEqual(result.principalAmount, { amountValue: 3000, amountCurrency: { currencycode: 'USD' } });
+    assert.equal(result.sourceAccount.accountIdentification, sourceAccount);
+    assert.ok(result.termDepositPeriod.numberOfDays >= 90);
+    assert.equal(await balanceOf(server()), before - minor(3000));
+    assert.equal(await movementsOf(server(), reference), 1);
+
+    // The result is the contract the core holds.
+    const retrieved = await send(`${server().url}/v1/term-deposits/${result.termDepositAccount}/retrieve`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(retrieved.status, 200);
+    assert.equal(retrieved.body.operationReference, reference);
+  });
+
+  test('GET /v1/operations/{reference} of a synchronous (200) operation → Executed with exactly the 200 body as result', async () => {
+    const token = await demoToken(server());
+    const done = await initiate(server(), { token, correlationId: randomUUID() });
+    assertExecuted(done);
+    const view = await getOperation(server(), token, done.body.operationReference);
+    assert.equal(view.status, 200);
+    assert.equal(view.body.status, 'Executed');
+    assert.deepEqual(view.body.result, done.body);
+  });
+
+  test('Prefer with several preferences (return=representation, respond-async; wait=5) still answers 202', async () => {
+    const token = await demoToken(server());
+    const response = await initiate(server(), { token, correlationId: randomUUID(), headers: { prefer: 'return=representation, respond-async; wait=5' } });
+    assert.equal(response.status, 202, JSON.stringify(response.body));
+    assert.match(response.headers.get('preference-applied') ?? '', /respond-async/);
+    assert.equal((await settledOperation(server(), token, response.body.operationReference)).body.status, 'Executed');
+  });
+
+  test('the id of a 202 is consumed: repeating it → 409 naming the accepted operation\'s reference', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const reference = await acceptAsync(token, depositBody(), id);
+    const repeat = await initiate(server(), { token, correlationId: id, headers: { prefer: 'respond-async' } });
+    assertDuplicateId(repeat, reference, /Pending|Executed/);
+    await settledOperation(server(), token, reference);
+    assertDuplicateId(await initiate(server(), { token, correlationId: id }), reference, /Executed/);
+  });
+
+  test('an async request that breaks a rule (insufficient funds) ends Rejected with error = the SPEC error record', async () => {
+    const token = await demoToken(server());
+    const before = await balanceOf(server());
+    const reference = await acceptAsync(token, depositBody(unaffordable));
+    const settled = await settledOperation(server(), token, reference);
+    assert.deepEqual(Object.keys(settled.body).sort(), ['error', 'operation', 'reference', 'status']);
+    assert.equal(settled.body.status, 'Rejected');
+    assertErrorRecord(settled.body.error, 422, initiateRecordPath, 'TD-422-002');
+    assert.equal(settled.body.error.errordetail[0].reason, 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT');
+    assert.equal(await balanceOf(server()), before);
+    assert.equal(await movementsOf(server(), reference), 0);
+  });
+
+  test('a 202 request is validated first: a schema failure with Prefer: respond-async → 400, no operation', async () => {
+    const token = await demoToken(server());
+    const id = randomUUID();
+    const response = await initiate(server(), { token, correlationId: id, body: { ...depositBody(), valueDate: '2026-02-30' }, headers: { prefer: 'respond-async' } });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    assert.equal(await storedOperation(server(), id), undefined);
+  });
+
+  test('GET /v1/operations/{reference} by another client → 404 NOT_FOUND (as an unknown reference)', async () => {
+    const token = await demoToken(server());
+    const reference = await acceptAsync(token, depositBody());
+    const otherClient = await demoToken(server(), demo.branch);
+    const response = await getOperation(server(), otherClient, reference);
+    assert.equal(response.status, 404);
+    assertErrorRecord(response.body, 404, `GET /v1/operations/${reference}`);
+    const unknown = await getOperation(server(), otherClient, randomUUID());
+    assert.equal(unknown.status, 404);
+    assert.equal(response.body.message.replace(reference, 'X'), unknown.body.message.replace(/[0-9a-f-]{36}/, 'X'), 'another client\'s reference reads as an unknown one');
+  });
+
+  test('GET /v1/operations/{reference} with a token of the same client lacking the original operation\'s scope → 403 insufficient_scope', async () => {
+    const token = await demoToken(server());
+    const reference = await acceptAsync(token, depositBody());
+    const narrowed = await demoToken(server(), demo.treasury, { scope: 'termDeposit:retrieve' });
+    const response = await getOperation(server(), narrowed, reference);
+    assert.equal(response.status, 403, JSON.stringify(response.body));
+    assert.equal(response.body.reason, 'FORBIDDEN');
+    assert.equal(response.body.path, `GET /v1/operations/${reference}`);
+    assert.match(response.headers.get('www-authenticate') ?? '', /error="insufficient_scope"/);
+    assert.match(response.headers.get('www-authenticate') ?? '', /scope="termDeposit:initiate"/);
+  });
+
+  test('GET /v1/operations/{reference} with an unknown reference → 404 record', async () => {
+    const reference = randomUUID();
+    const response = await getOperation(server(), await demoToken(server()), reference);
+    assert.equal(response.status, 404);
+    assertErrorRecord(response.body, 404, `GET /v1/operations/${reference}`);
+  });
+});
+
+// =============================================================================================
+// The core's batch window: 202 without Prefer, executed once the window closes
+// =============================================================================================
+
+/** `HH:MM:SS` (UTC) of an epoch second; the window may wrap midnight, which the server accepts. */
+const utcClock = (epochSecond: number) => new Date(epochSecond * 1000).toISOString().slice(11, 19);
+
+/**
+ * Starts a server whose core batch window opened a second ago and closes a few seconds from now.
+ * Start-up time varies (migrations on a fresh store): when less than 2 s of the window is left
+ * once the server listens, it is restarted with a longer window.
+ */
+async function startInsideBatchWindow(db: string): Promise<{ server: TestServer; windowEndMs: number }> {
+  for (let lengthSeconds = 4; lengthSeconds <= 16; lengthSeconds *= 2) {
+    const nowSecond = Math.floor(Date.now() / 1000);
+    const endSecond = nowSecond + lengthSeconds;
+    const server = await startTestServer({ db, flags: { coreBatchWindow: `${utcClock(nowSecond - 1)}-${utcClock(endSecond)}` } });
+    if (endSecond * 1000 - Date.now() >= 2000) return { server, windowEndMs: endSecond * 1000 };
+    await server.close();
+  }
+  throw new Error('could not start a server inside a batch window');
+}
+
+describeEachStoreUrl('core batch window (--core-batch-window)', ({ dbUrl }) => {
+  test('inside the window a request without Prefer gets 202; after the window closes it is Executed and the balance changes once', async () => {
+    const { server, windowEndMs } = await startInsideBatchWindow(dbUrl());
+    try {
+      assert.equal(server.coregate.runner.inBatchWindow(), true);
+      const token = await demoToken(server);
+      const before = await balanceOf(server);
+      const response = await initiate(server, { token, correlationId: randomUUID(), body: depositBody(4000) });
+      assert.equal(response.status, 202, JSON.stringify(response.body));
+      assert.equal(response.headers.get('preference-applied'), null, 'no preference was sent, none applied');
+      const reference = String(response.body.operationReference);
+      assert.deepEqual(response.body, { operationReference: reference, termDepositStatus: 'Pending' });
+      assert.equal(response.headers.get('location'), `/v1/operations/${reference}`);
+
+      // Queued while the window is open: nothing debited yet.
+      const pending = await getOperation(server, token, reference);
+      assert.equal(pending.body.status, 'Pending');
+      assert.equal(await balanceOf(server), before);
+
+      const settled = await settledOperation(server, token, reference, windowEndMs - Date.now() + 8_000);
+      assert.ok(Date.now() >= windowEndMs, 'executed only after the window closed');
+      assert.equal(settled.body.status, 'Executed');
+      assert.equal(settled.body.result.operationReference, reference);
+      assert.equal(await balanceOf(server), before - minor(4000));
+      assert.equal(await movementsOf(server, reference), 1);
+      // Later ticks of the worker do not execute it again.
+      await sleep(1_200);
+      assert.equal(await balanceOf(server), before - minor(4000));
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+// =============================================================================================
+// Core faults: 502 / 504, unknown outcomes reconciled on repeat
+// =============================================================================================
+
+const faulty = new FaultyCore();
+
+describeEachStore(
+  'core faults: 502 / 504 and reconciliation',
+  ({ server }) => {
+    async function withFault<T>(fault: FaultyCore['fault'], work: () => Promise<T>): Promise<T> {
+      faulty.fault = fault;
+      try {
+        return await work();
+      } finally {
+        faulty.fault = { kind: 'none' };
+      }
+    }
+
+    test('core unavailable → 502 CORE_UNAVAILABLE, nothing written; the repeat with the same id after recovery executes now → 200, once', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(5000);
+      const before = await balanceOf(server());
+      const contractsBefore = await termDepositCount(server());
+      const writesBefore = faulty.writes;
+
+      const failed = await withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body }));
+      assertRefused(failed, 502, 'TD-502-001');
+      assert.equal(failed.body.errordetail[0].reason, 'CORE_UNAVAILABLE');
+      assert.equal(failed.headers.get('x-correlation-id'), id);
+      assert.equal(await balanceOf(server()), before);
+      assert.equal(await termDepositCount(server()), contractsBefore);
+      assert.equal(faulty.writes, writesBefore, 'the core was never written to');
+      const unknown = await storedOperation(server(), id);
+      assert.equal(unknown?.status, 'Unknown', 'the outcome is held as unknown');
+
+      const repeat = await initiate(server(), { token, correlationId: id, body });
+      assertExecuted(repeat);
+      assert.equal(repeat.body.operationReference, unknown?.reference, 'the repeat executes the original operation');
+      assert.equal(await balanceOf(server()), before - minor(5000));
+      assert.equal(await movementsOf(server(), repeat.body.operationReference), 1);
+
+      assertDuplicateId(await initiate(server(), { token, correlationId: id, body }), repeat.body.operationReference, /Executed/);
+      assert.equal(await balanceOf(server()), before - minor(5000));
+    });
+
+    test('core answers after the time-out but commits (slow-after-commit) → 504 CORE_TIMEOUT; executed once; the repeat → 409 naming the original; GET shows Executed', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(6000);
+      const before = await balanceOf(server());
+
+      const timedOut = await withFault({ kind: 'slow-after-commit', delayMs: 1_000 }, () => initiate(server(), { token, correlationId: id, body }));
+      assertRefused(timedOut, 504, 'TD-504-001');
+      assert.equal(timedOut.body.errordetail[0].reason, 'CORE_TIMEOUT');
+      assert.ok(timedOut.body.message.includes(id), 'the message says to repeat with the same correlation id');
+
+      // The unit of work commits after the core's late answer: one execution in the ledger.
+      await waitFor('the late work to commit', async () => ((await balanceOf(server())) === before - minor(6000) ? true : undefined));
+      const stored = await waitFor('the operation to be Executed', async () => {
+        const operation = await storedOperation(server(), id);
+        return operation?.status === 'Executed' ? operation : undefined;
+      });
+      assert.equal(await movementsOf(server(), stored.reference), 1);
+
+      const repeat = await initiate(server(), { token, correlationId: id, body });
+      assertDuplicateId(repeat, stored.reference, /Executed/);
+      assert.equal(referenceInMessage.exec(repeat.body.message)?.[1], stored.reference);
+      assert.equal(await balanceOf(server()), before - minor(6000));
+
+      const view = await getOperation(server(), token, stored.reference);
+      assert.equal(view.status, 200);
+      assert.equal(view.body.status, 'Executed');
+      assert.equal(view.body.result.operationReference, stored.reference);
+      assert.deepEqual(view.body.result.principalAmount, { amountValue: 6000, amountCurrency: { currencycode: 'USD' } });
+    });
+
+    test('a repeat while the timed-out work is still in flight never executes twice (409 or 504, then 409 naming the original)', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(6500);
+      const before = await balanceOf(server());
+      const { first, inFlight } = await withFault({ kind: 'slow-after-commit', delayMs: 1_500 }, async () => {
+        const timedOut = await initiate(server(), { token, correlationId: id, body });
+        return { first: timedOut, inFlight: await initiate(server(), { token, correlationId: id, body }) };
+      });
+      assertRefused(first, 504, 'TD-504-001');
+      assert.ok([409, 504].includes(inFlight.status), `${inFlight.status} ${JSON.stringify(inFlight.body)}`);
+
+      const stored = await waitFor('the operation to be Executed', async () => {
+        const operation = await storedOperation(server(), id);
+        return operation?.status === 'Executed' ? operation : undefined;
+      });
+      assertDuplicateId(await initiate(server(), { token, correlationId: id, body }), stored.reference, /Executed/);
+      assert.equal(await balanceOf(server()), before - minor(6500));
+      assert.equal(await movementsOf(server(), stored.reference), 1);
+    });
+
+    test('core fails after the time-out (slow-then-fail) → 504; the repeat executes now → 200; exactly one debit', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(7000);
+      const before = await balanceOf(server());
+      const contractsBefore = await termDepositCount(server());
+
+      const timedOut = await withFault({ kind: 'slow-then-fail', delayMs: 700 }, async () => {
+        const response = await initiate(server(), { token, correlationId: id, body });
+        // The failed unit of work rolls back, then the outcome is recorded as unknown.
+        await waitFor('the unknown outcome to be recorded', async () => ((await storedOperation(server(), id))?.status === 'Unknown' ? true : undefined));
+        return response;
+      });
+      assertRefused(timedOut, 504, 'TD-504-001');
+      assert.equal(await balanceOf(server()), before);
+      assert.equal(await termDepositCount(server()), contractsBefore);
+      const unknown = await storedOperation(server(), id);
+      assert.ok(unknown);
+
+      // Until a repeat reconciles it, the operation reads as pending (not final).
+      const pendingView = await getOperation(server(), token, unknown.reference);
+      assert.equal(pendingView.status, 200);
+      assert.equal(pendingView.body.status, 'Pending');
+
+      const repeat = await initiate(server(), { token, correlationId: id, body });
+      assertExecuted(repeat);
+      assert.equal(repeat.body.operationReference, unknown.reference);
+      assert.equal(await balanceOf(server()), before - minor(7000));
+      assert.equal(await termDepositCount(server()), contractsBefore + 1);
+      assert.equal(await movementsOf(server(), unknown.reference), 1);
+
+      assertDuplicateId(await initiate(server(), { token, correlationId: id, body }), unknown.reference, /Executed/);
+      assert.equal(await balanceOf(server()), before - minor(7000));
+      assert.equal((await getOperation(server(), token, unknown.reference)).body.status, 'Executed');
+    });
+
+    test('concurrent repeats of an unknown outcome (after a 502) execute it exactly once; the others get 409', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(8000);
+      const before = await balanceOf(server());
+      assertRefused(await withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body })), 502, 'TD-502-001');
+      const unknown = await storedOperation(server(), id);
+      assert.equal(unknown?.status, 'Unknown');
+
+      const repeats = await Promise.all(Array.from({ length: 5 }, () => initiate(server(), { token, correlationId: id, body })));
+      const executed = repeats.filter((response) => response.status === 200);
+      assert.equal(executed.length, 1, JSON.stringify(repeats.map((response) => [response.status, response.body.message])));
+      assert.equal(executed[0]?.body.operationReference, unknown?.reference);
+      for (const response of repeats.filter((candidate) => candidate.status !== 200)) assertDuplicateId(response, String(unknown?.reference), /Executed|Pending/);
+      assert.equal(await balanceOf(server()), before - minor(8000));
+      assert.equal(await movementsOf(server(), String(unknown?.reference)), 1);
+    });
+
+    test('an unknown outcome (502) repeated with Prefer: respond-async → 202 under the original reference, then Executed once', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(8500);
+      const before = await balanceOf(server());
+      assertRefused(await withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body })), 502, 'TD-502-001');
+      const unknown = await storedOperation(server(), id);
+      assert.equal(unknown?.status, 'Unknown');
+
+      const accepted = await initiate(server(), { token, correlationId: id, body, headers: { prefer: 'respond-async' } });
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      assert.equal(accepted.body.operationReference, unknown?.reference);
+      const settled = await settledOperation(server(), token, String(unknown?.reference));
+      assert.equal(settled.body.status, 'Executed');
+      assert.equal(await balanceOf(server()), before - minor(8500));
+      assert.equal(await movementsOf(server(), String(unknown?.reference)), 1);
+    });
+
+    test('nothing acknowledged is lost: a 202 accepted while the core is unavailable stays Pending, then executes once the core is back', async () => {
+      const token = await demoToken(server());
+      const before = await balanceOf(server());
+      const reference = await withFault({ kind: 'unavailable' }, async () => {
+        const accepted = await initiate(server(), { token, correlationId: randomUUID(), body: depositBody(9000), headers: { prefer: 'respond-async' } });
+        assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+        const accepted202Reference = String(accepted.body.operationReference);
+        // The worker tried and failed at least once: the operation is still pending, nothing debited.
+        await waitFor('a failed attempt of the worker', async () =>
+          server().logLines.some((line) => line.includes(accepted202Reference) && line.includes('not executed yet')) ? true : undefined,
+        );
+        const view = await getOperation(server(), token, accepted202Reference);
+        assert.equal(view.body.status, 'Pending');
+        assert.equal(await balanceOf(server()), before);
+        return accepted202Reference;
+      });
+      const settled = await settledOperation(server(), token, reference);
+      assert.equal(settled.body.status, 'Executed');
+      assert.equal(await balanceOf(server()), before - minor(9000));
+      assert.equal(await movementsOf(server(), reference), 1);
+    });
+  },
+  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '300' } },
+);

@@ -1,0 +1,374 @@
+/**
+ * Request-level errors of the business API (CONTRACT §5): 415 for a body that is not JSON, 413
+ * over 64 KiB, 400 for malformed JSON or a body that is not a JSON object, 404 for unknown routes;
+ * authentication (401) and authorization (403) decided before the body is looked at; every error
+ * body a SPEC error record with `path`. None of these refusals consumes the correlation id.
+ * Real HTTP against a started server with real tokens, on each store.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { test } from 'node:test';
+import type { CoreBankingPort } from '../../src/core/port.js';
+import { findAccount } from '../../src/store/banking.js';
+import { demo, demoToken, type TestServer } from '../helpers/server.js';
+import { describeEachStore } from '../helpers/suite.js';
+
+const initiatePath = '/v1/term-deposits/initiate';
+const initiateRecordPath = `POST ${initiatePath}`;
+const bodyBytesLimit = 64 * 1024;
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** Amounts differ from one request to the next, so that no two bodies are equal. */
+let nextAmount = 1000;
+
+function depositBody(amountValue: number = nextAmount++): Record<string, unknown> {
+  return {
+    customerReference: 'C0001',
+    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
+    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
+    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
+    termDepositPeriod: { numberOfDays: 90 },
+    valueDate: '2026-03-02',
+    sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
+    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
+  };
+}
+
+/** A valid body padded (with an unknown field, which the API ignores) to exactly `bytes` bytes. */
+function paddedBody(bytes: number): string {
+  const base = JSON.stringify({ ...depositBody(), padding: '' });
+  const padded = JSON.stringify({ ...depositBody(), padding: 'x'.repeat(bytes - Buffer.byteLength(base)) });
+  assert.equal(Buffer.byteLength(padded), bytes);
+  return padded;
+}
+
+function parse(text: string): unknown {
+  try {
+    return text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+async function send(url: string, init: RequestInit): Promise<HttpResult> {
+  const response = await fetch(url, init);
+  return { status: response.status, headers: response.headers, body: parse(await response.text()) };
+}
+
+interface PostOptions {
+  token: string | null;
+  /** The exact body; a string or bytes. */
+  body?: string | Uint8Array;
+  /** undefined: no Content-Type header at all (only possible with a bytes body). */
+  contentType?: string | undefined;
+  correlationId?: string;
+  path?: string;
+}
+
+function post(server: TestServer, options: PostOptions): Promise<HttpResult> {
+  const headers: Record<string, string> = { accept: 'application/json', 'x-correlation-id': options.correlationId ?? randomUUID() };
+  if (options.contentType !== undefined) headers['content-type'] = options.contentType;
+  if (options.token !== null) headers.authorization = `Bearer ${options.token}`;
+  const body = options.body ?? JSON.stringify(depositBody());
+  // fetch adds text/plain for a string body: send bytes when no Content-Type is wanted.
+  const payload = options.contentType === undefined && typeof body === 'string' ? new TextEncoder().encode(body) : body;
+  return send(`${server.url}${options.path ?? initiatePath}`, { method: 'POST', headers, body: payload });
+}
+
+/** A request through node:http, for what fetch does not send: a chunked body without Content-Length. */
+function chunkedPost(server: TestServer, headers: Record<string, string>, chunks: Buffer[]): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(`${server.url}${initiatePath}`, { method: 'POST', headers }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('end', () => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(response.headers)) {
+          if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        resolve({ status: response.statusCode ?? 0, headers: responseHeaders, body: parse(Buffer.concat(parts).toString('utf8')) });
+      });
+    });
+    request.on('error', reject);
+    for (const chunk of chunks) request.write(chunk);
+    request.end();
+  });
+}
+
+const reasons: Record<number, string> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  500: 'INTERNAL_ERROR',
+};
+
+/** SPEC's error record at top level: exactly its fields; with `code`, one errordetail naming it. */
+function assertErrorRecord(response: HttpResult, status: number, path: string, code?: string, detailReason?: string): void {
+  assert.equal(response.status, status, JSON.stringify(response.body));
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  const body = response.body as Record<string, any>;
+  assert.equal(typeof body, 'object', String(body));
+  assert.deepEqual(Object.keys(body).sort(), code === undefined ? ['message', 'path', 'reason', 'status'] : ['errordetail', 'message', 'path', 'reason', 'status']);
+  assert.equal(body.status, status);
+  assert.equal(body.reason, reasons[status]);
+  assert.equal(typeof body.message, 'string');
+  assert.ok(body.message.length > 0);
+  assert.equal(body.path, path);
+  if (code !== undefined) {
+    assert.equal(body.errordetail.length, 1);
+    assert.deepEqual(Object.keys(body.errordetail[0]).sort(), ['code', 'message', 'reason']);
+    assert.equal(body.errordetail[0].code, code);
+    if (detailReason !== undefined) assert.equal(body.errordetail[0].reason, detailReason);
+    assert.equal(typeof body.errordetail[0].message, 'string');
+  }
+}
+
+function assertExecuted(response: HttpResult): void {
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  assert.match(String(response.body.operationReference), uuidPattern);
+}
+
+describeEachStore('business API request errors', ({ server }) => {
+  const token = () => demoToken(server());
+
+  /** The refusal did not consume the correlation id: a valid request with it executes. */
+  async function assertIdNotConsumed(correlationId: string): Promise<void> {
+    assertExecuted(await post(server(), { token: await token(), correlationId, contentType: 'application/json' }));
+  }
+
+  // --- 415 -----------------------------------------------------------------------------------------
+
+  test('Content-Type text/plain with a JSON body → 415 UNSUPPORTED_MEDIA_TYPE TD-415-001; the id is echoed and not consumed', async () => {
+    const correlationId = randomUUID();
+    const response = await post(server(), { token: await token(), contentType: 'text/plain', correlationId });
+    assertErrorRecord(response, 415, initiateRecordPath, 'TD-415-001', 'UNSUPPORTED_MEDIA_TYPE');
+    assert.equal(response.headers.get('x-correlation-id'), correlationId);
+    await assertIdNotConsumed(correlationId);
+  });
+
+  test('no Content-Type with a body → 415', async () => {
+    const response = await post(server(), { token: await token(), contentType: undefined });
+    assertErrorRecord(response, 415, initiateRecordPath, 'TD-415-001');
+  });
+
+  test('Content-Type application/x-www-form-urlencoded → 415', async () => {
+    const response = await post(server(), { token: await token(), contentType: 'application/x-www-form-urlencoded', body: 'customerReference=C0001' });
+    assertErrorRecord(response, 415, initiateRecordPath, 'TD-415-001');
+  });
+
+  test('Content-Type application/xml → 415', async () => {
+    const response = await post(server(), { token: await token(), contentType: 'application/xml', body: '<deposit/>' });
+    assertErrorRecord(response, 415, initiateRecordPath, 'TD-415-001');
+  });
+
+  test('Content-Type application/json; charset=utf-8 is JSON → 200', async () => {
+    assertExecuted(await post(server(), { token: await token(), contentType: 'application/json; charset=utf-8' }));
+  });
+
+  test('the record\'s path is the method and path without the query string', async () => {
+    const response = await post(server(), { token: await token(), contentType: 'text/plain', path: `${initiatePath}?debug=1&x=y` });
+    assertErrorRecord(response, 415, initiateRecordPath, 'TD-415-001');
+  });
+
+  // --- 413 -----------------------------------------------------------------------------------------
+
+  test('a body of 64 KiB + 1 byte → 413 PAYLOAD_TOO_LARGE TD-413-001; the id is not consumed', async () => {
+    const correlationId = randomUUID();
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: paddedBody(bodyBytesLimit + 1), correlationId });
+    assertErrorRecord(response, 413, initiateRecordPath, 'TD-413-001', 'PAYLOAD_TOO_LARGE');
+    assert.equal(response.headers.get('x-correlation-id'), correlationId);
+    await assertIdNotConsumed(correlationId);
+  });
+
+  test('a body of exactly 64 KiB is not over the limit (unknown fields ignored) → 200', async () => {
+    assertExecuted(await post(server(), { token: await token(), contentType: 'application/json', body: paddedBody(bodyBytesLimit) }));
+  });
+
+  test('a chunked body (no Content-Length) over 64 KiB → 413', async () => {
+    const body = Buffer.from(paddedBody(bodyBytesLimit + 4096));
+    const chunks = [body.subarray(0, 20_000), body.subarray(20_000, 50_000), body.subarray(50_000)];
+    const response = await chunkedPost(
+      server(),
+      { authorization: `Bearer ${await token()}`, 'content-type': 'application/json', 'x-correlation-id': randomUUID() },
+      chunks,
+    );
+    assertErrorRecord(response, 413, initiateRecordPath, 'TD-413-001');
+  });
+
+  // --- 400: malformed JSON, not an object ----------------------------------------------------------
+
+  for (const [name, raw] of [
+    ['truncated', '{"customerReference": "C0001", '],
+    ['unquoted keys', '{customerReference: "C0001"}'],
+    ['single quotes', "{'customerReference': 'C0001'}"],
+    ['trailing comma', `${JSON.stringify(depositBody()).slice(0, -1)},}`],
+  ] as const) {
+    test(`malformed JSON (${name}) → 400 VALIDATION_ERROR TD-400-001 MALFORMED_JSON; the id is not consumed`, async () => {
+      const correlationId = randomUUID();
+      const response = await post(server(), { token: await token(), contentType: 'application/json', body: raw, correlationId });
+      assertErrorRecord(response, 400, initiateRecordPath, 'TD-400-001', 'MALFORMED_JSON');
+      await assertIdNotConsumed(correlationId);
+    });
+  }
+
+  for (const [name, raw] of [
+    ['a JSON array', JSON.stringify([depositBody()])],
+    ['a JSON number', '42'],
+    ['a JSON string', '"C0001"'],
+    ['JSON null', 'null'],
+    ['JSON true', 'true'],
+  ] as const) {
+    test(`a body that is ${name}, not an object → 400 VALIDATION_ERROR TD-400-002 ("must be a JSON object")`, async () => {
+      const response = await post(server(), { token: await token(), contentType: 'application/json', body: raw });
+      assertErrorRecord(response, 400, initiateRecordPath, 'TD-400-002', 'MISSING_REQUIRED_FIELD');
+      assert.match(response.body.message, /JSON object/);
+    });
+  }
+
+  test('an empty body with Content-Type application/json → 400', async () => {
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: '' });
+    assertErrorRecord(response, 400, initiateRecordPath, 'TD-400-002', 'MISSING_REQUIRED_FIELD');
+  });
+
+  test('a missing required field → 400 TD-400-002 naming the field', async () => {
+    const { sourceAccount: _omitted, ...body } = depositBody();
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: JSON.stringify(body) });
+    assertErrorRecord(response, 400, initiateRecordPath, 'TD-400-002', 'MISSING_REQUIRED_FIELD');
+    assert.match(response.body.errordetail[0].message, /sourceAccount/);
+  });
+
+  test('unknown fields are ignored → 200', async () => {
+    const body = { ...depositBody(), channelNote: 'hello', principalAmount: { ...(depositBody().principalAmount as object), extra: true } };
+    assertExecuted(await post(server(), { token: await token(), contentType: 'application/json', body: JSON.stringify(body) }));
+  });
+
+  // --- order: 401 and 403 before the body is looked at ---------------------------------------------
+
+  test('order: no token and a text/plain body → 401, not 415', async () => {
+    const response = await post(server(), { token: null, contentType: 'text/plain' });
+    assertErrorRecord(response, 401, initiateRecordPath, 'TD-401-001');
+    assert.match(response.headers.get('www-authenticate') ?? '', /^Bearer realm=/);
+  });
+
+  test('order: no token and malformed JSON → 401, not 400', async () => {
+    const response = await post(server(), { token: null, contentType: 'application/json', body: '{"broken": ' });
+    assertErrorRecord(response, 401, initiateRecordPath, 'TD-401-001');
+  });
+
+  test('order: no token and a JSON array body → 401, not 400', async () => {
+    assertErrorRecord(await post(server(), { token: null, contentType: 'application/json', body: '[]' }), 401, initiateRecordPath, 'TD-401-001');
+  });
+
+  test('order: no token and a body over 64 KiB → 401, not 413', async () => {
+    const response = await post(server(), { token: null, contentType: 'application/json', body: paddedBody(bodyBytesLimit + 1) });
+    assertErrorRecord(response, 401, initiateRecordPath, 'TD-401-001');
+  });
+
+  test('order: an invalid token and malformed JSON → 401 invalid_token, not 400', async () => {
+    const response = await post(server(), { token: 'not-a-jwt', contentType: 'application/json', body: '{"broken": ' });
+    assertErrorRecord(response, 401, initiateRecordPath, 'TD-401-002');
+    assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+  });
+
+  test('order: a token without the scope and malformed JSON or text/plain → 403, not 400 / 415', async () => {
+    const reporting = await demoToken(server(), demo.reporting);
+    assertErrorRecord(await post(server(), { token: reporting, contentType: 'application/json', body: '{"broken": ' }), 403, initiateRecordPath, 'TD-403-001');
+    assertErrorRecord(await post(server(), { token: reporting, contentType: 'text/plain' }), 403, initiateRecordPath, 'TD-403-001');
+  });
+
+  test('order: an invalid x-correlation-id is refused (TD-400-004) before the body is parsed', async () => {
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: '{"broken": ', correlationId: 'not valid!' });
+    assertErrorRecord(response, 400, initiateRecordPath, 'TD-400-004');
+  });
+
+  // --- 404 -----------------------------------------------------------------------------------------
+
+  for (const [method, path] of [
+    ['GET', '/v1/no-such-resource'],
+    ['POST', '/v1/term-deposits/no-such-operation'],
+    ['GET', '/v1/term-deposits/initiate'],
+    ['DELETE', '/v1/operations/abc'],
+    ['POST', '/v2/term-deposits/initiate'],
+  ] as const) {
+    test(`unknown route ${method} ${path} → 404 NOT_FOUND with a SPEC record naming the path`, async () => {
+      const response = await send(`${server().url}${path}?q=1`, {
+        method,
+        headers: { authorization: `Bearer ${await token()}`, accept: 'application/json', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
+        ...(method === 'POST' ? { body: JSON.stringify(depositBody()) } : {}),
+      });
+      assertErrorRecord(response, 404, `${method} ${path}`);
+    });
+  }
+
+  test('unknown route under /v1: x-correlation-id is echoed on the 404 as on every response (CONTRACT §4)', async () => {
+    const correlationId = randomUUID();
+    const response = await send(`${server().url}/v1/no-such-resource`, { headers: { 'x-correlation-id': correlationId } });
+    assertErrorRecord(response, 404, 'GET /v1/no-such-resource');
+    assert.equal(response.headers.get('x-correlation-id'), correlationId);
+  });
+
+  test('a known term deposit route with an unknown contract → 404 TD-404-004 record', async () => {
+    const path = '/v1/term-deposits/TD999999999999999/retrieve';
+    const response = await send(`${server().url}${path}`, { headers: { authorization: `Bearer ${await token()}` } });
+    assertErrorRecord(response, 404, `GET ${path}`, 'TD-404-004', 'TERM_DEPOSIT_NOT_FOUND');
+  });
+});
+
+// =============================================================================================
+// 500: an unexpected failure of the core
+// =============================================================================================
+
+/** While armed, the core's write fails with an unexpected error (not a refusal, not CoreUnavailable). */
+const unexpected = { armed: false, detail: 'relation "td_secret_internal_table" does not exist' };
+
+/** Delegates every method of the port to the real core, except the term deposit write while armed. */
+function breakableCore(inner: CoreBankingPort): CoreBankingPort {
+  const initiateTermDeposit: CoreBankingPort['initiateTermDeposit'] = async (uow, reference, command) => {
+    if (unexpected.armed) throw new Error(unexpected.detail);
+    return inner.initiateTermDeposit(uow, reference, command);
+  };
+  return new Proxy(inner, {
+    get(target, property) {
+      if (property === 'initiateTermDeposit') return initiateTermDeposit;
+      const value: unknown = Reflect.get(target, property, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describeEachStore(
+  'business API request errors: unexpected failures',
+  ({ server }) => {
+    test('an unexpected error → 500 INTERNAL_ERROR SPEC record with path, no internals leaked, nothing written, id echoed', async () => {
+      const token = await demoToken(server());
+      const correlationId = randomUUID();
+      const before = (await findAccount(server().coregate.store.db, '1000000001'))?.balanceMinor;
+      unexpected.armed = true;
+      let response: HttpResult;
+      try {
+        response = await post(server(), { token, contentType: 'application/json', correlationId });
+      } finally {
+        unexpected.armed = false;
+      }
+      assert.equal(response.status, 500, JSON.stringify(response.body));
+      const code = response.body?.errordetail?.[0]?.code as string | undefined;
+      assertErrorRecord(response, 500, initiateRecordPath, code);
+      if (code !== undefined) assert.equal(code, 'TD-500-001');
+      assert.equal(JSON.stringify(response.body).includes('td_secret_internal_table'), false, 'the cause stays in the log');
+      assert.equal(response.headers.get('x-correlation-id'), correlationId);
+      assert.equal((await findAccount(server().coregate.store.db, '1000000001'))?.balanceMinor, before);
+      assert.ok(server().logLines.some((line) => line.includes('td_secret_internal_table')), 'the cause is logged');
+    });
+  },
+  { wrapCore: breakableCore },
+);
