@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
+import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
 import { authRoutes } from './auth/routes.js';
 import type { Role } from './config.js';
@@ -58,6 +59,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
 
   app.setNotFoundHandler(async (request, reply) => {
     const path = `${request.method} ${request.url.split('?')[0] ?? ''}`;
+    // CONTRACT §4: the business API echoes (or generates) x-correlation-id on every response.
+    if (request.url.startsWith('/v1/') || request.url === '/v1') readCorrelation(request, reply);
     return reply.code(404).send({ status: 404, reason: 'NOT_FOUND', message: `No route ${path}`, path });
   });
   await app.register(healthRoutes, { readiness: parts.readiness });

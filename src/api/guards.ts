@@ -35,8 +35,10 @@ export async function authenticate(
   const match = authorization === undefined ? null : /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
   if (!match?.[1]) {
     const message = authorization === undefined ? 'A Bearer token is required' : 'The Authorization header is not a Bearer token';
+    // RFC 6750 §3.1: no error code when the client sent no Bearer credentials at all.
+    const bearerAttempt = authorization !== undefined && /^Bearer\b/i.test(authorization);
     throw new ApiError(authorization === undefined ? E.missingToken : E.invalidToken, message, {
-      'WWW-Authenticate': authorization === undefined ? `Bearer realm="${realmName}"` : bearerChallenge('invalid_request', message),
+      'WWW-Authenticate': bearerAttempt ? bearerChallenge('invalid_request', message) : `Bearer realm="${realmName}"`,
     });
   }
   try {

@@ -9,12 +9,14 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { canonicalJson } from '../core/canonical-json.js';
 import type { Store } from '../store/connect.js';
+import { getSetting, putSetting } from '../store/settings.js';
 import { countUnchained, lastChained, listChained, listUnchained, setChainLink, type AuditEntry, type ChainedAuditEntry } from '../store/audit.js';
 
 export const genesisHash = '0'.repeat(64);
 /** Records chained per transaction: bounds the chainer's lock time. */
 const chainBatchMax = 500;
 const auditLockId = 0x61756474; // "audt"
+const chainHeadSetting = 'audit.chain_head';
 
 export function auditHash(prevHash: string, entry: AuditEntry): string {
   const content: AuditEntry = {
@@ -50,6 +52,8 @@ export async function extendAuditChain(store: Store): Promise<number> {
         await setChainLink(trx, entry.id, head.seq + 1, head.hash, hash);
         head = { seq: head.seq + 1, hash };
       }
+      // The head is kept apart from the records, so that removing the newest records is detected.
+      if (pending.length > 0) await putSetting(trx, chainHeadSetting, JSON.stringify(head));
       return pending.length;
     });
     total += chained;
@@ -103,8 +107,12 @@ export interface ChainVerification {
 }
 
 export async function verifyAuditChain(store: Store): Promise<ChainVerification> {
+  // The head is read first: a running server may extend the chain while this verifies.
+  const storedHead = await getSetting(store.db, chainHeadSetting);
+  const head = storedHead === undefined ? undefined : (JSON.parse(storedHead) as { seq: number; hash: string });
   let previous = { seq: 0, hash: genesisHash };
   let chained = 0;
+  let headSeen = head === undefined || head.seq === 0;
   for (;;) {
     const page = await listChained(store.db, previous.seq, 1000);
     for (const entry of page) {
@@ -113,10 +121,26 @@ export async function verifyAuditChain(store: Store): Promise<ChainVerification>
       if (seq !== previous.seq + 1) return fail(`chain position ${previous.seq + 1} is missing`);
       if (entry.prevHash !== previous.hash) return fail('its previous-hash link does not match the record before it');
       if (entry.hash !== auditHash(previous.hash, entry)) return fail('its content does not match its hash (the record was altered)');
+      if (head && seq === head.seq) {
+        if (entry.hash !== head.hash) return fail('it is not the record the recorded chain head names (the chain was rewritten)');
+        headSeen = true;
+      }
       previous = { seq, hash: entry.hash ?? '' };
       chained += 1;
     }
     if (page.length < 1000) break;
+  }
+  if (!headSeen) {
+    return {
+      ok: false,
+      chained,
+      unchained: 0,
+      problem: {
+        chainSeq: previous.seq + 1,
+        id: '-',
+        issue: `the chain ends at position ${previous.seq} but its recorded head is position ${head?.seq}: records were removed`,
+      },
+    };
   }
   return { ok: true, chained, unchained: await countUnchained(store.db) };
 }

@@ -15,3 +15,12 @@ export async function getOrInitSetting(db: Queryable, name: string, initial: () 
   if (value === undefined) throw new Error(`setting ${name} vanished after insert`);
   return value;
 }
+
+/** Sets a value, replacing any earlier one. */
+export async function putSetting(db: Queryable, name: string, value: string): Promise<void> {
+  await db
+    .insertInto('settings')
+    .values({ name, value })
+    .onConflict((c) => c.column('name').doUpdateSet({ value }))
+    .execute();
+}
