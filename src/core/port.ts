@@ -12,28 +12,13 @@ import type { Transaction } from 'kysely';
 import type { Database } from '../store/schema.js';
 import type { BusinessCalendar } from './business-calendar.js';
 import type { TermDepositInitiation } from './term-deposits/initiation.js';
-import type { DayCount } from './term-deposits/interest.js';
+import type { TermDepositRecord } from '../store/banking.js';
 import type { LoanInstallmentExecution } from './loans/execution-request.js';
 
 export type UnitOfWork = Transaction<Database>;
 
-export interface TermDeposit {
-  contractNumber: string;
-  customerReference: string;
-  productCode: string;
-  componentCode: string;
-  principalMinor: bigint;
-  currency: string;
-  ratePercent: string;
-  dayCount: DayCount;
-  valueDate: string;
-  maturityDate: string;
-  numberOfDays: number;
-  sourceAccount: string;
-  interestAccount: string;
-  description: string | null;
-  operationReference: string;
-  status: string;
+/** A term deposit contract as the core keeps it, with the interest expected at maturity. */
+export interface TermDeposit extends Omit<TermDepositRecord, 'createdAt'> {
   expectedInterestMinor: bigint;
 }
 

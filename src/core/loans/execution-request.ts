@@ -3,8 +3,7 @@
  * need no stored data (CONTRACT §7 400s). They run before a correlation id is consumed.
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
-import { isActiveCurrency } from '../currencies.js';
-import { parseAmount, significantDigitsMax } from '../money.js';
+import { requestedAmountMinor } from '../requested-amount.js';
 
 /** The request body after schema validation (field spellings as SPEC.md: `currencyCode` here). */
 export interface LoanExecutionBody {
@@ -54,20 +53,10 @@ export function validateExecution(body: LoanExecutionBody, loanId: string, seque
   let currency: string | undefined;
   if (reference.loanAmount !== undefined) {
     currency = reference.loanAmount.amountCurrency.currencyCode;
-    if (!isActiveCurrency(currency)) {
-      throw new BusinessRefusal(E.invalidCurrency, `loanAmount.amountCurrency.currencyCode "${currency}" is not an active ISO 4217 currency code`);
-    }
-    const parsed = parseAmount(reference.loanAmount.amountValue, currency);
-    if (!parsed.ok) {
-      if (parsed.problem === 'not_positive') {
-        throw new BusinessRefusal(E.invalidAmount, `loanAmount.amountValue must be greater than 0, got ${reference.loanAmount.amountValue}`);
-      }
-      throw new BusinessRefusal(
-        E.invalidAmountPrecision,
-        `loanAmount.amountValue ${reference.loanAmount.amountValue} has more decimals than ${currency} allows or more than ${significantDigitsMax} significant digits`,
-      );
-    }
-    amountMinor = parsed.minor;
+    amountMinor = requestedAmountMinor(reference.loanAmount.amountValue, currency, {
+      amount: 'loanAmount.amountValue',
+      currency: 'loanAmount.amountCurrency.currencyCode',
+    });
   }
   return {
     loanId,

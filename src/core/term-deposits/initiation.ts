@@ -4,8 +4,8 @@
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
 import { addDays, isCalendarDate, toEpochDay } from '../calendar-date.js';
-import { isActiveCurrency } from '../currencies.js';
-import { decimalOf, parseAmount, significantDigits, significantDigitsMax } from '../money.js';
+import { decimalOf, significantDigits, significantDigitsMax } from '../money.js';
+import { requestedAmountMinor } from '../requested-amount.js';
 
 /** The request body after schema validation (field spellings as SPEC.md). */
 export interface TermDepositInitiationBody {
@@ -41,19 +41,10 @@ const ratePercentMax = 100;
 
 export function validateInitiation(body: TermDepositInitiationBody): TermDepositInitiation {
   const currency = body.principalAmount.amountCurrency.currencycode;
-  if (!isActiveCurrency(currency)) {
-    throw new BusinessRefusal(E.invalidCurrency, `principalAmount.amountCurrency.currencycode "${currency}" is not an active ISO 4217 currency code`);
-  }
-  const amount = parseAmount(body.principalAmount.amountValue, currency);
-  if (!amount.ok) {
-    if (amount.problem === 'not_positive') {
-      throw new BusinessRefusal(E.invalidAmount, `principalAmount.amountValue must be greater than 0, got ${body.principalAmount.amountValue}`);
-    }
-    throw new BusinessRefusal(
-      E.invalidAmountPrecision,
-      `principalAmount.amountValue ${body.principalAmount.amountValue} has more decimals than ${currency} allows or more than ${significantDigitsMax} significant digits`,
-    );
-  }
+  const principalMinor = requestedAmountMinor(body.principalAmount.amountValue, currency, {
+    amount: 'principalAmount.amountValue',
+    currency: 'principalAmount.amountCurrency.currencycode',
+  });
   const ratePercent = validateRate(body.interestRate.rateValue);
   for (const [field, date] of [
     ['valueDate', body.valueDate],
@@ -78,7 +69,7 @@ export function validateInitiation(body: TermDepositInitiationBody): TermDeposit
     customerReference: body.customerReference,
     productCode: body.termDepositProduct.productCode,
     componentCode: body.termDepositProduct.componentCode,
-    principalMinor: amount.minor,
+    principalMinor,
     currency,
     ratePercent,
     numberOfDays,

@@ -1,0 +1,18 @@
+/** A client's amount and currency checked the same way by every operation (CONTRACT §5). */
+import { isActiveCurrency } from './currencies.js';
+import { errorCatalogue as E, BusinessRefusal } from './error-catalogue.js';
+import { parseAmount, significantDigitsMax } from './money.js';
+
+/** Minor units of a requested amount, or a 400 refusal naming the fields. */
+export function requestedAmountMinor(value: number, currency: string, fields: { amount: string; currency: string }): bigint {
+  if (!isActiveCurrency(currency)) {
+    throw new BusinessRefusal(E.invalidCurrency, `${fields.currency} "${currency}" is not an active ISO 4217 currency code`);
+  }
+  const parsed = parseAmount(value, currency);
+  if (parsed.ok) return parsed.minor;
+  if (parsed.problem === 'not_positive') throw new BusinessRefusal(E.invalidAmount, `${fields.amount} must be greater than 0, got ${value}`);
+  throw new BusinessRefusal(
+    E.invalidAmountPrecision,
+    `${fields.amount} ${value} has more decimals than ${currency} allows or more than ${significantDigitsMax} significant digits`,
+  );
+}
