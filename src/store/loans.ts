@@ -84,6 +84,20 @@ export async function insertInstallment(db: Queryable, installment: InstallmentR
     .execute();
 }
 
+/**
+ * Takes the installment's row lock for the rest of the transaction (a no-op update works on both
+ * dialects), so that what is read next is what concurrent executions committed: the outstanding
+ * amount and the resulting status are then exact, not merely guarded.
+ */
+export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<void> {
+  await db
+    .updateTable('loan_installments')
+    .set((eb) => ({ paid_minor: eb.ref('paid_minor') }))
+    .where('loan_id', '=', loanId)
+    .where('sequence', '=', sequence)
+    .execute();
+}
+
 export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
   const row = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).where('sequence', '=', sequence).executeTakeFirst();
   return (

@@ -12,6 +12,7 @@ import {
   findFacility,
   findInstallment,
   insertLoanExecution,
+  lockInstallment,
   payInstallment,
   type LoanExecutionRecord,
   type LoanFacilityRecord,
@@ -43,6 +44,7 @@ export async function executeInstallment(
 ): Promise<LoanExecutionRecord> {
   const facility = await findFacility(uow, command.loanId);
   if (!facility) throw new BusinessRefusal(E.facilityNotFound, `merchandising loan facility ${command.loanId} not found`);
+  await lockInstallment(uow, facility.loanId, command.sequence);
   const installment = await findInstallment(uow, facility.loanId, command.sequence);
   if (!installment) throw new BusinessRefusal(E.installmentNotFound, `facility ${facility.loanId} has no installment ${command.sequence}`);
   const payment = await findAccount(uow, command.paymentAccount);
