@@ -9,7 +9,18 @@ import { addClientOptions, callOptions, clientFrom, readJsonFile, reportError, U
 
 const program = new Command('coregate')
   .description('Banking integration service: auth service, business API and reference core banking system')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Unknown "--option=value" arguments are reported without their value, which may be a secret;
+  // a secret never comes from a flag (shell history, process lists).
+  .configureOutput({
+    outputError: (text, write) => {
+      const redacted = text.replace(/(unknown option '[^'=]*)=[^']*'/g, "$1=…'");
+      const hint = /unknown option '--client-secret/.test(redacted)
+        ? 'coregate: the client secret is never taken from a flag: set COREGATE_CLIENT_SECRET or answer the prompt\n'
+        : '';
+      write(redacted + hint);
+    },
+  });
 
 const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
 const realmOption = () => new Option('--realm <realm>', 'realm name').makeOptionMandatory();

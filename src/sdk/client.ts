@@ -14,6 +14,7 @@ import type {
 } from '../api/schemas/term-deposit.js';
 import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
 import { TokenProvider, type SessionIdentity } from './token-provider.js';
+import { assertServerSide } from './server-side.js';
 
 export interface RetryOptions {
   /** Attempts in all, the first included (default 3, at most 10). */
@@ -38,6 +39,8 @@ export interface CoregateClientOptions {
   retry?: RetryOptions;
   /** Seconds before expiry at which a cached token is renewed (default 5). */
   tokenRefreshMarginSeconds?: number;
+  /** Time-out of a token request (default 10 s); a call's own time-out also bounds its wait. */
+  tokenTimeoutMs?: number;
   fetch?: typeof fetch;
   /** Receives one event per HTTP exchange: never a secret, a token or a body. */
   onEvent?: (event: SdkEvent) => void;
@@ -83,15 +86,6 @@ interface Exchange {
 
 const retryableStatuses = new Set([502, 503, 504]);
 const attemptsMax = 10;
-
-function assertServerSide(): void {
-  const scope = globalThis as { window?: unknown; document?: unknown };
-  if (typeof scope.window !== 'undefined' && typeof scope.document !== 'undefined') {
-    throw new Error(
-      'coregate SDK: refusing to run with a client secret in a browser. SPEC Authentication §6: the client_secret stays server side; call coregate from your backend.',
-    );
-  }
-}
 
 /** Calls bound to one user session: tokens are never shared with another session. */
 export class CoregateSession {
@@ -147,7 +141,7 @@ export class CoregateClient {
   readonly #default: CoregateSession;
 
   constructor(options: CoregateClientOptions) {
-    assertServerSide();
+    assertServerSide('CoregateClient');
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
     const authUrl = (options.authUrl ?? options.baseUrl).replace(/\/+$/, '');
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
@@ -158,6 +152,7 @@ export class CoregateClient {
       clientSecret: options.clientSecret,
       fetch: this.#fetch,
       ...(options.tokenRefreshMarginSeconds === undefined ? {} : { refreshMarginSeconds: options.tokenRefreshMarginSeconds }),
+      ...(options.tokenTimeoutMs === undefined ? {} : { timeoutMs: options.tokenTimeoutMs }),
     });
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#retry = {
@@ -237,7 +232,7 @@ export class CoregateClient {
     const view = (await this.read(identity, `/v1/operations/${encodeURIComponent(reference)}`, { ...options, correlationId: undefined })) as OperationView;
     const correlationId = error.correlationId ?? '';
     if (view.status === 'Executed') return view.result === undefined ? { status: 204, result: undefined, correlationId } : { status: 200, result: view.result, correlationId };
-    if (view.status === 'Pending') return { status: 202, accepted: { reference }, reference, correlationId };
+    if (view.status === 'Pending') return { status: 202, accepted: acceptedBody(view.operation, reference), reference, correlationId };
     throw (view.error && apiErrorFrom(view.error, view.error.status, correlationId)) ?? error;
   }
 
@@ -251,8 +246,9 @@ export class CoregateClient {
     onRetry: () => void,
   ): Promise<Exchange> {
     let renewedAfter401 = false;
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     for (let attempt = 1; ; attempt += 1) {
-      const token = await this.#tokens.token(identity);
+      const token = await this.#token(identity, options.signal, timeoutMs);
       let exchange: Exchange;
       try {
         exchange = await this.#send(method, path, body, token, options, prefer, attempt);
@@ -283,6 +279,18 @@ export class CoregateClient {
     }
   }
 
+  /** The session's token, waited for no longer than the call may last. */
+  async #token(identity: SessionIdentity, signal: AbortSignal | undefined, timeoutMs: number): Promise<string> {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    try {
+      return await this.#tokens.token(identity, anySignal(signal ? [deadline, signal] : [deadline]));
+    } catch (error) {
+      if (signal?.aborted) throw signal.reason ?? error;
+      if (deadline.aborted) throw new CoregateTimeoutError(`no token within the call's time-out of ${timeoutMs} ms`);
+      throw error;
+    }
+  }
+
   async #send(method: string, path: string, body: unknown, token: string, options: CallOptions & { correlationId: string }, prefer: string, attempt: number): Promise<Exchange> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
@@ -296,6 +304,7 @@ export class CoregateClient {
     const signals = [AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])];
     const started = Date.now();
     let response: Response;
+    let text: string;
     try {
       response = await this.#fetch(`${this.#baseUrl}${path}`, {
         method,
@@ -303,13 +312,14 @@ export class CoregateClient {
         body: body === undefined ? null : JSON.stringify(body),
         signal: anySignal(signals),
       });
+      // The body is read under the same signals: a body that stalls is a time-out too.
+      text = await response.text();
     } catch (error) {
       this.#emit(method, path, undefined, options.correlationId, attempt, started);
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       if ((error as Error)?.name === 'TimeoutError') throw new CoregateTimeoutError(`${method} ${path} timed out after ${timeoutMs} ms`);
       throw new CoregateNetworkError(`${method} ${path} failed: ${(error as Error)?.message ?? 'network error'}`);
     }
-    const text = await response.text();
     this.#emit(method, path, response.status, options.correlationId, attempt, started);
     let parsed: unknown;
     try {
@@ -350,4 +360,12 @@ function anySignal(signals: AbortSignal[]): AbortSignal {
     signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
   }
   return controller.signal;
+}
+
+/** The 202 body of an operation known only by its reference (a retry met its pending original). */
+function acceptedBody(operation: string, reference: string): unknown {
+  if (operation === 'executeMerchandisingLoanPayment') {
+    return { executionReference: reference, executionDateTime: new Date().toISOString(), merchandisingLoanFacilityStatus: 'Pending' };
+  }
+  return { operationReference: reference, termDepositStatus: 'Pending' };
 }

@@ -5,6 +5,7 @@
  * another session.
  */
 import { CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
+import { assertServerSide, untilAborted } from './server-side.js';
 
 export interface SessionIdentity {
   username?: string | undefined;
@@ -54,6 +55,7 @@ export class TokenProvider {
   readonly #cache = new Map<string, CacheEntry>();
 
   constructor(options: TokenProviderOptions) {
+    assertServerSide('TokenProvider');
     if (!options.clientSecret) throw new TypeError('coregate SDK: clientSecret is required');
     this.#tokenUrl = options.tokenUrl;
     this.#clientId = options.clientId;
@@ -64,8 +66,11 @@ export class TokenProvider {
     this.#now = options.now ?? Date.now;
   }
 
-  /** A valid token for the session: the cached one, or one fresh request shared by concurrent callers. */
-  async token(session: SessionIdentity = {}): Promise<string> {
+  /**
+   * A valid token for the session: the cached one, or one fresh request shared by concurrent
+   * callers. `signal` ends this caller's wait (its call was aborted or timed out), not the request.
+   */
+  async token(session: SessionIdentity = {}, signal?: AbortSignal): Promise<string> {
     const key = this.#key(session);
     const entry = this.#entry(key);
     if (entry.token && this.#now() < entry.token.renewAtMs) return entry.token.accessToken;
@@ -82,7 +87,7 @@ export class TokenProvider {
         },
       );
     }
-    return (await entry.inflight).accessToken;
+    return (await untilAborted(entry.inflight, signal)).accessToken;
   }
 
   /** Drops the session's token if it is still `accessToken` (after a 401 the next call renews). */
