@@ -28,6 +28,8 @@ export interface Config {
   trustedIssuers: string[];
   /** The audience the business API requires of external issuers' tokens. */
   audience: string;
+  /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
+  tls: { certFile: string; keyFile: string } | undefined;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -47,6 +49,8 @@ export interface ConfigFlags {
   coreBatchWindow?: string;
   trustedIssuer?: string[];
   audience?: string;
+  tlsCert?: string;
+  tlsKey?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -88,7 +92,14 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     coreBatchWindow: parseBatchWindow(flags.coreBatchWindow ?? env.COREGATE_CORE_BATCH_WINDOW),
     trustedIssuers: parseIssuers(flags.trustedIssuer ?? (env.COREGATE_TRUSTED_ISSUERS ?? '').split(',')),
     audience: flags.audience ?? env.COREGATE_AUDIENCE ?? 'coregate-api',
+    tls: tlsFiles(flags.tlsCert ?? env.COREGATE_TLS_CERT, flags.tlsKey ?? env.COREGATE_TLS_KEY),
   };
+}
+
+function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Config['tls'] {
+  if (!certFile && !keyFile) return undefined;
+  if (!certFile || !keyFile) throw new Error('--tls-cert / COREGATE_TLS_CERT and --tls-key / COREGATE_TLS_KEY go together');
+  return { certFile, keyFile };
 }
 
 /** `HH:MM[:SS]-HH:MM[:SS]` in UTC; the window may wrap midnight (23:00-01:00). */

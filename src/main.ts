@@ -3,6 +3,7 @@
  * together, starts listening and stops gracefully.
  */
 import type { FastifyInstance } from 'fastify';
+import { readFileSync } from 'node:fs';
 import type { AuthContext } from './auth/auth-context.js';
 import { Keyring, ensureSigningKey } from './auth/keyring.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
@@ -127,6 +128,7 @@ async function serveOn(
     api: { store, core, verifier, runner, chainer },
     version: packageVersion,
     isClosing: () => closing,
+    tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -143,7 +145,8 @@ async function serveOn(
   }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
+  const scheme = config.tls ? 'https' : 'http';
+  const url = `${scheme}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   if (publicUrl === '') publicUrl = url;
   if (config.role !== 'auth') runner.start();
   chainer.schedule();

@@ -25,10 +25,13 @@ export interface ServerParts {
   version: string;
   /** True once shutdown began: responses then close their connection so that close() can finish. */
   isClosing: () => boolean;
+  /** Serve HTTPS with these PEM contents (SPEC Authentication 7: TLS 1.2 or higher). */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
   const app = Fastify({
+    ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
     // pino's Logger is a FastifyBaseLogger; the cast keeps the instance's default generic types.
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: bodyBytesMax,
