@@ -28,6 +28,8 @@ export interface Config {
   trustedIssuers: string[];
   /** The audience the business API requires of external issuers' tokens. */
   audience: string;
+  /** Business API requests per second per client (token bucket, per instance); 0 disables. */
+  rateLimitPerSecond: number;
   /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
   tls: { certFile: string; keyFile: string } | undefined;
 }
@@ -51,6 +53,7 @@ export interface ConfigFlags {
   audience?: string;
   tlsCert?: string;
   tlsKey?: string;
+  rateLimit?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -92,6 +95,7 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     coreBatchWindow: parseBatchWindow(flags.coreBatchWindow ?? env.COREGATE_CORE_BATCH_WINDOW),
     trustedIssuers: parseIssuers(flags.trustedIssuer ?? (env.COREGATE_TRUSTED_ISSUERS ?? '').split(',')),
     audience: flags.audience ?? env.COREGATE_AUDIENCE ?? 'coregate-api',
+    rateLimitPerSecond: integerSetting('--rate-limit / COREGATE_RATE_LIMIT', flags.rateLimit ?? env.COREGATE_RATE_LIMIT ?? '0', 0, 1_000_000),
     tls: tlsFiles(flags.tlsCert ?? env.COREGATE_TLS_CERT, flags.tlsKey ?? env.COREGATE_TLS_KEY),
   };
 }

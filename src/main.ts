@@ -15,6 +15,7 @@ import { loadSandboxData } from './sandbox/load.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
 import { OperationRunner } from './api/operation-runner.js';
+import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import type { CoreBankingPort } from './core/port.js';
 import { ReferenceCore } from './core/reference-core.js';
@@ -125,7 +126,7 @@ async function serveOn(
     logger,
     role: config.role,
     auth,
-    api: { store, core, verifier, runner, chainer },
+    api: { store, core, verifier, runner, chainer, limiter: new RateLimiter(config.rateLimitPerSecond) },
     version: packageVersion,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },

@@ -10,6 +10,7 @@ import type { CoreBankingPort } from '../core/port.js';
 import { TokenRejected, type TokenVerifier } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
 import type { BusinessRouteConfig } from './request-context.js';
+import type { RateLimiter } from './rate-limit.js';
 
 /** CONTRACT §4: 1-128 characters of A-Z a-z 0-9 . _ : - */
 const correlationIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -30,6 +31,7 @@ export async function authenticate(
   verifier: TokenVerifier,
   core: CoreBankingPort,
   config: BusinessRouteConfig,
+  limiter: RateLimiter,
 ): Promise<void> {
   const authorization = request.headers.authorization;
   const match = authorization === undefined ? null : /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
@@ -46,6 +48,12 @@ export async function authenticate(
   } catch (error) {
     if (!(error instanceof TokenRejected)) throw error;
     throw new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': bearerChallenge('invalid_token', error.message) });
+  }
+  const allowance = limiter.take(request.principal.clientKey);
+  if (!allowance.allowed) {
+    throw new ApiError(E.tooManyRequests, `Too many requests from client ${request.principal.clientId}; retry after ${allowance.retryAfterSeconds} s`, {
+      'Retry-After': String(allowance.retryAfterSeconds),
+    });
   }
   if (config.scope !== undefined) requireScope(request, config.scope);
   await checkDirectory(request, core);

@@ -9,6 +9,7 @@ import type { AuditChainer } from '../audit/chain.js';
 import type { Store } from '../store/connect.js';
 import { insertAuditEntry } from '../store/audit.js';
 import type { TokenVerifier } from './bearer-auth.js';
+import type { RateLimiter } from './rate-limit.js';
 import { errorBody, errorRecord } from './error-record.js';
 import { mapError } from './errors-http.js';
 import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
@@ -40,6 +41,7 @@ export interface BusinessApiOptions {
   verifier: TokenVerifier;
   runner: OperationRunner;
   chainer: AuditChainer;
+  limiter: RateLimiter;
 }
 
 /** Shared schemas, registered once so that routes and the OpenAPI document refer to them by name. */
@@ -62,7 +64,7 @@ export const sharedSchemas = [
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
-  const { store, core, verifier, runner, chainer } = options;
+  const { store, core, verifier, runner, chainer, limiter } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
   app.decorateRequest('principal', undefined);
@@ -75,7 +77,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     readCorrelation(request, reply);
     const config = request.routeOptions.config.business;
     if (!config) return;
-    await authenticate(request, verifier, core, config);
+    await authenticate(request, verifier, core, config, limiter);
     requireValidCorrelation(request);
   });
 

@@ -41,6 +41,7 @@ program
   .option('--duplicate-window <seconds>', 'duplicate window without x-correlation-id, 0 disables (env COREGATE_DUPLICATE_WINDOW_SECONDS, default 600)')
   .option('--core-batch-window <window>', 'UTC window HH:MM-HH:MM in which the core queues operations (202) (env COREGATE_CORE_BATCH_WINDOW)')
   .option('--trusted-issuer <url...>', 'external token issuers the API trusts, e.g. a Keycloak realm URL (env COREGATE_TRUSTED_ISSUERS, comma-separated)')
+  .option('--rate-limit <n>', 'business API requests per second per client, per instance; 0 disables (env COREGATE_RATE_LIMIT, default 0)')
   .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly, TLS 1.2 or higher (env COREGATE_TLS_CERT)')
   .option('--tls-key <file>', 'PEM private key of --tls-cert (env COREGATE_TLS_KEY)')
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')

@@ -24,7 +24,7 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
         tags: ['Operations'],
         security: [{ bearer: [] }],
         params: Type.Object({ reference: Type.String({ minLength: 1, maxLength: 64 }) }),
-        response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 500]) },
+        response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 429, 500]) },
       },
     },
     async (request) => {

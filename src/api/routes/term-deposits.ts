@@ -56,7 +56,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
         response: {
           200: Type.Ref(TermDepositInitiationResponseSchema),
           202: Type.Ref(TermDepositAcceptedSchema),
-          ...errorResponses(false, [400, 401, 403, 404, 409, 413, 415, 422, 500, 502, 504]),
+          ...errorResponses(false, [400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 502, 504]),
         },
       },
     },
@@ -74,7 +74,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
           tags: ['Term deposits'],
           security: [{ bearer: [retrieveScope] }],
           params: Type.Object({ termDepositId: Type.String({ minLength: 1, maxLength: 64 }) }),
-          response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 500]) },
+          response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 429, 500]) },
         },
       },
       async (request) => {

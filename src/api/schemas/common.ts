@@ -52,6 +52,7 @@ const errorDescriptions: Record<number, string> = {
   413: 'Body over 64 KiB',
   415: 'Content-Type is not application/json',
   422: 'Business rule violated',
+  429: 'Too many requests from this client (see Retry-After)',
   500: 'Unexpected internal error',
   502: 'Core banking system unavailable',
   504: 'Core banking system timed out',

@@ -1,0 +1,45 @@
+/** An optional per-client rate limit (--rate-limit): 429 TOO_MANY_REQUESTS with Retry-After. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { RateLimiter } from '../../src/api/rate-limit.js';
+import { demo, demoToken } from '../helpers/server.js';
+import { describeEachStore } from '../helpers/suite.js';
+
+test('RateLimiter: a burst of N, then refills at N per second', () => {
+  const limiter = new RateLimiter(2);
+  assert.equal(limiter.take('a', 0).allowed, true);
+  assert.equal(limiter.take('a', 0).allowed, true);
+  const refused = limiter.take('a', 0);
+  assert.deepEqual(refused, { allowed: false, retryAfterSeconds: 1 });
+  assert.equal(limiter.take('b', 0).allowed, true, 'another client has its own bucket');
+  assert.equal(limiter.take('a', 500).allowed, true, 'half a second refills one request at 2/s');
+  assert.equal(limiter.take('a', 500).allowed, false);
+});
+
+test('RateLimiter: 0 disables the limit', () => {
+  const limiter = new RateLimiter(0);
+  for (let i = 0; i < 1000; i += 1) assert.equal(limiter.take('a', 0).allowed, true);
+});
+
+describeEachStore(
+  'rate limit on the business API',
+  ({ server }) => {
+    test('429 TOO_MANY_REQUESTS with Retry-After and TD-429-001 once the client exceeds --rate-limit; other clients are not affected', async () => {
+      const treasury = await demoToken(server());
+      const reporting = await demoToken(server(), demo.reporting);
+      const retrieve = (token: string) =>
+        fetch(`${server().url}/v1/term-deposits/TD-NONE/retrieve`, { headers: { authorization: `Bearer ${token}` } });
+      const statuses: number[] = [];
+      for (let i = 0; i < 5; i += 1) statuses.push((await retrieve(treasury)).status);
+      assert.ok(statuses.slice(0, 3).every((status) => status === 404), `first three within the burst: ${statuses}`);
+      const limited = await retrieve(treasury);
+      assert.equal(limited.status, 429);
+      assert.ok(Number(limited.headers.get('retry-after')) >= 1);
+      const body = (await limited.json()) as { reason: string; errordetail: Array<{ code: string }> };
+      assert.equal(body.reason, 'TOO_MANY_REQUESTS');
+      assert.equal(body.errordetail[0].code, 'TD-429-001');
+      assert.equal((await retrieve(reporting)).status, 404, 'another client has its own allowance');
+    });
+  },
+  { flags: { rateLimit: '3' } },
+);
