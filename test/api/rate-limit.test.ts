@@ -37,7 +37,7 @@ describeEachStore(
       assert.ok(Number(limited.headers.get('retry-after')) >= 1);
       const body = (await limited.json()) as { reason: string; errordetail: Array<{ code: string }> };
       assert.equal(body.reason, 'TOO_MANY_REQUESTS');
-      assert.equal(body.errordetail[0].code, 'TD-429-001');
+      assert.equal(body.errordetail[0]?.code, 'TD-429-001');
       assert.equal((await retrieve(reporting)).status, 404, 'another client has its own allowance');
     });
   },
