@@ -7,31 +7,24 @@
  * dist/) on each store; every tampering test has a store of its own.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { auditHash, genesisHash, verifyAuditChain } from '../../src/audit/chain.js';
 import { listChained, type ChainedAuditEntry } from '../../src/store/audit.js';
 import { checkLedger } from '../../src/store/ledger.js';
-import { openStore, type Store } from '../../src/store/connect.js';
-import { cliPath, demo, demoToken, repoRoot, type TestServer } from '../helpers/server.js';
+import type { Store } from '../../src/store/connect.js';
+import { depositBody } from '../helpers/bodies.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { initiatePath } from '../helpers/http.js';
+import { demo, demoToken, type TestServer } from '../helpers/server.js';
+import { withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
 
 const processTimeoutMs = 30_000;
 const testTimeoutMs = 60_000;
-const initiatePath = '/v1/term-deposits/initiate';
 const operation = 'initiateTermDeposit';
 
 function initiationBody(overrides: { sourceAccount?: string; amountValue?: number } = {}): Record<string, unknown> {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue: overrides.amountValue ?? 1000, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: overrides.sourceAccount ?? '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  };
+  return depositBody(overrides.amountValue ?? 1000, overrides.sourceAccount);
 }
 
 interface ApiResponse {
@@ -47,12 +40,6 @@ async function initiate(server: TestServer, token: string | undefined, body: unk
   return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /**
  * Runs `coregate ...` to completion in its own process (the compiled CLI, which scripts/test.mjs
  * builds before the tests run); never throws on a non-zero exit.
@@ -60,17 +47,7 @@ interface CliResult {
 function coregate(args: string[]): Promise<CliResult> {
   // The test servers run without a master key or any COREGATE_* setting: so does the command.
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('COREGATE_')));
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [cliPath, ...args],
-      { cwd: repoRoot, env, timeout: processTimeoutMs, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
+  return runCli(args, { env, timeoutMs: processTimeoutMs, maxBuffer: 64 * 1024 * 1024 });
 }
 
 function assertSucceeded(result: CliResult): void {
@@ -111,13 +88,8 @@ function verifiedCount(result: CliResult): number {
 }
 
 /** Tampers with the store from outside the service, as an intruder with database access would. */
-async function tamper(dbUrl: string, work: (store: Store) => Promise<void>): Promise<void> {
-  const store = openStore(dbUrl);
-  try {
-    await work(store);
-  } finally {
-    await store.close();
-  }
+function tamper(dbUrl: string, work: (store: Store) => Promise<void>): Promise<void> {
+  return withStore(dbUrl, work);
 }
 
 /** A few attempts of every kind, each with its own correlation id prefix, so the chain has content. */

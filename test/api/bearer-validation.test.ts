@@ -16,45 +16,18 @@ import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, 
 import { Keyring } from '../../src/auth/keyring.js';
 import { Vault } from '../../src/auth/vault.js';
 import { findRealm } from '../../src/store/realms.js';
+import { depositBody } from '../helpers/bodies.js';
+import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { cliPath, demo, demoToken, postForm, repoRoot, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
 
-const initiatePath = '/v1/term-deposits/initiate';
 const initiateRecordPath = `POST ${initiatePath}`;
 const audience = 'coregate-api';
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 // ---------------------------------------------------------------------------------------------
 // HTTP helpers
 // ---------------------------------------------------------------------------------------------
-
-interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-/** Amounts differ from one request to the next, so that no two bodies are equal. */
-let nextAmount = 1000;
-
-function depositBody(amountValue: number = nextAmount++): Record<string, unknown> {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  };
-}
-
-async function send(url: string, init: RequestInit): Promise<HttpResult> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
-}
 
 /** POST /v1/term-deposits/initiate with a fresh correlation id; `authorization` is sent as given (null: none). */
 function initiateWith(server: TestServer, authorization: string | null, body: unknown = depositBody()): Promise<HttpResult> {
@@ -75,15 +48,13 @@ function initiate(server: TestServer, token: string, body?: unknown): Promise<Ht
 // Assertions
 // ---------------------------------------------------------------------------------------------
 
-const reasons: Record<number, string> = { 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND' };
-
 /** SPEC's error record, at top level (term deposits), with exactly one errordetail naming `code`. */
 function assertTermDepositError(response: HttpResult, status: number, code: string, detailReason: string, path = initiateRecordPath): void {
   assert.equal(response.status, status, JSON.stringify(response.body));
   const body = response.body as Record<string, any>;
   assert.deepEqual(Object.keys(body).sort(), ['errordetail', 'message', 'path', 'reason', 'status']);
   assert.equal(body.status, status);
-  assert.equal(body.reason, reasons[status]);
+  assert.equal(body.reason, reasonByStatus[status]);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0);
   assert.equal(body.path, path);
@@ -199,10 +170,6 @@ function flipSignature(token: string): string {
   const bytes = Buffer.from(signature ?? '', 'base64url');
   bytes[10] = (bytes[10] ?? 0) ^ 0x01;
   return `${header}.${payload}.${bytes.toString('base64url')}`;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /**

@@ -11,14 +11,15 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { findAccount } from '../../src/store/banking.js';
+import { depositBody, freshAmount } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
+import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
-const initiatePath = '/v1/term-deposits/initiate';
 const initiateRecordPath = `POST ${initiatePath}`;
 const sourceAccount = '1000000001';
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const referenceInMessage = /operation ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/;
 /** 300 000 USD: more than 1000000001 ever holds (250 000), within the product's limits. */
 const unaffordable = 300_000;
@@ -26,35 +27,6 @@ const unaffordable = 300_000;
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-/** Amounts differ from one request to the next, so that no two bodies are equal by accident. */
-let nextAmount = 1000;
-const freshAmount = () => nextAmount++;
-
-function depositBody(amountValue: number = freshAmount()): Record<string, unknown> {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: sourceAccount, accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  };
-}
-
-async function send(url: string, init: RequestInit): Promise<HttpResult> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
-}
 
 interface InitiateOptions {
   /** A token, or null for no Authorization header. */
@@ -101,21 +73,6 @@ function getOperation(server: TestServer, token: string, reference: string, head
   });
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls `probe` until it answers a value, failing after `timeoutMs`. */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 /** Polls GET /v1/operations/{reference} until the operation leaves Pending. */
 function settledOperation(server: TestServer, token: string, reference: string, timeoutMs = 10_000): Promise<HttpResult> {
   return waitFor(
@@ -157,23 +114,12 @@ async function storedOperation(server: TestServer, correlationId: string): Promi
     .executeTakeFirst();
 }
 
-const reasons: Record<number, string> = {
-  400: 'VALIDATION_ERROR',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  422: 'BUSINESS_RULE_VIOLATION',
-  502: 'CORE_UNAVAILABLE',
-  504: 'CORE_TIMEOUT',
-};
-
 /** A SPEC error record at top level; with `code`, exactly one errordetail naming it. */
 function assertErrorRecord(body: any, status: number, path: string, code?: string): void {
   assert.equal(typeof body, 'object', String(body));
   assert.deepEqual(Object.keys(body).sort(), code === undefined ? ['message', 'path', 'reason', 'status'] : ['errordetail', 'message', 'path', 'reason', 'status']);
   assert.equal(body.status, status);
-  assert.equal(body.reason, reasons[status]);
+  assert.equal(body.reason, reasonByStatus[status]);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0);
   assert.equal(body.path, path);
@@ -677,14 +623,6 @@ const faulty = new FaultyCore();
 describeEachStore(
   'core faults: 502 / 504 and reconciliation',
   ({ server }) => {
-    async function withFault<T>(fault: FaultyCore['fault'], work: () => Promise<T>): Promise<T> {
-      faulty.fault = fault;
-      try {
-        return await work();
-      } finally {
-        faulty.fault = { kind: 'none' };
-      }
-    }
 
     test('core unavailable → 502 CORE_UNAVAILABLE, nothing written; the repeat with the same id after recovery executes now → 200, once', async () => {
       const token = await demoToken(server());
@@ -694,7 +632,7 @@ describeEachStore(
       const contractsBefore = await termDepositCount(server());
       const writesBefore = faulty.writes;
 
-      const failed = await withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body }));
+      const failed = await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body }));
       assertRefused(failed, 502, 'TD-502-001');
       assert.equal(failed.body.errordetail[0].reason, 'CORE_UNAVAILABLE');
       assert.equal(failed.headers.get('x-correlation-id'), id);
@@ -720,7 +658,7 @@ describeEachStore(
       const body = depositBody(6000);
       const before = await balanceOf(server());
 
-      const timedOut = await withFault({ kind: 'slow-after-commit', delayMs: 1_000 }, () => initiate(server(), { token, correlationId: id, body }));
+      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 1_000 }, () => initiate(server(), { token, correlationId: id, body }));
       assertRefused(timedOut, 504, 'TD-504-001');
       assert.equal(timedOut.body.errordetail[0].reason, 'CORE_TIMEOUT');
       assert.ok(timedOut.body.message.includes(id), 'the message says to repeat with the same correlation id');
@@ -750,7 +688,7 @@ describeEachStore(
       const id = randomUUID();
       const body = depositBody(6500);
       const before = await balanceOf(server());
-      const { first, inFlight } = await withFault({ kind: 'slow-after-commit', delayMs: 1_500 }, async () => {
+      const { first, inFlight } = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 1_500 }, async () => {
         const timedOut = await initiate(server(), { token, correlationId: id, body });
         return { first: timedOut, inFlight: await initiate(server(), { token, correlationId: id, body }) };
       });
@@ -773,7 +711,7 @@ describeEachStore(
       const before = await balanceOf(server());
       const contractsBefore = await termDepositCount(server());
 
-      const timedOut = await withFault({ kind: 'slow-then-fail', delayMs: 700 }, async () => {
+      const timedOut = await faulty.withFault({ kind: 'slow-then-fail', delayMs: 700 }, async () => {
         const response = await initiate(server(), { token, correlationId: id, body });
         // The failed unit of work rolls back, then the outcome is recorded as unknown.
         await waitFor('the unknown outcome to be recorded', async () => ((await storedOperation(server(), id))?.status === 'Unknown' ? true : undefined));
@@ -807,7 +745,7 @@ describeEachStore(
       const id = randomUUID();
       const body = depositBody(8000);
       const before = await balanceOf(server());
-      assertRefused(await withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body })), 502, 'TD-502-001');
+      assertRefused(await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body })), 502, 'TD-502-001');
       const unknown = await storedOperation(server(), id);
       assert.equal(unknown?.status, 'Unknown');
 
@@ -825,7 +763,7 @@ describeEachStore(
       const id = randomUUID();
       const body = depositBody(8500);
       const before = await balanceOf(server());
-      assertRefused(await withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body })), 502, 'TD-502-001');
+      assertRefused(await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body })), 502, 'TD-502-001');
       const unknown = await storedOperation(server(), id);
       assert.equal(unknown?.status, 'Unknown');
 
@@ -841,7 +779,7 @@ describeEachStore(
     test('nothing acknowledged is lost: a 202 accepted while the core is unavailable stays Pending, then executes once the core is back', async () => {
       const token = await demoToken(server());
       const before = await balanceOf(server());
-      const reference = await withFault({ kind: 'unavailable' }, async () => {
+      const reference = await faulty.withFault({ kind: 'unavailable' }, async () => {
         const accepted = await initiate(server(), { token, correlationId: randomUUID(), body: depositBody(9000), headers: { prefer: 'respond-async' } });
         assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
         const accepted202Reference = String(accepted.body.operationReference);

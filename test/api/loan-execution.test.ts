@@ -8,18 +8,17 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import type { Kysely } from 'kysely';
 import { toBigInt } from '../../src/store/bigint.js';
-import { openStore } from '../../src/store/connect.js';
 import { checkLedger } from '../../src/store/ledger.js';
-import type { Database } from '../../src/store/schema.js';
+import { depositBody } from '../helpers/bodies.js';
+import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
-import { demo, demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
+import { initiatePath, reasonByStatus, uuidPattern } from '../helpers/http.js';
+import { demo, demoToken, type TestServer } from '../helpers/server.js';
+import { withDb } from '../helpers/stores.js';
 import { describeEachStore, type SuiteContext } from '../helpers/suite.js';
+import { waitFor } from '../helpers/wait.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: the demo file plus a funded expense account, a poor one, a closed facility, a
@@ -53,30 +52,12 @@ const commissionIncome = 'INCOME-COMMISSION-USD';
 const feeIncome = 'INCOME-FEE-USD';
 const taxPayable = 'TAX-PAYABLE-USD';
 
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const utcDateTimePattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
-const waitTimeoutMs = 10_000;
 
 function writeLoanDataFile(): string {
-  const data = JSON.parse(readFileSync(demoDataFile, 'utf8')) as {
-    accounts: Array<Record<string, unknown>>;
-    merchandisingLoans: Array<Record<string, unknown>>;
-  };
-  data.accounts.push(
-    { accountNumber: expenseAccount, customerReference: 'C0001', currency: 'USD', balance: 10_000.0, status: 'Active' },
-    { accountNumber: poorExpenseAccount, customerReference: 'C0001', currency: 'USD', balance: 20.0, status: 'Active' },
-  );
-  const charges = { fixedFee: 25.0, commissionRate: 0.0015, minimumCommission: 10.0, taxRate: 0.16 };
-  const facility = (id: string, fields: Record<string, unknown>) => ({
-    merchandisingLoanId: id,
-    customerReference: 'C0001',
-    merchandisingLoanType: 'CRDE',
-    merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
-    currency: 'USD',
-    finalMaturityDate: '2026-12-31',
-    charges,
-    ...fields,
-  });
+  const data = readDemoData<SandboxData>();
+  data.accounts.push(c0001Account(expenseAccount, 10_000.0), c0001Account(poorExpenseAccount, 20.0));
+  const facility = c0001Facility;
   data.merchandisingLoans.push(
     facility(closedFacility, { approvedLimit: 50_000.0, status: 'Closed', installments: [{ sequence: 1, dueDate: '2026-04-30', amount: 10_000.0 }] }),
     facility(smallLimitFacility, { approvedLimit: 1_000.0, status: 'Active', installments: [{ sequence: 1, dueDate: '2026-04-30', amount: 5_000.0 }] }),
@@ -90,11 +71,7 @@ function writeLoanDataFile(): string {
       })),
     }),
   );
-  const dir = mkdtempSync(join(tmpdir(), 'coregate-loans-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'sandbox.json');
-  writeFileSync(file, JSON.stringify(data, null, 2));
-  return file;
+  return writeTempDataFile(data, 'coregate-loans-');
 }
 
 const loanDataFile = writeLoanDataFile();
@@ -195,35 +172,13 @@ function getOperation(server: TestServer, token: string, reference: string): Pro
 
 /** A term deposit initiation (the other business operation), for the correlation namespace. */
 function initiateDeposit(server: TestServer, token: string, correlationId: string): Promise<HttpResult> {
-  const body = {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue: 1_000, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: payer, accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: lowFunds, accountType: 'CreditAccount' },
-  };
-  return send(`${server.url}/v1/term-deposits/initiate`, {
+  // The shared body pays from `payer` and settles interest to `lowFunds` (1000000002).
+  const body = depositBody(1_000, payer);
+  return send(`${server.url}${initiatePath}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-correlation-id': correlationId },
     body: JSON.stringify(body),
   });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = waitTimeoutMs): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
 }
 
 /** Polls GET /v1/operations/{reference} until the operation leaves Pending. */
@@ -239,15 +194,6 @@ function settled(server: TestServer, token: string, reference: string): Promise<
 // The store, read on its own connection (openStore + Kysely)
 // ---------------------------------------------------------------------------------------------
 
-async function withStore<T>(dbUrl: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  const store = openStore(dbUrl);
-  try {
-    return await work(store.db);
-  } finally {
-    await store.close();
-  }
-}
-
 interface Snapshot {
   /** account number → balance in minor units */
   balances: Record<string, bigint>;
@@ -260,7 +206,7 @@ interface Snapshot {
 }
 
 function snapshot(dbUrl: string): Promise<Snapshot> {
-  return withStore(dbUrl, async (db) => {
+  return withDb(dbUrl, async (db) => {
     const accounts = await db.selectFrom('accounts').select(['account_number', 'balance_minor']).execute();
     const installments = await db.selectFrom('loan_installments').select(['loan_id', 'sequence', 'paid_minor']).execute();
     const facilities = await db.selectFrom('loan_facilities').select(['loan_id', 'executed_total_minor']).execute();
@@ -277,7 +223,7 @@ function snapshot(dbUrl: string): Promise<Snapshot> {
 }
 
 async function assertLedgerClean(dbUrl: string): Promise<void> {
-  const report = await withStore(dbUrl, (db) => checkLedger(db));
+  const report = await withDb(dbUrl, (db) => checkLedger(db));
   assert.ok(report.movements > 0, 'the ledger holds the opening balances at least');
   assert.deepEqual(report.unbalancedMovements, [], 'every movement balances');
   assert.deepEqual(report.balanceMismatches, [], 'every balance equals its postings');
@@ -341,19 +287,6 @@ async function assertApplied(dbUrl: string, before: Snapshot, payments: Payment[
 // ---------------------------------------------------------------------------------------------
 // Assertions on answers
 // ---------------------------------------------------------------------------------------------
-
-const reasonByStatus: Record<number, string> = {
-  400: 'VALIDATION_ERROR',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'BUSINESS_RULE_VIOLATION',
-  502: 'CORE_UNAVAILABLE',
-  504: 'CORE_TIMEOUT',
-};
 
 /** The loan operation's error: {"error": {status, reason, message, path, errordetail: [{code, reason, message}]}}. */
 function assertLoanError(response: HttpResult, status: number, code: string, detailReason: string, path: string): any {
@@ -732,7 +665,7 @@ describeEachStore(
       // The whole outstanding, 15000.00: commission 22.50, fee 25.00, tax 47.50 × 0.16 = 7.60.
       const second: Payment = { ...first, amountMinor: 1_500_000n, commissionMinor: 2_250n, taxMinor: 760n };
       await assertApplied(dbUrl(), middle, [second]);
-      const row = await withStore(dbUrl(), (db) =>
+      const row = await withDb(dbUrl(), (db) =>
         db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', rest.body.executionReference).executeTakeFirstOrThrow(),
       );
       assert.equal(toBigInt(row.amount_minor), 1_500_000n, 'loanAmount omitted → the installment\'s whole outstanding');
@@ -776,7 +709,7 @@ describeEachStore(
         const after = await snapshot(dbUrl());
         assert.equal(before.balances[expenseAccount]! - after.balances[expenseAccount]!, minor(Number(charge.total)), `the expense account pays exactly ${charge.total}`);
         assert.equal(before.balances[payer]! - after.balances[payer]!, minor(charge.amount), 'the payment account pays exactly the amount');
-        await withStore(dbUrl(), async (db) => {
+        await withDb(dbUrl(), async (db) => {
           const row = await db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', response.body.executionReference).executeTakeFirstOrThrow();
           assert.equal(toBigInt(row.commission_minor), charge.commission);
           assert.equal(toBigInt(row.fee_minor), 2_500n);
@@ -808,7 +741,7 @@ describeEachStore(
       await assertApplied(dbUrl(), before, [
         { loanId: workhorse, sequence: 5, amountMinor: 500_000n, payment: payer, expense: payer, commissionMinor: 1_000n, feeMinor: 2_500n, taxMinor: 560n },
       ]);
-      const postings = await withStore(dbUrl(), (db) =>
+      const postings = await withDb(dbUrl(), (db) =>
         db
           .selectFrom('postings')
           .innerJoin('movements', 'movements.id', 'postings.movement_id')
@@ -834,7 +767,7 @@ describeEachStore(
       assert.equal(new Date(executionDateTime).toISOString(), executionDateTime, 'an ISO 8601 instant');
       const at = Date.parse(executionDateTime);
       assert.ok(at >= sentAt - 1_000 && at <= answeredAt + 1_000, 'the time of the execution');
-      await withStore(dbUrl(), async (db) => {
+      await withDb(dbUrl(), async (db) => {
         const execution = await db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', executionReference).executeTakeFirstOrThrow();
         assert.equal(execution.operation_id, merchandisingLoanOperationId, 'the operation id is the core\'s');
         assert.equal(execution.loan_id, workhorse);
@@ -897,7 +830,7 @@ describeEachStore(
       assert.equal(result.executionReference, reference, 'the result carries the 202\'s reference');
       assert.equal(result.merchandisingLoanFacilityStatus, 'PartiallyExecuted');
       assert.match(result.executionDateTime, utcDateTimePattern);
-      const execution = await withStore(dbUrl(), (db) => db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', reference).executeTakeFirstOrThrow());
+      const execution = await withDb(dbUrl(), (db) => db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', reference).executeTakeFirstOrThrow());
       assert.equal(result.merchandisingLoanOperationId, execution.operation_id);
       // 3000.00: commission max(4.50, 10.00) = 10.00, fee 25.00, tax 5.60.
       await assertApplied(dbUrl(), before, [
@@ -1029,21 +962,12 @@ describeEachStore(
     const { server, dbUrl } = context;
     const treasury = tokenCache(context);
 
-    async function withFault<T>(fault: FaultyCore['fault'], work: () => Promise<T>): Promise<T> {
-      faulty.fault = fault;
-      try {
-        return await work();
-      } finally {
-        faulty.fault = { kind: 'none' };
-      }
-    }
-
     function operationRow(correlationId: string) {
-      return withStore(dbUrl(), (db) => db.selectFrom('operations').selectAll().where('correlation_id', '=', correlationId).executeTakeFirst());
+      return withDb(dbUrl(), (db) => db.selectFrom('operations').selectAll().where('correlation_id', '=', correlationId).executeTakeFirst());
     }
 
     function executionsOf(sequence: number) {
-      return withStore(dbUrl(), (db) =>
+      return withDb(dbUrl(), (db) =>
         db.selectFrom('loan_executions').selectAll().where('loan_id', '=', workhorse).where('sequence', '=', sequence).execute(),
       );
     }
@@ -1053,7 +977,7 @@ describeEachStore(
       const correlationId = `ml-502-${randomUUID()}`;
       const body = loanBody({ amount: 1_000 });
       const before = await snapshot(dbUrl());
-      const response = await withFault({ kind: 'unavailable' }, () => execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body }));
+      const response = await faulty.withFault({ kind: 'unavailable' }, () => execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body }));
       const record = assertLoanError(response, 502, 'ML-502-001', 'CORE_UNAVAILABLE', executePath(workhorse, 1));
       assert.match(record.message, new RegExp(correlationId), 'tells the client to repeat with the correlation id');
       await assertNothingChanged(dbUrl(), before);
@@ -1080,7 +1004,7 @@ describeEachStore(
       const before = await snapshot(dbUrl());
       const startedAt = Date.now();
       const coreDelayMs = 2_000;
-      const response = await withFault({ kind: 'slow-after-commit', delayMs: coreDelayMs }, () =>
+      const response = await faulty.withFault({ kind: 'slow-after-commit', delayMs: coreDelayMs }, () =>
         execute(server(), { token, loanId: workhorse, sequence: 2, correlationId, body }),
       );
       const record = assertLoanError(response, 504, 'ML-504-001', 'CORE_TIMEOUT', executePath(workhorse, 2));
@@ -1137,7 +1061,7 @@ describeEachStore(
       const correlationId = `ml-504-rollback-${randomUUID()}`;
       const body = loanBody({ amount: 3_000 });
       const before = await snapshot(dbUrl());
-      const response = await withFault({ kind: 'slow-then-fail', delayMs: 800 }, () =>
+      const response = await faulty.withFault({ kind: 'slow-then-fail', delayMs: 800 }, () =>
         execute(server(), { token, loanId: workhorse, sequence: 3, correlationId, body }),
       );
       assertLoanError(response, 504, 'ML-504-001', 'CORE_TIMEOUT', executePath(workhorse, 3));

@@ -13,14 +13,12 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { FaultyCore } from '../helpers/faulty-core.js';
+import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json } from '../helpers/openapi.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-
-type Json = any;
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const executeTemplate = '/v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute';
-const operationsTemplate = '/v1/operations/{reference}';
-const componentBase = 'https://coregate.test/openapi/components/schemas/';
 const facility = '7000000001';
 const payer = '1000000001';
 /** The demo data has no other funded USD account of C0001: 1 500.00 covers dozens of charges. */
@@ -72,13 +70,6 @@ async function call(
   return { status: response.status, contentType: response.headers.get('content-type'), headers: response.headers, text, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-async function fetchDocument(server: TestServer): Promise<Json> {
-  const response = await fetch(`${server.url}/openapi.json`);
-  assert.equal(response.status, 200);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
-  return response.json();
-}
-
 /** Follows a `#/components/schemas/X` reference (one level). */
 function deref(doc: Json, schema: Json): Json {
   const ref: unknown = schema?.$ref;
@@ -87,22 +78,6 @@ function deref(doc: Json, schema: Json): Json {
   const target = doc.components?.schemas?.[ref.slice('#/components/schemas/'.length)];
   assert.ok(target, `${ref} resolves`);
   return target;
-}
-
-/** `#/components/schemas/X` → an absolute id, so that each component is its own ajv schema. */
-function rewriteRefs(schema: Json): Json {
-  if (Array.isArray(schema)) return schema.map(rewriteRefs);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$ref' && typeof value === 'string') {
-      assert.match(value, /^#\/components\/schemas\/[^/]+$/, `only component references are expected, got ${value}`);
-      out.$ref = `${componentBase}${value.slice('#/components/schemas/'.length)}`;
-    } else {
-      out[key] = rewriteRefs(value);
-    }
-  }
-  return out;
 }
 
 /** The documented response schemas, compiled with ajv 2020 + formats, checked per path, method and status. */
@@ -146,20 +121,6 @@ class ResponseSchemas {
       this.#compiled.set(key, validate);
     }
     if (!validate(observed.body)) assert.fail(`${where}: ${this.#ajv.errorsText(validate.errors)}\n${JSON.stringify(observed.body)}`);
-  }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
   }
 }
 

@@ -7,16 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
-import type { Kysely } from 'kysely';
 import { toBigInt } from '../../src/store/bigint.js';
-import { openStore } from '../../src/store/connect.js';
 import { checkLedger } from '../../src/store/ledger.js';
-import type { Database } from '../../src/store/schema.js';
-import { demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
+import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
+import { demoToken, type TestServer } from '../helpers/server.js';
+import { withDb } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
 
 const raceTimeoutMs = 60_000;
@@ -44,32 +40,16 @@ const taxPayable = 'TAX-PAYABLE-USD';
 const minimumCharges = { commission: 1_000n, fee: 2_500n, tax: 560n, total: 4_060n };
 
 function writeRaceDataFile(): string {
-  const data = JSON.parse(readFileSync(demoDataFile, 'utf8')) as {
-    accounts: Array<Record<string, unknown>>;
-    merchandisingLoans: Array<Record<string, unknown>>;
-  };
-  data.accounts.push(
-    { accountNumber: expenseAccount, customerReference: 'C0001', currency: 'USD', balance: 10_000.0, status: 'Active' },
-    { accountNumber: fiveChargesAccount, customerReference: 'C0001', currency: 'USD', balance: 203.0, status: 'Active' },
-  );
-  const facility = (id: string, approvedLimit: number) => ({
-    merchandisingLoanId: id,
-    customerReference: 'C0001',
-    merchandisingLoanType: 'CRDE',
-    merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
-    currency: 'USD',
-    approvedLimit,
-    status: 'Active',
-    finalMaturityDate: '2026-12-31',
-    charges: { fixedFee: 25.0, commissionRate: 0.0015, minimumCommission: 10.0, taxRate: 0.16 },
-    installments: Array.from({ length: racers }, (_, index) => ({ sequence: index + 1, dueDate: '2026-06-30', amount: 1_000.0 })),
-  });
+  const data = readDemoData<SandboxData>();
+  data.accounts.push(c0001Account(expenseAccount, 10_000.0), c0001Account(fiveChargesAccount, 203.0));
+  const facility = (id: string, approvedLimit: number) =>
+    c0001Facility(id, {
+      approvedLimit,
+      status: 'Active',
+      installments: Array.from({ length: racers }, (_, index) => ({ sequence: index + 1, dueDate: '2026-06-30', amount: 1_000.0 })),
+    });
   data.merchandisingLoans.push(facility(limitedFacility, 10_000.0), facility(manyInstallments, 1_000_000.0));
-  const dir = mkdtempSync(join(tmpdir(), 'coregate-loan-races-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'sandbox.json');
-  writeFileSync(file, JSON.stringify(data, null, 2));
-  return file;
+  return writeTempDataFile(data, 'coregate-loan-races-');
 }
 
 const raceDataFile = writeRaceDataFile();
@@ -121,15 +101,6 @@ function assertWrappedError(response: HttpResult, status: number, codes: string[
   assert.ok(codes.includes(response.body.error.errordetail?.[0]?.code), `${response.body.error.errordetail?.[0]?.code} is one of ${codes.join(', ')}`);
 }
 
-async function withStore<T>(dbUrl: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  const store = openStore(dbUrl);
-  try {
-    return await work(store.db);
-  } finally {
-    await store.close();
-  }
-}
-
 interface Snapshot {
   balances: Record<string, bigint>;
   paid: Record<string, bigint>;
@@ -138,7 +109,7 @@ interface Snapshot {
 }
 
 function snapshot(dbUrl: string): Promise<Snapshot> {
-  return withStore(dbUrl, async (db) => {
+  return withDb(dbUrl, async (db) => {
     const accounts = await db.selectFrom('accounts').select(['account_number', 'balance_minor']).execute();
     const installments = await db.selectFrom('loan_installments').select(['loan_id', 'sequence', 'paid_minor', 'amount_minor']).execute();
     const facilities = await db.selectFrom('loan_facilities').select(['loan_id', 'executed_total_minor']).execute();
@@ -192,7 +163,7 @@ async function assertState(dbUrl: string, expected: Omit<Snapshot, 'amountDue'>)
 }
 
 async function assertLedgerProves(dbUrl: string): Promise<void> {
-  const report = await withStore(dbUrl, (db) => checkLedger(db));
+  const report = await withDb(dbUrl, (db) => checkLedger(db));
   assert.deepEqual(report.unbalancedMovements, [], 'every movement balances');
   assert.deepEqual(report.balanceMismatches, [], 'every balance equals its postings');
   assert.deepEqual(report.negativeCustomerAccounts, [], 'no customer account is negative');
@@ -200,7 +171,7 @@ async function assertLedgerProves(dbUrl: string): Promise<void> {
 
 /** The execution references recorded by the core for a facility, and their movements. */
 async function recordedExecutions(dbUrl: string, loanId: string): Promise<{ executions: string[]; movements: string[] }> {
-  return withStore(dbUrl, async (db) => {
+  return withDb(dbUrl, async (db) => {
     const executions = await db.selectFrom('loan_executions').select('execution_reference').where('loan_id', '=', loanId).execute();
     const movements = await db
       .selectFrom('movements')
@@ -279,7 +250,7 @@ describeEachStore(
       );
       await assertLedgerProves(dbUrl());
       const statuses = responses.map((response) => response.body.merchandisingLoanFacilityStatus as string);
-      const stored = await withStore(dbUrl(), (db) => db.selectFrom('loan_executions').select('facility_status').where('loan_id', '=', demoFacility).execute());
+      const stored = await withDb(dbUrl(), (db) => db.selectFrom('loan_executions').select('facility_status').where('loan_id', '=', demoFacility).execute());
       assert.deepEqual(
         { Executed: statuses.filter((s) => s === 'Executed').length, PartiallyExecuted: statuses.filter((s) => s === 'PartiallyExecuted').length },
         { Executed: 1, PartiallyExecuted: 19 },
@@ -343,7 +314,7 @@ describeEachStore(
         assertWrappedError(response, 409, ['ML-409-010'], executePath(demoFacility, 1));
       });
 
-      const executions = await withStore(dbUrl(), (db) =>
+      const executions = await withDb(dbUrl(), (db) =>
         db.selectFrom('loan_executions').select(['execution_reference', 'amount_minor']).where('loan_id', '=', demoFacility).execute(),
       );
       const succeeded = responses.filter((response) => response.status === 200).map((response) => response.body.executionReference as string);
@@ -429,7 +400,7 @@ describeEachStore(
       }
       await assertState(dbUrl(), expectedAfter(before, [{ loanId: demoFacility, sequence: 3, amountMinor: 100_000n, expense: expenseAccount }]));
       assert.deepEqual(await recordedExecutions(dbUrl(), demoFacility), { executions: [reference], movements: [reference] }, 'exactly one payment');
-      const operations = await withStore(dbUrl(), (db) => db.selectFrom('operations').select('reference').where('correlation_id', '=', correlationId).execute());
+      const operations = await withDb(dbUrl(), (db) => db.selectFrom('operations').select('reference').where('correlation_id', '=', correlationId).execute());
       assert.deepEqual(operations.map((row) => row.reference), [reference], 'the correlation id is consumed once');
       await assertLedgerProves(dbUrl());
     });

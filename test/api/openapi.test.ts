@@ -9,51 +9,17 @@ import { test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { depositBody } from '../helpers/bodies.js';
+import { initiatePath } from '../helpers/http.js';
+import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json } from '../helpers/openapi.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
 const testTimeoutMs = 60_000;
-const initiatePath = '/v1/term-deposits/initiate';
 const retrieveTemplates = ['/v1/term-deposits/{termDepositId}/retrieve', '/v1/term-deposit/{termDepositId}/retrieve'];
-const operationsTemplate = '/v1/operations/{reference}';
-const componentBase = 'https://coregate.test/openapi/components/schemas/';
-
-type Json = any;
 
 function initiationBody(overrides: { customerReference?: string; sourceAccount?: string; amountValue?: number } = {}): Record<string, unknown> {
-  return {
-    customerReference: overrides.customerReference ?? 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue: overrides.amountValue ?? 1000, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: overrides.sourceAccount ?? '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  };
-}
-
-async function fetchDocument(server: TestServer): Promise<Json> {
-  const response = await fetch(`${server.url}/openapi.json`);
-  assert.equal(response.status, 200);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
-  return response.json();
-}
-
-/** `#/components/schemas/X` → an absolute id, so that each component can be added to ajv on its own. */
-function rewriteRefs(schema: Json): Json {
-  if (Array.isArray(schema)) return schema.map(rewriteRefs);
-  if (schema === null || typeof schema !== 'object') return schema;
-  const out: Json = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === '$ref' && typeof value === 'string') {
-      assert.match(value, /^#\/components\/schemas\/[^/]+$/, `only component references are expected, got ${value}`);
-      out.$ref = `${componentBase}${value.slice('#/components/schemas/'.length)}`;
-    } else {
-      out[key] = rewriteRefs(value);
-    }
-  }
-  return out;
+  return { ...depositBody(overrides.amountValue ?? 1000, overrides.sourceAccount), customerReference: overrides.customerReference ?? 'C0001' };
 }
 
 /** The declared response schemas of a document, compiled once, looked up by path, method and status. */

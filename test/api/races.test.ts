@@ -5,14 +5,12 @@
  * Each scenario has a store of its own.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { checkLedger } from '../../src/store/ledger.js';
 import { toBigInt } from '../../src/store/bigint.js';
 import type { Store } from '../../src/store/connect.js';
-import { demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
+import { c0001Account, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
+import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
 const initiatePath = '/v1/term-deposits/initiate';
@@ -39,13 +37,9 @@ function initiationBody(sourceAccount = '1000000001'): Record<string, unknown> {
 
 /** The demo data plus one account of customer C0001 holding exactly 10 × the principal. */
 function writeRaceDataFile(): string {
-  const data = JSON.parse(readFileSync(demoDataFile, 'utf8')) as { accounts: Array<Record<string, unknown>> };
-  data.accounts.push({ accountNumber: raceAccount, customerReference: 'C0001', currency: 'USD', balance: 10_000.0, status: 'Active' });
-  const dir = mkdtempSync(join(tmpdir(), 'coregate-races-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'sandbox.json');
-  writeFileSync(file, JSON.stringify(data, null, 2));
-  return file;
+  const data = readDemoData<SandboxData>();
+  data.accounts.push(c0001Account(raceAccount, 10_000.0));
+  return writeTempDataFile(data, 'coregate-races-');
 }
 
 interface ApiResponse {

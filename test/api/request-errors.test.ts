@@ -11,35 +11,13 @@ import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { findAccount } from '../../src/store/banking.js';
+import { depositBody } from '../helpers/bodies.js';
+import { initiatePath, reasonByStatus, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
-const initiatePath = '/v1/term-deposits/initiate';
 const initiateRecordPath = `POST ${initiatePath}`;
 const bodyBytesLimit = 64 * 1024;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
-
-/** Amounts differ from one request to the next, so that no two bodies are equal. */
-let nextAmount = 1000;
-
-function depositBody(amountValue: number = nextAmount++): Record<string, unknown> {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  };
-}
 
 /** A valid body padded (with an unknown field, which the API ignores) to exactly `bytes` bytes. */
 function paddedBody(bytes: number): string {
@@ -102,16 +80,6 @@ function chunkedPost(server: TestServer, headers: Record<string, string>, chunks
   });
 }
 
-const reasons: Record<number, string> = {
-  400: 'VALIDATION_ERROR',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  500: 'INTERNAL_ERROR',
-};
-
 /** SPEC's error record at top level: exactly its fields; with `code`, one errordetail naming it. */
 function assertErrorRecord(response: HttpResult, status: number, path: string, code?: string, detailReason?: string): void {
   assert.equal(response.status, status, JSON.stringify(response.body));
@@ -120,7 +88,7 @@ function assertErrorRecord(response: HttpResult, status: number, path: string, c
   assert.equal(typeof body, 'object', String(body));
   assert.deepEqual(Object.keys(body).sort(), code === undefined ? ['message', 'path', 'reason', 'status'] : ['errordetail', 'message', 'path', 'reason', 'status']);
   assert.equal(body.status, status);
-  assert.equal(body.reason, reasons[status]);
+  assert.equal(body.reason, reasonByStatus[status]);
   assert.equal(typeof body.message, 'string');
   assert.ok(body.message.length > 0);
   assert.equal(body.path, path);

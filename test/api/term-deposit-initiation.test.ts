@@ -6,51 +6,23 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { after, test } from 'node:test';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { checkLedger } from '../../src/store/ledger.js';
+import { depositBodyWithTerms as tdBody, type DepositTerms as Terms } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
-import { demo, demoToken, type TestServer } from '../helpers/server.js';
+import { documentedCodes, initiatePath, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
+import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { cachedTokens, type TokenRequest } from '../helpers/tokens.js';
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (kept in this file on purpose: test/helpers is another engineer's)
+// Helpers
 // ---------------------------------------------------------------------------------------------
 
-const initiatePath = '/v1/term-deposits/initiate';
 const errorPath = `POST ${initiatePath}`;
-
-/** CONTRACT §5: the error record's `reason` per HTTP status (an oracle independent of src/). */
-const reasonByStatus: Record<number, string> = {
-  400: 'VALIDATION_ERROR',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'BUSINESS_RULE_VIOLATION',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_ERROR',
-  502: 'CORE_UNAVAILABLE',
-  504: 'CORE_TIMEOUT',
-};
-
-/** docs/errors.md's domain-code table: code → documented HTTP status and errordetail reason. */
-const documentedCodes: ReadonlyMap<string, { status: number; reason: string }> = new Map(
-  [...readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').matchAll(/^\| `((?:TD|ML)-\d{3}-\d{3})` \| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(
-    (match) => [match[1] ?? '', { status: Number(match[2]), reason: match[3] ?? '' }],
-  ),
-);
-
-interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
 
 interface CallOptions {
   /** A named token (default: treasury), or null for no Authorization header. */
@@ -66,7 +38,7 @@ interface CallOptions {
 
 type TokenName = 'treasury' | 'branch' | 'reporting' | 'treasuryRetrieveOnly' | 'disabledUser' | 'disabledWorkstation';
 
-const tokenRequests: Record<TokenName, { client: { clientId: string; secret: string }; extra: Record<string, string> }> = {
+const tokenRequests: Record<TokenName, TokenRequest> = {
   treasury: { client: demo.treasury, extra: {} },
   branch: { client: demo.branch, extra: {} },
   reporting: { client: demo.reporting, extra: {} },
@@ -77,15 +49,7 @@ const tokenRequests: Record<TokenName, { client: { clientId: string; secret: str
 
 /** Tokens are cached per suite and renewed well before their 300 s expire (SPEC: caching). */
 function apiClient(server: () => TestServer) {
-  const cache = new Map<TokenName, { token: string; fetchedAtMs: number }>();
-  async function token(name: TokenName): Promise<string> {
-    const cached = cache.get(name);
-    if (cached && Date.now() - cached.fetchedAtMs < 200_000) return cached.token;
-    const { client, extra } = tokenRequests[name];
-    const fresh = await demoToken(server(), client, extra);
-    cache.set(name, { token: fresh, fetchedAtMs: Date.now() });
-    return fresh;
-  }
+  const token = cachedTokens(server, tokenRequests);
   async function call(method: 'GET' | 'POST', path: string, body: unknown, options: CallOptions = {}): Promise<HttpResult> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (method === 'POST') headers['content-type'] = 'application/json';
@@ -95,9 +59,7 @@ function apiClient(server: () => TestServer) {
     Object.assign(headers, options.headers);
     const init: RequestInit = { method, headers };
     if (method === 'POST') init.body = options.raw ?? JSON.stringify(body);
-    const response = await fetch(`${server().url}${path}`, init);
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+    return send(`${server().url}${path}`, init);
   }
   return {
     token,
@@ -162,40 +124,6 @@ function ledgerReader(dbUrl: () => string) {
       await store?.close().catch(() => {});
       store = undefined;
     },
-  };
-}
-
-interface Terms {
-  customer?: string;
-  product?: string;
-  component?: string;
-  amount?: number;
-  currency?: string;
-  rate?: number;
-  days?: number;
-  maturity?: string;
-  valueDate?: string;
-  source?: string;
-  interest?: string;
-  description?: string;
-}
-
-/** A valid initiation body (SPEC: Term deposit initiation request), with the given terms. */
-function tdBody(terms: Terms = {}): Record<string, any> {
-  const period: Record<string, unknown> = {};
-  if (terms.days !== undefined) period.numberOfDays = terms.days;
-  if (terms.maturity !== undefined) period.maturityDate = terms.maturity;
-  if (terms.days === undefined && terms.maturity === undefined) period.numberOfDays = 30;
-  return {
-    customerReference: terms.customer ?? 'C0001',
-    termDepositProduct: { productCode: terms.product ?? 'TDFIX', componentCode: terms.component ?? 'TD30-365' },
-    principalAmount: { amountValue: terms.amount ?? 1000, amountCurrency: { currencycode: terms.currency ?? 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: terms.rate ?? 5.25, rateType: 'Nominal' },
-    termDepositPeriod: period,
-    valueDate: terms.valueDate ?? '2026-03-02',
-    sourceAccount: { accountIdentification: terms.source ?? '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: terms.interest ?? '1000000001', accountType: 'CreditAccount' },
-    transactionDescription: terms.description ?? 'coregate initiation test',
   };
 }
 

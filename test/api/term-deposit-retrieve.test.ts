@@ -7,38 +7,23 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { demo, demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
+import { depositBodyWithTerms, type DepositTerms } from '../helpers/bodies.js';
+import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
+import { documentedCodes, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
+import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { cachedTokens, type TokenRequest } from '../helpers/tokens.js';
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (kept in this file on purpose: test/helpers is another engineer's)
+// Helpers
 // ---------------------------------------------------------------------------------------------
-
-/** CONTRACT §5: the error record's `reason` per HTTP status. */
-const reasonByStatus: Record<number, string> = { 400: 'VALIDATION_ERROR', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND' };
-
-/** docs/errors.md's domain-code table: code → documented HTTP status and errordetail reason. */
-const documentedCodes: ReadonlyMap<string, { status: number; reason: string }> = new Map(
-  [...readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').matchAll(/^\| `((?:TD|ML)-\d{3}-\d{3})` \| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(
-    (match) => [match[1] ?? '', { status: Number(match[2]), reason: match[3] ?? '' }],
-  ),
-);
-
-interface HttpResult {
-  status: number;
-  headers: Headers;
-  body: any;
-}
 
 type TokenName = 'treasury' | 'branch' | 'reporting' | 'treasuryInitiateOnly';
 
-const tokenRequests: Record<TokenName, { client: { clientId: string; secret: string }; extra: Record<string, string> }> = {
+const tokenRequests: Record<TokenName, TokenRequest> = {
   treasury: { client: demo.treasury, extra: {} },
   branch: { client: demo.branch, extra: {} },
   reporting: { client: demo.reporting, extra: {} },
@@ -53,15 +38,7 @@ interface CallOptions {
 }
 
 function apiClient(server: () => TestServer) {
-  const cache = new Map<TokenName, { token: string; fetchedAtMs: number }>();
-  async function token(name: TokenName): Promise<string> {
-    const cached = cache.get(name);
-    if (cached && Date.now() - cached.fetchedAtMs < 200_000) return cached.token;
-    const { client, extra } = tokenRequests[name];
-    const fresh = await demoToken(server(), client, extra);
-    cache.set(name, { token: fresh, fetchedAtMs: Date.now() });
-    return fresh;
-  }
+  const token = cachedTokens(server, tokenRequests);
   async function call(method: 'GET' | 'POST', path: string, body: unknown, options: CallOptions = {}): Promise<HttpResult> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (options.authorization !== undefined) headers.authorization = options.authorization;
@@ -73,9 +50,7 @@ function apiClient(server: () => TestServer) {
       headers['x-correlation-id'] = `td-retrieve-${randomUUID()}`;
       init.body = JSON.stringify(body);
     }
-    const response = await fetch(`${server().url}${path}`, init);
-    const text = await response.text();
-    return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+    return send(`${server().url}${path}`, init);
   }
   return {
     token,
@@ -88,35 +63,11 @@ function retrievePath(id: string, singular = false): string {
   return `/v1/${singular ? 'term-deposit' : 'term-deposits'}/${encodeURIComponent(id)}/retrieve`;
 }
 
-interface Terms {
-  product?: string;
-  component?: string;
-  amount?: number;
-  currency?: string;
-  rate?: number;
-  days?: number;
-  maturity?: string;
-  valueDate?: string;
-  source?: string;
-}
+type Terms = Omit<DepositTerms, 'customer' | 'interest' | 'description'>;
 
+/** Interest is settled to the source account, so that each body touches one account. */
 function tdBody(terms: Terms = {}): Record<string, any> {
-  const period: Record<string, unknown> = {};
-  if (terms.days !== undefined) period.numberOfDays = terms.days;
-  if (terms.maturity !== undefined) period.maturityDate = terms.maturity;
-  if (terms.days === undefined && terms.maturity === undefined) period.numberOfDays = 30;
-  const source = terms.source ?? '1000000001';
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: terms.product ?? 'TDFIX', componentCode: terms.component ?? 'TD30-365' },
-    principalAmount: { amountValue: terms.amount ?? 1000, amountCurrency: { currencycode: terms.currency ?? 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: terms.rate ?? 5.25, rateType: 'Nominal' },
-    termDepositPeriod: period,
-    valueDate: terms.valueDate ?? '2026-03-02',
-    sourceAccount: { accountIdentification: source, accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: source, accountType: 'CreditAccount' },
-    transactionDescription: 'coregate retrieve test',
-  };
+  return depositBodyWithTerms({ ...terms, interest: terms.source, description: 'coregate retrieve test' });
 }
 
 function assertErrorRecord(response: HttpResult, status: number, code: string, path: string): void {
@@ -334,14 +285,9 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
 // ACT/365: the basis is the product's dayCount (CONTRACT §6)
 // ---------------------------------------------------------------------------------------------
 
-const tempDirs: string[] = [];
-after(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
 /** The demo data plus an active ACT/365 product (the demo's only ACT/365 product is inactive). */
 function act365DataFile(): string {
-  const data = JSON.parse(readFileSync(demoDataFile, 'utf8')) as { termDepositProducts: unknown[] };
+  const data = readDemoData<SandboxData>();
   data.termDepositProducts.push({
     productCode: 'TDYEAR',
     componentCode: 'TD365',
@@ -353,11 +299,7 @@ function act365DataFile(): string {
     maxDays: 400,
     dayCount: 'ACT/365',
   });
-  const dir = mkdtempSync(join(tmpdir(), 'coregate-td-retrieve-'));
-  tempDirs.push(dir);
-  const file = join(dir, 'sandbox.json');
-  writeFileSync(file, JSON.stringify(data, null, 2));
-  return file;
+  return writeTempDataFile(data, 'coregate-td-retrieve-');
 }
 
 describeEachStore(

@@ -3,6 +3,7 @@
  * fault applies to the next write operations until cleared.
  */
 import { CoreUnavailable, type CoreBankingPort, type UnitOfWork } from '../../src/core/port.js';
+import { sleep } from './wait.js';
 
 export type Fault =
   | { kind: 'none' }
@@ -17,6 +18,16 @@ export class FaultyCore {
   fault: Fault = { kind: 'none' };
   /** How many write operations reached the wrapped core. */
   writes = 0;
+
+  /** Runs `work` under `fault`, and clears the fault afterwards even when `work` throws. */
+  async withFault<T>(fault: Fault, work: () => Promise<T>): Promise<T> {
+    this.fault = fault;
+    try {
+      return await work();
+    } finally {
+      this.fault = { kind: 'none' };
+    }
+  }
 
   wrap = (inner: CoreBankingPort): CoreBankingPort => {
     const guard = async <T>(work: () => Promise<T>): Promise<T> => {
@@ -43,8 +54,4 @@ export class FaultyCore {
     wrapped.calendar = () => inner.calendar();
     return wrapped;
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -7,7 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
+import { openStore, type Store } from '../../src/store/connect.js';
+import type { Database } from '../../src/store/schema.js';
 
 export const postgresAdminUrl = process.env.COREGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const required = process.env.CI === 'true';
@@ -71,3 +74,21 @@ async function adminQuery(text: string): Promise<void> {
 }
 
 export const storeTargets: StoreTarget[] = [sqlite, postgres];
+
+/**
+ * Opens a suite's store on a connection of its own (as `coregate check`, an operator or an
+ * intruder would, beside the running server), runs `work`, and always closes it.
+ */
+export async function withStore<T>(dbUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore(dbUrl);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** withStore, for work that needs only the Kysely handle. */
+export function withDb<T>(dbUrl: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
+  return withStore(dbUrl, (store) => work(store.db));
+}

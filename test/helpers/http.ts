@@ -1,0 +1,42 @@
+/** Plain HTTP plumbing the API tests share: the response shape, a JSON-reading fetch, common patterns. */
+import { readFileSync } from 'node:fs';
+
+export const initiatePath = '/v1/term-deposits/initiate';
+
+export const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+/** fetch, with the body parsed as JSON (undefined when empty; a body that is not JSON throws). */
+export async function send(url: string, init: RequestInit): Promise<HttpResult> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+/** CONTRACT §5: the error record's `reason` per HTTP status (an oracle independent of src/). */
+export const reasonByStatus: Readonly<Record<number, string>> = {
+  400: 'VALIDATION_ERROR',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'BUSINESS_RULE_VIOLATION',
+  429: 'TOO_MANY_REQUESTS',
+  500: 'INTERNAL_ERROR',
+  502: 'CORE_UNAVAILABLE',
+  504: 'CORE_TIMEOUT',
+};
+
+/** docs/errors.md's domain-code table: code → documented HTTP status and errordetail reason. */
+export const documentedCodes: ReadonlyMap<string, { status: number; reason: string }> = new Map(
+  [...readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').matchAll(/^\| `((?:TD|ML)-\d{3}-\d{3})` \| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(
+    (match) => [match[1] ?? '', { status: Number(match[2]), reason: match[3] ?? '' }],
+  ),
+);
