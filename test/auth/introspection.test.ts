@@ -4,20 +4,15 @@
  * `realms revoke-tokens`) and disabled clients (CLI `clients disable`) make tokens inactive.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
+import { before, test } from 'node:test';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK, type JWTPayload } from 'jose';
-import { openStore } from '../../src/store/connect.js';
-import { basicAuth, demo, demoDataFile, demoToken, postForm, type TestServer } from '../helpers/server.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
+import { basicAuth, demo, demoToken, postForm, type TestServer } from '../helpers/server.js';
+import { withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
 
-const projectDir = new URL('../../', import.meta.url).pathname;
-const execFileAsync = promisify(execFile);
 const { treasury, branch, reporting } = demo;
 type DemoClient = { clientId: string; secret: string };
 
@@ -25,23 +20,8 @@ type DemoClient = { clientId: string; secret: string };
 // Helpers of this file
 // ---------------------------------------------------------------------------------------------
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(args: string[]): Promise<CliResult> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['dist/src/cli/main.js', ...args], {
-      cwd: projectDir,
-      env: { ...process.env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code?: unknown; stdout?: string; stderr?: string };
-    return { code: typeof failure.code === 'number' ? failure.code : -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
-  }
+function cli(args: string[]): Promise<CliResult> {
+  return runCli(args, { timeoutMs: 0 });
 }
 
 function introspectUrl(server: TestServer, realm: string = demo.realm): string {
@@ -77,8 +57,7 @@ const base64url = (value: string | Buffer) => Buffer.from(value).toString('base6
 
 /** The realm's active signing key, read from the store (plain JSON: these stores have no master key). */
 async function realmSigningKey(dbUrl: string, realm: string = demo.realm) {
-  const store = openStore(dbUrl);
-  try {
+  return withStore(dbUrl, async (store) => {
     const row = await store.db
       .selectFrom('signing_keys')
       .select(['kid', 'alg', 'private_jwk'])
@@ -86,9 +65,7 @@ async function realmSigningKey(dbUrl: string, realm: string = demo.realm) {
       .where('retired_at', 'is', null)
       .executeTakeFirstOrThrow();
     return { kid: row.kid, alg: row.alg, key: await importJWK(JSON.parse(row.private_jwk), row.alg) };
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** Signs `claims` exactly as given (no defaults added). */
@@ -97,19 +74,16 @@ async function signToken(claims: JWTPayload, key: Parameters<SignJWT['sign']>[0]
 }
 
 // A data file: the demo realm plus a second realm, for tokens of another realm.
-const tempDir = mkdtempSync(join(tmpdir(), 'coregate-introspection-test-'));
-after(() => rmSync(tempDir, { recursive: true, force: true }));
 const partner = { clientId: 'partner-app', secret: 'partner-app-secret-0123456789abcdef0123' };
-const twoRealmsFile = join(tempDir, 'sandbox.json');
-{
-  const data = JSON.parse(readFileSync(demoDataFile, 'utf8')) as { realms: unknown[] };
+const twoRealmsFile = (() => {
+  const data = readDemoData<SandboxData>();
   data.realms.push({
     name: 'partner',
     audience: 'coregate-api',
     clients: [{ clientId: partner.clientId, secret: partner.secret, scopes: ['termDeposit:retrieve'] }],
   });
-  writeFileSync(twoRealmsFile, JSON.stringify(data));
-}
+  return writeTempDataFile(data, 'coregate-introspection-test-');
+})();
 
 // ---------------------------------------------------------------------------------------------
 // Active and inactive tokens, client authentication, request errors

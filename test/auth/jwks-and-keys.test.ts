@@ -5,24 +5,22 @@
  * instances; private keys are encrypted at rest when COREGATE_MASTER_KEY is set.
  */
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { promisify } from 'node:util';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
 import pg from 'pg';
 import { rotateSigningKey } from '../../src/auth/keyring.js';
 import { Vault } from '../../src/auth/vault.js';
 import { openStore } from '../../src/store/connect.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
+import { writeTempDataFile } from '../helpers/data-files.js';
 import { demo, demoDataFile, demoToken, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { postgresAdminUrl } from '../helpers/stores.js';
+import { withStore } from '../helpers/stores.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
 const projectDir = new URL('../../', import.meta.url).pathname;
-const execFileAsync = promisify(execFile);
 const audience = 'coregate-api';
 /** Members that only a private (or symmetric) JWK carries. */
 const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -31,24 +29,9 @@ const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 // Helpers of this file
 // ---------------------------------------------------------------------------------------------
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs the coregate CLI as a separate process (it works on the store directly). */
-async function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  try {
-    const { stdout, stderr } = await execFileAsync(process.execPath, ['dist/src/cli/main.js', ...args], {
-      cwd: projectDir,
-      env: { ...process.env, ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code?: unknown; stdout?: string; stderr?: string };
-    return { code: typeof failure.code === 'number' ? failure.code : -1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
-  }
+function cli(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return runCli(args, { env: { ...process.env, ...env }, timeoutMs: 0 });
 }
 
 function certsUrl(server: TestServer, realm: string = demo.realm): string {
@@ -92,44 +75,25 @@ interface KeyRow {
 
 /** Reads the signing_keys table through the project's own store layer. */
 async function signingKeyRows(dbUrl: string, realm?: string): Promise<KeyRow[]> {
-  const store = openStore(dbUrl);
-  try {
+  return withStore(dbUrl, async (store) => {
     let query = store.db.selectFrom('signing_keys').select(['kid', 'realm', 'alg', 'public_jwk', 'private_jwk', 'retired_at']);
     if (realm !== undefined) query = query.where('realm', '=', realm);
     const rows = await query.orderBy('created_at').execute();
     return rows.map((row) => ({ ...row, retired_at: row.retired_at === null ? null : Number(row.retired_at) }));
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function settingValue(dbUrl: string, name: string): Promise<string | undefined> {
-  const store = openStore(dbUrl);
-  try {
+  return withStore(dbUrl, async (store) => {
     const row = await store.db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
     return row?.value;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 function newMasterKey(): string {
   const key = randomBytes(32).toString('base64');
   assert.equal(key.length, 44);
   return key;
-}
-
-const tempDirs: string[] = [];
-after(() => {
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
-});
-
-function writeTempDataFile(data: unknown): string {
-  const dir = mkdtempSync(join(tmpdir(), 'coregate-keys-test-'));
-  tempDirs.push(dir);
-  const file = join(dir, 'sandbox.json');
-  writeFileSync(file, JSON.stringify(data, null, 2));
-  return file;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -16,7 +16,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
+import { depositBody as sharedDepositBody } from '../helpers/bodies.js';
 import { demo, startTestServer, type TestServer } from '../helpers/server.js';
+import { sleep } from '../helpers/wait.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const cliPath = join(repoRoot, 'dist/src/cli/main.js');
@@ -79,18 +81,8 @@ function bodyFile(body: unknown): string {
   return file;
 }
 
-function depositBody(amountValue = 1000): Record<string, unknown> {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  };
-}
+/** The shared deposit body, of 1000 unless told: the CLI tests pick their amounts. */
+const depositBody = (amountValue = 1000) => sharedDepositBody(amountValue);
 
 function loanBody(amountValue = 5000): Record<string, unknown> {
   return {
@@ -115,10 +107,6 @@ function tokenRequests(): number {
       return false;
     }
   }).length;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** A deposit constituted through the CLI (--json): its response body. */

@@ -4,38 +4,21 @@
  * Each test works on a client of its own, on each store, through the real CLI process.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { test } from 'node:test';
 import { decodeJwt } from 'jose';
+import { runCli, type CliResult } from '../helpers/cli.js';
 import { basicAuth, demo, postForm } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const processTimeoutMs = 30_000;
 const grant = { grant_type: 'client_credentials' };
 /** 32 random bytes in base64url without padding: 43 characters. */
 const generatedSecretPattern = /^[A-Za-z0-9_-]{43,}$/;
 const demoSecrets = [demo.treasury.secret, demo.branch.secret, demo.reporting.secret];
 
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `coregate ...` to completion; never throws on a non-zero exit. */
 function coregate(args: string[]): Promise<CliResult> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['dist/src/cli/main.js', ...args],
-      { cwd: repoRoot, env: { ...process.env }, timeout: processTimeoutMs },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
+  return runCli(args, { timeoutMs: processTimeoutMs });
 }
 
 function assertSucceeded(result: CliResult): void {

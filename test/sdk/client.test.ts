@@ -34,14 +34,15 @@ import {
 } from '../../src/sdk/index.js';
 import { checkLedger } from '../../src/store/ledger.js';
 import { openStore } from '../../src/store/connect.js';
+import { depositBody as jsonDepositBody } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
+import { initiatePath, uuidPattern } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const { treasury } = demo;
-const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const initiatePath = '/v1/term-deposits/initiate';
 const loanId = '7000000001';
 /** 300 000 USD: more than account 1000000001 ever holds (250 000), within the product's limits. */
 const unaffordable = 300_000;
@@ -50,20 +51,8 @@ const unaffordable = 300_000;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-let nextAmount = 1000;
-
-function depositBody(amountValue: number = nextAmount++): TermDepositInitiationRequest {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  } as TermDepositInitiationRequest;
-}
+/** The shared deposit body, typed for the SDK. */
+const depositBody = (amountValue?: number) => jsonDepositBody(amountValue) as TermDepositInitiationRequest;
 
 function loanBody(amountValue = 5000): LoanExecutionRequest {
   return {
@@ -92,10 +81,6 @@ function accepted<TDone, TAccepted>(outcome: Execution<TDone, TAccepted>): { acc
   assert.equal(outcome.status, 202, JSON.stringify(outcome));
   if (outcome.status !== 202) throw new Error('unreachable');
   return outcome;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Polls an operation until it leaves Pending, failing after `timeoutMs`. */
@@ -498,15 +483,6 @@ describeEachStore(
       });
     }
 
-    async function withFault<T>(fault: FaultyCore['fault'], work: () => Promise<T>): Promise<T> {
-      faulty.fault = fault;
-      try {
-        return await work();
-      } finally {
-        faulty.fault = { kind: 'none' };
-      }
-    }
-
     test('core unavailable on the first attempt only → the SDK retries with the same correlation id and succeeds, executed once', async () => {
       const recording = faultOnFirst({ kind: 'unavailable' }, initiatePath);
       const events: SdkEvent[] = [];
@@ -531,7 +507,7 @@ describeEachStore(
       const writesBefore = faulty.writes;
       const seenBefore = serverSaw(server(), initiatePath);
       const correlationId = randomUUID();
-      const error = await withFault({ kind: 'unavailable' }, () => withRandom(0.999, () => rejection(client.termDeposits.initiate(depositBody(), { correlationId }))));
+      const error = await faulty.withFault({ kind: 'unavailable' }, () => withRandom(0.999, () => rejection(client.termDeposits.initiate(depositBody(), { correlationId }))));
       assert.ok(error instanceof CoregateApiError, String(error));
       assert.equal(error.status, 502);
       assert.equal(error.reason, 'CORE_UNAVAILABLE');
@@ -548,7 +524,7 @@ describeEachStore(
     test('the back-off never exceeds maxDelayMs', async () => {
       const recording = recordingFetch();
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 4, baseDelayMs: 200, maxDelayMs: 200 } });
-      await withFault({ kind: 'unavailable' }, () => withRandom(0.999, () => rejection(client.termDeposits.initiate(depositBody()))));
+      await faulty.withFault({ kind: 'unavailable' }, () => withRandom(0.999, () => rejection(client.termDeposits.initiate(depositBody()))));
       const starts = recording.sent.map((request) => request.startedAt);
       assert.equal(starts.length, 4);
       const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
@@ -559,11 +535,11 @@ describeEachStore(
 
     test('attempts: 1 → no retry; attempts above 10 are capped at 10', async () => {
       const single = recordingFetch();
-      await withFault({ kind: 'unavailable' }, () => rejection(clientFor(server().url, { fetch: single.fetch, retry: { attempts: 1 } }).termDeposits.initiate(depositBody())));
+      await faulty.withFault({ kind: 'unavailable' }, () => rejection(clientFor(server().url, { fetch: single.fetch, retry: { attempts: 1 } }).termDeposits.initiate(depositBody())));
       assert.equal(single.sent.length, 1);
 
       const many = recordingFetch();
-      const error = await withFault({ kind: 'unavailable' }, () =>
+      const error = await faulty.withFault({ kind: 'unavailable' }, () =>
         rejection(clientFor(server().url, { fetch: many.fetch, retry: { attempts: 50, baseDelayMs: 1, maxDelayMs: 2 } }).termDeposits.initiate(depositBody())),
       );
       assert.ok(error instanceof CoregateApiError);
@@ -700,7 +676,7 @@ describeEachStore(
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 5, baseDelayMs: 2_000, maxDelayMs: 2_000 } });
       const controller = new AbortController();
       const reason = new Error('cancelled by the caller');
-      const error = await withFault({ kind: 'unavailable' }, () =>
+      const error = await faulty.withFault({ kind: 'unavailable' }, () =>
         withRandom(0.999, () => {
           const call = rejection(client.termDeposits.initiate(depositBody(), { signal: controller.signal }));
           setTimeout(() => controller.abort(reason), 400);

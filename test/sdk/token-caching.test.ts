@@ -9,14 +9,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { CoregateApiError, CoregateClient, TokenProvider, type CoregateClientOptions, type TermDepositInitiationRequest } from '../../src/sdk/index.js';
-import { demo, demoDataFile, type TestServer } from '../helpers/server.js';
+import { depositBody as jsonDepositBody } from '../helpers/bodies.js';
+import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
+import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const { treasury } = demo;
@@ -26,11 +26,8 @@ const shortRealm = 'short-lived';
 const shortLifespanSeconds = 10;
 const shortApp = { clientId: 'short-app', secret: 'short-app-secret-0123456789abcdef0123456789' };
 
-const tempDir = mkdtempSync(join(tmpdir(), 'coregate-sdk-tokens-test-'));
-after(() => rmSync(tempDir, { recursive: true, force: true }));
-const dataFile = join(tempDir, 'sandbox.json');
-{
-  const data = JSON.parse(readFileSync(demoDataFile, 'utf8')) as { realms: unknown[] };
+const dataFile = (() => {
+  const data = readDemoData<{ realms: unknown[] }>();
   data.realms.push({
     name: shortRealm,
     accessTokenLifespanSeconds: shortLifespanSeconds,
@@ -45,8 +42,8 @@ const dataFile = join(tempDir, 'sandbox.json');
       },
     ],
   });
-  writeFileSync(dataFile, JSON.stringify(data));
-}
+  return writeTempDataFile(data, 'coregate-sdk-tokens-test-');
+})();
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -94,20 +91,8 @@ function clientFor(server: TestServer, options: Partial<CoregateClientOptions> =
   });
 }
 
-let nextAmount = 1000;
-
-function depositBody(amountValue: number = nextAmount++): TermDepositInitiationRequest {
-  return {
-    customerReference: 'C0001',
-    termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-    principalAmount: { amountValue, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-    interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-    termDepositPeriod: { numberOfDays: 90 },
-    valueDate: '2026-03-02',
-    sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-    interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  } as TermDepositInitiationRequest;
-}
+/** The shared deposit body, typed for the SDK. */
+const depositBody = (amountValue?: number) => jsonDepositBody(amountValue) as TermDepositInitiationRequest;
 
 /** Constitutes a deposit (with a client of its own) and answers its contract number. */
 async function anyDeposit(server: TestServer): Promise<string> {
@@ -128,10 +113,6 @@ function recordingFetch(): { fetch: typeof fetch; bearers: Array<{ path: string;
     return fetch(input, init);
   };
   return { fetch: wrapped, bearers };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);

@@ -3,7 +3,7 @@
  * (CONTRACT §10), configuration from flags and environment variables, and role wiring.
  */
 import assert from 'node:assert/strict';
-import { spawn, execFile, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { resolveConfig, defaultDbUrl } from '../../src/config.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
+import { runCli as runCliProcess, type CliResult } from '../helpers/cli.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
@@ -41,18 +42,8 @@ async function freePort(): Promise<number> {
 }
 
 /** Runs the CLI to completion; never throws on a non-zero exit. */
-function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [...cliArgs, ...args],
-      { cwd: repoRoot, env: { ...process.env, ...env }, timeout: processTimeoutMs },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return runCliProcess(args, { env: { ...process.env, ...env }, timeoutMs: processTimeoutMs });
 }
 
 /** Waits until `predicate` holds, polling; fails after `timeoutMs`. */

@@ -4,7 +4,6 @@
  * field, the example file is accepted whole, and migrations apply once on both dialects.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,33 +13,18 @@ import { sql } from 'kysely';
 import { DataFileError, parseSandboxData, readSandboxFile } from '../../src/sandbox/data-file.js';
 import { openStore } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
+import { runCli } from '../helpers/cli.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
+import { withStore } from '../helpers/stores.js';
 import { describeEachStoreUrl } from '../helpers/suite.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const exampleFile = '/work/shared/sandbox.example.json';
-const processTimeoutMs = 30_000;
 const { treasury, reporting } = demo;
 const grant = { grant_type: 'client_credentials' };
 
 /** A fresh, mutable copy of the example data file. */
 function exampleData(): any {
   return JSON.parse(readFileSync(exampleFile, 'utf8'));
-}
-
-/** Runs the CLI to completion; never throws on a non-zero exit. */
-function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['dist/src/cli/main.js', ...args],
-      { cwd: repoRoot, env: { ...process.env }, timeout: processTimeoutMs },
-      (error, stdout, stderr) => {
-        const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-  });
 }
 
 /** Every table of the store (the migrator's own excepted), found by introspection. */
@@ -51,32 +35,26 @@ async function storeTables(store: ReturnType<typeof openStore>): Promise<string[
 
 /** Row counts of every table, read through a store of its own. */
 async function rowCounts(dbUrl: string): Promise<Record<string, number>> {
-  const store = openStore(dbUrl);
-  try {
+  return withStore(dbUrl, async (store) => {
     const counts: Record<string, number> = {};
     for (const table of await storeTables(store)) {
       const result = await sql<{ n: number | string }>`select count(*) as n from ${sql.table(table)}`.execute(store.db);
       counts[table] = Number(result.rows[0]?.n);
     }
     return counts;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** Every row of every table, in a stable order: two equal snapshots mean nothing changed. */
 async function storeSnapshot(dbUrl: string): Promise<Record<string, string[]>> {
-  const store = openStore(dbUrl);
-  try {
+  return withStore(dbUrl, async (store) => {
     const snapshot: Record<string, string[]> = {};
     for (const table of await storeTables(store)) {
       const result = await sql<Record<string, unknown>>`select * from ${sql.table(table)}`.execute(store.db);
       snapshot[table] = result.rows.map((row) => JSON.stringify(row, (_key, value) => (typeof value === 'bigint' ? String(value) : value))).sort();
     }
     return snapshot;
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /**
@@ -95,23 +73,17 @@ async function moveMoney(dbUrl: string, accountNumber: string): Promise<string |
 }
 
 async function accountBalance(dbUrl: string, accountNumber: string): Promise<string> {
-  const store = openStore(dbUrl);
-  try {
+  return withStore(dbUrl, async (store) => {
     const result = await sql<{ balance: unknown }>`select balance_minor as balance from accounts where account_number = ${accountNumber}`.execute(store.db);
     assert.equal(result.rows.length, 1, `account ${accountNumber} exists`);
     return String(result.rows[0]?.balance);
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 async function clientRow(dbUrl: string, clientId: string) {
-  const store = openStore(dbUrl);
-  try {
-    return await store.db.selectFrom('clients').selectAll().where('realm', '=', 'sandbox').where('client_id', '=', clientId).executeTakeFirst();
-  } finally {
-    await store.close();
-  }
+  return withStore(dbUrl, async (store) => {
+    return store.db.selectFrom('clients').selectAll().where('realm', '=', 'sandbox').where('client_id', '=', clientId).executeTakeFirst();
+  });
 }
 
 async function tokenStatus(server: TestServer, clientId: string, secret: string): Promise<number> {
