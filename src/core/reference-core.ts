@@ -49,7 +49,10 @@ export class ReferenceCore implements CoreBankingPort {
   }
 
   async #currencyOf(db: Queryable, loanId: string): Promise<string> {
-    return (await findFacility(db, loanId))?.currency ?? 'XXX';
+    const facility = await findFacility(db, loanId);
+    // An execution always references its facility (foreign key): a miss is a broken store.
+    if (!facility) throw new Error(`loan execution of unknown facility ${loanId}`);
+    return facility.currency;
   }
 
   async userStatus(login: string): Promise<DirectoryStatus> {
