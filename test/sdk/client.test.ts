@@ -141,6 +141,21 @@ function recordingFetch(hooks: {
   return { fetch: wrapped, sent };
 }
 
+/** recordingFetch that loses the first response to `path` after the server answered it, as a dropped connection would. */
+function losingFirstResponse(path: string): { fetch: typeof fetch; sent: SentRequest[] } {
+  let lost = false;
+  return recordingFetch({
+    afterReceive: async (request, response) => {
+      if (!lost && request.path === path) {
+        lost = true;
+        await response.arrayBuffer();
+        throw new TypeError('fetch failed');
+      }
+      return response;
+    },
+  });
+}
+
 /** Business requests the server logged ("incoming request") whose path starts with `prefix`. */
 function serverSaw(server: TestServer, prefix: string): number {
   let count = 0;
@@ -556,17 +571,7 @@ describeEachStore(
     });
 
     test('a lost response after the server executed: the retry gets 409 for its own id and returns the ORIGINAL result via operations.get', async () => {
-      let lost = false;
-      const recording = recordingFetch({
-        afterReceive: async (request, response) => {
-          if (!lost && request.path === initiatePath) {
-            lost = true;
-            await response.arrayBuffer();
-            throw new TypeError('fetch failed');
-          }
-          return response;
-        },
-      });
+      const recording = losingFirstResponse(initiatePath);
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 3, baseDelayMs: 10 } });
       const contractsBefore = await termDepositCount(server());
       const correlationId = randomUUID();
@@ -588,17 +593,7 @@ describeEachStore(
     });
 
     test('a lost response after the server refused: the retry resolves to the ORIGINAL refusal (422 TD-422-002), not a 409', async () => {
-      let lost = false;
-      const recording = recordingFetch({
-        afterReceive: async (request, response) => {
-          if (!lost && request.path === initiatePath) {
-            lost = true;
-            await response.arrayBuffer();
-            throw new TypeError('fetch failed');
-          }
-          return response;
-        },
-      });
+      const recording = losingFirstResponse(initiatePath);
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 3, baseDelayMs: 10 } });
       const correlationId = randomUUID();
       const error = await rejection(client.termDeposits.initiate(depositBody(unaffordable), { correlationId }));
@@ -610,18 +605,8 @@ describeEachStore(
     });
 
     test('a lost loan response: the retry resolves to the original execution (wrapped 409 of the loan route)', async () => {
-      let lost = false;
       const path = `/v1/merchandising-loan/${loanId}/repayment-schedules/2/execute`;
-      const recording = recordingFetch({
-        afterReceive: async (request, response) => {
-          if (!lost && request.path === path) {
-            lost = true;
-            await response.arrayBuffer();
-            throw new TypeError('fetch failed');
-          }
-          return response;
-        },
-      });
+      const recording = losingFirstResponse(path);
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 3, baseDelayMs: 10 } });
       const execution = done(await client.merchandisingLoans.executeInstallment(loanId, 2, loanBody(5000)));
       assert.deepEqual(recording.sent.map((request) => request.status), [200, 409, 200]);
@@ -701,17 +686,7 @@ describeEachStore(
   'SDK client: a retry resolving to a pending original',
   ({ server }) => {
     test('a lost 202 answer: the retry\'s 409 resolves to 202 with the term deposit\'s accepted body (operationReference, Pending)', async () => {
-      let lost = false;
-      const recording = recordingFetch({
-        afterReceive: async (request, response) => {
-          if (!lost && request.path === initiatePath) {
-            lost = true;
-            await response.arrayBuffer();
-            throw new TypeError('fetch failed');
-          }
-          return response;
-        },
-      });
+      const recording = losingFirstResponse(initiatePath);
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 3, baseDelayMs: 10 } });
       const correlationId = randomUUID();
       const outcome = await client.termDeposits.initiate(depositBody(), { correlationId });
