@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: throughput and latency of the token endpoint and of term deposit initiation
- * against a started server on loopback, on SQLite (and PostgreSQL with BENCH_PG_URL). Bounded:
+ * against a started server on loopback, on SQLite (and PostgreSQL with BENCH_PG_URL, in a scratch
+ * database created and dropped on that server). Bounded:
  * each scenario runs BENCH_SECONDS (default 5) at BENCH_CONCURRENCY (default 16) connections.
  * Numbers are measurements, never assertions: tests do not time anything.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -90,11 +93,33 @@ async function benchStore(store: string, db: string): Promise<Result[]> {
   return results;
 }
 
+/** BENCH_PG_URL names a server to use, never a database to fill: the bench works in a scratch one. */
+async function withScratchDatabase<T>(adminUrl: string, work: (url: string) => Promise<T>): Promise<T> {
+  const name = `coregate_bench_${randomBytes(6).toString('hex')}`;
+  const admin = async (text: string) => {
+    const client = new pg.Client({ connectionString: adminUrl });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  try {
+    return await work(url.toString());
+  } finally {
+    await admin(`drop database if exists ${name} with (force)`);
+  }
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'coregate-bench-'));
 const results: Result[] = [];
 try {
   results.push(...(await benchStore('sqlite', `sqlite:${join(dir, 'bench.db')}`)));
-  if (process.env.BENCH_PG_URL) results.push(...(await benchStore('postgres', process.env.BENCH_PG_URL)));
+  if (process.env.BENCH_PG_URL) results.push(...(await withScratchDatabase(process.env.BENCH_PG_URL, (url) => benchStore('postgres', url))));
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
