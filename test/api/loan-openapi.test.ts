@@ -13,7 +13,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { FaultyCore } from '../helpers/faulty-core.js';
-import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json } from '../helpers/openapi.js';
+import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json, call, type Observed } from '../helpers/openapi.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { sleep, waitFor } from '../helpers/wait.js';
@@ -46,29 +46,6 @@ function loanBody(overrides: { amount?: number | null; parameterType?: string; s
   };
 }
 
-interface Observed {
-  status: number;
-  contentType: string | null;
-  headers: Headers;
-  text: string;
-  body: Json;
-}
-
-async function call(
-  server: TestServer,
-  method: 'GET' | 'POST',
-  path: string,
-  options: { token?: string; body?: string; contentType?: string; headers?: Record<string, string> } = {},
-): Promise<Observed> {
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const init: RequestInit = { method, headers };
-  if (options.body !== undefined) init.body = options.body;
-  const response = await fetch(`${server.url}${path}`, init);
-  const text = await response.text();
-  return { status: response.status, contentType: response.headers.get('content-type'), headers: response.headers, text, body: text === '' ? undefined : JSON.parse(text) };
-}
 
 /** Follows a `#/components/schemas/X` reference (one level). */
 function deref(doc: Json, schema: Json): Json {

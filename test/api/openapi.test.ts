@@ -11,7 +11,7 @@ import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath } from '../helpers/http.js';
-import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json } from '../helpers/openapi.js';
+import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json, call, type Observed } from '../helpers/openapi.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
@@ -62,28 +62,6 @@ class ResponseSchemas {
   }
 }
 
-interface Observed {
-  status: number;
-  contentType: string | null;
-  headers: Headers;
-  body: Json;
-}
-
-async function call(
-  server: TestServer,
-  method: 'GET' | 'POST',
-  path: string,
-  options: { token?: string; body?: string; contentType?: string; headers?: Record<string, string> } = {},
-): Promise<Observed> {
-  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
-  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-  const init: RequestInit = { method, headers };
-  if (options.body !== undefined) init.body = options.body;
-  const response = await fetch(`${server.url}${path}`, init);
-  const text = await response.text();
-  return { status: response.status, contentType: response.headers.get('content-type'), headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
-}
 
 function resolveRef(doc: Json, schema: Json): Json {
   const ref: unknown = schema?.$ref;

@@ -11,7 +11,7 @@ import type { CoreBankingPort } from '../../src/core/port.js';
 import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { checkLedger } from '../../src/store/ledger.js';
-import { depositBodyWithTerms as tdBody, type DepositTerms as Terms } from '../helpers/bodies.js';
+import { depositBodyWithTerms as tdBody, type DepositTerms as Terms, initiationResponseFields } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
 import { documentedCodes, initiatePath, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
@@ -158,18 +158,7 @@ function assertErrorRecord(response: HttpResult, status: number, code: string, p
   assert.ok(detail.message.length > 0);
 }
 
-const successFields = [
-  'customerReference',
-  'interestSettlementAccount',
-  'operationReference',
-  'principalAmount',
-  'sourceAccount',
-  'termDepositAccount',
-  'termDepositPeriod',
-  'termDepositProduct',
-  'transactionDescription',
-  'valueDate',
-];
+const successFields = initiationResponseFields;
 
 function assertSuccess(response: HttpResult): void {
   assert.equal(response.status, 200, JSON.stringify(response.body));

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { depositBodyWithTerms, type DepositTerms } from '../helpers/bodies.js';
+import { depositBodyWithTerms, type DepositTerms, initiationResponseFields } from '../helpers/bodies.js';
 import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { documentedCodes, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
@@ -88,18 +88,7 @@ function assertErrorRecord(response: HttpResult, status: number, code: string, p
   assert.equal(body.errordetail[0].reason, documented.reason);
 }
 
-const initiationFields = [
-  'customerReference',
-  'interestSettlementAccount',
-  'operationReference',
-  'principalAmount',
-  'sourceAccount',
-  'termDepositAccount',
-  'termDepositPeriod',
-  'termDepositProduct',
-  'transactionDescription',
-  'valueDate',
-];
+const initiationFields = initiationResponseFields;
 /** The retrieve body: the initiation fields, termDepositStatus, expectedInterestAmount; the rate may be echoed. */
 const retrieveFields = new Set([...initiationFields, 'termDepositStatus', 'expectedInterestAmount', 'interestRate']);
 

@@ -58,3 +58,17 @@ export function depositBodyWithTerms(terms: DepositTerms = {}): Record<string, a
     transactionDescription: terms.description ?? 'coregate initiation test',
   };
 }
+
+/** SPEC: the fields of the term deposit initiation response (200), sorted. */
+export const initiationResponseFields = [
+  'customerReference',
+  'interestSettlementAccount',
+  'operationReference',
+  'principalAmount',
+  'sourceAccount',
+  'termDepositAccount',
+  'termDepositPeriod',
+  'termDepositProduct',
+  'transactionDescription',
+  'valueDate',
+];

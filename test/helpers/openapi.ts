@@ -33,3 +33,29 @@ export function rewriteRefs(schema: Json): Json {
   }
   return out;
 }
+
+/** One observed exchange: what the response-schema checks validate. */
+export interface Observed {
+  status: number;
+  contentType: string | null;
+  headers: Headers;
+  /** The raw body; absent on hand-built observations. */
+  text?: string;
+  body: Json;
+}
+
+export async function call(
+  server: TestServer,
+  method: 'GET' | 'POST',
+  path: string,
+  options: { token?: string; body?: string; contentType?: string; headers?: Record<string, string> } = {},
+): Promise<Observed> {
+  const headers: Record<string, string> = { accept: 'application/json', ...options.headers };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
+  const init: RequestInit = { method, headers };
+  if (options.body !== undefined) init.body = options.body;
+  const response = await fetch(`${server.url}${path}`, init);
+  const text = await response.text();
+  return { status: response.status, contentType: response.headers.get('content-type'), headers: response.headers, text, body: text === '' ? undefined : JSON.parse(text) };
+}
