@@ -32,6 +32,10 @@ export interface Config {
   rateLimitPerSecond: number;
   /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** How often the reconciler looks for unknown and abandoned operations. */
+  reconcileIntervalMs: number;
+  /** An operation still unknown this long after it was created is logged, counted and reported by check. */
+  unknownAgeLimitSeconds: number;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -54,6 +58,8 @@ export interface ConfigFlags {
   tlsCert?: string;
   tlsKey?: string;
   rateLimit?: string;
+  reconcileIntervalMs?: string;
+  unknownAgeLimit?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -97,6 +103,18 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     audience: flags.audience ?? env.COREGATE_AUDIENCE ?? 'coregate-api',
     rateLimitPerSecond: integerSetting('--rate-limit / COREGATE_RATE_LIMIT', flags.rateLimit ?? env.COREGATE_RATE_LIMIT ?? '0', 0, 1_000_000),
     tls: tlsFiles(flags.tlsCert ?? env.COREGATE_TLS_CERT, flags.tlsKey ?? env.COREGATE_TLS_KEY),
+    reconcileIntervalMs: integerSetting(
+      '--reconcile-interval-ms / COREGATE_RECONCILE_INTERVAL_MS',
+      flags.reconcileIntervalMs ?? env.COREGATE_RECONCILE_INTERVAL_MS ?? '2000',
+      10,
+      3_600_000,
+    ),
+    unknownAgeLimitSeconds: integerSetting(
+      '--unknown-age-limit / COREGATE_UNKNOWN_AGE_LIMIT_SECONDS',
+      flags.unknownAgeLimit ?? env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300',
+      1,
+      31_536_000,
+    ),
   };
 }
 

@@ -4,6 +4,20 @@
  */
 export { startCoregate, type Coregate, type StartOptions } from './main.js';
 export { resolveConfig, type Config, type ConfigFlags } from './config.js';
-export { CoreUnavailable, type CoreBankingPort, type UnitOfWork, type TermDeposit, type LoanInstallmentResult } from './core/port.js';
-export { ReferenceCore } from './core/reference-core.js';
+export {
+  CoreTimeout,
+  CoreUnavailable,
+  isTransactional,
+  type CoreBankingPort,
+  type CoreLookup,
+  type CoreOutcome,
+  type DirectoryStatus,
+  type LoanInstallmentResult,
+  type TermDeposit,
+  type TransactionalCore,
+} from './core/port.js';
+export type { UnitOfWork } from './core/unit-of-work.js';
+export type { TermDepositInitiation } from './core/term-deposits/initiation.js';
+export type { LoanInstallmentExecution } from './core/loans/execution-request.js';
+export { ReferenceCore } from './reference-core/reference-core.js';
 export { BusinessRefusal, errorCatalogue, allErrorCodes } from './core/error-catalogue.js';

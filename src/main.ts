@@ -14,13 +14,21 @@ import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
 import { loadSandboxData } from './sandbox/load.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
-import { OperationRunner } from './api/operation-runner.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import type { CoreBankingPort } from './core/port.js';
-import { ReferenceCore } from './core/reference-core.js';
+import { Claims } from './operations/correlation.js';
+import { DuplicateWindow } from './operations/duplicate-window.js';
+import { Execution } from './operations/execution.js';
+import { OperationAudit } from './operations/operation-audit.js';
+import { OperationRunner } from './operations/operation-runner.js';
+import { PendingWorker } from './operations/pending-worker.js';
+import { Reconciler } from './operations/reconciler.js';
+import { businessOperations } from './operations/registry.js';
+import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, pingStore, type Store } from './store/connect.js';
+import { coreStorage } from './store/reference-core-repository.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
 
@@ -35,6 +43,9 @@ export interface Coregate {
   /** The data file as loaded, when one was given. */
   readonly data: SandboxData | undefined;
   readonly runner: OperationRunner;
+  readonly reconciler: Reconciler;
+  readonly worker: PendingWorker;
+  readonly core: CoreBankingPort;
   readonly chainer: AuditChainer;
   close(): Promise<void>;
 }
@@ -104,17 +115,10 @@ async function serveOn(
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  const referenceCore = new ReferenceCore(store, calendar);
+  const referenceCore = new ReferenceCore({ storage: coreStorage(store), calendar });
   const core = options.wrapCore ? options.wrapCore(referenceCore) : referenceCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
-  const runner = new OperationRunner({
-    store,
-    logger,
-    chainer,
-    coreTimeoutMs: config.coreTimeoutMs,
-    duplicateWindowSeconds: config.duplicateWindowSeconds,
-    batchWindow: config.coreBatchWindow,
-  });
+  const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger);
   const verifier = new TokenVerifier({
     store,
     keyring: auth.keyring,
@@ -149,7 +153,10 @@ async function serveOn(
   const scheme = config.tls ? 'https' : 'http';
   const url = `${scheme}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
   if (publicUrl === '') publicUrl = url;
-  if (config.role !== 'auth') runner.start();
+  if (config.role !== 'auth') {
+    worker.start();
+    reconciler.start();
+  }
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl }, 'coregate listening');
 
@@ -161,15 +168,57 @@ async function serveOn(
     publicUrl,
     data,
     runner,
+    reconciler,
+    worker,
+    core,
     chainer,
     close: async () => {
       if (closing) return;
       closing = true;
       // fastify.close stops accepting connections and waits for in-flight requests.
       await app.close();
-      await runner.stop();
+      await worker.stop();
+      await reconciler.stop();
       await chainer.idle();
       await store.close();
     },
   };
+}
+
+/** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
+function operationsLayer(config: Config, store: Store, core: CoreBankingPort, chainer: AuditChainer, logger: Logger) {
+  const window = new DuplicateWindow(config.duplicateWindowSeconds);
+  const claims = new Claims(window);
+  const audit = new OperationAudit(chainer);
+  const observeCoreCall = () => {};
+  const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, observeCoreCall });
+  const reconciler = new Reconciler({
+    store,
+    core,
+    claims,
+    execution,
+    audit,
+    logger,
+    operations: businessOperations,
+    coreTimeoutMs: config.coreTimeoutMs,
+    intervalMs: config.reconcileIntervalMs,
+    // An instance that claimed an operation answers within the core's time-out; twice that and a
+    // margin, and it is gone.
+    leaseMs: 2 * config.coreTimeoutMs + 5_000,
+    unknownAgeLimitMs: config.unknownAgeLimitSeconds * 1000,
+    observeCoreCall,
+  });
+  const worker = new PendingWorker({ store, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000 });
+  const runner = new OperationRunner({
+    store,
+    claims,
+    window,
+    execution,
+    reconciler,
+    worker,
+    audit,
+    coreTimeoutMs: config.coreTimeoutMs,
+    batchWindow: config.coreBatchWindow,
+  });
+  return { runner, reconciler, worker };
 }

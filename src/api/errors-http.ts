@@ -2,6 +2,7 @@
  * Maps whatever a business route throws to a catalogue entry: our own ApiErrors, fastify's
  * validation and body-parsing errors, and anything unexpected (500, logged with its cause).
  */
+import { CoreTimeout, CoreUnavailable } from '../core/port.js';
 import type { FastifyError } from 'fastify';
 import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/error-catalogue.js';
 import { ApiError } from './error-record.js';
@@ -23,6 +24,8 @@ interface ValidationIssue {
 export function mapError(error: unknown): MappedError {
   if (error instanceof ApiError) return { entry: error.entry, message: error.message, headers: error.headers, unexpected: false };
   if (error instanceof BusinessRefusal) return { entry: error.entry, message: error.message, headers: {}, unexpected: false };
+  if (error instanceof CoreTimeout) return { entry: E.coreTimeout, message: 'The core did not answer in time', headers: {}, unexpected: false };
+  if (error instanceof CoreUnavailable) return { entry: E.coreUnavailable, message: 'The core banking system is unavailable', headers: {}, unexpected: false };
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation && fastifyError.validation.length > 0) return mapValidation(fastifyError.validation[0] as ValidationIssue, fastifyError.validationContext);
   switch (fastifyError.code) {

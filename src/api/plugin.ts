@@ -13,7 +13,8 @@ import type { RateLimiter } from './rate-limit.js';
 import { errorBody, errorRecord } from './error-record.js';
 import { mapError } from './errors-http.js';
 import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
-import { auditEntry, type OperationRunner } from './operation-runner.js';
+import { auditEntry } from '../operations/operation-audit.js';
+import type { OperationRunner } from '../operations/operation-runner.js';
 import './request-context.js';
 import { operationRoutes } from './routes/operations.js';
 import { termDepositRoutes } from './routes/term-deposits.js';
@@ -26,14 +27,14 @@ import {
   LoanFacilityStatusSchema,
   MonetaryAmountSchema,
   TypedDateSchema,
-} from './schemas/merchandising-loan.js';
-import { ErrorDetailSchema, ErrorRecordSchema, OperationViewSchema, WrappedErrorRecordSchema } from './schemas/common.js';
+} from '../operations/schemas/merchandising-loan.js';
+import { ErrorDetailSchema, ErrorRecordSchema, OperationViewSchema, WrappedErrorRecordSchema } from '../operations/schemas/common.js';
 import {
   TermDepositAcceptedSchema,
   TermDepositInitiationRequestSchema,
   TermDepositInitiationResponseSchema,
   TermDepositRetrieveResponseSchema,
-} from './schemas/term-deposit.js';
+} from '../operations/schemas/term-deposit.js';
 
 export interface BusinessApiOptions {
   store: Store;

@@ -44,6 +44,8 @@ program
   .option('--rate-limit <n>', 'business API requests per second per client, per instance; 0 disables (env COREGATE_RATE_LIMIT, default 0)')
   .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly, TLS 1.2 or higher (env COREGATE_TLS_CERT)')
   .option('--tls-key <file>', 'PEM private key of --tls-cert (env COREGATE_TLS_KEY)')
+  .option('--reconcile-interval-ms <ms>', 'how often the reconciler settles unknown operations (env COREGATE_RECONCILE_INTERVAL_MS, default 2000)')
+  .option('--unknown-age-limit <seconds>', 'an operation unknown longer is logged, counted and reported by check (env COREGATE_UNKNOWN_AGE_LIMIT_SECONDS, default 300)')
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 

@@ -101,6 +101,16 @@ export const errorCatalogue = {
 
 export type ErrorName = keyof typeof errorCatalogue;
 
+/** The catalogue name of an entry: how a refusal travels (remote core protocol, stored outcomes). */
+export function errorNameOf(entry: ErrorEntry): ErrorName {
+  for (const [name, candidate] of Object.entries(errorCatalogue)) if (candidate === entry) return name as ErrorName;
+  throw new Error(`${entry.reason} is not in the error catalogue`);
+}
+
+export function isErrorName(name: string): name is ErrorName {
+  return Object.prototype.hasOwnProperty.call(errorCatalogue, name);
+}
+
 export function errorCode(entry: ErrorEntry, family: Family): string {
   if (entry.family !== 'both' && entry.family !== family) throw new Error(`${entry.reason} is not a ${family} error`);
   return `${family}-${entry.status}-${String(entry.number).padStart(3, '0')}`;

@@ -1,60 +1,81 @@
 /**
- * The port through which the business API reaches a core banking system. coregate ships a
- * reference core (reference-core.ts); a bank plugs in an adapter for its own core by implementing
- * this interface.
+ * The port between the business API and a core banking system (CONTRACT §11): the contract a
+ * bank implements for its own core. It speaks domain values only: commands and results with money
+ * as bigint minor units plus an ISO 4217 currency, calendar dates as YYYY-MM-DD strings, and the
+ * operation's reference, a UUID the API assigns before it calls the core.
  *
- * Write operations take the caller's unit of work: the reference core writes its postings and
- * contract in it, so they commit in one transaction with the API's correlation and audit records.
- * An adapter for a remote core calls its system and may ignore the unit of work; the API then
- * reconciles unknown outcomes through the `find...ByReference` methods.
+ * Rules every implementation keeps (the conformance suite in test/port checks them):
+ * - **At most once per reference.** A core executes an operation at most once per reference and
+ *   keeps the reference with its postings; the same reference again answers the original
+ *   outcome, executed or rejected, without a second movement.
+ * - **Lookup by reference.** `find...` answers the outcome of a reference, or NotFound when the
+ *   core never executed it: the API's reconciler settles unknown outcomes with it.
+ * - **Refusals are values.** A broken business rule is `{ status: 'Rejected', refusal }` with a
+ *   catalogue entry (docs/errors.md); it is final for that reference.
+ * - **Failures throw.** `CoreUnavailable` (unreachable, reset, 5xx, an answer that breaks the
+ *   protocol: the API answers 502) and `CoreTimeout` (504) leave the outcome unknown.
+ *
+ * coregate ships two implementations: the embedded reference core (src/reference-core) and an
+ * HTTP adapter for a remote core (src/core-http). A core that shares the API's database may also
+ * implement `TransactionalCore`, so that its postings commit in the API's own transaction.
  */
-import type { Transaction } from 'kysely';
-import type { Database } from '../store/schema.js';
-import type { BusinessCalendar } from './business-calendar.js';
-import type { TermDepositInitiation } from './term-deposits/initiation.js';
-import type { TermDepositRecord } from '../store/banking.js';
+import type { LoanExecution, TermDepositContract } from './domain.js';
+import type { BusinessRefusal } from './error-catalogue.js';
 import type { LoanInstallmentExecution } from './loans/execution-request.js';
+import type { TermDepositInitiation } from './term-deposits/initiation.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
-export type UnitOfWork = Transaction<Database>;
-
-/** A term deposit contract as the core keeps it, with the interest expected at maturity. */
-export interface TermDeposit extends Omit<TermDepositRecord, 'createdAt'> {
+/** A term deposit contract with the interest expected at maturity (CONTRACT §6). */
+export interface TermDeposit extends TermDepositContract {
   expectedInterestMinor: bigint;
 }
 
-export interface LoanInstallmentResult {
-  merchandisingLoanOperationId: string;
-  executionReference: string;
-  executionDateTime: string;
-  /** The facility's status after the execution: Executed or PartiallyExecuted. */
-  facilityStatus: 'Executed' | 'PartiallyExecuted';
-  loanId: string;
-  sequence: number;
+/** What a loan installment execution answers (CONTRACT §7). */
+export interface LoanInstallmentResult extends LoanExecution {
   currency: string;
-  amountMinor: bigint;
-  commissionMinor: bigint;
-  feeMinor: bigint;
-  taxMinor: bigint;
 }
 
+/** The final outcome of one operation reference. */
+export type CoreOutcome<T> = { readonly status: 'Executed'; readonly result: T } | { readonly status: 'Rejected'; readonly refusal: BusinessRefusal };
+
+/** A lookup by reference: the outcome, or NotFound when the core never executed the reference. */
+export type CoreLookup<T> = CoreOutcome<T> | { readonly status: 'NotFound' };
+
+/** A user's or workstation's status in the core's directory; undefined when unknown. */
 export type DirectoryStatus = 'Active' | 'Disabled' | 'Blocked' | undefined;
 
 export interface CoreBankingPort {
-  /** Debits the source account and creates the contract; throws BusinessRefusal for a broken rule. */
-  initiateTermDeposit(uow: UnitOfWork, reference: string, command: TermDepositInitiation): Promise<TermDeposit>;
+  /** Debits the source account and creates the contract (SPEC rules 1-7, CONTRACT §6). */
+  constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>>;
+  findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>>;
+  /** Pays an installment from the payment account and the charges from the expense account (CONTRACT §7). */
+  executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>>;
+  findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>>;
   retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined>;
-  /** Reconciliation: the term deposit an operation reference created, if it happened. */
-  findTermDepositByReference(reference: string): Promise<TermDeposit | undefined>;
-  /** Pays an installment from the payment account and the charges from the expense account. */
-  executeLoanInstallment(uow: UnitOfWork, reference: string, command: LoanInstallmentExecution, executedAt: Date): Promise<LoanInstallmentResult>;
-  /** Reconciliation: the execution an operation reference made, if it happened. */
-  findLoanExecutionByReference(reference: string): Promise<LoanInstallmentResult | undefined>;
   userStatus(login: string): Promise<DirectoryStatus>;
   workstationStatus(id: string): Promise<DirectoryStatus>;
-  calendar(): BusinessCalendar;
+  /** Readiness: resolves when the core answers, rejects with the reason otherwise. */
+  ping(): Promise<void>;
 }
 
-/** The core could not be reached or answered nonsense: the outcome is unknown (502). */
+/**
+ * A core that can join a unit of work of the caller's store: its writes then commit or roll back
+ * with the API's operation record and audit record (CONTRACT §11, embedded reference core).
+ */
+export interface TransactionalCore extends CoreBankingPort {
+  within(unitOfWork: UnitOfWork): CoreBankingPort;
+}
+
+export function isTransactional(core: CoreBankingPort): core is TransactionalCore {
+  return typeof (core as Partial<TransactionalCore>).within === 'function';
+}
+
+/** The core could not be reached, failed, or answered outside its protocol: outcome unknown (502). */
 export class CoreUnavailable extends Error {
   override name = 'CoreUnavailable';
+}
+
+/** The core did not answer in time: outcome unknown (504). */
+export class CoreTimeout extends Error {
+  override name = 'CoreTimeout';
 }

@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../store/banking.js';
-import { ensureInternalAccount, loanAccountKind, postMovement } from '../store/ledger.js';
+import { loanAccountKind } from '../core/ledger/movement.js';
+import { ensureInternalAccount, postMovement } from '../store/ledger.js';
 import { insertFacilityIfMissing, insertInstallment } from '../store/loans.js';
 import type { Queryable } from '../store/realms.js';
 import { getOrInitSetting, getSetting } from '../store/settings.js';

@@ -4,14 +4,14 @@
  * so a retry can never execute twice, and a 409 that answers its own retry resolves to the
  * original result through GET /v1/operations/{reference}.
  */
-import type { OperationView } from '../api/schemas/common.js';
-import type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse } from '../api/schemas/merchandising-loan.js';
+import type { OperationView } from '../operations/schemas/common.js';
+import type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse } from '../operations/schemas/merchandising-loan.js';
 import type {
   TermDepositAccepted,
   TermDepositInitiationRequest,
   TermDepositInitiationResponse,
   TermDepositRetrieveResponse,
-} from '../api/schemas/term-deposit.js';
+} from '../operations/schemas/term-deposit.js';
 import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
 import { TokenProvider, type SessionIdentity } from './token-provider.js';
 import { assertServerSide } from './server-side.js';

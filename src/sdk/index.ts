@@ -16,11 +16,11 @@ export { TokenProvider } from './token-provider.js';
 export type { SessionIdentity, TokenProviderOptions } from './token-provider.js';
 export { CoregateApiError, CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
 export type { ErrorDetail } from './errors.js';
-export type { OperationView, ErrorRecordBody } from '../api/schemas/common.js';
+export type { OperationView, ErrorRecordBody } from '../operations/schemas/common.js';
 export type {
   TermDepositAccepted,
   TermDepositInitiationRequest,
   TermDepositInitiationResponse,
   TermDepositRetrieveResponse,
-} from '../api/schemas/term-deposit.js';
-export type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse, LoanFacilityStatus } from '../api/schemas/merchandising-loan.js';
+} from '../operations/schemas/term-deposit.js';
+export type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse, LoanFacilityStatus } from '../operations/schemas/merchandising-loan.js';

@@ -3,60 +3,21 @@ import type { Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { TermDepositProductTable, TermDepositTable } from './schema.js';
+import type { Account, Customer, DayCount, TermDepositContract, TermDepositProduct } from '../core/domain.js';
 
-export interface CustomerRecord {
-  customerReference: string;
-  name: string | null;
-  status: string;
-}
+export type { Account as AccountRecord, Customer as CustomerRecord, TermDepositProduct as ProductRecord } from '../core/domain.js';
 
-export interface AccountRecord {
-  accountNumber: string;
-  customerReference: string | null;
-  currency: string;
-  status: string;
-  kind: string;
-  balanceMinor: bigint;
-}
-
-export interface ProductRecord {
-  productCode: string;
-  componentCode: string;
-  active: boolean;
-  currencies: string[];
-  minAmount: string;
-  maxAmount: string;
-  minDays: number;
-  maxDays: number;
-  dayCount: 'ACT/360' | 'ACT/365';
-}
-
-export interface TermDepositRecord {
-  contractNumber: string;
-  customerReference: string;
-  productCode: string;
-  componentCode: string;
-  principalMinor: bigint;
-  currency: string;
-  ratePercent: string;
-  dayCount: 'ACT/360' | 'ACT/365';
-  valueDate: string;
-  maturityDate: string;
-  numberOfDays: number;
-  sourceAccount: string;
-  interestAccount: string;
-  description: string | null;
-  operationReference: string;
-  status: string;
+/** A term deposit contract as stored, with the instant it was made. */
+export interface TermDepositRecord extends TermDepositContract {
   createdAt: string;
 }
 
-export async function findCustomer(db: Queryable, reference: string): Promise<CustomerRecord | undefined> {
+export async function findCustomer(db: Queryable, reference: string): Promise<Customer | undefined> {
   const row = await db.selectFrom('customers').selectAll().where('customer_reference', '=', reference).executeTakeFirst();
   return row && { customerReference: row.customer_reference, name: row.name, status: row.status };
 }
 
-export async function insertCustomerIfMissing(db: Queryable, customer: CustomerRecord): Promise<void> {
+export async function insertCustomerIfMissing(db: Queryable, customer: Customer): Promise<void> {
   await db
     .insertInto('customers')
     .values({ customer_reference: customer.customerReference, name: customer.name, status: customer.status })
@@ -64,7 +25,7 @@ export async function insertCustomerIfMissing(db: Queryable, customer: CustomerR
     .execute();
 }
 
-export async function findAccount(db: Queryable, accountNumber: string): Promise<AccountRecord | undefined> {
+export async function findAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
   const row = await db.selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
   return (
     row && {
@@ -79,7 +40,7 @@ export async function findAccount(db: Queryable, accountNumber: string): Promise
 }
 
 /** Inserts an account with a zero balance; answers whether it was missing. */
-export async function insertAccountIfMissing(db: Queryable, account: Omit<AccountRecord, 'balanceMinor'>): Promise<boolean> {
+export async function insertAccountIfMissing(db: Queryable, account: Omit<Account, 'balanceMinor'>): Promise<boolean> {
   const result = await db
     .insertInto('accounts')
     .values({
@@ -96,7 +57,7 @@ export async function insertAccountIfMissing(db: Queryable, account: Omit<Accoun
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-export async function findProduct(db: Queryable, productCode: string, componentCode: string): Promise<ProductRecord | undefined> {
+export async function findProduct(db: Queryable, productCode: string, componentCode: string): Promise<TermDepositProduct | undefined> {
   const row = await db
     .selectFrom('term_deposit_products')
     .selectAll()
@@ -106,7 +67,7 @@ export async function findProduct(db: Queryable, productCode: string, componentC
   return row && toProduct(row);
 }
 
-export async function insertProductIfMissing(db: Queryable, product: ProductRecord): Promise<void> {
+export async function insertProductIfMissing(db: Queryable, product: TermDepositProduct): Promise<void> {
   await db
     .insertInto('term_deposit_products')
     .values({
@@ -124,7 +85,7 @@ export async function insertProductIfMissing(db: Queryable, product: ProductReco
     .execute();
 }
 
-export async function insertTermDeposit(db: Queryable, record: TermDepositRecord): Promise<void> {
+export async function insertTermDeposit(db: Queryable, record: TermDepositContract & { createdAt?: string }): Promise<void> {
   await db
     .insertInto('term_deposits')
     .values({
@@ -144,7 +105,7 @@ export async function insertTermDeposit(db: Queryable, record: TermDepositRecord
       description: record.description,
       operation_reference: record.operationReference,
       status: record.status,
-      created_at: record.createdAt,
+      created_at: record.createdAt ?? new Date().toISOString(),
     })
     .execute();
 }
@@ -159,7 +120,7 @@ export async function findTermDepositByReference(db: Queryable, reference: strin
   return row && toTermDeposit(row);
 }
 
-function toProduct(row: Selectable<TermDepositProductTable>): ProductRecord {
+function toProduct(row: Selectable<TermDepositProductTable>): TermDepositProduct {
   return {
     productCode: row.product_code,
     componentCode: row.component_code,
@@ -169,7 +130,7 @@ function toProduct(row: Selectable<TermDepositProductTable>): ProductRecord {
     maxAmount: row.max_amount,
     minDays: Number(row.min_days),
     maxDays: Number(row.max_days),
-    dayCount: row.day_count as ProductRecord['dayCount'],
+    dayCount: row.day_count as DayCount,
   };
 }
 
@@ -182,7 +143,7 @@ function toTermDeposit(row: Selectable<TermDepositTable>): TermDepositRecord {
     principalMinor: toBigInt(row.principal_minor),
     currency: row.currency,
     ratePercent: row.rate_percent,
-    dayCount: row.day_count as TermDepositRecord['dayCount'],
+    dayCount: row.day_count as DayCount,
     valueDate: row.value_date,
     maturityDate: row.maturity_date,
     numberOfDays: Number(row.number_of_days),

@@ -1,46 +1,21 @@
 /**
- * The double-entry ledger. A movement is a balanced set of postings in integer minor units;
- * customer accounts can never go below zero (the check is part of the balance update itself, so
- * concurrent debits cannot both pass it); internal accounts of the bank may.
+ * The double-entry ledger's storage. A movement is a balanced set of postings in integer minor
+ * units (asserted before writing); the rules decide that an account can take its line, and the
+ * balance update repeats the check in its WHERE clause, so that a rule decided on stale facts is
+ * a loud LedgerInvariantError, never a negative customer balance.
  */
+import {
+  assertBalanced,
+  internalAccountKind,
+  LedgerInvariantError,
+  mayGoNegative,
+  negativeBalanceKinds,
+  type Movement,
+} from '../core/ledger/movement.js';
 import type { Queryable } from './realms.js';
 import { toBigInt } from './bigint.js';
 import { insertAccountIfMissing } from './banking.js';
 
-export interface PostingLine {
-  accountNumber: string;
-  /** Signed: a credit is positive, a debit negative. */
-  amountMinor: bigint;
-  currency: string;
-}
-
-export interface Movement {
-  id: string;
-  reference: string;
-  kind: string;
-  description: string | null;
-  businessDate: string;
-  lines: PostingLine[];
-}
-
-/** A customer account would go below zero. An expected failure: the caller maps it to its rule. */
-export class InsufficientFunds extends Error {
-  constructor(readonly accountNumber: string) {
-    super(`insufficient funds in account ${accountNumber}`);
-    this.name = 'InsufficientFunds';
-  }
-}
-
-/** A broken invariant: never an answer to a client, always a loud failure. */
-export class LedgerInvariantError extends Error {
-  override name = 'LedgerInvariantError';
-}
-
-export const internalAccountKind = 'internal';
-/** A loan facility's account: its balance is the customer's debt, negative until repaid. */
-export const loanAccountKind = 'loan';
-/** Kinds whose balance may go below zero: the bank's own accounts and loan accounts. */
-const mayGoNegative = [internalAccountKind, loanAccountKind];
 
 /** The bank's own accounts (equity, income, tax payable) are created on first use. */
 export async function ensureInternalAccount(db: Queryable, accountNumber: string, currency: string): Promise<void> {
@@ -59,7 +34,7 @@ export async function postMovement(db: Queryable, movement: Movement): Promise<v
       .where('currency', '=', line.currency);
     const guarded =
       line.amountMinor < 0n
-        ? update.where((eb) => eb.or([eb('kind', 'in', mayGoNegative), eb(eb('balance_minor', '+', line.amountMinor), '>=', 0n)]))
+        ? update.where((eb) => eb.or([eb('kind', 'in', [...negativeBalanceKinds]), eb(eb('balance_minor', '+', line.amountMinor), '>=', 0n)]))
         : update;
     const result = await guarded.executeTakeFirst();
     if (result.numUpdatedRows === 0n) {
@@ -67,7 +42,7 @@ export async function postMovement(db: Queryable, movement: Movement): Promise<v
       if (!exists || exists.currency !== line.currency) {
         throw new LedgerInvariantError(`posting to ${line.accountNumber} in ${line.currency}: no such account in that currency`);
       }
-      throw new InsufficientFunds(line.accountNumber);
+      throw new LedgerInvariantError(`posting ${line.amountMinor} to ${line.accountNumber} would take a guarded account below zero`);
     }
   }
   const createdAt = new Date().toISOString();
@@ -94,18 +69,6 @@ export async function postMovement(db: Queryable, movement: Movement): Promise<v
       })),
     )
     .execute();
-}
-
-function assertBalanced(movement: Movement): void {
-  if (movement.lines.length < 2) throw new LedgerInvariantError(`movement ${movement.id} has fewer than two postings`);
-  const totals = new Map<string, bigint>();
-  for (const line of movement.lines) {
-    if (line.amountMinor === 0n) throw new LedgerInvariantError(`movement ${movement.id} has a zero posting`);
-    totals.set(line.currency, (totals.get(line.currency) ?? 0n) + line.amountMinor);
-  }
-  for (const [currency, total] of totals) {
-    if (total !== 0n) throw new LedgerInvariantError(`movement ${movement.id} does not balance in ${currency}: ${total}`);
-  }
 }
 
 export interface LedgerCheck {
@@ -147,7 +110,7 @@ export async function checkLedger(db: Queryable): Promise<LedgerCheck> {
         postedMinor: (posted.get(row.account_number) ?? 0n).toString(),
       })),
     negativeCustomerAccounts: accounts
-      .filter((row) => !mayGoNegative.includes(row.kind) && toBigInt(row.balance_minor) < 0n)
+      .filter((row) => !mayGoNegative(row.kind) && toBigInt(row.balance_minor) < 0n)
       .map((row) => ({ accountNumber: row.account_number, balanceMinor: toBigInt(row.balance_minor).toString() })),
   };
 }

@@ -3,52 +3,16 @@ import type { Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { LoanExecutionTable, LoanFacilityTable } from './schema.js';
+import type { Installment, LoanExecution, LoanFacility } from '../core/domain.js';
 
-export interface LoanFacilityRecord {
-  loanId: string;
-  customerReference: string;
-  loanType: string;
-  parameterType: string;
-  currency: string;
-  approvedLimitMinor: bigint;
-  executedTotalMinor: bigint;
-  status: string;
-  finalMaturityDate: string;
-  fixedFeeMinor: bigint;
-  commissionRate: string;
-  minimumCommissionMinor: bigint;
-  taxRate: string;
-}
+export type { Installment as InstallmentRecord, LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../core/domain.js';
 
-export interface InstallmentRecord {
-  loanId: string;
-  sequence: number;
-  dueDate: string;
-  amountMinor: bigint;
-  paidMinor: bigint;
-}
-
-export interface LoanExecutionRecord {
-  operationId: string;
-  executionReference: string;
-  loanId: string;
-  sequence: number;
-  amountMinor: bigint;
-  commissionMinor: bigint;
-  feeMinor: bigint;
-  taxMinor: bigint;
-  paymentAccount: string;
-  expenseAccount: string;
-  facilityStatus: string;
-  executedAt: string;
-}
-
-export async function findFacility(db: Queryable, loanId: string): Promise<LoanFacilityRecord | undefined> {
+export async function findFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
   const row = await db.selectFrom('loan_facilities').selectAll().where('loan_id', '=', loanId).executeTakeFirst();
   return row && toFacility(row);
 }
 
-export async function insertFacilityIfMissing(db: Queryable, facility: LoanFacilityRecord): Promise<boolean> {
+export async function insertFacilityIfMissing(db: Queryable, facility: LoanFacility): Promise<boolean> {
   const result = await db
     .insertInto('loan_facilities')
     .values({
@@ -71,7 +35,7 @@ export async function insertFacilityIfMissing(db: Queryable, facility: LoanFacil
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-export async function insertInstallment(db: Queryable, installment: InstallmentRecord): Promise<void> {
+export async function insertInstallment(db: Queryable, installment: Installment): Promise<void> {
   await db
     .insertInto('loan_installments')
     .values({
@@ -98,7 +62,7 @@ export async function lockInstallment(db: Queryable, loanId: string, sequence: n
     .execute();
 }
 
-export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
+export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<Installment | undefined> {
   const row = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).where('sequence', '=', sequence).executeTakeFirst();
   return (
     row && {
@@ -137,7 +101,7 @@ export async function addExecutedAmount(db: Queryable, loanId: string, amountMin
   return result.numUpdatedRows > 0n;
 }
 
-export async function insertLoanExecution(db: Queryable, execution: LoanExecutionRecord): Promise<void> {
+export async function insertLoanExecution(db: Queryable, execution: LoanExecution): Promise<void> {
   await db
     .insertInto('loan_executions')
     .values({
@@ -157,12 +121,12 @@ export async function insertLoanExecution(db: Queryable, execution: LoanExecutio
     .execute();
 }
 
-export async function findLoanExecutionByReference(db: Queryable, reference: string): Promise<LoanExecutionRecord | undefined> {
+export async function findLoanExecutionByReference(db: Queryable, reference: string): Promise<LoanExecution | undefined> {
   const row = await db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', reference).executeTakeFirst();
   return row && toExecution(row);
 }
 
-function toFacility(row: Selectable<LoanFacilityTable>): LoanFacilityRecord {
+function toFacility(row: Selectable<LoanFacilityTable>): LoanFacility {
   return {
     loanId: row.loan_id,
     customerReference: row.customer_reference,
@@ -180,7 +144,7 @@ function toFacility(row: Selectable<LoanFacilityTable>): LoanFacilityRecord {
   };
 }
 
-function toExecution(row: Selectable<LoanExecutionTable>): LoanExecutionRecord {
+function toExecution(row: Selectable<LoanExecutionTable>): LoanExecution {
   return {
     operationId: row.operation_id,
     executionReference: row.execution_reference,
@@ -192,7 +156,16 @@ function toExecution(row: Selectable<LoanExecutionTable>): LoanExecutionRecord {
     taxMinor: toBigInt(row.tax_minor),
     paymentAccount: row.payment_account,
     expenseAccount: row.expense_account,
-    facilityStatus: row.facility_status,
+    facilityStatus: row.facility_status as LoanExecution['facilityStatus'],
     executedAt: row.executed_at,
   };
+}
+
+/** Takes the facility's row lock (a no-op update, as lockInstallment): its executed total is then exact. */
+export async function lockFacility(db: Queryable, loanId: string): Promise<void> {
+  await db
+    .updateTable('loan_facilities')
+    .set((eb) => ({ executed_total_minor: eb.ref('executed_total_minor') }))
+    .where('loan_id', '=', loanId)
+    .execute();
 }

@@ -6,6 +6,7 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_core.js';
 import * as m0003 from './migrations/0003_loans.js';
+import * as m0004 from './migrations/0004_production.js';
 import type { Store } from './connect.js';
 
 /** Every migration, in order. Names are frozen once landed. */
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0001_auth': m0001,
   '0002_core': m0002,
   '0003_loans': m0003,
+  '0004_production': m0004,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,15 +1,23 @@
 /**
- * Operation records of the business API: one per consumed correlation id (CONTRACT §4). They
- * hold the outcome that a repeated id is answered with, the pending requests of 202 answers,
- * and the results served by GET /v1/operations/{reference}.
+ * Operation records of the business API: one per consumed correlation id (CONTRACT §4). They hold
+ * the outcome a repeated id is answered with, the request while the operation is not final, and
+ * the reconciler's bookkeeping. Every status change is an update guarded by the state it leaves
+ * (src/operations/operation-states.ts has the table of allowed transitions).
  */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { OperationTable } from './schema.js';
+import type { StoreUnitOfWork } from './unit-of-work.js';
 
-/** Pending: accepted, to be executed. Unknown: the core's answer was lost (502/504). */
-export type OperationStatus = 'Pending' | 'Executed' | 'Rejected' | 'Unknown';
+export type OperationStatus = 'Pending' | 'InFlight' | 'Unknown' | 'Executed' | 'Rejected';
+
+export interface OperationActor {
+  clientId: string;
+  backboneUser: string | null;
+  workstation: string | null;
+  channel: string | null;
+}
 
 export interface OperationRecord {
   reference: string;
@@ -20,15 +28,19 @@ export interface OperationRecord {
   scope: string;
   path: string;
   requestHash: string;
+  /** The request, kept while the operation is not final (JSON). */
   request: unknown;
   status: OperationStatus;
   httpStatus: number | null;
   result: unknown;
   error: unknown;
-  actor: unknown;
+  actor: OperationActor;
   createdAt: string;
   createdEpochMs: number;
   updatedAt: string;
+  updatedEpochMs: number;
+  attempts: number;
+  nextAttemptEpochMs: number;
 }
 
 export async function insertOperation(db: Queryable, record: OperationRecord): Promise<void> {
@@ -64,43 +76,150 @@ export async function findRecentDuplicate(db: Queryable, clientKey: string, requ
   return row && toRecord(row);
 }
 
-export interface OperationOutcome {
-  status: OperationStatus;
-  httpStatus: number | null;
-  result?: unknown;
-  error?: unknown;
-  /** Keep the stored request (only while it may still be executed). */
-  keepRequest?: boolean;
+/**
+ * Serializes, until the unit of work ends, the transactions that check the duplicate window for
+ * one client and request hash. SQLite's single writer serializes them already.
+ */
+export async function lockRequestHash(unitOfWork: StoreUnitOfWork, clientKey: string, requestHash: string): Promise<void> {
+  if (unitOfWork.store.dialect !== 'postgres') return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`${clientKey}|${requestHash}`}, 0))`.execute(unitOfWork.db);
 }
 
-/** Moves an operation from one of `from` to its outcome; answers whether it was in `from`. */
-export async function settleOperation(db: Queryable, reference: string, from: OperationStatus[], outcome: OperationOutcome): Promise<boolean> {
-  const result = await db
+/** The state an update leaves: the status, and for an in-flight claim the instant of the claim. */
+export interface OperationGuard {
+  status: OperationStatus;
+  updatedEpochMs?: number;
+}
+
+export interface OperationChange {
+  status: OperationStatus;
+  httpStatus?: number | null;
+  result?: unknown;
+  error?: unknown;
+  /** The request to keep (a retried request's body), or null to drop it once final. */
+  request?: unknown;
+  attempts?: number;
+  nextAttemptEpochMs?: number;
+  /** The instant of the change; an in-flight claim is identified by it. */
+  atEpochMs: number;
+}
+
+/** Moves an operation from the guarded state to its change; answers whether it was in that state. */
+export async function updateOperation(db: Queryable, reference: string, guard: OperationGuard, change: OperationChange): Promise<boolean> {
+  let update = db
     .updateTable('operations')
     .set({
-      status: outcome.status,
-      http_status: outcome.httpStatus,
-      result: outcome.result === undefined ? null : JSON.stringify(outcome.result),
-      error: outcome.error === undefined ? null : JSON.stringify(outcome.error),
-      ...(outcome.keepRequest ? {} : { request: null }),
-      updated_at: new Date().toISOString(),
+      status: change.status,
+      updated_at: new Date(change.atEpochMs).toISOString(),
+      updated_epoch_ms: BigInt(change.atEpochMs),
+      ...(change.httpStatus !== undefined ? { http_status: change.httpStatus } : {}),
+      ...(change.result !== undefined ? { result: JSON.stringify(change.result) } : {}),
+      ...(change.error !== undefined ? { error: JSON.stringify(change.error) } : {}),
+      ...(change.request !== undefined ? { request: change.request === null ? null : JSON.stringify(change.request) } : {}),
+      ...(change.attempts !== undefined ? { attempts: change.attempts } : {}),
+      ...(change.nextAttemptEpochMs !== undefined ? { next_attempt_epoch_ms: BigInt(change.nextAttemptEpochMs) } : {}),
     })
     .where('reference', '=', reference)
-    .where('status', 'in', from)
-    .executeTakeFirst();
+    .where('status', '=', guard.status);
+  if (guard.updatedEpochMs !== undefined) update = update.where('updated_epoch_ms', '=', BigInt(guard.updatedEpochMs));
+  const result = await update.executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-/** Pending operations, oldest first, for the worker. */
-export async function listPendingReferences(db: Queryable, limit: number): Promise<string[]> {
+/** Pending operations (202 answers) with their request, oldest first, for the pending worker. */
+export async function listPendingOperations(db: Queryable, limit: number): Promise<OperationRecord[]> {
   const rows = await db
     .selectFrom('operations')
-    .select('reference')
+    .selectAll()
     .where('status', '=', 'Pending')
+    .where('request', 'is not', null)
     .orderBy('created_epoch_ms')
     .limit(limit)
     .execute();
-  return rows.map((row) => row.reference);
+  return rows.map(toRecord);
+}
+
+/** Unknown operations due for an attempt, and in-flight ones abandoned before `staleBeforeEpochMs`. */
+export async function listOperationsToReconcile(db: Queryable, nowEpochMs: number, staleBeforeEpochMs: number, limit: number): Promise<OperationRecord[]> {
+  const rows = await db
+    .selectFrom('operations')
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'Unknown'), eb('next_attempt_epoch_ms', '<=', BigInt(nowEpochMs))]),
+        eb.and([eb('status', '=', 'InFlight'), eb('updated_epoch_ms', '<', BigInt(staleBeforeEpochMs))]),
+      ]),
+    )
+    .orderBy('next_attempt_epoch_ms')
+    .limit(limit)
+    .execute();
+  return rows.map(toRecord);
+}
+
+export interface ReconcilerBacklog {
+  pending: number;
+  inFlight: number;
+  unknown: number;
+  /** Unknown or in flight, created before the age limit. */
+  overAge: number;
+}
+
+export async function countReconcilerBacklog(db: Queryable, overAgeBeforeEpochMs: number): Promise<ReconcilerBacklog> {
+  const rows = await db
+    .selectFrom('operations')
+    .select('status')
+    .select((eb) => eb.fn.countAll<string | number>().as('count'))
+    .select((eb) => eb.fn.sum<string | number | null>(eb.case().when('created_epoch_ms', '<', BigInt(overAgeBeforeEpochMs)).then(1).else(0).end()).as('old'))
+    .where('status', 'in', ['Pending', 'InFlight', 'Unknown'])
+    .groupBy('status')
+    .execute();
+  const count = (status: string) => Number(rows.find((row) => row.status === status)?.count ?? 0);
+  const old = rows.filter((row) => row.status !== 'Pending').reduce((sum, row) => sum + Number(row.old ?? 0), 0);
+  return { pending: count('Pending'), inFlight: count('InFlight'), unknown: count('Unknown'), overAge: old };
+}
+
+/** Operations not final and created before the instant: `coregate check`'s finding. */
+export async function listUnsettledOperations(db: Queryable, createdBeforeEpochMs: number, limit: number): Promise<OperationRecord[]> {
+  const rows = await db
+    .selectFrom('operations')
+    .selectAll()
+    .where('status', 'in', ['InFlight', 'Unknown'])
+    .where('created_epoch_ms', '<', BigInt(createdBeforeEpochMs))
+    .orderBy('created_epoch_ms')
+    .limit(limit)
+    .execute();
+  return rows.map(toRecord);
+}
+
+/** Executed operations without the reference core's record of them, or without an audit record. */
+export async function listExecutedWithoutEvidence(db: Queryable, limit: number): Promise<Array<{ reference: string; missing: 'postings' | 'audit' }>> {
+  const withoutPostings = await db
+    .selectFrom('operations')
+    .select('operations.reference')
+    .where('operations.status', '=', 'Executed')
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('movements').select('movements.id').whereRef('movements.reference', '=', 'operations.reference'))))
+    .limit(limit)
+    .execute();
+  const withoutAudit = await db
+    .selectFrom('operations')
+    .select('operations.reference')
+    .where('operations.status', '=', 'Executed')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('audit_records')
+            .select('audit_records.id')
+            .whereRef('audit_records.reference', '=', 'operations.reference')
+            .where('audit_records.http_status', '=', 200),
+        ),
+      ),
+    )
+    .limit(limit)
+    .execute();
+  return [
+    ...withoutPostings.map((row) => ({ reference: row.reference, missing: 'postings' as const })),
+    ...withoutAudit.map((row) => ({ reference: row.reference, missing: 'audit' as const })),
+  ];
 }
 
 function toRow(record: OperationRecord): Selectable<OperationTable> {
@@ -122,6 +241,9 @@ function toRow(record: OperationRecord): Selectable<OperationTable> {
     created_at: record.createdAt,
     created_epoch_ms: BigInt(record.createdEpochMs),
     updated_at: record.updatedAt,
+    updated_epoch_ms: BigInt(record.updatedEpochMs),
+    attempts: record.attempts,
+    next_attempt_epoch_ms: BigInt(record.nextAttemptEpochMs),
   };
 }
 
@@ -141,10 +263,13 @@ function toRecord(row: Selectable<OperationTable>): OperationRecord {
     httpStatus: row.http_status === null ? null : Number(row.http_status),
     result: parse(row.result),
     error: parse(row.error),
-    actor: parse(row.actor),
+    actor: parse(row.actor) as OperationActor,
     createdAt: row.created_at,
     createdEpochMs: Number(toBigInt(row.created_epoch_ms)),
     updatedAt: row.updated_at,
+    updatedEpochMs: Number(toBigInt(row.updated_epoch_ms)),
+    attempts: Number(row.attempts),
+    nextAttemptEpochMs: Number(toBigInt(row.next_attempt_epoch_ms)),
   };
 }
 

@@ -152,6 +152,21 @@ export interface OperationTable {
   created_at: string;
   created_epoch_ms: bigint | string | number;
   updated_at: string;
+  /** Reconciliation attempts so far. */
+  attempts: number;
+  /** The reconciler leaves the operation alone before this instant. */
+  next_attempt_epoch_ms: bigint | string | number;
+  /** The last change: an in-flight operation older than its lease is the reconciler's. */
+  updated_epoch_ms: bigint | string | number;
+}
+
+export interface CoreOperationTable {
+  reference: string;
+  kind: string;
+  status: string;
+  refusal_name: string | null;
+  refusal_message: string | null;
+  recorded_at: string;
 }
 
 export interface AuditRecordTable {
@@ -221,6 +236,7 @@ export interface CoreDatabase {
   postings: PostingTable;
   term_deposit_products: TermDepositProductTable;
   term_deposits: TermDepositTable;
+  core_operations: CoreOperationTable;
   operations: OperationTable;
   audit_records: AuditRecordTable;
 }

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
-import type { CoreBankingPort } from '../../src/core/port.js';
+import { FaultyCore } from '../helpers/faulty-core.js';
 import { findAccount } from '../../src/store/banking.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, uuidPattern, type HttpResult } from '../helpers/http.js';
@@ -297,22 +297,10 @@ describeEachStore('business API request errors', ({ server }) => {
 // =============================================================================================
 
 /** While armed, the core's write fails with an unexpected error (not a refusal, not CoreUnavailable). */
-const unexpected = { armed: false, detail: 'relation "td_secret_internal_table" does not exist' };
+const unexpected = { detail: 'relation "td_secret_internal_table" does not exist' };
 
-/** Delegates every method of the port to the real core, except the term deposit write while armed. */
-function breakableCore(inner: CoreBankingPort): CoreBankingPort {
-  const initiateTermDeposit: CoreBankingPort['initiateTermDeposit'] = async (uow, reference, command) => {
-    if (unexpected.armed) throw new Error(unexpected.detail);
-    return inner.initiateTermDeposit(uow, reference, command);
-  };
-  return new Proxy(inner, {
-    get(target, property) {
-      if (property === 'initiateTermDeposit') return initiateTermDeposit;
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
+/** While armed, the core adapter fails unexpectedly (FaultyCore's crash fault). */
+const breakable = new FaultyCore();
 
 describeEachStore(
   'business API request errors: unexpected failures',
@@ -321,13 +309,9 @@ describeEachStore(
       const token = await demoToken(server());
       const correlationId = randomUUID();
       const before = (await findAccount(server().coregate.store.db, '1000000001'))?.balanceMinor;
-      unexpected.armed = true;
-      let response: HttpResult;
-      try {
-        response = await post(server(), { token, contentType: 'application/json', correlationId });
-      } finally {
-        unexpected.armed = false;
-      }
+      const response: HttpResult = await breakable.withFault({ kind: 'crash', error: new Error(unexpected.detail) }, () =>
+        post(server(), { token, contentType: 'application/json', correlationId }),
+      );
       assert.equal(response.status, 500, JSON.stringify(response.body));
       const code = response.body?.errordetail?.[0]?.code as string | undefined;
       assertErrorRecord(response, 500, initiateRecordPath, code);
@@ -338,5 +322,5 @@ describeEachStore(
       assert.ok(server().logLines.some((line) => line.includes('td_secret_internal_table')), 'the cause is logged');
     });
   },
-  { wrapCore: breakableCore },
+  { wrapCore: breakable.wrap },
 );

@@ -7,7 +7,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
-import type { CoreBankingPort } from '../../src/core/port.js';
 import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { checkLedger } from '../../src/store/ledger.js';
@@ -820,19 +819,6 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
 // ---------------------------------------------------------------------------------------------
 
 const faults = new FaultyCore();
-let crashNextInitiation = false;
-
-/** FaultyCore (502/504) plus an unexpected, non-business failure of the core adapter (500). */
-function wrapWithFaults(core: CoreBankingPort): CoreBankingPort {
-  const faulty = faults.wrap(core);
-  const wrapped = Object.create(faulty) as CoreBankingPort;
-  wrapped.initiateTermDeposit = async (uow, reference, command) => {
-    if (crashNextInitiation) throw new TypeError('injected: the core adapter failed unexpectedly');
-    return faulty.initiateTermDeposit(uow, reference, command);
-  };
-  return wrapped;
-}
-
 const coreTimeoutMs = 2_000;
 
 describeEachStore(
@@ -852,13 +838,8 @@ describeEachStore(
     }
 
     test('TD 500: an unexpected failure in the core answers 500 INTERNAL_ERROR (TD-500-001) and changes nothing', async () => {
-      crashNextInitiation = true;
-      try {
-        const response = await refusedWhileFaulty(500, 'TD-500-001');
-        assert.equal(response.body.message.includes('injected'), false, 'the cause stays in the log, not in the answer');
-      } finally {
-        crashNextInitiation = false;
-      }
+      const response = await faults.withFault({ kind: 'crash', error: new TypeError('injected: the core adapter failed unexpectedly') }, () => refusedWhileFaulty(500, 'TD-500-001'));
+      assert.equal(response.body.message.includes('injected'), false, 'the cause stays in the log, not in the answer');
     });
 
     test('TD 502: the core is unavailable (TD-502-001) and nothing changes', async () => {
@@ -888,5 +869,5 @@ describeEachStore(
       await ledger.assertLedgerChecks();
     });
   },
-  { wrapCore: wrapWithFaults, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
+  { wrapCore: faults.wrap, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
 );

@@ -1,18 +1,21 @@
 /**
  * A fault-injecting wrapper of the core port: the only mock the tests use (DEVELOPERS.md). Each
- * fault applies to the next write operations until cleared.
+ * fault applies to the next write operations until cleared. With the embedded reference core the
+ * faults apply inside the API's unit of work as well (`within`).
  */
-import { CoreUnavailable, type CoreBankingPort, type UnitOfWork } from '../../src/core/port.js';
+import { CoreUnavailable, isTransactional, type CoreBankingPort, type TransactionalCore } from '../../src/core/port.js';
 import { sleep } from './wait.js';
 
 export type Fault =
   | { kind: 'none' }
   /** Throws CoreUnavailable before the core does anything (502, nothing written). */
   | { kind: 'unavailable' }
-  /** Lets the core write in the unit of work, then answers only after `delayMs` (504 if longer than the time-out; the work still commits). */
+  /** Lets the core write, then answers only after `delayMs` (504 if longer than the time-out; the work still commits). */
   | { kind: 'slow-after-commit'; delayMs: number }
   /** Waits `delayMs`, then throws CoreUnavailable: the unit of work rolls back (504, nothing written). */
-  | { kind: 'slow-then-fail'; delayMs: number };
+  | { kind: 'slow-then-fail'; delayMs: number }
+  /** The adapter fails unexpectedly (not a refusal, not CoreUnavailable): 500. */
+  | { kind: 'crash'; error: Error };
 
 export class FaultyCore {
   fault: Fault = { kind: 'none' };
@@ -29,29 +32,37 @@ export class FaultyCore {
     }
   }
 
-  wrap = (inner: CoreBankingPort): CoreBankingPort => {
-    const guard = async <T>(work: () => Promise<T>): Promise<T> => {
-      const fault = this.fault;
-      if (fault.kind === 'unavailable') throw new CoreUnavailable('injected: core unavailable');
-      if (fault.kind === 'slow-then-fail') {
-        await sleep(fault.delayMs);
-        throw new CoreUnavailable('injected: core failed after a delay');
-      }
-      this.writes += 1;
-      const result = await work();
-      if (fault.kind === 'slow-after-commit') await sleep(fault.delayMs);
-      return result;
+  async #guard<T>(work: () => Promise<T>): Promise<T> {
+    const fault = this.fault;
+    if (fault.kind === 'unavailable') throw new CoreUnavailable('injected: core unavailable');
+    if (fault.kind === 'crash') throw fault.error;
+    if (fault.kind === 'slow-then-fail') {
+      await sleep(fault.delayMs);
+      throw new CoreUnavailable('injected: core failed after a delay');
+    }
+    this.writes += 1;
+    const result = await work();
+    if (fault.kind === 'slow-after-commit') await sleep(fault.delayMs);
+    return result;
+  }
+
+  #faulted(port: CoreBankingPort): CoreBankingPort {
+    return {
+      constituteTermDeposit: (reference, command) => this.#guard(() => port.constituteTermDeposit(reference, command)),
+      executeLoanInstallment: (reference, command) => this.#guard(() => port.executeLoanInstallment(reference, command)),
+      findTermDepositConstitution: (reference) => port.findTermDepositConstitution(reference),
+      findLoanInstallmentExecution: (reference) => port.findLoanInstallmentExecution(reference),
+      retrieveTermDeposit: (contractNumber) => port.retrieveTermDeposit(contractNumber),
+      userStatus: (login) => port.userStatus(login),
+      workstationStatus: (id) => port.workstationStatus(id),
+      ping: () => port.ping(),
     };
-    const wrapped: CoreBankingPort = Object.create(inner) as CoreBankingPort;
-    wrapped.initiateTermDeposit = (uow: UnitOfWork, reference, command) => guard(() => inner.initiateTermDeposit(uow, reference, command));
-    wrapped.executeLoanInstallment = (uow: UnitOfWork, reference, command, executedAt) =>
-      guard(() => inner.executeLoanInstallment(uow, reference, command, executedAt));
-    wrapped.findLoanExecutionByReference = (reference) => inner.findLoanExecutionByReference(reference);
-    wrapped.retrieveTermDeposit = (id) => inner.retrieveTermDeposit(id);
-    wrapped.findTermDepositByReference = (reference) => inner.findTermDepositByReference(reference);
-    wrapped.userStatus = (login) => inner.userStatus(login);
-    wrapped.workstationStatus = (id) => inner.workstationStatus(id);
-    wrapped.calendar = () => inner.calendar();
-    return wrapped;
+  }
+
+  wrap = (inner: CoreBankingPort): CoreBankingPort => {
+    const outer = this.#faulted(inner);
+    if (!isTransactional(inner)) return outer;
+    const transactional: TransactionalCore = { ...outer, within: (unitOfWork) => this.#faulted(inner.within(unitOfWork)) };
+    return transactional;
   };
 }

@@ -4,57 +4,23 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
-import { validateExecution, type LoanExecutionBody } from '../../core/loans/execution-request.js';
-import type { CoreBankingPort, LoanInstallmentResult } from '../../core/port.js';
-import type { OperationRunner, OperationSpec } from '../operation-runner.js';
+import type { CoreBankingPort } from '../../core/port.js';
+import type { OperationRunner } from '../../operations/operation-runner.js';
+import { executeScope, loanExecutionResponse } from '../../operations/loan-installment-execution.js';
+import { loanInstallmentExecutionOperation as operation } from '../../operations/registry.js';
 import type { BusinessRouteConfig } from '../request-context.js';
-import { errorResponses } from '../schemas/common.js';
-import { LoanExecutionAcceptedSchema, LoanExecutionRequestSchema, LoanExecutionResponseSchema, type LoanExecutionResponse } from '../schemas/merchandising-loan.js';
+import { errorResponses } from '../../operations/schemas/common.js';
+import { LoanExecutionAcceptedSchema, LoanExecutionRequestSchema, LoanExecutionResponseSchema } from '../../operations/schemas/merchandising-loan.js';
 import { correlationHeaders } from './term-deposits.js';
 import { invocationOf, preferences, sendOutcome } from './outcome.js';
 
-export const executeScope = 'merchandisingLoan:execute';
-
-export function loanExecutionSpec(core: CoreBankingPort): OperationSpec {
-  return {
-    operation: 'executeMerchandisingLoanPayment',
-    scope: executeScope,
-    family: 'ML',
-    validate: (body, params) =>
-      validateExecution(body as LoanExecutionBody, params.merchandisingLoanId ?? '', Number(params.installmentSequence)),
-    execute: (uow, reference, command) => core.executeLoanInstallment(uow, reference, command as ReturnType<typeof validateExecution>, new Date()),
-    reconcile: (reference) => core.findLoanExecutionByReference(reference),
-    present: (result) => loanExecutionResponse(result as LoanInstallmentResult),
-    accepted: (reference, acceptedAt) => ({
-      executionReference: reference,
-      executionDateTime: acceptedAt.toISOString(),
-      merchandisingLoanFacilityStatus: 'Pending',
-    }),
-    rejected: (reference, acceptedAt) => ({
-      executionReference: reference,
-      executionDateTime: acceptedAt.toISOString(),
-      merchandisingLoanFacilityStatus: 'Rejected',
-    }),
-    outcomeOf: (result) => (result as LoanInstallmentResult).facilityStatus,
-  };
-}
-
-export function loanExecutionResponse(result: LoanInstallmentResult): LoanExecutionResponse {
-  return {
-    merchandisingLoanOperationId: result.merchandisingLoanOperationId,
-    merchandisingLoanFacilityStatus: result.facilityStatus,
-    executionReference: result.executionReference,
-    executionDateTime: result.executionDateTime,
-  };
-}
+export { executeScope, loanExecutionResponse };
 
 const config: { business: BusinessRouteConfig } = {
-  business: { family: 'ML', wrapped: true, scope: executeScope, auditedOperation: 'executeMerchandisingLoanPayment' },
+  business: { family: 'ML', wrapped: true, scope: executeScope, auditedOperation: operation.name },
 };
 
 export async function merchandisingLoanRoutes(app: FastifyInstance, options: { core: CoreBankingPort; runner: OperationRunner }): Promise<void> {
-  const spec = loanExecutionSpec(options.core);
-  options.runner.register(spec);
   app.post(
     '/v1/merchandising-loan/:merchandisingLoanId/repayment-schedules/:installmentSequence/execute',
     {
@@ -82,7 +48,7 @@ export async function merchandisingLoanRoutes(app: FastifyInstance, options: { c
       },
     },
     async (request, reply) => {
-      const outcome = await options.runner.run(spec, invocationOf(request));
+      const outcome = await options.runner.run(operation, invocationOf(request));
       return sendOutcome(reply, outcome, true, preferences(request).has('return=minimal'));
     },
   );

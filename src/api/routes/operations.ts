@@ -10,8 +10,9 @@ import { findOperation } from '../../store/operations.js';
 import type { Store } from '../../store/connect.js';
 import { ApiError } from '../error-record.js';
 import { requireScope } from '../guards.js';
-import type { OperationRunner } from '../operation-runner.js';
-import { errorResponses, OperationViewSchema, type OperationView } from '../schemas/common.js';
+import type { OperationRunner } from '../../operations/operation-runner.js';
+import { visibleStatus } from '../../operations/operation-states.js';
+import { errorResponses, OperationViewSchema, type OperationView } from '../../operations/schemas/common.js';
 
 export async function operationRoutes(app: FastifyInstance, options: { store: Store; runner: OperationRunner }): Promise<void> {
   app.get<{ Params: { reference: string } }>(
@@ -37,8 +38,8 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
       const view: OperationView = {
         reference: record.reference,
         operation: record.operation,
-        // An unknown outcome is not final: it stays pending until a repeat reconciles it.
-        status: record.status === 'Unknown' ? 'Pending' : record.status,
+        // An outcome not final yet (queued, in flight, unknown) shows as Pending.
+        status: visibleStatus(record.status),
       };
       if (record.result !== undefined) view.result = record.result;
       if (record.error !== undefined) view.error = record.error as OperationView['error'];

@@ -1,7 +1,8 @@
 /** Turns a request into an Invocation, and an operation's outcome into the HTTP response. */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorBody } from '../error-record.js';
-import type { Invocation, RunOutcome } from '../operation-runner.js';
+import type { Invocation } from '../../operations/invocation.js';
+import type { RunOutcome } from '../../operations/operation-runner.js';
 
 export function preferences(request: FastifyRequest): Set<string> {
   const header = request.headers.prefer;
@@ -17,15 +18,19 @@ export function preferences(request: FastifyRequest): Set<string> {
 export function invocationOf(request: FastifyRequest): Invocation {
   if (!request.principal) throw new Error('invocationOf needs an authenticated request');
   const channel = request.headers['x-channel'];
+  const { principal } = request;
   return {
-    principal: request.principal,
+    caller: {
+      clientKey: principal.clientKey,
+      backboneUser: principal.backboneUser,
+      workstation: principal.workstation,
+      channel: typeof channel === 'string' ? channel.slice(0, 64) : undefined,
+    },
     correlationId: request.correlation.id,
     correlationSupplied: request.correlation.supplied,
     path: `${request.method} ${request.url.split('?')[0] ?? ''}`,
-    body: request.body,
-    params: (request.params ?? {}) as Record<string, string>,
+    request: { body: request.body, params: (request.params ?? {}) as Record<string, string> },
     respondAsync: preferences(request).has('respond-async'),
-    channel: typeof channel === 'string' ? channel.slice(0, 64) : undefined,
     startedAtMs: request.startedAtMs,
   };
 }

@@ -3,49 +3,34 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorCatalogue as E } from '../../core/error-catalogue.js';
 import type { CoreBankingPort } from '../../core/port.js';
-import { validateInitiation, type TermDepositInitiationBody } from '../../core/term-deposits/initiation.js';
 import { ApiError } from '../error-record.js';
-import type { OperationRunner, OperationSpec } from '../operation-runner.js';
-import { errorResponses } from '../schemas/common.js';
+import type { OperationRunner } from '../../operations/operation-runner.js';
+import { termDepositInitiationOperation as operation } from '../../operations/registry.js';
+import { initiateScope } from '../../operations/term-deposit-initiation.js';
+import { errorResponses } from '../../operations/schemas/common.js';
 import {
   TermDepositAcceptedSchema,
   TermDepositInitiationRequestSchema,
   TermDepositInitiationResponseSchema,
   TermDepositRetrieveResponseSchema,
-} from '../schemas/term-deposit.js';
-import { initiationResponse, retrieveResponse } from '../term-deposit-presenter.js';
+} from '../../operations/schemas/term-deposit.js';
+import { retrieveResponse } from '../../operations/term-deposit-presenter.js';
 import { invocationOf, sendOutcome } from './outcome.js';
 import type { BusinessRouteConfig } from '../request-context.js';
 
-export const initiateScope = 'termDeposit:initiate';
+export { initiateScope };
 export const retrieveScope = 'termDeposit:retrieve';
-
-export function termDepositSpec(core: CoreBankingPort): OperationSpec {
-  return {
-    operation: 'initiateTermDeposit',
-    scope: initiateScope,
-    family: 'TD',
-    validate: (body) => validateInitiation(body as TermDepositInitiationBody),
-    execute: (uow, reference, command) => core.initiateTermDeposit(uow, reference, command as ReturnType<typeof validateInitiation>),
-    reconcile: (reference) => core.findTermDepositByReference(reference),
-    present: (deposit) => initiationResponse(deposit as Parameters<typeof initiationResponse>[0]),
-    accepted: (reference) => ({ operationReference: reference, termDepositStatus: 'Pending' }),
-    outcomeOf: () => 'Executed',
-  };
-}
 
 const tdConfig = (scope: string, audited?: string): { business: BusinessRouteConfig } => ({
   business: { family: 'TD', wrapped: false, scope, auditedOperation: audited },
 });
 
 export async function termDepositRoutes(app: FastifyInstance, options: { core: CoreBankingPort; runner: OperationRunner }): Promise<void> {
-  const spec = termDepositSpec(options.core);
-  options.runner.register(spec);
 
   app.post(
     '/v1/term-deposits/initiate',
     {
-      config: tdConfig(initiateScope, spec.operation),
+      config: tdConfig(initiateScope, operation.name),
       schema: {
         summary: 'Constitute (initiate) a term deposit',
         operationId: 'initiateTermDeposit',
@@ -60,7 +45,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
         },
       },
     },
-    async (request, reply) => sendOutcome(reply, await options.runner.run(spec, invocationOf(request)), false),
+    async (request, reply) => sendOutcome(reply, await options.runner.run(operation, invocationOf(request)), false),
   );
 
   for (const segment of ['term-deposits', 'term-deposit']) {

@@ -1,0 +1,57 @@
+/**
+ * Calls to the core with a time-out (CONTRACT §4, §11): an answer later than the time-out is a
+ * CoreTimeout (504), a failure of the core's transport a CoreUnavailable (502). Both leave the
+ * outcome unknown. Every call is measured for the metrics.
+ */
+import { CoreTimeout, CoreUnavailable } from '../core/port.js';
+
+export type CoreCallResult = 'ok' | 'refused' | 'timeout' | 'unavailable' | 'error';
+
+/** Where core calls are reported (the metrics); a no-op by default. */
+export type CoreCallObserver = (call: string, result: CoreCallResult, seconds: number) => void;
+
+export function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new CoreTimeout(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    work.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+  });
+}
+
+export function isCoreFailure(error: unknown): error is CoreTimeout | CoreUnavailable {
+  return error instanceof CoreTimeout || error instanceof CoreUnavailable;
+}
+
+export function callResultOf(error: unknown): CoreCallResult {
+  if (error instanceof CoreTimeout) return 'timeout';
+  if (error instanceof CoreUnavailable) return 'unavailable';
+  return 'error';
+}
+
+/** Runs one measured call with the time-out. */
+export async function callCore<T>(
+  observe: CoreCallObserver,
+  call: string,
+  timeoutMs: number,
+  work: () => Promise<T>,
+  resultOf: (value: T) => CoreCallResult = () => 'ok',
+): Promise<T> {
+  const startedAt = process.hrtime.bigint();
+  const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
+  try {
+    const value = await withTimeout(work(), timeoutMs);
+    observe(call, resultOf(value), seconds());
+    return value;
+  } catch (error) {
+    observe(call, callResultOf(error), seconds());
+    throw error;
+  }
+}

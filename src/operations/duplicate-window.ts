@@ -1,0 +1,39 @@
+/**
+ * The duplicate window (CONTRACT §4): without x-correlation-id, the same client sending the same
+ * body (RFC 8785 canonical JSON) to the same path within the window is a duplicate. Checked once
+ * before anything is written, and again inside the claiming transaction under a lock on the
+ * request hash, so that concurrent identical requests cannot all pass the first check.
+ */
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../core/canonical-json.js';
+import { findRecentDuplicate, lockRequestHash, type OperationRecord } from '../store/operations.js';
+import type { Queryable } from '../store/realms.js';
+import type { StoreUnitOfWork } from '../store/unit-of-work.js';
+
+export function requestHash(path: string, body: unknown): string {
+  return createHash('sha256').update(`${path}\n${canonicalJson(body)}`).digest('hex');
+}
+
+export class DuplicateWindow {
+  constructor(
+    /** 0 disables the window. */
+    readonly windowSeconds: number,
+    private readonly nowMs: () => number = Date.now,
+  ) {}
+
+  applies(record: Pick<OperationRecord, 'correlationSupplied'>): boolean {
+    return !record.correlationSupplied && this.windowSeconds > 0;
+  }
+
+  /** The earlier operation this one duplicates, if any (a read; no lock). */
+  async find(db: Queryable, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference'>): Promise<OperationRecord | undefined> {
+    const duplicate = await findRecentDuplicate(db, record.clientKey, record.requestHash, this.nowMs() - this.windowSeconds * 1000);
+    return duplicate && duplicate.reference !== record.reference ? duplicate : undefined;
+  }
+
+  /** Inside the claiming unit of work: the check again, serialized with identical requests. */
+  async findLocked(unitOfWork: StoreUnitOfWork, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference'>): Promise<OperationRecord | undefined> {
+    await lockRequestHash(unitOfWork, record.clientKey, record.requestHash);
+    return this.find(unitOfWork.db, record);
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Executing a claimed operation in the core, and recording what came of it. Two strategies, one
+ * result type:
+ * - embedded: the core joins the store's unit of work (TransactionalCore), so the claim, the
+ *   postings, the settled operation and the audit record commit in one transaction (§6, §8, §11);
+ * - remote: the claim commits first (InFlight, with the request), the core is called under the
+ *   time-out, and the outcome is settled after; an outcome lost on the way is held as Unknown until
+ *   a repeat or the reconciler asks the core by reference.
+ */
+import type { BusinessRefusal, ErrorEntry } from '../core/error-catalogue.js';
+import { errorCatalogue as E } from '../core/error-catalogue.js';
+import { CoreTimeout, CoreUnavailable, isTransactional, type CoreBankingPort } from '../core/port.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/connect.js';
+import type { OperationRecord } from '../store/operations.js';
+import type { Queryable } from '../store/realms.js';
+import { inUnitOfWork } from '../store/unit-of-work.js';
+import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
+import { Claims, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';
+import { errorRecord, type ErrorRecord } from './error-record.js';
+import type { AuditContext, OperationAudit } from './operation-audit.js';
+import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
+import { nextAttemptAt } from './retry-schedule.js';
+
+export interface ExecutionJob {
+  operation: Operation;
+  prepared: PreparedOperation;
+  /** The record as it is stored, or as it will be inserted (from.kind new). */
+  record: OperationRecord;
+  from: ClaimFrom;
+  audit: AuditContext;
+}
+
+export type ExecutionResult =
+  | { kind: 'executed'; body: unknown }
+  | { kind: 'rejected'; status: number; error: ErrorRecord }
+  | { kind: 'unknown'; entry: ErrorEntry }
+  | ClaimRecovery;
+
+/** A refusal inside the unit of work: it rolls back, then the refusal is recorded on its own. */
+class RollBack extends Error {
+  constructor(readonly refusal: BusinessRefusal) {
+    super(refusal.message);
+  }
+}
+
+export interface ExecutionOptions {
+  store: Store;
+  core: CoreBankingPort;
+  claims: Claims;
+  audit: OperationAudit;
+  logger: Logger;
+  coreTimeoutMs: number;
+  observeCoreCall: CoreCallObserver;
+}
+
+export class Execution {
+  readonly #options: ExecutionOptions;
+
+  constructor(options: ExecutionOptions) {
+    this.#options = options;
+  }
+
+  get embedded(): boolean {
+    return isTransactional(this.#options.core);
+  }
+
+  execute(job: ExecutionJob): Promise<ExecutionResult> {
+    return this.embedded ? this.#executeEmbedded(job) : this.#executeRemote(job);
+  }
+
+  async #executeEmbedded(job: ExecutionJob): Promise<ExecutionResult> {
+    const { store, core, claims, audit } = this.#options;
+    if (!isTransactional(core)) throw new Error('embedded execution needs a transactional core');
+    const { reference } = job.record;
+    const claimedAt = Date.now();
+    const work = inUnitOfWork(store, async (unitOfWork) => {
+      await claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt);
+      const settlement = await job.prepared.run(core.within(unitOfWork), reference);
+      if (settlement.status === 'Rejected') throw new RollBack(settlement.refusal);
+      await this.#settle(unitOfWork.db, job, claimedAt, settlement);
+      return settlement.body;
+    });
+    try {
+      const body = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work);
+      audit.chained();
+      return { kind: 'executed', body };
+    } catch (error) {
+      const recovered = await recoverClaim(store.db, error, job.record);
+      if (recovered) return recovered;
+      if (error instanceof RollBack) return this.#recordRejected(job, error.refusal);
+      if (error instanceof CoreTimeout) {
+        // The unit of work may still commit; only if it does not is the outcome held as unknown.
+        work.then(
+          () => audit.chained(),
+          (late: unknown) => this.#recordUnknown(job, E.coreTimeout, late),
+        );
+        return { kind: 'unknown', entry: E.coreTimeout };
+      }
+      if (error instanceof CoreUnavailable) {
+        await this.#recordUnknown(job, E.coreUnavailable, error);
+        return { kind: 'unknown', entry: E.coreUnavailable };
+      }
+      throw error;
+    }
+  }
+
+  async #executeRemote(job: ExecutionJob): Promise<ExecutionResult> {
+    const { store, core, claims, audit } = this.#options;
+    const { reference } = job.record;
+    const claimedAt = Date.now();
+    try {
+      await inUnitOfWork(store, (unitOfWork) => claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt));
+    } catch (error) {
+      const recovered = await recoverClaim(store.db, error, job.record);
+      if (recovered) return recovered;
+      throw error;
+    }
+    let settlement: Settlement;
+    try {
+      settlement = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
+        answer.status === 'Executed' ? 'ok' : 'refused',
+      );
+    } catch (error) {
+      if (!isCoreFailure(error)) throw error;
+      const entry = error instanceof CoreTimeout ? E.coreTimeout : E.coreUnavailable;
+      await this.#recordUnknown({ ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } }, entry, error);
+      return { kind: 'unknown', entry };
+    }
+    if (settlement.status === 'Rejected') {
+      return this.#recordRejected({ ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } }, settlement.refusal);
+    }
+    try {
+      await inUnitOfWork(store, (unitOfWork) => this.#settle(unitOfWork.db, job, claimedAt, settlement));
+      audit.chained();
+    } catch (error) {
+      // The core executed it: whoever settles the record now (a repeat, the reconciler) finds it executed.
+      this.#options.logger.warn({ err: error, reference }, 'executed operation not settled; the reconciler will');
+    }
+    return { kind: 'executed', body: settlement.body };
+  }
+
+  async #settle(db: Queryable, job: ExecutionJob, claimedAt: number, settlement: Settlement & { status: 'Executed' }): Promise<void> {
+    const { reference } = job.record;
+    await this.#options.claims.move(db, reference, { status: 'InFlight', updatedEpochMs: claimedAt }, {
+      status: 'Executed',
+      httpStatus: 200,
+      result: settlement.body,
+      request: null,
+      atEpochMs: Date.now(),
+    });
+    await this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome);
+  }
+
+  async #recordRejected(job: ExecutionJob, refusal: BusinessRefusal): Promise<ExecutionResult> {
+    const { store, claims, audit } = this.#options;
+    const error = errorRecord(refusal.entry, refusal.message, job.record.path, job.operation.family);
+    const acceptedBody = job.record.httpStatus === 202 ? job.operation.rejected(job.record.reference, new Date(job.record.createdAt)) : undefined;
+    try {
+      await inUnitOfWork(store, async (unitOfWork) => {
+        const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: Date.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
+        if (job.from.kind === 'new') await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: refusal.entry.status, error, request: undefined }, 'Rejected');
+        else await claims.move(unitOfWork.db, job.record.reference, job.from.guard, change);
+        await audit.write(unitOfWork.db, job.audit, job.record.reference, refusal.entry.status, 'Rejected', refusal.entry);
+      });
+    } catch (failure) {
+      const recovered = await recoverClaim(store.db, failure, job.record);
+      if (recovered) return recovered;
+      throw failure;
+    }
+    audit.chained();
+    return { kind: 'rejected', status: refusal.entry.status, error };
+  }
+
+  /** The outcome is unknown: held so, with the request, until a repeat or the reconciler settles it. */
+  async #recordUnknown(job: ExecutionJob, entry: ErrorEntry, cause: unknown): Promise<void> {
+    const { store, claims, audit, logger } = this.#options;
+    const { reference } = job.record;
+    logger.warn({ err: cause, reference, operation: job.operation.name }, 'core outcome unknown');
+    const error = errorRecord(entry, 'The core\'s outcome is unknown', job.record.path, job.operation.family);
+    const now = Date.now();
+    const attempts = job.from.kind === 'new' ? 0 : job.record.attempts + 1;
+    try {
+      await inUnitOfWork(store, async (unitOfWork) => {
+        if (job.from.kind === 'new') {
+          await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: entry.status, error, attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now) }, 'Unknown');
+        } else {
+          await claims.move(unitOfWork.db, reference, job.from.guard, {
+            status: 'Unknown',
+            httpStatus: entry.status,
+            error,
+            attempts,
+            nextAttemptEpochMs: nextAttemptAt(attempts, now),
+            atEpochMs: now,
+          });
+        }
+        await audit.write(unitOfWork.db, job.audit, reference, entry.status, 'Unknown', entry);
+      });
+      audit.chained();
+    } catch (error) {
+      // A concurrent request or instance holds the operation meanwhile: its record is the one that counts.
+      if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');
+    }
+  }
+}

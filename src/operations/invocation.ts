@@ -1,0 +1,31 @@
+/** One call of a business operation, as the HTTP layer hands it to the application layer. */
+import type { OperationActor } from '../store/operations.js';
+import type { StoredRequest } from './operation-definition.js';
+
+/** Who calls: the client's namespace of correlation ids, and the token's user and workstation. */
+export interface Caller {
+  /** `{issuer}#{client_id}`: correlation ids and operations belong to it. */
+  clientKey: string;
+  backboneUser: string | undefined;
+  workstation: string | undefined;
+  channel: string | undefined;
+}
+
+export interface Invocation {
+  caller: Caller;
+  correlationId: string;
+  correlationSupplied: boolean;
+  /** `POST /v1/...`: the error records' path. */
+  path: string;
+  request: StoredRequest;
+  respondAsync: boolean;
+  startedAtMs: number;
+}
+
+export function actorOf(caller: Caller): OperationActor {
+  return { clientId: caller.clientKey, backboneUser: caller.backboneUser ?? null, workstation: caller.workstation ?? null, channel: caller.channel ?? null };
+}
+
+export function callerOf(actor: OperationActor): Caller {
+  return { clientKey: actor.clientId, backboneUser: actor.backboneUser ?? undefined, workstation: actor.workstation ?? undefined, channel: actor.channel ?? undefined };
+}

@@ -1,0 +1,54 @@
+/**
+ * The audit record of an execution attempt (CONTRACT §8): written in the operation's own
+ * transaction when there is one, chained by the AuditChainer just after commit.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AuditChainer } from '../audit/chain.js';
+import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
+import { insertAuditEntry, type AuditEntry } from '../store/audit.js';
+import type { Queryable } from '../store/realms.js';
+import type { Caller } from './invocation.js';
+
+/** What every audit record of one call shares. */
+export interface AuditContext {
+  operation: string;
+  family: Family;
+  caller: Caller;
+  correlationId: string | null;
+  path: string;
+  startedAtMs: number;
+}
+
+export function auditEntry(fields: Omit<AuditEntry, 'id' | 'recordedAt'>): AuditEntry {
+  return { id: randomUUID(), recordedAt: new Date().toISOString(), ...fields };
+}
+
+export function operationAuditEntry(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): AuditEntry {
+  const code = entry && (entry.family === 'both' || entry.family === context.family) ? errorCode(entry, context.family) : undefined;
+  return auditEntry({
+    operation: context.operation,
+    clientId: context.caller.clientKey,
+    backboneUser: context.caller.backboneUser ?? null,
+    workstation: context.caller.workstation ?? null,
+    correlationId: context.correlationId,
+    reference,
+    httpStatus,
+    outcome,
+    durationMs: Date.now() - context.startedAtMs,
+    details: { path: context.path, channel: context.caller.channel ?? null, ...(code ? { code } : {}) },
+  });
+}
+
+export class OperationAudit {
+  constructor(readonly chainer: AuditChainer) {}
+
+  /** Inside a unit of work: the record commits with it. Call `chained()` after the commit. */
+  async write(db: Queryable, context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
+    await insertAuditEntry(db, operationAuditEntry(context, reference, httpStatus, outcome, entry));
+  }
+
+  /** Records committed: the chain is extended soon after, by one chainer at a time. */
+  chained(): void {
+    this.chainer.schedule();
+  }
+}

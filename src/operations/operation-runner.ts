@@ -1,0 +1,197 @@
+/**
+ * Runs a business operation with the guarantees of CONTRACT §4 and §8, the same way for every
+ * operation: validation before the correlation id is consumed, the duplicate window, a repeat of
+ * an unknown outcome reconciled with the core first, 202 for `respond-async` and the batch
+ * window, execution now otherwise, an audit record for every attempt. The HTTP layer maps the
+ * RunOutcome to a response.
+ */
+import { randomUUID } from 'node:crypto';
+import { BusinessRefusal, errorCatalogue as E, type ErrorEntry } from '../core/error-catalogue.js';
+import type { Store } from '../store/connect.js';
+import { findOperationByCorrelation, type OperationRecord } from '../store/operations.js';
+import { inUnitOfWork } from '../store/unit-of-work.js';
+import { inBatchWindow, type BatchWindow } from './batch-window.js';
+import { recoverClaim, type ClaimFrom, type Claims } from './correlation.js';
+import { requestHash, type DuplicateWindow } from './duplicate-window.js';
+import { errorRecord, type ErrorRecord } from './error-record.js';
+import type { Execution } from './execution.js';
+import { actorOf, type Invocation } from './invocation.js';
+import type { AuditContext, OperationAudit } from './operation-audit.js';
+import type { Operation, PreparedOperation } from './operation-definition.js';
+import type { PendingWorker } from './pending-worker.js';
+import type { Reconciler } from './reconciler.js';
+
+export type RunOutcome =
+  | { kind: 'done'; status: 200; body: unknown; reference: string }
+  | { kind: 'accepted'; status: 202; body: unknown; reference: string; preferenceApplied: boolean }
+  | { kind: 'refused'; status: number; record: ErrorRecord; audited: boolean; headers?: Record<string, string> };
+
+export interface RunnerOptions {
+  store: Store;
+  claims: Claims;
+  window: DuplicateWindow;
+  execution: Execution;
+  reconciler: Reconciler;
+  worker: PendingWorker;
+  audit: OperationAudit;
+  coreTimeoutMs: number;
+  batchWindow: BatchWindow | undefined;
+  /** Where outcomes are reported (the metrics). */
+  onOutcome?: (operation: string, outcome: string) => void;
+}
+
+export class OperationRunner {
+  readonly #options: RunnerOptions;
+
+  constructor(options: RunnerOptions) {
+    this.#options = options;
+  }
+
+  inBatchWindow(now: Date = new Date()): boolean {
+    return inBatchWindow(this.#options.batchWindow, now);
+  }
+
+  async run(operation: Operation, call: Invocation): Promise<RunOutcome> {
+    const context: AuditContext = {
+      operation: operation.name,
+      family: operation.family,
+      caller: call.caller,
+      correlationId: call.correlationId,
+      path: call.path,
+      startedAtMs: call.startedAtMs,
+    };
+    let prepared: PreparedOperation;
+    try {
+      prepared = operation.prepare(call.request);
+    } catch (error) {
+      if (error instanceof BusinessRefusal) return this.#refused(operation, context, error.entry, error.message, undefined);
+      throw error;
+    }
+
+    const { store, window } = this.#options;
+    const existing = await findOperationByCorrelation(store.db, call.caller.clientKey, call.correlationId);
+    let reference: string = randomUUID();
+    let from: ClaimFrom = { kind: 'new' };
+    let stored: OperationRecord | undefined;
+    if (existing) {
+      if (existing.status !== 'Unknown' || existing.operation !== operation.name) return this.#duplicate(operation, context, existing, E.duplicateCorrelationId);
+      // CONTRACT §4: a repeat of an unknown outcome asks the core first; only what did not happen runs now.
+      const settled = await this.#options.reconciler.settleFromCore(existing);
+      if (settled) return this.#duplicate(operation, context, settled, E.duplicateCorrelationId);
+      reference = existing.reference;
+      from = { kind: 'stored', guard: { status: 'Unknown' } };
+      stored = existing;
+    }
+    const record = this.#record(operation, call, reference, stored);
+    if (!existing && window.applies(record)) {
+      const duplicate = await window.find(store.db, record);
+      if (duplicate) return this.#duplicate(operation, context, duplicate, E.duplicateRequest);
+    }
+
+    if (call.respondAsync || this.inBatchWindow()) return this.#accept(operation, context, call, record, from);
+    const result = await this.#options.execution.execute({ operation, prepared, record, from, audit: context });
+    switch (result.kind) {
+      case 'executed':
+        this.#options.onOutcome?.(operation.name, 'Executed');
+        return { kind: 'done', status: 200, body: result.body, reference };
+      case 'rejected':
+        this.#options.onOutcome?.(operation.name, 'Rejected');
+        return { kind: 'refused', status: result.status, record: result.error, audited: true };
+      case 'unknown': {
+        this.#options.onOutcome?.(operation.name, 'Unknown');
+        const message =
+          result.entry === E.coreTimeout
+            ? `The core did not answer within ${this.#options.coreTimeoutMs} ms; repeat with x-correlation-id ${call.correlationId} to reconcile`
+            : `The core banking system is unavailable; repeat with x-correlation-id ${call.correlationId} to reconcile`;
+        return { kind: 'refused', status: result.entry.status, record: errorRecord(result.entry, message, call.path, operation.family), audited: true };
+      }
+      case 'duplicate':
+        return this.#duplicate(operation, context, result.original, E.duplicateRequest);
+      case 'taken':
+        if (!result.original) throw new Error(`operation ${reference} was claimed concurrently and cannot be found`);
+        return this.#duplicate(operation, context, result.original, E.duplicateCorrelationId);
+    }
+  }
+
+  async #accept(operation: Operation, context: AuditContext, call: Invocation, record: OperationRecord, from: ClaimFrom): Promise<RunOutcome> {
+    const { store, claims, audit } = this.#options;
+    const acceptedAt = new Date();
+    try {
+      await inUnitOfWork(store, async (unitOfWork) => {
+        await claims.claim(unitOfWork, record, from, 'Pending', acceptedAt.getTime());
+        await audit.write(unitOfWork.db, context, record.reference, 202, 'Pending');
+      });
+    } catch (error) {
+      const recovered = await recoverClaim(store.db, error, record);
+      if (recovered?.kind === 'duplicate') return this.#duplicate(operation, context, recovered.original, E.duplicateRequest);
+      if (recovered?.original) return this.#duplicate(operation, context, recovered.original, E.duplicateCorrelationId);
+      throw error;
+    }
+    audit.chained();
+    this.#options.onOutcome?.(operation.name, 'Pending');
+    if (!this.inBatchWindow()) this.#options.worker.kick();
+    return { kind: 'accepted', status: 202, body: operation.accepted(record.reference, acceptedAt), reference: record.reference, preferenceApplied: call.respondAsync };
+  }
+
+  /** For GET /v1/operations: an unknown outcome is settled from the core when the core knows it. */
+  async refresh(record: OperationRecord): Promise<OperationRecord> {
+    if (record.status !== 'Unknown') return record;
+    try {
+      return (await this.#options.reconciler.settleFromCore(record)) ?? record;
+    } catch {
+      return record;
+    }
+  }
+
+  async #duplicate(operation: Operation, context: AuditContext, original: OperationRecord, entry: ErrorEntry): Promise<RunOutcome> {
+    const outcome = original.status === 'Rejected' ? `Rejected with ${original.httpStatus ?? ''}${rejectionCode(original)}` : original.status === 'Executed' ? 'Executed' : 'Pending';
+    const message =
+      entry === E.duplicateCorrelationId
+        ? `x-correlation-id ${context.correlationId ?? ''} was already used by operation ${original.reference} (${outcome})`
+        : `The same request was already received as operation ${original.reference} (${outcome}) within the duplicate window`;
+    this.#options.onOutcome?.(operation.name, 'Duplicate');
+    const refused = await this.#refused(operation, context, entry, message, original.reference);
+    // The conflicting resource, as RFC 9110 suggests for 409: clients resolve their retry with it.
+    return { ...refused, headers: { Location: `/v1/operations/${original.reference}` } };
+  }
+
+  async #refused(operation: Operation, context: AuditContext, entry: ErrorEntry, message: string, reference: string | undefined): Promise<RunOutcome & { kind: 'refused' }> {
+    const { audit, store } = this.#options;
+    await audit.write(store.db, context, reference ?? null, entry.status, 'Refused', entry);
+    audit.chained();
+    if (entry.status === 400) this.#options.onOutcome?.(operation.name, 'Refused');
+    return { kind: 'refused', status: entry.status, record: errorRecord(entry, message, context.path, operation.family), audited: true };
+  }
+
+  #record(operation: Operation, call: Invocation, reference: string, stored: OperationRecord | undefined): OperationRecord {
+    if (stored) return { ...stored, request: call.request };
+    const now = new Date();
+    return {
+      reference,
+      clientKey: call.caller.clientKey,
+      correlationId: call.correlationId,
+      correlationSupplied: call.correlationSupplied,
+      operation: operation.name,
+      scope: operation.scope,
+      path: call.path,
+      requestHash: requestHash(call.path, call.request.body),
+      request: call.request,
+      status: 'Pending',
+      httpStatus: call.respondAsync || this.inBatchWindow(now) ? 202 : null,
+      result: undefined,
+      error: undefined,
+      actor: actorOf(call.caller),
+      createdAt: now.toISOString(),
+      createdEpochMs: now.getTime(),
+      updatedAt: now.toISOString(),
+      updatedEpochMs: now.getTime(),
+      attempts: 0,
+      nextAttemptEpochMs: 0,
+    };
+  }
+}
+
+function rejectionCode(record: OperationRecord): string {
+  const code = (record.error as ErrorRecord | undefined)?.errordetail?.[0]?.code;
+  return code ? ` ${code}` : '';
+}

@@ -1,0 +1,93 @@
+/**
+ * The pending worker (CONTRACT §4): executes the operations answered with 202, oldest first,
+ * unless the core's batch window is open. Every instance runs one; each operation is taken by a
+ * guarded claim, so it is executed by one of them. A core failure leaves the operation Unknown,
+ * for the reconciler.
+ */
+import type { BusinessRefusal } from '../core/error-catalogue.js';
+import { BusinessRefusal as Refusal } from '../core/error-catalogue.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/connect.js';
+import { listPendingOperations, type OperationRecord } from '../store/operations.js';
+import { inBatchWindow, type BatchWindow } from './batch-window.js';
+import type { Execution } from './execution.js';
+import { callerOf } from './invocation.js';
+import type { Operation, PreparedOperation, StoredRequest } from './operation-definition.js';
+
+/** Pending operations executed per pass: bounds one pass's work. */
+const workerBatchMax = 20;
+
+export interface PendingWorkerOptions {
+  store: Store;
+  execution: Execution;
+  logger: Logger;
+  operations: ReadonlyMap<string, Operation>;
+  batchWindow: BatchWindow | undefined;
+  intervalMs: number;
+  onSettled?: (operation: string, outcome: string) => void;
+}
+
+export class PendingWorker {
+  readonly #options: PendingWorkerOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #working: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: PendingWorkerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#timer = setInterval(() => this.kick(), this.#options.intervalMs);
+    this.#timer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#working;
+  }
+
+  kick(): void {
+    if (this.#working || this.#stopped) return;
+    this.#working = (async () => {
+      try {
+        while (!this.#stopped && !inBatchWindow(this.#options.batchWindow)) {
+          const pending = await listPendingOperations(this.#options.store.db, workerBatchMax);
+          for (const record of pending) await this.#executeOne(record);
+          if (pending.length < workerBatchMax) break;
+        }
+      } catch (error) {
+        this.#options.logger.error({ err: error }, 'pending operations worker failed');
+      }
+    })().finally(() => {
+      this.#working = undefined;
+    });
+  }
+
+  async #executeOne(record: OperationRecord): Promise<void> {
+    const operation = this.#options.operations.get(record.operation);
+    if (!operation || this.#stopped) return;
+    const request = record.request as StoredRequest;
+    let prepared: PreparedOperation;
+    try {
+      prepared = operation.prepare(request);
+    } catch (error) {
+      if (!(error instanceof Refusal)) throw error;
+      // Validated when accepted; a refusal now would mean the rules changed meanwhile.
+      prepared = { run: async () => ({ status: 'Rejected', refusal: error as BusinessRefusal }) };
+    }
+    const result = await this.#options.execution.execute({
+      operation,
+      prepared,
+      record,
+      from: { kind: 'stored', guard: { status: 'Pending' } },
+      audit: { operation: operation.name, family: operation.family, caller: callerOf(record.actor), correlationId: record.correlationId, path: record.path, startedAtMs: Date.now() },
+    });
+    if (result.kind === 'executed') this.#options.onSettled?.(operation.name, 'Executed');
+    else if (result.kind === 'rejected') this.#options.onSettled?.(operation.name, 'Rejected');
+    else if (result.kind === 'unknown') this.#options.onSettled?.(operation.name, 'Unknown');
+  }
+}

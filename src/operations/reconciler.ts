@@ -1,0 +1,195 @@
+/**
+ * The reconciler (CONTRACT §11): on every instance, it settles operations whose outcome is
+ * unknown, and in-flight operations abandoned by an instance that died (older than their lease).
+ * Each is taken by a guarded claim, so one instance at a time works on it: the core is asked by
+ * reference; an outcome it knows is recorded (Executed with its result, Rejected with its error
+ * record); a reference it never executed is executed now (the core's at-most-once makes that
+ * safe). Failed attempts back off (retry-schedule.ts); an operation unknown past the age limit is
+ * logged and counted.
+ */
+import type { Logger } from '../log.js';
+import type { Store } from '../store/connect.js';
+import { countReconcilerBacklog, findOperation, listOperationsToReconcile, type OperationRecord, type ReconcilerBacklog } from '../store/operations.js';
+import { inUnitOfWork } from '../store/unit-of-work.js';
+import type { CoreBankingPort } from '../core/port.js';
+import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
+import { ClaimLost, type Claims } from './correlation.js';
+import { errorRecord } from './error-record.js';
+import type { Execution } from './execution.js';
+import { callerOf } from './invocation.js';
+import type { AuditContext, OperationAudit } from './operation-audit.js';
+import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
+import { nextAttemptAt } from './retry-schedule.js';
+
+/** Operations settled per pass: bounds one pass's work. */
+const reconcileBatchMax = 20;
+
+export interface ReconcilerOptions {
+  store: Store;
+  core: CoreBankingPort;
+  claims: Claims;
+  execution: Execution;
+  audit: OperationAudit;
+  logger: Logger;
+  operations: ReadonlyMap<string, Operation>;
+  coreTimeoutMs: number;
+  /** How often a pass runs. */
+  intervalMs: number;
+  /** An in-flight operation untouched this long was abandoned. */
+  leaseMs: number;
+  /** An operation still unknown this long after it was created is logged and counted. */
+  unknownAgeLimitMs: number;
+  observeCoreCall: CoreCallObserver;
+  /** Where settlements are reported (the metrics). */
+  onSettled?: (operation: string, outcome: string) => void;
+}
+
+export class Reconciler {
+  readonly #options: ReconcilerOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #working: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: ReconcilerOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    this.#stopped = false;
+    this.#timer = setInterval(() => this.kick(), this.#options.intervalMs);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#working;
+  }
+
+  /** Runs one pass now unless one is running; resolves when it ends. */
+  kick(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    this.#working ??= this.#pass()
+      .catch((error: unknown) => this.#options.logger.error({ err: error }, 'reconciler pass failed'))
+      .finally(() => {
+        this.#working = undefined;
+      });
+    return this.#working;
+  }
+
+  /** Passes until nothing is due (tests and `coregate check` wait for a drained backlog). */
+  async drain(passesMax = 50): Promise<void> {
+    for (let pass = 0; pass < passesMax; pass += 1) {
+      const now = Date.now();
+      const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, 1);
+      if (due.length === 0) return;
+      await this.kick();
+    }
+  }
+
+  backlog(): Promise<ReconcilerBacklog> {
+    return countReconcilerBacklog(this.#options.store.db, Date.now() - this.#options.unknownAgeLimitMs);
+  }
+
+  async #pass(): Promise<void> {
+    const now = Date.now();
+    const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, reconcileBatchMax);
+    for (const record of due) {
+      if (this.#stopped) return;
+      await this.reconcile(record);
+    }
+  }
+
+  /** Claims one operation and settles it if the core can tell; answers the record as it ends. */
+  async reconcile(record: OperationRecord): Promise<OperationRecord> {
+    const { store, claims, logger } = this.#options;
+    const operation = this.#options.operations.get(record.operation);
+    if (!operation) {
+      logger.error({ reference: record.reference, operation: record.operation }, 'operation of an unknown kind cannot be reconciled');
+      return record;
+    }
+    const claimedAt = Date.now();
+    try {
+      await claims.move(store.db, record.reference, { status: record.status, updatedEpochMs: record.updatedEpochMs }, { status: 'InFlight', atEpochMs: claimedAt });
+    } catch (error) {
+      if (error instanceof ClaimLost) return (await findOperation(store.db, record.reference)) ?? record;
+      throw error;
+    }
+    const claimed: OperationRecord = { ...record, status: 'InFlight', updatedEpochMs: claimedAt };
+    const context = auditContextOf(operation, claimed);
+    try {
+      const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
+      if (found.status !== 'NotFound') {
+        await this.#record(operation, claimed, found, context);
+      } else {
+        const request = claimed.request as StoredRequest | undefined;
+        if (!request) throw new Error(`operation ${record.reference} has no stored request to execute`);
+        const prepared = operation.prepare(request);
+        await this.#options.execution.execute({ operation, prepared, record: claimed, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } }, audit: context });
+      }
+    } catch (error) {
+      await this.#backOff(claimed, error);
+    }
+    const after = (await findOperation(store.db, record.reference)) ?? claimed;
+    if (after.status === 'Executed' || after.status === 'Rejected') this.#options.onSettled?.(after.operation, after.status);
+    return after;
+  }
+
+  /** For a repeat of an unknown operation and GET /v1/operations: the core's outcome, if it has one. */
+  async settleFromCore(record: OperationRecord): Promise<OperationRecord | undefined> {
+    const operation = this.#options.operations.get(record.operation);
+    if (!operation || record.status !== 'Unknown') return undefined;
+    const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
+    if (found.status === 'NotFound') return undefined;
+    try {
+      await this.#record(operation, record, found, auditContextOf(operation, record));
+    } catch (error) {
+      if (!(error instanceof ClaimLost)) throw error;
+    }
+    return findOperation(this.#options.store.db, record.reference);
+  }
+
+  async #record(operation: Operation, record: OperationRecord, found: Settlement, context: AuditContext): Promise<void> {
+    const { store, claims, audit } = this.#options;
+    const guard = record.status === 'InFlight' ? { status: record.status, updatedEpochMs: record.updatedEpochMs } : { status: record.status };
+    await inUnitOfWork(store, async (unitOfWork) => {
+      if (found.status === 'Executed') {
+        await claims.move(unitOfWork.db, record.reference, guard, { status: 'Executed', httpStatus: 200, result: found.body, request: null, atEpochMs: Date.now() });
+        await audit.write(unitOfWork.db, context, record.reference, 200, found.outcome);
+      } else {
+        const error = errorRecord(found.refusal.entry, found.refusal.message, record.path, operation.family);
+        await claims.move(unitOfWork.db, record.reference, guard, { status: 'Rejected', httpStatus: found.refusal.entry.status, error, request: null, atEpochMs: Date.now() });
+        await audit.write(unitOfWork.db, context, record.reference, found.refusal.entry.status, 'Rejected', found.refusal.entry);
+      }
+    });
+    audit.chained();
+  }
+
+  async #backOff(claimed: OperationRecord, cause: unknown): Promise<void> {
+    const { store, claims, logger } = this.#options;
+    const attempts = claimed.attempts + 1;
+    const now = Date.now();
+    const overAge = now - claimed.createdEpochMs > this.#options.unknownAgeLimitMs;
+    const log = { err: cause, reference: claimed.reference, attempts, operation: claimed.operation };
+    if (overAge) logger.error(log, 'operation still unknown past the age limit: the core cannot settle it');
+    else if (isCoreFailure(cause)) logger.warn(log, 'reconciliation attempt failed; backing off');
+    else logger.error(log, 'reconciliation attempt failed unexpectedly; backing off');
+    try {
+      await claims.move(store.db, claimed.reference, { status: 'InFlight', updatedEpochMs: claimed.updatedEpochMs }, { status: 'Unknown', attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now), atEpochMs: now });
+    } catch (error) {
+      // Execution already recorded the attempt (it moves a failed execution to Unknown itself).
+      if (!(error instanceof ClaimLost)) throw error;
+    }
+  }
+}
+
+function auditContextOf(operation: Operation, record: OperationRecord): AuditContext {
+  return {
+    operation: operation.name,
+    family: operation.family,
+    caller: callerOf(record.actor),
+    correlationId: record.correlationId,
+    path: record.path,
+    startedAtMs: Date.now(),
+  };
+}

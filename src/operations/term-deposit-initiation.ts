@@ -1,0 +1,34 @@
+/**
+ * The term deposit initiation (SPEC Endpoints §3, CONTRACT §6) as one operation: its checks that
+ * need no stored data, the core call, the reconciliation lookup, the 200 and 202 bodies. The
+ * route, the SDK (its types) and the OpenAPI document (its schemas) all come from here.
+ */
+import type { TermDeposit } from '../core/port.js';
+import { validateInitiation, type TermDepositInitiation, type TermDepositInitiationBody } from '../core/term-deposits/initiation.js';
+import type { OperationDefinition } from './operation-definition.js';
+import type { TermDepositAccepted, TermDepositInitiationResponse } from './schemas/term-deposit.js';
+import { initiationResponse } from './term-deposit-presenter.js';
+
+export {
+  TermDepositAcceptedSchema,
+  TermDepositInitiationRequestSchema,
+  TermDepositInitiationResponseSchema,
+  type TermDepositAccepted,
+  type TermDepositInitiationRequest,
+  type TermDepositInitiationResponse,
+} from './schemas/term-deposit.js';
+
+export const initiateScope = 'termDeposit:initiate';
+
+export const termDepositInitiation: OperationDefinition<TermDepositInitiation, TermDeposit, TermDepositInitiationResponse, TermDepositAccepted> = {
+  name: 'initiateTermDeposit',
+  scope: initiateScope,
+  family: 'TD',
+  // The route's schema has validated the body's shape: what remains are the rules of CONTRACT §5-§6.
+  validate: (request) => validateInitiation(request.body as TermDepositInitiationBody),
+  execute: (core, reference, command) => core.constituteTermDeposit(reference, command),
+  lookup: (core, reference) => core.findTermDepositConstitution(reference),
+  present: initiationResponse,
+  outcomeOf: () => 'Executed',
+  accepted: (reference) => ({ operationReference: reference, termDepositStatus: 'Pending' }),
+};

@@ -1,0 +1,49 @@
+/**
+ * Constitutes a term deposit in the reference core: locks the source account, reads the facts,
+ * lets the pure rules decide (src/core/term-deposits/constitution-rules.ts), and writes the
+ * contract, its account and the balanced movement.
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import type { BusinessCalendar } from '../core/business-calendar.js';
+import type { Decision } from '../core/decision.js';
+import { termDepositAccountKind } from '../core/ledger/movement.js';
+import type { TermDepositContract } from '../core/domain.js';
+import { decideConstitution } from '../core/term-deposits/constitution-rules.js';
+import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
+import type { CoreRepository } from './repository.js';
+
+export async function constituteTermDeposit(
+  repository: CoreRepository,
+  calendar: BusinessCalendar,
+  reference: string,
+  command: TermDepositInitiation,
+): Promise<Decision<TermDepositContract>> {
+  await repository.lockAccounts([command.sourceAccount]);
+  const [customer, source, interestAccount, product] = await Promise.all([
+    repository.findCustomer(command.customerReference),
+    repository.findAccount(command.sourceAccount),
+    repository.findAccount(command.interestAccount),
+    repository.findProduct(command.productCode, command.componentCode),
+  ]);
+  const contractNumber = `TD${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`;
+  const decision = decideConstitution(reference, command, { customer, source, interestAccount, product, calendar, contractNumber });
+  if (!decision.ok) return decision;
+  const { contract, lines } = decision.value;
+  await repository.openAccount({
+    accountNumber: contract.contractNumber,
+    customerReference: contract.customerReference,
+    currency: contract.currency,
+    status: contract.status,
+    kind: termDepositAccountKind,
+  });
+  await repository.postMovement({
+    id: randomUUID(),
+    reference,
+    kind: 'term_deposit_constitution',
+    description: contract.description,
+    businessDate: calendar.businessDate,
+    lines,
+  });
+  await repository.insertTermDeposit(contract);
+  return { ok: true, value: contract };
+}

@@ -1,0 +1,62 @@
+/**
+ * Executes a loan installment in the reference core: locks the installment, the facility and the
+ * accounts, reads the facts, lets the pure rules decide (src/core/loans/installment-rules.ts),
+ * and writes the payment, the execution and the balanced movement.
+ */
+import { randomInt, randomUUID } from 'node:crypto';
+import type { BusinessCalendar } from '../core/business-calendar.js';
+import type { Decision } from '../core/decision.js';
+import type { LoanExecution } from '../core/domain.js';
+import { internalAccountKind } from '../core/ledger/movement.js';
+import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
+import { decideInstallment } from '../core/loans/installment-rules.js';
+import type { CoreRepository } from './repository.js';
+
+export async function executeLoanInstallment(
+  repository: CoreRepository,
+  calendar: BusinessCalendar,
+  reference: string,
+  command: LoanInstallmentExecution,
+  executedAt: Date,
+): Promise<Decision<LoanExecution>> {
+  await repository.lockInstallment(command.loanId, command.sequence);
+  await repository.lockAccounts([command.paymentAccount, command.expenseAccount, command.loanId]);
+  const [facility, installment, payment, expense] = await Promise.all([
+    repository.findFacility(command.loanId),
+    repository.findInstallment(command.loanId, command.sequence),
+    repository.findAccount(command.paymentAccount),
+    repository.findAccount(command.expenseAccount),
+  ]);
+  const decision = decideInstallment(command, { facility, installment, payment, expense });
+  if (!decision.ok) return decision;
+  const plan = decision.value;
+  const { loanId, sequence, currency } = plan;
+  for (const account of plan.incomeAccounts) {
+    await repository.openAccount({ accountNumber: account, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
+  }
+  await repository.recordInstallmentPayment(loanId, sequence, plan.amountMinor);
+  await repository.postMovement({
+    id: randomUUID(),
+    reference,
+    kind: 'loan_installment_execution',
+    description: `Installment ${sequence} of merchandising loan ${loanId}`,
+    businessDate: calendar.businessDate,
+    lines: plan.lines,
+  });
+  const execution: LoanExecution = {
+    operationId: `MLO${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`,
+    executionReference: reference,
+    loanId,
+    sequence,
+    amountMinor: plan.amountMinor,
+    commissionMinor: plan.commissionMinor,
+    feeMinor: plan.feeMinor,
+    taxMinor: plan.taxMinor,
+    paymentAccount: command.paymentAccount,
+    expenseAccount: command.expenseAccount,
+    facilityStatus: plan.facilityStatus,
+    executedAt: executedAt.toISOString(),
+  };
+  await repository.insertLoanExecution(execution);
+  return { ok: true, value: execution };
+}

@@ -1,0 +1,223 @@
+/**
+ * coregate's reference core banking system: the CoreBankingPort over the core's own storage
+ * (CoreStorage). At most once per reference: the reference's outcome is recorded with its
+ * postings, a repeat answers it. Standing alone (the remote core, `coregate core serve`) it runs
+ * each operation in a transaction of its own; `within(unitOfWork)` joins the API's transaction
+ * when both share one database (the embedded default), and then a Rejected answer leaves the unit
+ * of work for the caller to roll back.
+ */
+import type { BusinessCalendar } from '../core/business-calendar.js';
+import type { Decision } from '../core/decision.js';
+import type { LoanExecution, TermDepositContract } from '../core/domain.js';
+import { BusinessRefusal, errorCatalogue, errorNameOf } from '../core/error-catalogue.js';
+import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
+import type {
+  CoreBankingPort,
+  CoreLookup,
+  CoreOutcome,
+  DirectoryStatus,
+  LoanInstallmentResult,
+  TermDeposit,
+  TransactionalCore,
+} from '../core/port.js';
+import { interestAtMaturityMinor } from '../core/term-deposits/interest.js';
+import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
+import type { UnitOfWork } from '../core/unit-of-work.js';
+import { constituteTermDeposit } from './constitute-term-deposit.js';
+import { executeLoanInstallment } from './execute-loan-installment.js';
+import type { CoreOperationKind, CoreRepository, CoreStorage } from './repository.js';
+
+export interface ReferenceCoreOptions {
+  storage: CoreStorage;
+  calendar: BusinessCalendar;
+  /** The core's clock: the execution time of loan installments. */
+  now?: () => Date;
+}
+
+/** The refusal travels out of the transaction, which then rolls back. */
+class Refused extends Error {
+  constructor(readonly refusal: BusinessRefusal) {
+    super(refusal.message);
+  }
+}
+
+/** Another execution of the same reference recorded its outcome first. */
+class AlreadyRecorded extends Error {}
+
+interface OperationKind<T> {
+  kind: CoreOperationKind;
+  execute(repository: CoreRepository): Promise<Decision<T>>;
+  lookup(repository: CoreRepository): Promise<CoreLookup<T>>;
+}
+
+export class ReferenceCore implements TransactionalCore {
+  readonly #storage: CoreStorage;
+  readonly #calendar: BusinessCalendar;
+  readonly #now: () => Date;
+
+  constructor(options: ReferenceCoreOptions) {
+    this.#storage = options.storage;
+    this.#calendar = options.calendar;
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  get calendar(): BusinessCalendar {
+    return this.#calendar;
+  }
+
+  within(unitOfWork: UnitOfWork): CoreBankingPort {
+    const repository = this.#storage.within(unitOfWork);
+    const inUnit = <T>(operation: OperationKind<T>, reference: string) => this.#inUnitOfWork(repository, operation, reference);
+    return {
+      constituteTermDeposit: (reference, command) => inUnit(this.#termDeposit(reference, command), reference),
+      executeLoanInstallment: (reference, command) => inUnit(this.#loanInstallment(reference, command), reference),
+      findTermDepositConstitution: (reference) => termDepositLookup(repository, reference),
+      findLoanInstallmentExecution: (reference) => loanLookup(repository, reference),
+      retrieveTermDeposit: (contractNumber) => retrieve(repository, contractNumber),
+      userStatus: (login) => repository.userStatus(login),
+      workstationStatus: (id) => repository.workstationStatus(id),
+      ping: () => repository.ping(),
+    };
+  }
+
+  constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {
+    return this.#atMostOnce(this.#termDeposit(reference, command), reference);
+  }
+
+  executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>> {
+    return this.#atMostOnce(this.#loanInstallment(reference, command), reference);
+  }
+
+  findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>> {
+    return termDepositLookup(this.#storage.reader, reference);
+  }
+
+  findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
+    return loanLookup(this.#storage.reader, reference);
+  }
+
+  retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined> {
+    return retrieve(this.#storage.reader, contractNumber);
+  }
+
+  userStatus(login: string): Promise<DirectoryStatus> {
+    return this.#storage.reader.userStatus(login);
+  }
+
+  workstationStatus(id: string): Promise<DirectoryStatus> {
+    return this.#storage.reader.workstationStatus(id);
+  }
+
+  ping(): Promise<void> {
+    return this.#storage.reader.ping();
+  }
+
+  #termDeposit(reference: string, command: TermDepositInitiation): OperationKind<TermDeposit> {
+    return {
+      kind: 'constituteTermDeposit',
+      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, this.#calendar, reference, command)),
+      lookup: (repository) => termDepositLookup(repository, reference),
+    };
+  }
+
+  #loanInstallment(reference: string, command: LoanInstallmentExecution): OperationKind<LoanInstallmentResult> {
+    return {
+      kind: 'executeLoanInstallment',
+      execute: async (repository) => {
+        const decision = await executeLoanInstallment(repository, this.#calendar, reference, command, this.#now());
+        if (!decision.ok) return decision;
+        return { ok: true, value: await loanResult(repository, decision.value) };
+      },
+      lookup: (repository) => loanLookup(repository, reference),
+    };
+  }
+
+  /** Standing alone: the reference is claimed first, so a concurrent repeat waits and then reads it. */
+  async #atMostOnce<T>(operation: OperationKind<T>, reference: string): Promise<CoreOutcome<T>> {
+    const known = await operation.lookup(this.#storage.reader);
+    if (known.status !== 'NotFound') return known;
+    try {
+      return await this.#storage.transaction(async (repository) => {
+        if (!(await repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' }))) throw new AlreadyRecorded();
+        const decision = await operation.execute(repository);
+        if (!decision.ok) throw new Refused(decision.refusal);
+        return { status: 'Executed', result: decision.value };
+      });
+    } catch (error) {
+      if (error instanceof AlreadyRecorded) return settledLookup(await operation.lookup(this.#storage.reader), reference);
+      if (!(error instanceof Refused)) throw error;
+      const { refusal } = error;
+      const recorded = await this.#storage.transaction((repository) =>
+        repository.recordOperation({ reference, kind: operation.kind, status: 'Rejected', refusalName: errorNameOf(refusal.entry), refusalMessage: refusal.message }),
+      );
+      if (!recorded) return settledLookup(await operation.lookup(this.#storage.reader), reference);
+      return { status: 'Rejected', refusal };
+    }
+  }
+
+  /** Inside the caller's unit of work: decide and write, then record the reference with the postings. */
+  async #inUnitOfWork<T>(repository: CoreRepository, operation: OperationKind<T>, reference: string): Promise<CoreOutcome<T>> {
+    const known = await operation.lookup(repository);
+    if (known.status !== 'NotFound') return known;
+    const decision = await operation.execute(repository);
+    if (!decision.ok) return { status: 'Rejected', refusal: decision.refusal };
+    if (!(await repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' }))) {
+      throw new Error(`operation ${reference} was recorded concurrently inside one unit of work`);
+    }
+    return { status: 'Executed', result: decision.value };
+  }
+}
+
+function settledLookup<T>(lookup: CoreLookup<T>, reference: string): CoreOutcome<T> {
+  // Recorded by a concurrent execution that has committed: a lookup must find it.
+  if (lookup.status === 'NotFound') throw new Error(`operation ${reference} is recorded but not found`);
+  return lookup;
+}
+
+async function outcomeRecord(repository: CoreRepository, reference: string, kind: CoreOperationKind) {
+  const record = await repository.findOperation(reference);
+  if (record && record.kind !== kind) throw new Error(`reference ${reference} belongs to a ${record.kind}, not a ${kind}`);
+  return record;
+}
+
+async function termDepositLookup(repository: CoreRepository, reference: string): Promise<CoreLookup<TermDeposit>> {
+  const record = await outcomeRecord(repository, reference, 'constituteTermDeposit');
+  if (record?.status === 'Rejected') return { status: 'Rejected', refusal: new BusinessRefusal(errorCatalogue[record.refusalName], record.refusalMessage) };
+  // Contracts made before outcomes were recorded (migration 0004) are found by their reference too.
+  const contract = await repository.findTermDepositByReference(reference);
+  if (contract) return { status: 'Executed', result: withInterest(contract) };
+  if (record) throw new Error(`operation ${reference} is recorded as executed but has no contract`);
+  return { status: 'NotFound' };
+}
+
+async function loanLookup(repository: CoreRepository, reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
+  const record = await outcomeRecord(repository, reference, 'executeLoanInstallment');
+  if (record?.status === 'Rejected') return { status: 'Rejected', refusal: new BusinessRefusal(errorCatalogue[record.refusalName], record.refusalMessage) };
+  const execution = await repository.findLoanExecutionByReference(reference);
+  if (execution) return { status: 'Executed', result: await loanResult(repository, execution) };
+  if (record) throw new Error(`operation ${reference} is recorded as executed but has no execution`);
+  return { status: 'NotFound' };
+}
+
+async function retrieve(repository: CoreRepository, contractNumber: string): Promise<TermDeposit | undefined> {
+  const contract = await repository.findTermDeposit(contractNumber);
+  return contract && withInterest(contract);
+}
+
+async function loanResult(repository: CoreRepository, execution: LoanExecution): Promise<LoanInstallmentResult> {
+  const facility = await repository.findFacility(execution.loanId);
+  // An execution always references its facility (foreign key): a miss is a broken store.
+  if (!facility) throw new Error(`loan execution of unknown facility ${execution.loanId}`);
+  return { ...execution, currency: facility.currency };
+}
+
+export function withInterest(contract: TermDepositContract): TermDeposit {
+  return {
+    ...contract,
+    expectedInterestMinor: interestAtMaturityMinor(contract.principalMinor, contract.ratePercent, contract.numberOfDays, contract.dayCount),
+  };
+}
+
+function withInterestDecision(decision: Decision<TermDepositContract>): Decision<TermDeposit> {
+  return decision.ok ? { ok: true, value: withInterest(decision.value) } : decision;
+}

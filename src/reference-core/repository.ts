@@ -1,0 +1,61 @@
+/**
+ * The reference core's own storage, as the core sees it. The store implements it over the
+ * coregate database (src/store/reference-core-repository.ts); the reference core never sees SQL.
+ *
+ * Reads that decide a rule happen after the rows they read are locked (`lock...`), so that the
+ * facts a rule decides on are the facts the writes change: the rules stay pure functions.
+ */
+import type { Account, Customer, Installment, LoanExecution, LoanFacility, TermDepositContract, TermDepositProduct } from '../core/domain.js';
+import type { ErrorName } from '../core/error-catalogue.js';
+import type { Movement } from '../core/ledger/movement.js';
+import type { DirectoryStatus } from '../core/port.js';
+import type { UnitOfWork } from '../core/unit-of-work.js';
+
+export type CoreOperationKind = 'constituteTermDeposit' | 'executeLoanInstallment';
+
+/** What the core remembers of a reference: the proof of at most once. */
+export type CoreOperationRecord =
+  | { reference: string; kind: CoreOperationKind; status: 'Executed' }
+  | { reference: string; kind: CoreOperationKind; status: 'Rejected'; refusalName: ErrorName; refusalMessage: string };
+
+export interface CoreRepository {
+  /** Locks the accounts' rows for the rest of the transaction, in account-number order. */
+  lockAccounts(accountNumbers: readonly string[]): Promise<void>;
+  findCustomer(customerReference: string): Promise<Customer | undefined>;
+  findAccount(accountNumber: string): Promise<Account | undefined>;
+  /** Creates an account with a zero balance if it does not exist. */
+  openAccount(account: Omit<Account, 'balanceMinor'>): Promise<void>;
+  findProduct(productCode: string, componentCode: string): Promise<TermDepositProduct | undefined>;
+  /** Applies a balanced movement; a line a guarded account cannot take is a LedgerInvariantError. */
+  postMovement(movement: Movement): Promise<void>;
+
+  insertTermDeposit(contract: TermDepositContract): Promise<void>;
+  findTermDeposit(contractNumber: string): Promise<TermDepositContract | undefined>;
+  findTermDepositByReference(reference: string): Promise<TermDepositContract | undefined>;
+
+  /** Locks the installment's and then the facility's row for the rest of the transaction. */
+  lockInstallment(loanId: string, sequence: number): Promise<void>;
+  findFacility(loanId: string): Promise<LoanFacility | undefined>;
+  findInstallment(loanId: string, sequence: number): Promise<Installment | undefined>;
+  /** Adds a payment to the installment and to the facility's executed total. */
+  recordInstallmentPayment(loanId: string, sequence: number, amountMinor: bigint): Promise<void>;
+  insertLoanExecution(execution: LoanExecution): Promise<void>;
+  findLoanExecutionByReference(reference: string): Promise<LoanExecution | undefined>;
+
+  /** Records a reference's outcome; false when the reference already has one (a concurrent repeat). */
+  recordOperation(record: CoreOperationRecord): Promise<boolean>;
+  findOperation(reference: string): Promise<CoreOperationRecord | undefined>;
+
+  userStatus(login: string): Promise<DirectoryStatus>;
+  workstationStatus(id: string): Promise<DirectoryStatus>;
+  ping(): Promise<void>;
+}
+
+export interface CoreStorage {
+  /** Reads outside a transaction. */
+  readonly reader: CoreRepository;
+  /** Runs `work` in a transaction of the core's own; a throw rolls it back. */
+  transaction<T>(work: (repository: CoreRepository) => Promise<T>): Promise<T>;
+  /** The repository inside the caller's unit of work (a store the API shares with the core). */
+  within(unitOfWork: UnitOfWork): CoreRepository;
+}

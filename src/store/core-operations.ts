@@ -1,0 +1,32 @@
+/** The reference core's memory of operation references: at most once, refusals included. */
+import type { ErrorName } from '../core/error-catalogue.js';
+import { isErrorName } from '../core/error-catalogue.js';
+import type { CoreOperationKind, CoreOperationRecord } from '../reference-core/repository.js';
+import type { Queryable } from './realms.js';
+
+/** Inserts the reference's outcome unless it has one; answers whether it was inserted. */
+export async function recordCoreOperation(db: Queryable, record: CoreOperationRecord): Promise<boolean> {
+  const result = await db
+    .insertInto('core_operations')
+    .values({
+      reference: record.reference,
+      kind: record.kind,
+      status: record.status,
+      refusal_name: record.status === 'Rejected' ? record.refusalName : null,
+      refusal_message: record.status === 'Rejected' ? record.refusalMessage : null,
+      recorded_at: new Date().toISOString(),
+    })
+    .onConflict((c) => c.column('reference').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+export async function findCoreOperation(db: Queryable, reference: string): Promise<CoreOperationRecord | undefined> {
+  const row = await db.selectFrom('core_operations').selectAll().where('reference', '=', reference).executeTakeFirst();
+  if (!row) return undefined;
+  const kind = row.kind as CoreOperationKind;
+  if (row.status === 'Executed') return { reference, kind, status: 'Executed' };
+  const name = row.refusal_name ?? '';
+  if (!isErrorName(name)) throw new Error(`core operation ${reference} has an unknown refusal ${name}`);
+  return { reference, kind, status: 'Rejected', refusalName: name satisfies ErrorName, refusalMessage: row.refusal_message ?? '' };
+}

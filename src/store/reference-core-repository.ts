@@ -1,0 +1,80 @@
+/**
+ * The reference core's repository (src/reference-core/repository.ts) over coregate's store: the
+ * core's tables live in the same database as the API's when the core is embedded, or in a
+ * database of its own when it runs as `coregate core serve`.
+ */
+import { sql } from 'kysely';
+import { LedgerInvariantError } from '../core/ledger/movement.js';
+import type { DirectoryStatus } from '../core/port.js';
+import type { UnitOfWork } from '../core/unit-of-work.js';
+import type { CoreRepository, CoreStorage } from '../reference-core/repository.js';
+import { findAccount, findCustomer, findProduct, findTermDeposit, findTermDepositByReference, insertAccountIfMissing, insertTermDeposit } from './banking.js';
+import type { Store } from './connect.js';
+import { findCoreOperation, recordCoreOperation } from './core-operations.js';
+import { findUserStatus, findWorkstationStatus } from './directory.js';
+import { postMovement } from './ledger.js';
+import {
+  addExecutedAmount,
+  findFacility,
+  findInstallment,
+  findLoanExecutionByReference,
+  insertLoanExecution,
+  lockFacility,
+  lockInstallment,
+  payInstallment,
+} from './loans.js';
+import type { Queryable } from './realms.js';
+import { transactionOf } from './unit-of-work.js';
+
+export function coreRepository(db: Queryable): CoreRepository {
+  return {
+    async lockAccounts(accountNumbers) {
+      // One order for every transaction, so that two never wait on each other's rows.
+      for (const accountNumber of [...new Set(accountNumbers)].sort()) {
+        await db
+          .updateTable('accounts')
+          .set((eb) => ({ balance_minor: eb.ref('balance_minor') }))
+          .where('account_number', '=', accountNumber)
+          .execute();
+      }
+    },
+    findCustomer: (reference) => findCustomer(db, reference),
+    findAccount: (accountNumber) => findAccount(db, accountNumber),
+    async openAccount(account) {
+      await insertAccountIfMissing(db, account);
+    },
+    findProduct: (productCode, componentCode) => findProduct(db, productCode, componentCode),
+    postMovement: (movement) => postMovement(db, movement),
+    insertTermDeposit: (contract) => insertTermDeposit(db, contract),
+    findTermDeposit: (contractNumber) => findTermDeposit(db, contractNumber),
+    findTermDepositByReference: (reference) => findTermDepositByReference(db, reference),
+    async lockInstallment(loanId, sequence) {
+      await lockInstallment(db, loanId, sequence);
+      await lockFacility(db, loanId);
+    },
+    findFacility: (loanId) => findFacility(db, loanId),
+    findInstallment: (loanId, sequence) => findInstallment(db, loanId, sequence),
+    async recordInstallmentPayment(loanId, sequence, amountMinor) {
+      // The rules decided on locked rows: a guard that trips here is a broken invariant.
+      if (!(await addExecutedAmount(db, loanId, amountMinor))) throw new LedgerInvariantError(`facility ${loanId} would exceed its approved limit`);
+      if (!(await payInstallment(db, loanId, sequence, amountMinor))) throw new LedgerInvariantError(`installment ${sequence} of ${loanId} would be overpaid`);
+    },
+    insertLoanExecution: (execution) => insertLoanExecution(db, execution),
+    findLoanExecutionByReference: (reference) => findLoanExecutionByReference(db, reference),
+    recordOperation: (record) => recordCoreOperation(db, record),
+    findOperation: (reference) => findCoreOperation(db, reference),
+    userStatus: async (login) => (await findUserStatus(db, login)) as DirectoryStatus,
+    workstationStatus: async (id) => (await findWorkstationStatus(db, id)) as DirectoryStatus,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+  };
+}
+
+export function coreStorage(store: Store): CoreStorage {
+  return {
+    reader: coreRepository(store.db),
+    transaction: (work) => store.db.transaction().execute((trx) => work(coreRepository(trx))),
+    within: (unitOfWork: UnitOfWork) => coreRepository(transactionOf(unitOfWork, store)),
+  };
+}
