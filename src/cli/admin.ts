@@ -13,7 +13,7 @@ import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { findRealm, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
-import { checkLedger } from '../store/ledger.js';
+import { checkEverything } from './check.js';
 import { exportAudit, extendAuditChain, verifyAuditChain } from '../audit/chain.js';
 
 export { CommandError } from './command-error.js';
@@ -165,9 +165,19 @@ export async function describeRealms(flags: StoreFlags) {
   );
 }
 
-/** `coregate check`: the ledger balances and every stored balance equals its postings. */
-export async function checkStore(flags: StoreFlags) {
-  return withStore(flags, async (store) => checkLedger(store.db));
+/** `coregate check` (src/cli/check.ts): ledger, operations, unknown outcomes, audit chain. */
+export async function checkStore(flags: StoreFlags & { coreDb?: string; unknownAgeLimit?: string }) {
+  const ageLimitSeconds = Number(flags.unknownAgeLimit ?? process.env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300');
+  if (!Number.isInteger(ageLimitSeconds) || ageLimitSeconds < 1) throw new CommandError(`--unknown-age-limit must be a positive integer, got "${flags.unknownAgeLimit}"`);
+  return withStore(flags, async (store) => {
+    if (flags.coreDb === undefined) return checkEverything(store, store, ageLimitSeconds);
+    const coreStore = openStore(flags.coreDb);
+    try {
+      return await checkEverything(store, coreStore, ageLimitSeconds);
+    } finally {
+      await coreStore.close();
+    }
+  });
 }
 
 /** `coregate audit verify`: chains what is committed but unchained, then verifies every link. */

@@ -10,6 +10,10 @@
  *   outcome, executed or rejected, without a second movement.
  * - **Lookup by reference.** `find...` answers the outcome of a reference, or NotFound when the
  *   core never executed it: the API's reconciler settles unknown outcomes with it.
+ * - **Fencing.** `fenceOperation` closes a reference the API gave up on: from then on the core
+ *   refuses to execute it (Rejected, NOT_EXECUTED), unless it executed it already; a lookup after
+ *   the fence is definitive. The reconciler fences an unknown outcome nobody repeated, so that a
+ *   request still on its way to the core can never execute after the client was told it did not.
  * - **Refusals are values.** A broken business rule is `{ status: 'Rejected', refusal }` with a
  *   catalogue entry (docs/errors.md); it is final for that reference.
  * - **Failures throw.** `CoreUnavailable` (unreachable, reset, 5xx, an answer that breaks the
@@ -51,6 +55,8 @@ export interface CoreBankingPort {
   /** Pays an installment from the payment account and the charges from the expense account (CONTRACT §7). */
   executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>>;
   findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>>;
+  /** Closes a reference that has not executed: it never will (see Fencing above). */
+  fenceOperation(reference: string): Promise<void>;
   retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined>;
   userStatus(login: string): Promise<DirectoryStatus>;
   workstationStatus(id: string): Promise<DirectoryStatus>;

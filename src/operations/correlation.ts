@@ -55,7 +55,7 @@ export class Claims {
       await insertOperation(unitOfWork.db, { ...record, status: to, updatedAt: at, updatedEpochMs: atEpochMs });
       return;
     }
-    await this.move(unitOfWork.db, record.reference, from.guard, { status: to, request: record.request, atEpochMs });
+    await this.move(unitOfWork.db, record.reference, from.guard, { status: to, request: record.request, accepted: record.accepted, atEpochMs });
   }
 
   /** A guarded transition of a stored operation; ClaimLost when it was no longer in that state. */

@@ -155,7 +155,7 @@ export class Execution {
   async #recordRejected(job: ExecutionJob, refusal: BusinessRefusal): Promise<ExecutionResult> {
     const { store, claims, audit } = this.#options;
     const error = errorRecord(refusal.entry, refusal.message, job.record.path, job.operation.family);
-    const acceptedBody = job.record.httpStatus === 202 ? job.operation.rejected(job.record.reference, new Date(job.record.createdAt)) : undefined;
+    const acceptedBody = job.record.accepted ? job.operation.rejected(job.record.reference, new Date(job.record.createdAt)) : undefined;
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
         const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: Date.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
@@ -176,7 +176,8 @@ export class Execution {
   async #recordUnknown(job: ExecutionJob, entry: ErrorEntry, cause: unknown): Promise<void> {
     const { store, claims, audit, logger } = this.#options;
     const { reference } = job.record;
-    logger.warn({ err: cause, reference, operation: job.operation.name }, 'core outcome unknown');
+    const { accepted } = job.record;
+    logger.warn({ err: cause, reference, operation: job.operation.name }, accepted ? 'pending operation not executed yet: core outcome unknown' : 'core outcome unknown');
     const error = errorRecord(entry, 'The core\'s outcome is unknown', job.record.path, job.operation.family);
     const now = Date.now();
     const attempts = job.from.kind === 'new' ? 0 : job.record.attempts + 1;

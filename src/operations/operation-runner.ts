@@ -118,7 +118,7 @@ export class OperationRunner {
     const acceptedAt = new Date();
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
-        await claims.claim(unitOfWork, record, from, 'Pending', acceptedAt.getTime());
+        await claims.claim(unitOfWork, { ...record, accepted: true }, from, 'Pending', acceptedAt.getTime());
         await audit.write(unitOfWork.db, context, record.reference, 202, 'Pending');
       });
     } catch (error) {
@@ -164,7 +164,7 @@ export class OperationRunner {
   }
 
   #record(operation: Operation, call: Invocation, reference: string, stored: OperationRecord | undefined): OperationRecord {
-    if (stored) return { ...stored, request: call.request };
+    if (stored) return { ...stored, request: call.request, accepted: call.respondAsync || this.inBatchWindow() };
     const now = new Date();
     return {
       reference,
@@ -177,7 +177,8 @@ export class OperationRunner {
       requestHash: requestHash(call.path, call.request.body),
       request: call.request,
       status: 'Pending',
-      httpStatus: call.respondAsync || this.inBatchWindow(now) ? 202 : null,
+      httpStatus: null,
+      accepted: call.respondAsync || this.inBatchWindow(now),
       result: undefined,
       error: undefined,
       actor: actorOf(call.caller),

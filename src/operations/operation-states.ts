@@ -4,10 +4,10 @@
  * update is guarded by the state it leaves, so that two instances never both move one operation.
  *
  *   (new) ──► Pending ──► InFlight ──► Executed
- *     │          │          │   ▲  └──► Rejected
- *     │          │          ▼   │
- *     ├─────────►┴──────► Unknown ──► Executed | Rejected (reconciled by lookup)
- *     └──► InFlight, Rejected, Unknown
+ *     │          ▲ │        │   ▲  └──► Rejected
+ *     │          │ ▼        ▼   │
+ *     ├────────► Unknown ◄──┘───┘ ──► Executed | Rejected (settled by a lookup in the core)
+ *     └──► InFlight, Rejected, Unknown (an attempt rolled back before the record was stored)
  *
  * - Pending: accepted with 202 (or in the core's batch window), waiting for the pending worker.
  * - InFlight: claimed by one instance, which is calling the core. An in-flight operation older
@@ -24,7 +24,8 @@ export const allowedTransitions: Readonly<Record<OperationStatus | 'new', readon
   new: ['Pending', 'InFlight', 'Unknown', 'Rejected'],
   Pending: ['InFlight', 'Unknown', 'Rejected'],
   InFlight: ['InFlight', 'Executed', 'Rejected', 'Unknown'],
-  Unknown: ['InFlight', 'Unknown', 'Executed', 'Rejected'],
+  // A repeat of an unknown outcome with respond-async queues it again.
+  Unknown: ['Pending', 'InFlight', 'Unknown', 'Executed', 'Rejected'],
   Executed: [],
   Rejected: [],
 };

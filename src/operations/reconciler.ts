@@ -3,8 +3,11 @@
  * unknown, and in-flight operations abandoned by an instance that died (older than their lease).
  * Each is taken by a guarded claim, so one instance at a time works on it: the core is asked by
  * reference; an outcome it knows is recorded (Executed with its result, Rejected with its error
- * record); a reference it never executed is executed now (the core's at-most-once makes that
- * safe). Failed attempts back off (retry-schedule.ts); an operation unknown past the age limit is
+ * record). A reference the core never executed is executed now when the client was answered 202
+ * (the service owes it); otherwise the client was told 502/504 and may have given up, so the
+ * reconciler fences the reference in the core first (it can then never execute late) and records
+ * what the core answers: Rejected, NOT_EXECUTED, or Executed if it did execute meanwhile. Failed
+ * attempts back off (retry-schedule.ts); an operation unknown past the age limit is
  * logged and counted.
  */
 import type { Logger } from '../log.js';
@@ -118,10 +121,13 @@ export class Reconciler {
     const claimed: OperationRecord = { ...record, status: 'InFlight', updatedEpochMs: claimedAt };
     const context = auditContextOf(operation, claimed);
     try {
-      const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
+      const { core } = this.#options;
+      if (!claimed.accepted) await callCore(this.#options.observeCoreCall, 'fence', this.#options.coreTimeoutMs, () => core.fenceOperation(record.reference));
+      const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(core, record.reference));
       if (found.status !== 'NotFound') {
         await this.#record(operation, claimed, found, context);
       } else {
+        if (!claimed.accepted) throw new Error(`the core does not know operation ${record.reference} after fencing it`);
         const request = claimed.request as StoredRequest | undefined;
         if (!request) throw new Error(`operation ${record.reference} has no stored request to execute`);
         const prepared = operation.prepare(request);

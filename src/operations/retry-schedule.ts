@@ -3,8 +3,8 @@
  * and a bounded number of attempts after which the operation waits for an operator (it is
  * logged, counted in the metrics and reported by `coregate check`).
  */
-/** The first retry comes this soon after the outcome became unknown. */
-export const retryBaseMs = 1_000;
+/** The first retry comes between half of this and this after the outcome became unknown: long enough for the client's own repeat to come first. */
+export const retryBaseMs = 2_000;
 /** Retries are never further apart than this. */
 export const retryIntervalMaxMs = 60_000;
 /** Attempts the reconciler makes on its own before it leaves the operation to an operator. */

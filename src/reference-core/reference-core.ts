@@ -73,6 +73,7 @@ export class ReferenceCore implements TransactionalCore {
       executeLoanInstallment: (reference, command) => inUnit(this.#loanInstallment(reference, command), reference),
       findTermDepositConstitution: (reference) => termDepositLookup(repository, reference),
       findLoanInstallmentExecution: (reference) => loanLookup(repository, reference),
+      fenceOperation: (reference) => fence(repository, reference),
       retrieveTermDeposit: (contractNumber) => retrieve(repository, contractNumber),
       userStatus: (login) => repository.userStatus(login),
       workstationStatus: (id) => repository.workstationStatus(id),
@@ -94,6 +95,10 @@ export class ReferenceCore implements TransactionalCore {
 
   findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
     return loanLookup(this.#storage.reader, reference);
+  }
+
+  fenceOperation(reference: string): Promise<void> {
+    return this.#storage.transaction((repository) => fence(repository, reference));
   }
 
   retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined> {
@@ -176,8 +181,19 @@ function settledLookup<T>(lookup: CoreLookup<T>, reference: string): CoreOutcome
 
 async function outcomeRecord(repository: CoreRepository, reference: string, kind: CoreOperationKind) {
   const record = await repository.findOperation(reference);
-  if (record && record.kind !== kind) throw new Error(`reference ${reference} belongs to a ${record.kind}, not a ${kind}`);
+  if (record && record.kind !== kind && record.kind !== 'fenced') throw new Error(`reference ${reference} belongs to a ${record.kind}, not a ${kind}`);
   return record;
+}
+
+/** Records the reference as never to execute, unless it has an outcome already. */
+async function fence(repository: CoreRepository, reference: string): Promise<void> {
+  await repository.recordOperation({
+    reference,
+    kind: 'fenced',
+    status: 'Rejected',
+    refusalName: 'notExecuted',
+    refusalMessage: `operation ${reference} was closed by the reconciler before the core executed it; nothing was posted`,
+  });
 }
 
 async function termDepositLookup(repository: CoreRepository, reference: string): Promise<CoreLookup<TermDeposit>> {

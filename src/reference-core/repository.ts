@@ -11,7 +11,8 @@ import type { Movement } from '../core/ledger/movement.js';
 import type { DirectoryStatus } from '../core/port.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
 
-export type CoreOperationKind = 'constituteTermDeposit' | 'executeLoanInstallment';
+/** `fenced`: a reference closed before it executed (CoreBankingPort.fenceOperation). */
+export type CoreOperationKind = 'constituteTermDeposit' | 'executeLoanInstallment' | 'fenced';
 
 /** What the core remembers of a reference: the proof of at most once. */
 export type CoreOperationRecord =

@@ -114,3 +114,10 @@ export async function checkLedger(db: Queryable): Promise<LedgerCheck> {
       .map((row) => ({ accountNumber: row.account_number, balanceMinor: toBigInt(row.balance_minor).toString() })),
   };
 }
+
+/** Which of the references have a movement in the ledger (the core keeps the reference with its postings). */
+export async function findPostedReferences(db: Queryable, references: readonly string[]): Promise<Set<string>> {
+  if (references.length === 0) return new Set();
+  const rows = await db.selectFrom('movements').select('reference').where('reference', 'in', [...references]).execute();
+  return new Set(rows.map((row) => row.reference));
+}

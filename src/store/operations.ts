@@ -41,6 +41,8 @@ export interface OperationRecord {
   updatedEpochMs: number;
   attempts: number;
   nextAttemptEpochMs: number;
+  /** Answered 202: the service owes the client an execution (the reconciler retries it). */
+  accepted: boolean;
 }
 
 export async function insertOperation(db: Queryable, record: OperationRecord): Promise<void> {
@@ -100,6 +102,7 @@ export interface OperationChange {
   request?: unknown;
   attempts?: number;
   nextAttemptEpochMs?: number;
+  accepted?: boolean;
   /** The instant of the change; an in-flight claim is identified by it. */
   atEpochMs: number;
 }
@@ -117,6 +120,7 @@ export async function updateOperation(db: Queryable, reference: string, guard: O
       ...(change.error !== undefined ? { error: JSON.stringify(change.error) } : {}),
       ...(change.request !== undefined ? { request: change.request === null ? null : JSON.stringify(change.request) } : {}),
       ...(change.attempts !== undefined ? { attempts: change.attempts } : {}),
+      ...(change.accepted !== undefined ? { accepted: change.accepted ? 1 : 0 } : {}),
       ...(change.nextAttemptEpochMs !== undefined ? { next_attempt_epoch_ms: BigInt(change.nextAttemptEpochMs) } : {}),
     })
     .where('reference', '=', reference)
@@ -191,35 +195,24 @@ export async function listUnsettledOperations(db: Queryable, createdBeforeEpochM
   return rows.map(toRecord);
 }
 
-/** Executed operations without the reference core's record of them, or without an audit record. */
-export async function listExecutedWithoutEvidence(db: Queryable, limit: number): Promise<Array<{ reference: string; missing: 'postings' | 'audit' }>> {
-  const withoutPostings = await db
+/** References of executed operations in reference order, a page after `afterReference`. */
+export async function listExecutedReferences(db: Queryable, afterReference: string, limit: number): Promise<string[]> {
+  const rows = await db
     .selectFrom('operations')
-    .select('operations.reference')
-    .where('operations.status', '=', 'Executed')
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('movements').select('movements.id').whereRef('movements.reference', '=', 'operations.reference'))))
+    .select('reference')
+    .where('status', '=', 'Executed')
+    .where('reference', '>', afterReference)
+    .orderBy('reference')
     .limit(limit)
     .execute();
-  const withoutAudit = await db
-    .selectFrom('operations')
-    .select('operations.reference')
-    .where('operations.status', '=', 'Executed')
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('audit_records')
-            .select('audit_records.id')
-            .whereRef('audit_records.reference', '=', 'operations.reference')
-            .where('audit_records.http_status', '=', 200),
-        ),
-      ),
-    )
-    .limit(limit)
-    .execute();
-  return [
-    ...withoutPostings.map((row) => ({ reference: row.reference, missing: 'postings' as const })),
-    ...withoutAudit.map((row) => ({ reference: row.reference, missing: 'audit' as const })),
-  ];
+  return rows.map((row) => row.reference);
+}
+
+/** Which of the references have an audit record of their success (HTTP 200). */
+export async function findAuditedSuccesses(db: Queryable, references: readonly string[]): Promise<Set<string>> {
+  if (references.length === 0) return new Set();
+  const rows = await db.selectFrom('audit_records').select('reference').where('reference', 'in', [...references]).where('http_status', '=', 200).execute();
+  return new Set(rows.map((row) => row.reference ?? ''));
 }
 
 function toRow(record: OperationRecord): Selectable<OperationTable> {
@@ -244,6 +237,7 @@ function toRow(record: OperationRecord): Selectable<OperationTable> {
     updated_epoch_ms: BigInt(record.updatedEpochMs),
     attempts: record.attempts,
     next_attempt_epoch_ms: BigInt(record.nextAttemptEpochMs),
+    accepted: record.accepted ? 1 : 0,
   };
 }
 
@@ -270,6 +264,7 @@ function toRecord(row: Selectable<OperationTable>): OperationRecord {
     updatedEpochMs: Number(toBigInt(row.updated_epoch_ms)),
     attempts: Number(row.attempts),
     nextAttemptEpochMs: Number(toBigInt(row.next_attempt_epoch_ms)),
+    accepted: Number(row.accepted) === 1,
   };
 }
 

@@ -158,6 +158,8 @@ export interface OperationTable {
   next_attempt_epoch_ms: bigint | string | number;
   /** The last change: an in-flight operation older than its lease is the reconciler's. */
   updated_epoch_ms: bigint | string | number;
+  /** 1 when answered 202: owed an execution. */
+  accepted: number;
 }
 
 export interface CoreOperationTable {

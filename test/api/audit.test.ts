@@ -289,6 +289,8 @@ describeEachStore('audit trail of execution attempts', ({ server, dbUrl }) => {
     const result = await coregate(['check', '--db', dbUrl()]);
     assertSucceeded(result);
     assert.match(result.stdout, /^Ledger OK: \d+ movements balance, \d+ account balances equal their postings\.$/m);
+    assert.match(result.stdout, /^Operations OK: \d+ executed operations have their postings and audit records; none unknown past the age limit\.$/m);
+    assert.match(result.stdout, /^Audit chain OK: \d+ records verified\.$/m);
   });
 });
 
@@ -369,11 +371,14 @@ describeEachStore('coregate check detects a tampered balance', ({ server, dbUrl 
     });
     const result = await coregate(['check', '--db', dbUrl()]);
     assert.notEqual(result.code, 0, 'the check fails');
-    const match = /^Ledger BROKEN:\n([\s\S]*)$/.exec(result.stdout);
-    assert.ok(match?.[1], `no BROKEN report in: ${result.stdout}${result.stderr}`);
-    const report = JSON.parse(match[1]) as { balanceMismatches: Array<{ accountNumber: string; storedMinor: string; postedMinor: string }> };
-    assert.equal(report.balanceMismatches.length, 1, 'exactly the tampered account');
-    const [mismatch] = report.balanceMismatches;
+    assert.match(result.stdout, /^Ledger BROKEN:/m, `no BROKEN report in: ${result.stdout}${result.stderr}`);
+    const json = await coregate(['check', '--db', dbUrl(), '--json']);
+    assert.notEqual(json.code, 0, 'the check fails');
+    const report = JSON.parse(json.stdout) as { ok: boolean; ledger: { ok: boolean; balanceMismatches: Array<{ accountNumber: string; storedMinor: string; postedMinor: string }> } };
+    assert.equal(report.ok, false);
+    assert.equal(report.ledger.ok, false);
+    assert.equal(report.ledger.balanceMismatches.length, 1, 'exactly the tampered account');
+    const [mismatch] = report.ledger.balanceMismatches;
     assert.equal(mismatch?.accountNumber, '1000000002');
     assert.equal(BigInt(mismatch?.storedMinor ?? '0') - BigInt(mismatch?.postedMinor ?? '0'), 1n);
   });

@@ -52,6 +52,7 @@ export class FaultyCore {
       executeLoanInstallment: (reference, command) => this.#guard(() => port.executeLoanInstallment(reference, command)),
       findTermDepositConstitution: (reference) => port.findTermDepositConstitution(reference),
       findLoanInstallmentExecution: (reference) => port.findLoanInstallmentExecution(reference),
+      fenceOperation: (reference) => port.fenceOperation(reference),
       retrieveTermDeposit: (contractNumber) => port.retrieveTermDeposit(contractNumber),
       userStatus: (login) => port.userStatus(login),
       workstationStatus: (id) => port.workstationStatus(id),

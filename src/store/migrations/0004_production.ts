@@ -10,6 +10,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('operations').addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable('operations').addColumn('next_attempt_epoch_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable('operations').addColumn('updated_epoch_ms', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+  /** 1 when the client was answered 202: the operation is owed an execution, whatever happens. */
+  await db.schema.alterTable('operations').addColumn('accepted', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await sql`update operations set accepted = 1 where request is not null and status = 'Pending'`.execute(db);
   await sql`update operations set updated_epoch_ms = created_epoch_ms`.execute(db);
   await db.schema.createIndex('operations_reconcile').on('operations').columns(['status', 'next_attempt_epoch_ms']).execute();
 
@@ -31,5 +34,5 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('core_operations').execute();
   await db.schema.dropIndex('operations_reconcile').execute();
-  for (const column of ['updated_epoch_ms', 'next_attempt_epoch_ms', 'attempts']) await db.schema.alterTable('operations').dropColumn(column).execute();
+  for (const column of ['accepted', 'updated_epoch_ms', 'next_attempt_epoch_ms', 'attempts']) await db.schema.alterTable('operations').dropColumn(column).execute();
 }

@@ -1,0 +1,137 @@
+/**
+ * The reconciler (CONTRACT §11) and `coregate check`'s operation findings. The reconciler is
+ * driven directly (`reconcile`) instead of waiting for its timer, so no test sleeps on it.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { test } from 'node:test';
+import { findAccount } from '../../src/store/banking.js';
+import { findOperationByCorrelation } from '../../src/store/operations.js';
+import { depositBody } from '../helpers/bodies.js';
+import { runCli } from '../helpers/cli.js';
+import { FaultyCore } from '../helpers/faulty-core.js';
+import { initiatePath, send, type HttpResult } from '../helpers/http.js';
+import { demoToken, type TestServer } from '../helpers/server.js';
+import { describeEachStore } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
+
+const faulty = new FaultyCore();
+const sourceAccount = '1000000001';
+
+function initiate(server: TestServer, token: string, correlationId: string, amount: number, prefer?: string): Promise<HttpResult> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': correlationId };
+  if (prefer) headers.prefer = prefer;
+  return send(`${server.url}${initiatePath}`, { method: 'POST', headers, body: JSON.stringify(depositBody(amount, sourceAccount)) });
+}
+
+async function stored(server: TestServer, correlationId: string) {
+  const clients = await server.coregate.store.db.selectFrom('operations').select('client_key').where('correlation_id', '=', correlationId).executeTakeFirst();
+  const record = clients && (await findOperationByCorrelation(server.coregate.store.db, clients.client_key, correlationId));
+  if (!record) throw new Error(`no operation for ${correlationId}`);
+  return record;
+}
+
+const balance = async (server: TestServer) => (await findAccount(server.coregate.store.db, sourceAccount))?.balanceMinor ?? 0n;
+const movementsOf = async (server: TestServer, reference: string) =>
+  (await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
+
+describeEachStore(
+  'reconciler: unknown outcomes are settled by reference',
+  ({ server, dbUrl }) => {
+    test('an unknown outcome (502) nobody repeats is fenced: Rejected NOT_EXECUTED (TD-502-002), nothing posted, and a late repeat gets 409 naming it', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const before = await balance(server());
+      const failed = await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 1234));
+      assert.equal(failed.status, 502);
+      const unknown = await stored(server(), id);
+      assert.equal(unknown.status, 'Unknown');
+
+      const settled = await server().coregate.reconciler.reconcile(unknown);
+      assert.equal(settled.status, 'Rejected');
+      const error = settled.error as { errordetail?: Array<{ code: string }> };
+      assert.equal(error.errordetail?.[0]?.code, 'TD-502-002');
+      assert.equal(await balance(server()), before, 'nothing posted');
+      assert.equal(await movementsOf(server(), unknown.reference), 0);
+
+      const repeat = await initiate(server(), token, id, 1234);
+      assert.equal(repeat.status, 409, JSON.stringify(repeat.body));
+      assert.match(repeat.body.message, new RegExp(`${unknown.reference} \\(Rejected with 502 TD-502-002\\)`));
+      // The fence holds in the core: the reference can never execute late.
+      const lookup = await server().coregate.core.findTermDepositConstitution(unknown.reference);
+      assert.equal(lookup.status, 'Rejected');
+    });
+
+    test('a core time-out after the core executed (504): the reconciler finds it executed and records it once; one ledger movement', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const before = await balance(server());
+      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 900 }, () => initiate(server(), token, id, 2345));
+      assert.equal(timedOut.status, 504, JSON.stringify(timedOut.body));
+      // The unit of work commits after the time-out; a fresh request for the same reference is meanwhile held.
+      await sleep(1_000);
+      const record = await stored(server(), id);
+      const settled = record.status === 'Unknown' ? await server().coregate.reconciler.reconcile(record) : record;
+      assert.equal(settled.status, 'Executed');
+      assert.equal(await movementsOf(server(), record.reference), 1);
+      assert.equal(await balance(server()), before - 234_500n);
+    });
+
+    test('a 202 whose execution met a core failure is owed an execution: the reconciler executes it once the core is back', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const before = await balance(server());
+      const accepted = await faulty.withFault({ kind: 'unavailable' }, async () => {
+        const response = await initiate(server(), token, id, 3456, 'respond-async');
+        assert.equal(response.status, 202);
+        // The worker meets the unavailable core: the operation is held as unknown, not lost.
+        for (let tries = 0; tries < 100 && (await stored(server(), id)).status !== 'Unknown'; tries += 1) await sleep(50);
+        return response;
+      });
+      const unknown = await stored(server(), id);
+      assert.equal(unknown.status, 'Unknown');
+      assert.equal(unknown.accepted, true);
+      const settled = await server().coregate.reconciler.reconcile(unknown);
+      assert.equal(settled.status, 'Executed');
+      assert.equal(settled.reference, accepted.body.operationReference);
+      assert.equal(await movementsOf(server(), unknown.reference), 1);
+      assert.equal(await balance(server()), before - 345_600n);
+    });
+
+    test('coregate check reports an operation unknown past the age limit and exits non-zero; after reconciliation it passes', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 4567))).status, 502);
+      await sleep(1_100);
+      const failing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1', '--json']);
+      assert.notEqual(failing.code, 0, failing.stdout + failing.stderr);
+      const report = JSON.parse(failing.stdout) as { ok: boolean; operations: { unsettledPastAgeLimit: Array<{ reference: string }> } };
+      const unknown = await stored(server(), id);
+      assert.ok(report.operations.unsettledPastAgeLimit.some((entry) => entry.reference === unknown.reference));
+
+      await server().coregate.reconciler.reconcile(unknown);
+      await server().coregate.chainer.idle();
+      const passing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1']);
+      assert.equal(passing.code, 0, passing.stdout + passing.stderr);
+      assert.match(passing.stdout, /^Operations OK: /m);
+    });
+
+    test('coregate check reports an executed operation without postings or audit record', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const refused = await initiate(server(), token, id, 300_000);
+      assert.equal(refused.status, 422);
+      const record = await stored(server(), id);
+      // Tampering: a refused operation claimed as executed has neither postings nor a 200 audit record.
+      await server().coregate.store.db.updateTable('operations').set({ status: 'Executed' }).where('reference', '=', record.reference).execute();
+      const result = await runCli(['check', '--db', dbUrl(), '--json']);
+      assert.notEqual(result.code, 0);
+      const report = JSON.parse(result.stdout) as { operations: { executedWithoutPostings: string[]; executedWithoutAudit: string[] } };
+      assert.deepEqual(report.operations.executedWithoutPostings, [record.reference]);
+      assert.deepEqual(report.operations.executedWithoutAudit, [record.reference]);
+      await server().coregate.store.db.updateTable('operations').set({ status: 'Rejected' }).where('reference', '=', record.reference).execute();
+    });
+  },
+  // The timer stays out of the way: these tests drive the reconciler themselves.
+  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '500', reconcileIntervalMs: '3600000' } },
+);
