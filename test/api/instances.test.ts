@@ -54,3 +54,48 @@ describeEachStoreUrl('two API instances on one store', ({ dbUrl }) => {
     assert.equal(response.status, 200, JSON.stringify(response.body));
   });
 });
+
+describeEachStoreUrl('split roles: an auth-only and an API-only instance on one store', ({ dbUrl }) => {
+  let auth: TestServer | undefined;
+  let api: TestServer | undefined;
+  before(async () => {
+    auth = await startTestServer({ db: dbUrl(), flags: { role: 'auth' } });
+    // The API instance knows the auth instance's public URL: its realms' tokens are verified with
+    // the keys both read from the shared store, and the realm's not-before applies.
+    api = await startTestServer({ db: dbUrl(), data: null, flags: { role: 'api' }, publicUrl: auth.url });
+  });
+  after(async () => {
+    await api?.close();
+    await auth?.close();
+  });
+
+  test('a token from the auth-only instance is accepted by the API-only instance, by its issuer URL', async () => {
+    if (!auth || !api) throw new Error('servers not started');
+    const token = await demoToken(auth);
+    const response = await send(`${api.url}${initiatePath}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': randomUUID() },
+      body: JSON.stringify(depositBody(1200, '1000000001')),
+    });
+    assert.equal(response.status, 200, JSON.stringify(response.body));
+    // Neither serves the other's role.
+    assert.equal((await send(`${auth.url}${initiatePath}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status, 404);
+    assert.equal((await send(`${api.url}/realms/sandbox/protocol/openid-connect/certs`, {})).status, 404);
+  });
+
+  test('a token issued by another issuer URL is refused by the API-only instance (401)', async () => {
+    if (!auth || !api) throw new Error('servers not started');
+    const foreign = await startTestServer({ db: dbUrl(), data: null, flags: { role: 'auth' }, publicUrl: 'http://127.0.0.1:1' });
+    try {
+      const token = await demoToken(foreign);
+      const response = await send(`${api.url}${initiatePath}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': randomUUID() },
+        body: JSON.stringify(depositBody(1200, '1000000001')),
+      });
+      assert.equal(response.status, 401);
+    } finally {
+      await foreign.close();
+    }
+  });
+});

@@ -57,15 +57,16 @@ export function describeEachStoreUrl(title: string, body: (context: { dbUrl(): s
         url = created.url;
         drop = created.drop;
       });
-      after(async () => {
-        await drop?.();
-      });
       body({
         dbUrl: () => {
           if (!url) throw new Error('store not created');
           return url;
         },
         target,
+      });
+      // Registered after the body's own hooks, so that servers the body started are closed first.
+      after(async () => {
+        await drop?.();
       });
     });
   }

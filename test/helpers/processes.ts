@@ -1,0 +1,77 @@
+/**
+ * Real processes for tests that kill and restart them: a free port, `coregate` commands spawned
+ * from the compiled CLI (scripts/test.mjs builds dist/ first), readiness, and their output.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { cliPath, repoRoot } from './server.js';
+import { waitFor } from './wait.js';
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface CoregateProcess {
+  child: ChildProcess;
+  port: number;
+  url: string;
+  output(): { stdout: string; stderr: string };
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Sends the signal and waits for the exit. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Spawns `coregate <args> --port <port> --host 127.0.0.1` and waits until GET /health/ready
+ * answers 200 (or `readyStatus`).
+ */
+export async function spawnCoregate(args: string[], options: { port?: number; env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<CoregateProcess> {
+  const port = options.port ?? (await freePort());
+  const child = spawn(process.execPath, [cliPath, ...args, '--port', String(port), '--host', '127.0.0.1'], {
+    cwd: repoRoot,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => {
+    // Bounded: a long run keeps the last 2 MB of its logs.
+    stdout = (stdout + String(chunk)).slice(-2_000_000);
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr = (stderr + String(chunk)).slice(-2_000_000);
+  });
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    `${args[0] ?? 'coregate'} on port ${port} to be ready`,
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited early: ${stderr}${stdout.slice(-2000)}`);
+      try {
+        return (await fetch(`${url}/health/ready`)).status === 200 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    options.readyTimeoutMs ?? 30_000,
+  );
+  return {
+    child,
+    port,
+    url,
+    output: () => ({ stdout, stderr }),
+    exit,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exit;
+    },
+  };
+}
