@@ -28,5 +28,8 @@ if (build.status !== 0) {
   console.error('build failed: tests not run');
   process.exit(build.status ?? 1);
 }
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', ...files], { stdio: 'inherit' });
+// Test files run in parallel: most of their time is spent waiting on HTTP, SQLite and PostgreSQL,
+// not on the CPU. COREGATE_TEST_CONCURRENCY overrides the default (4) for a slower machine.
+const concurrency = process.env.COREGATE_TEST_CONCURRENCY ?? '4';
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit' });
 process.exit(result.status ?? 1);
