@@ -129,7 +129,7 @@ export class OperationRunner {
     }
     audit.chained();
     this.#options.onOutcome?.(operation.name, 'Pending');
-    if (!this.inBatchWindow()) this.#options.worker.kick();
+    if (!this.inBatchWindow()) void this.#options.worker.kick();
     return { kind: 'accepted', status: 202, body: operation.accepted(record.reference, acceptedAt), reference: record.reference, preferenceApplied: call.respondAsync };
   }
 

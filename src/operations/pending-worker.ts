@@ -12,6 +12,7 @@ import { listPendingOperations, type OperationRecord } from '../store/operations
 import { inBatchWindow, type BatchWindow } from './batch-window.js';
 import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
+import { Periodic } from './periodic.js';
 import type { Operation, PreparedOperation, StoredRequest } from './operation-definition.js';
 
 /** Pending operations executed per pass: bounds one pass's work. */
@@ -29,47 +30,38 @@ export interface PendingWorkerOptions {
 
 export class PendingWorker {
   readonly #options: PendingWorkerOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #working: Promise<void> | undefined;
-  #stopped = false;
+  readonly #periodic: Periodic;
 
   constructor(options: PendingWorkerOptions) {
     this.#options = options;
+    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'pending operations worker failed'));
   }
 
   start(): void {
-    this.#stopped = false;
-    this.#timer = setInterval(() => this.kick(), this.#options.intervalMs);
-    this.#timer.unref();
-    this.kick();
+    this.#periodic.start();
+    void this.kick();
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    await this.#working;
+  stop(): Promise<void> {
+    return this.#periodic.stop();
   }
 
-  kick(): void {
-    if (this.#working || this.#stopped) return;
-    this.#working = (async () => {
-      try {
-        while (!this.#stopped && !inBatchWindow(this.#options.batchWindow)) {
-          const pending = await listPendingOperations(this.#options.store.db, workerBatchMax);
-          for (const record of pending) await this.#executeOne(record);
-          if (pending.length < workerBatchMax) break;
-        }
-      } catch (error) {
-        this.#options.logger.error({ err: error }, 'pending operations worker failed');
-      }
-    })().finally(() => {
-      this.#working = undefined;
-    });
+  /** Executes what is pending now unless a pass is under way; resolves when the pass ends. */
+  kick(): Promise<void> {
+    return this.#periodic.kick();
+  }
+
+  async #pass(): Promise<void> {
+    while (!this.#periodic.stopped && !inBatchWindow(this.#options.batchWindow)) {
+      const pending = await listPendingOperations(this.#options.store.db, workerBatchMax);
+      for (const record of pending) await this.#executeOne(record);
+      if (pending.length < workerBatchMax) break;
+    }
   }
 
   async #executeOne(record: OperationRecord): Promise<void> {
     const operation = this.#options.operations.get(record.operation);
-    if (!operation || this.#stopped) return;
+    if (!operation || this.#periodic.stopped) return;
     const request = record.request as StoredRequest;
     let prepared: PreparedOperation;
     try {

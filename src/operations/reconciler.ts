@@ -22,6 +22,7 @@ import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
+import { Periodic } from './periodic.js';
 import { nextAttemptAt } from './retry-schedule.js';
 
 /** Operations settled per pass: bounds one pass's work. */
@@ -49,35 +50,24 @@ export interface ReconcilerOptions {
 
 export class Reconciler {
   readonly #options: ReconcilerOptions;
-  #timer: NodeJS.Timeout | undefined;
-  #working: Promise<void> | undefined;
-  #stopped = false;
+  readonly #periodic: Periodic;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
+    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
   }
 
   start(): void {
-    this.#stopped = false;
-    this.#timer = setInterval(() => this.kick(), this.#options.intervalMs);
-    this.#timer.unref();
+    this.#periodic.start();
   }
 
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
-    await this.#working;
+  stop(): Promise<void> {
+    return this.#periodic.stop();
   }
 
   /** Runs one pass now unless one is running; resolves when it ends. */
   kick(): Promise<void> {
-    if (this.#stopped) return Promise.resolve();
-    this.#working ??= this.#pass()
-      .catch((error: unknown) => this.#options.logger.error({ err: error }, 'reconciler pass failed'))
-      .finally(() => {
-        this.#working = undefined;
-      });
-    return this.#working;
+    return this.#periodic.kick();
   }
 
   /** Passes until nothing is due (tests and `coregate check` wait for a drained backlog). */
@@ -98,7 +88,7 @@ export class Reconciler {
     const now = Date.now();
     const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, reconcileBatchMax);
     for (const record of due) {
-      if (this.#stopped) return;
+      if (this.#periodic.stopped) return;
       await this.reconcile(record);
     }
   }

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -14,6 +14,7 @@ import { decodeJwt } from 'jose';
 import { resolveConfig, defaultDbUrl } from '../../src/config.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 import { runCli as runCliProcess, type CliResult } from '../helpers/cli.js';
+import { freePort } from '../helpers/processes.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
@@ -27,19 +28,6 @@ const treasuryForm = {
   client_id: demo.treasury.clientId,
   client_secret: demo.treasury.secret,
 };
-
-/** A port that was free a moment ago: bound to port 0, read, released. */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** Runs the CLI to completion; never throws on a non-zero exit. */
 function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
