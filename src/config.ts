@@ -3,6 +3,7 @@
  * which win over defaults. Every value is checked here, once, with a message naming the setting.
  */
 import { isCalendarDate } from './core/calendar-date.js';
+import { isRedisUrl, redactRedisUrl } from './limits/redis-url.js';
 
 export type Role = 'all' | 'auth' | 'api';
 
@@ -36,6 +37,16 @@ export interface Config {
   reconcileIntervalMs: number;
   /** An operation still unknown this long after it was created is logged, counted and reported by check. */
   unknownAgeLimitSeconds: number;
+  /** Failed client authentications per realm, client id and source address in a window before 429; 0 disables. */
+  authFailureLimit: number;
+  /** The window of authFailureLimit, opened by the first failure; 0 disables. */
+  authFailureWindowSeconds: number;
+  /** Redis shared by every instance for the limits; undefined: limits per instance, in memory. */
+  redisUrl: string | undefined;
+  /** Prepended to every Redis key. */
+  redisKeyPrefix: string;
+  /** A Redis command unanswered within this is answered from the instance's memory instead. */
+  redisCommandTimeoutMs: number;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -60,6 +71,10 @@ export interface ConfigFlags {
   rateLimit?: string;
   reconcileIntervalMs?: string;
   unknownAgeLimit?: string;
+  authFailureLimit?: string;
+  authFailureWindow?: string;
+  redisUrl?: string;
+  redisKeyPrefix?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -115,7 +130,30 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
       1,
       31_536_000,
     ),
+    authFailureLimit: integerSetting('--auth-failure-limit / COREGATE_AUTH_FAILURE_LIMIT', flags.authFailureLimit ?? env.COREGATE_AUTH_FAILURE_LIMIT ?? '10', 0, 1_000_000),
+    authFailureWindowSeconds: integerSetting(
+      '--auth-failure-window / COREGATE_AUTH_FAILURE_WINDOW_SECONDS',
+      flags.authFailureWindow ?? env.COREGATE_AUTH_FAILURE_WINDOW_SECONDS ?? '60',
+      0,
+      86_400,
+    ),
+    redisUrl: redisUrl(flags.redisUrl ?? env.COREGATE_REDIS_URL),
+    redisKeyPrefix: redisKeyPrefix(flags.redisKeyPrefix ?? env.COREGATE_REDIS_KEY_PREFIX ?? 'coregate:'),
+    redisCommandTimeoutMs: integerSetting('COREGATE_REDIS_COMMAND_TIMEOUT_MS', env.COREGATE_REDIS_COMMAND_TIMEOUT_MS ?? '200', 1, 60_000),
   };
+}
+
+function redisUrl(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!isRedisUrl(value)) throw new Error(`--redis-url / COREGATE_REDIS_URL must be redis://HOST[:PORT][/DB] or rediss://..., got "${redactRedisUrl(value)}"`);
+  return value;
+}
+
+function redisKeyPrefix(value: string): string {
+  if (!/^[\x21-\x7e]{1,64}$/.test(value)) {
+    throw new Error(`--redis-key-prefix / COREGATE_REDIS_KEY_PREFIX must be 1-64 printable characters without spaces, got "${value}"`);
+  }
+  return value;
 }
 
 function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Config['tls'] {

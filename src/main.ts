@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { AuthContext } from './auth/auth-context.js';
+import { AuthFailureLimiter } from './auth/failure-limit.js';
 import { Keyring, ensureSigningKey } from './auth/keyring.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
@@ -31,6 +32,7 @@ import { openStore, pingStore, type Store } from './store/connect.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
+import { openLimits, type Limits } from './limits/limits.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -47,6 +49,8 @@ export interface Coregate {
   readonly worker: PendingWorker;
   readonly core: CoreBankingPort;
   readonly chainer: AuditChainer;
+  /** The limit store: in memory, or shared through Redis (and whether Redis is down). */
+  readonly limits: Limits;
   close(): Promise<void>;
 }
 
@@ -88,9 +92,11 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   const { store, data, secretHashKey } = await prepareStore(config, vault, logger);
+  const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
   try {
-    return await serveOn(config, options, logger, vault, store, data, secretHashKey);
+    return await serveOn(config, options, logger, vault, store, data, secretHashKey, limits);
   } catch (error) {
+    await limits.close();
     await store.close();
     throw error;
   }
@@ -104,6 +110,7 @@ async function serveOn(
   store: Store,
   data: SandboxData | undefined,
   secretHashKey: Buffer,
+  limits: Limits,
 ): Promise<Coregate> {
 
   let publicUrl = config.publicUrl ?? '';
@@ -112,6 +119,7 @@ async function serveOn(
     store,
     keyring: new Keyring(store, vault),
     secretHashKey,
+    authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
@@ -130,7 +138,7 @@ async function serveOn(
     logger,
     role: config.role,
     auth,
-    api: { store, core, verifier, runner, chainer, limiter: new RateLimiter(config.rateLimitPerSecond) },
+    api: { store, core, verifier, runner, chainer, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
     version: packageVersion,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
@@ -172,6 +180,7 @@ async function serveOn(
     worker,
     core,
     chainer,
+    limits,
     close: async () => {
       if (closing) return;
       closing = true;
@@ -180,6 +189,7 @@ async function serveOn(
       await worker.stop();
       await reconciler.stop();
       await chainer.idle();
+      await limits.close();
       await store.close();
     },
   };

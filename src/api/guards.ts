@@ -49,7 +49,7 @@ export async function authenticate(
     if (!(error instanceof TokenRejected)) throw error;
     throw new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': bearerChallenge('invalid_token', error.message) });
   }
-  const allowance = limiter.take(request.principal.clientKey);
+  const allowance = await limiter.take(request.principal.clientKey);
   if (!allowance.allowed) {
     throw new ApiError(E.tooManyRequests, `Too many requests from client ${request.principal.clientId}; retry after ${allowance.retryAfterSeconds} s`, {
       'Retry-After': String(allowance.retryAfterSeconds),

@@ -1,16 +1,22 @@
 /**
- * A per-client token bucket, per instance: `ratePerSecond` requests a second on average, bursts
- * up to the same number. Off (0) by default; a limit protects the core from one runaway client.
+ * A per-client token bucket on the business API: `ratePerSecond` requests a second on average,
+ * bursts up to the same number. Off (0) by default; a limit protects the core from one runaway
+ * client. The bucket lives in the instance's limit store: shared by every instance when Redis is
+ * configured, per instance otherwise (src/limits/).
  */
-/** Clients tracked at most: the least recently seen is forgotten beyond it (a bound on memory). */
-const clientsMax = 10_000;
+import { limitKey } from '../limits/limit-key.js';
+import type { LimitStore } from '../limits/limit-store.js';
+import { MemoryLimitStore } from '../limits/memory-limit-store.js';
+
+export type Allowance = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export class RateLimiter {
   readonly #ratePerSecond: number;
-  readonly #buckets = new Map<string, { tokens: number; refilledAtMs: number }>();
+  readonly #store: LimitStore;
 
-  constructor(ratePerSecond: number) {
+  constructor(ratePerSecond: number, store: LimitStore = new MemoryLimitStore()) {
     this.#ratePerSecond = ratePerSecond;
+    this.#store = store;
   }
 
   get enabled(): boolean {
@@ -18,21 +24,10 @@ export class RateLimiter {
   }
 
   /** Takes one request from the client's bucket; answers the seconds to wait when it is empty. */
-  take(clientKey: string, nowMs: number = Date.now()): { allowed: true } | { allowed: false; retryAfterSeconds: number } {
+  async take(clientKey: string): Promise<Allowance> {
     if (!this.enabled) return { allowed: true };
-    const bucket = this.#buckets.get(clientKey) ?? { tokens: this.#ratePerSecond, refilledAtMs: nowMs };
-    this.#buckets.delete(clientKey);
-    this.#buckets.set(clientKey, bucket);
-    if (this.#buckets.size > clientsMax) {
-      const oldest = this.#buckets.keys().next().value;
-      if (oldest !== undefined) this.#buckets.delete(oldest);
-    }
-    bucket.tokens = Math.min(this.#ratePerSecond, bucket.tokens + ((nowMs - bucket.refilledAtMs) / 1000) * this.#ratePerSecond);
-    bucket.refilledAtMs = nowMs;
-    if (bucket.tokens >= 1) {
-      bucket.tokens -= 1;
-      return { allowed: true };
-    }
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.#ratePerSecond)) };
+    const taken = await this.#store.take(limitKey('rate', clientKey), { ratePerSecond: this.#ratePerSecond, burst: this.#ratePerSecond });
+    if (taken.allowed) return taken;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(taken.retryAfterMs / 1000)) };
   }
 }

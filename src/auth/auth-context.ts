@@ -1,11 +1,16 @@
-/** What the auth endpoints share: the store, the key cache, the secret hash key and the public URL. */
+/**
+ * What the auth endpoints share: the store, the key cache, the secret hash key, the failed
+ * authentication limit and the public URL.
+ */
 import type { Store } from '../store/connect.js';
+import type { AuthFailureLimiter } from './failure-limit.js';
 import type { Keyring } from './keyring.js';
 
 export interface AuthContext {
   readonly store: Store;
   readonly keyring: Keyring;
   readonly secretHashKey: Buffer;
+  readonly authFailures: AuthFailureLimiter;
   /** `{public auth_url}/realms/{realm}`: the tokens' `iss` and the discovery document's issuer. */
   issuer(realm: string): string;
 }

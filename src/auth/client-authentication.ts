@@ -5,6 +5,7 @@
 import type { Client } from '../store/clients.js';
 import { findClient } from '../store/clients.js';
 import type { Queryable } from '../store/realms.js';
+import type { AuthContext } from './auth-context.js';
 import { verifyClientSecret } from './client-secret.js';
 import { formValue, type FormParameters } from './form-body.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
@@ -33,6 +34,21 @@ export function presentedCredentials(realm: string, authorization: string | unde
     throw invalidRequest('client_id in the form differs from the client of the Authorization header');
   }
   return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.secret };
+}
+
+/**
+ * Client authentication of a token or introspection request, under the failed-authentication
+ * limit of its realm, presented client id and source address (failure-limit.ts).
+ */
+export function authenticateRequestClient(
+  ctx: AuthContext,
+  realm: string,
+  request: { authorization: string | undefined; sourceAddress: string },
+  form: FormParameters,
+): Promise<Client> {
+  const credentials = presentedCredentials(realm, request.authorization, form);
+  const attempt = { realm, clientId: credentials.clientId ?? '', sourceAddress: request.sourceAddress };
+  return ctx.authFailures.guard(attempt, () => authenticateClient(ctx.store.db, realm, ctx.secretHashKey, credentials));
 }
 
 export async function authenticateClient(

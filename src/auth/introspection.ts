@@ -7,7 +7,7 @@ import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { findClient } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
 import type { AuthContext } from './auth-context.js';
-import { authenticateClient, presentedCredentials } from './client-authentication.js';
+import { authenticateRequestClient } from './client-authentication.js';
 import { formValue, parseFormBody } from './form-body.js';
 import { invalidRequest } from './oauth-error.js';
 import type { TokenRequest } from './token-endpoint.js';
@@ -16,7 +16,7 @@ export type IntrospectionResponse = { active: false } | ({ active: true; token_t
 
 export async function handleIntrospection(ctx: AuthContext, realm: Realm, request: TokenRequest): Promise<IntrospectionResponse> {
   const form = parseFormBody(request.contentType, request.body);
-  await authenticateClient(ctx.store.db, realm.name, ctx.secretHashKey, presentedCredentials(realm.name, request.authorization, form));
+  await authenticateRequestClient(ctx, realm.name, request, form);
   const token = formValue(form, 'token');
   if (token === undefined) throw invalidRequest('Missing form parameter: token');
   const payload = await verifyRealmToken(ctx, realm, token);

@@ -10,6 +10,7 @@ export type OAuthErrorCode =
   | 'unauthorized_client'
   | 'unsupported_grant_type'
   | 'invalid_scope'
+  | 'temporarily_unavailable'
   | 'not_found';
 
 export class OAuthError extends Error {

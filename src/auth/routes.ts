@@ -57,7 +57,13 @@ async function realmOf(ctx: AuthContext, request: RealmRequest): Promise<Realm> 
 }
 
 function tokenRequestOf(request: FastifyRequest): TokenRequest {
-  return { contentType: request.headers['content-type'], authorization: request.headers.authorization, body: request.body };
+  return {
+    contentType: request.headers['content-type'],
+    authorization: request.headers.authorization,
+    body: request.body,
+    // trustProxy is off: this is the TCP peer, which a caller cannot forge with a header.
+    sourceAddress: request.ip,
+  };
 }
 
 function oauthErrorHandler(error: FastifyError | OAuthError, request: FastifyRequest, reply: FastifyReply): void {

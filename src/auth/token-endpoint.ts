@@ -1,13 +1,14 @@
 /**
  * The token endpoint as a pipeline of named steps, in Keycloak's order (CONTRACT §2): form body,
  * grant_type present, grant_type known, client authentication, grant allowed for the client,
- * scope, user and workstation. Each step either passes or throws an OAuthError.
+ * scope, user and workstation. Each step either passes or throws an OAuthError. Client
+ * authentication runs under the failed-authentication limit (failure-limit.ts): 429 past it.
  */
 import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
 import { signAccessToken, type TokenSubject } from './access-token.js';
 import type { AuthContext } from './auth-context.js';
-import { authenticateClient, presentedCredentials } from './client-authentication.js';
+import { authenticateRequestClient } from './client-authentication.js';
 import { formValue, parseFormBody, type FormParameters } from './form-body.js';
 import { knownOAuthGrants, supportedGrants } from './grants.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
@@ -19,6 +20,8 @@ export interface TokenRequest {
   contentType: string | undefined;
   authorization: string | undefined;
   body: unknown;
+  /** The connection's peer address: the failed-authentication limit counts per address. */
+  sourceAddress: string;
 }
 
 export interface TokenResponse {
@@ -33,12 +36,7 @@ export interface TokenResponse {
 export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request: TokenRequest): Promise<TokenResponse> {
   const form = parseFormBody(request.contentType, request.body);
   const grantType = requireGrantType(form);
-  const client = await authenticateClient(
-    ctx.store.db,
-    realm.name,
-    ctx.secretHashKey,
-    presentedCredentials(realm.name, request.authorization, form),
-  );
+  const client = await authenticateRequestClient(ctx, realm.name, request, form);
   checkGrantAllowed(client, grantType);
   const scopes = grantedScopes(client, formValue(form, 'scope'));
   const subject: TokenSubject = { client, scopes };

@@ -2,23 +2,31 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RateLimiter } from '../../src/api/rate-limit.js';
+import { MemoryLimitStore } from '../../src/limits/memory-limit-store.js';
 import { demo, demoToken } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
-test('RateLimiter: a burst of N, then refills at N per second', () => {
-  const limiter = new RateLimiter(2);
-  assert.equal(limiter.take('a', 0).allowed, true);
-  assert.equal(limiter.take('a', 0).allowed, true);
-  const refused = limiter.take('a', 0);
+/** A RateLimiter over a memory store whose clock the test sets. */
+function limiterAt(ratePerSecond: number): { limiter: RateLimiter; clock: { nowMs: number } } {
+  const clock = { nowMs: 0 };
+  return { limiter: new RateLimiter(ratePerSecond, new MemoryLimitStore({ clock: () => clock.nowMs })), clock };
+}
+
+test('RateLimiter: a burst of N, then refills at N per second', async () => {
+  const { limiter, clock } = limiterAt(2);
+  assert.equal((await limiter.take('a')).allowed, true);
+  assert.equal((await limiter.take('a')).allowed, true);
+  const refused = await limiter.take('a');
   assert.deepEqual(refused, { allowed: false, retryAfterSeconds: 1 });
-  assert.equal(limiter.take('b', 0).allowed, true, 'another client has its own bucket');
-  assert.equal(limiter.take('a', 500).allowed, true, 'half a second refills one request at 2/s');
-  assert.equal(limiter.take('a', 500).allowed, false);
+  assert.equal((await limiter.take('b')).allowed, true, 'another client has its own bucket');
+  clock.nowMs = 500;
+  assert.equal((await limiter.take('a')).allowed, true, 'half a second refills one request at 2/s');
+  assert.equal((await limiter.take('a')).allowed, false);
 });
 
-test('RateLimiter: 0 disables the limit', () => {
-  const limiter = new RateLimiter(0);
-  for (let i = 0; i < 1000; i += 1) assert.equal(limiter.take('a', 0).allowed, true);
+test('RateLimiter: 0 disables the limit', async () => {
+  const { limiter } = limiterAt(0);
+  for (let i = 0; i < 1000; i += 1) assert.equal((await limiter.take('a')).allowed, true);
 });
 
 describeEachStore(

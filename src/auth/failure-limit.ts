@@ -1,0 +1,89 @@
+/**
+ * Failed client authentication, limited per realm, presented client id and source address
+ * (CONTRACT §11). Past `failuresMax` failures in a window of `windowSeconds` (which opens at the
+ * first failure), the pair is refused with 429 `temporarily_unavailable` and `Retry-After` until
+ * the window closes. The same client from another address is not affected.
+ *
+ * A blocked pair is refused before its secret is checked, a correct one included: otherwise the
+ * 429 itself would tell an attacker which guess was right. Only `invalid_client` failures count;
+ * successes neither count nor reset the count (a reset would let an attacker who shares an
+ * address with a working client guess without end). Unknown client ids count like known ones,
+ * keyed on the id as presented, so the limit does not tell them apart either.
+ */
+import { limitKey } from '../limits/limit-key.js';
+import type { LimitStore } from '../limits/limit-store.js';
+import { PerKeyQueue } from '../limits/per-key-queue.js';
+import { OAuthError } from './oauth-error.js';
+
+export interface AuthFailureLimit {
+  /** Failures allowed per window; the next attempt is refused. 0 disables the limit. */
+  failuresMax: number;
+  /** The window opens at the first failure and lasts this long. 0 disables the limit. */
+  windowSeconds: number;
+}
+
+export const defaultAuthFailureLimit: AuthFailureLimit = { failuresMax: 10, windowSeconds: 60 };
+
+export interface AuthAttempt {
+  realm: string;
+  /** The client id as presented (empty when none was); never the secret. */
+  clientId: string;
+  /** The peer address of the connection (the server does not trust X-Forwarded-For). */
+  sourceAddress: string;
+}
+
+const blockedDescription = 'Too many failed client authentications from this address: retry later';
+
+export class AuthFailureLimiter {
+  readonly #store: LimitStore;
+  readonly #limit: AuthFailureLimit;
+  readonly #queue = new PerKeyQueue();
+
+  constructor(store: LimitStore, limit: AuthFailureLimit) {
+    this.#store = store;
+    this.#limit = limit;
+  }
+
+  get enabled(): boolean {
+    return this.#limit.failuresMax > 0 && this.#limit.windowSeconds > 0;
+  }
+
+  /**
+   * Runs `authenticate` unless the attempt's pair is blocked (then throws the 429), and counts
+   * its `invalid_client` failure. Attempts of one pair run one after the other in this instance,
+   * so a burst cannot outrun the count.
+   */
+  guard<T>(attempt: AuthAttempt, authenticate: () => Promise<T>): Promise<T> {
+    if (!this.enabled) return authenticate();
+    const key = limitKey('auth-failures', attempt.realm, attempt.clientId, attempt.sourceAddress);
+    return this.#queue.run(key, async () => {
+      const window = await this.#store.peek(key);
+      if (window.count >= this.#limit.failuresMax) throw this.#blocked(attempt, window.count, window.resetInMs);
+      try {
+        return await authenticate();
+      } catch (error) {
+        if (error instanceof OAuthError && error.error === 'invalid_client') throw await this.#countFailure(key, attempt, error);
+        throw error;
+      }
+    });
+  }
+
+  async #countFailure(key: string, attempt: AuthAttempt, failure: OAuthError): Promise<OAuthError> {
+    const { count } = await this.#store.hit(key, this.#limit.windowSeconds * 1000);
+    if (count !== this.#limit.failuresMax) return failure;
+    const detail = `${failure.logDetail ?? 'client authentication failed'}; ${count} failures of client ${JSON.stringify(attempt.clientId)} from ${attempt.sourceAddress}: further attempts refused until the window closes`;
+    return new OAuthError(failure.status, failure.error, failure.description, failure.headers, detail);
+  }
+
+  #blocked(attempt: AuthAttempt, count: number, resetInMs: number): OAuthError {
+    const windowMs = this.#limit.windowSeconds * 1000;
+    const retryAfterSeconds = Math.max(1, Math.ceil((resetInMs > 0 ? resetInMs : windowMs) / 1000));
+    return new OAuthError(
+      429,
+      'temporarily_unavailable',
+      blockedDescription,
+      { 'Retry-After': String(retryAfterSeconds) },
+      `client ${JSON.stringify(attempt.clientId)} from ${attempt.sourceAddress} refused without checking its secret: ${count} failed authentications in the window`,
+    );
+  }
+}
