@@ -23,7 +23,25 @@ class StaticMigrationProvider implements MigrationProvider {
   }
 }
 
+/**
+ * Kysely's migration lock is a no-op on SQLite (one connection per process), so two processes
+ * starting together on one new file can both try a migration; the loser's transaction rolls back,
+ * and trying again finds the migration applied.
+ */
+const sqliteMigrationAttemptsMax = 5;
+
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await migrateOnce(store);
+    } catch (error) {
+      if (store.dialect !== 'sqlite' || attempt >= sqliteMigrationAttemptsMax) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+}
+
+async function migrateOnce(store: Store): Promise<string[]> {
   const migrator = new Migrator({ db: store.db, provider: new StaticMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
