@@ -143,7 +143,7 @@ function parseIssuers(values: string[]): string[] {
   return issuers;
 }
 
-function integerSetting(name: string, value: string, min: number, max: number): number {
+export function integerSetting(name: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value)) throw new Error(`${name} must be an integer, got "${value}"`);
   const number = Number(value);
   if (number < min || number > max) throw new Error(`${name} must be between ${min} and ${max}, got ${number}`);

@@ -49,6 +49,19 @@ program
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
+program
+  .command('core')
+  .description('the reference core banking system as its own service')
+  .command('serve')
+  .description('serve the reference core over the remote core protocol (no auth: private network or mTLS only)')
+  .option('--port <port>', 'port to listen on, 0 for any (env COREGATE_CORE_PORT, default 8081)')
+  .option('--host <host>', 'address to bind (env COREGATE_CORE_HOST, default localhost)')
+  .option('--db <url>', 'the core\'s own store: sqlite:PATH or postgres://... (env COREGATE_CORE_DB, default sqlite:./data/core.db)')
+  .option('--data <file>', 'sandbox data file whose core sections to load (env COREGATE_CORE_DATA)')
+  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_CORE_BUSINESS_DATE)')
+  .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
+  .action(async (flags) => (await import('./core-serve.js')).serveCore(flags));
+
 const clients = program.command('clients').description('onboard and manage OAuth clients');
 clients
   .command('create')
