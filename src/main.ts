@@ -17,6 +17,8 @@ import { TokenVerifier } from './api/bearer-auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import type { CoreBankingPort } from './core/port.js';
+import { HttpCore } from './core-http/http-core-adapter.js';
+import { probe } from './health.js';
 import { Claims } from './operations/correlation.js';
 import { DuplicateWindow } from './operations/duplicate-window.js';
 import { Execution } from './operations/execution.js';
@@ -46,6 +48,8 @@ export interface Coregate {
   readonly reconciler: Reconciler;
   readonly worker: PendingWorker;
   readonly core: CoreBankingPort;
+  /** The remote core's adapter with --core-url (its circuitState feeds the metrics); undefined when embedded. */
+  readonly remoteCore: HttpCore | undefined;
   readonly chainer: AuditChainer;
   close(): Promise<void>;
 }
@@ -114,9 +118,8 @@ async function serveOn(
     secretHashKey,
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
-  const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  const referenceCore = new ReferenceCore({ storage: coreStorage(store), calendar });
-  const core = options.wrapCore ? options.wrapCore(referenceCore) : referenceCore;
+  const { core: portCore, remoteCore } = await coreOf(config, store);
+  const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger);
   const verifier = new TokenVerifier({
@@ -137,7 +140,8 @@ async function serveOn(
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
-        await pingStore(store);
+        await probe('store', () => pingStore(store));
+        await probe('core', () => core.ping());
       },
     },
   });
@@ -146,6 +150,7 @@ async function serveOn(
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
+    await remoteCore?.close();
     throw error;
   }
   const address = app.server.address();
@@ -171,6 +176,7 @@ async function serveOn(
     reconciler,
     worker,
     core,
+    remoteCore,
     chainer,
     close: async () => {
       if (closing) return;
@@ -179,10 +185,21 @@ async function serveOn(
       await app.close();
       await worker.stop();
       await reconciler.stop();
+      await remoteCore?.close();
       await chainer.idle();
       await store.close();
     },
   };
+}
+
+/** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
+async function coreOf(config: Config, store: Store): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+  if (config.coreUrl !== undefined) {
+    const remoteCore = new HttpCore({ url: config.coreUrl, timeoutMs: config.coreTimeoutMs });
+    return { core: remoteCore, remoteCore };
+  }
+  const calendar = await readBusinessCalendar(store.db, config.businessDate);
+  return { core: new ReferenceCore({ storage: coreStorage(store), calendar }), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */

@@ -38,6 +38,7 @@ program
   .option('--role <role>', 'all, auth or api (env COREGATE_ROLE, default all)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .option('--core-timeout-ms <ms>', 'how long the API waits for the core before 504 (env COREGATE_CORE_TIMEOUT_MS, default 5000)')
+  .option('--core-url <url>', 'a remote core (coregate core serve) instead of the embedded one (env COREGATE_CORE_URL)')
   .option('--duplicate-window <seconds>', 'duplicate window without x-correlation-id, 0 disables (env COREGATE_DUPLICATE_WINDOW_SECONDS, default 600)')
   .option('--core-batch-window <window>', 'UTC window HH:MM-HH:MM in which the core queues operations (202) (env COREGATE_CORE_BATCH_WINDOW)')
   .option('--trusted-issuer <url...>', 'external token issuers the API trusts, e.g. a Keycloak realm URL (env COREGATE_TRUSTED_ISSUERS, comma-separated)')
