@@ -24,6 +24,7 @@ import {
 import {
   ContractParamsSchema,
   DirectoryEntrySchema,
+  identifierLengthMax,
   LoanInstallmentCommandSchema,
   LoanInstallmentOutcomeSchema,
   LoginParamsSchema,
@@ -65,6 +66,8 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     requestTimeout: requestTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Longer than any identifier the protocol allows, so that an over-long one is a 400 of its schema.
+    routerOptions: { maxParamLength: 2 * identifierLengthMax },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.removeContentTypeParser('text/plain');
