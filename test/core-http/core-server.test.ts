@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import Ajv2020 from 'ajv/dist/2020.js';
@@ -113,6 +114,15 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     for (const template of ['/core/v1/term-deposit-constitutions/{reference}', '/core/v1/loan-installment-executions/{reference}']) {
       assert.deepEqual(Object.keys(doc.paths[template].post.responses).sort(), ['200', '400', '500']);
       assert.deepEqual(Object.keys(doc.paths[template].get.responses).sort(), ['200', '404', '500']);
+    }
+  });
+
+  test('docs/core-protocol.md documents every route and method of the served document', () => {
+    const docs = readFileSync(new URL('../../docs/core-protocol.md', import.meta.url), 'utf8');
+    for (const [template, methods] of Object.entries(documented.doc.paths as Record<string, Record<string, unknown>>)) {
+      for (const method of Object.keys(methods)) {
+        assert.ok(docs.includes(`\`${method.toUpperCase()} ${template}\``), `docs/core-protocol.md lists ${method.toUpperCase()} ${template}`);
+      }
     }
   });
 
