@@ -29,7 +29,7 @@ import { Reconciler } from './operations/reconciler.js';
 import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
-import { openStore, pingStore, type Store } from './store/connect.js';
+import { openStore, pingStore, redactUrl, type Store } from './store/connect.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
@@ -118,7 +118,7 @@ async function serveOn(
     secretHashKey,
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
-  const { core: portCore, remoteCore } = await coreOf(config, store);
+  const { core: portCore, remoteCore } = await coreOf(config, store, logger);
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger);
@@ -163,7 +163,7 @@ async function serveOn(
     reconciler.start();
   }
   chainer.schedule();
-  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl }, 'coregate listening');
+  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');
 
   return {
     app,
@@ -193,9 +193,13 @@ async function serveOn(
 }
 
 /** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
-async function coreOf(config: Config, store: Store): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+async function coreOf(config: Config, store: Store, logger: Logger): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
   if (config.coreUrl !== undefined) {
-    const remoteCore = new HttpCore({ url: config.coreUrl, timeoutMs: config.coreTimeoutMs });
+    const remoteCore = new HttpCore({
+      url: config.coreUrl,
+      timeoutMs: config.coreTimeoutMs,
+      onCircuitStateChange: (state) => (state === 'closed' ? logger.info({ circuit: state }, 'core circuit breaker closed') : logger.warn({ circuit: state }, `core circuit breaker ${state}`)),
+    });
     return { core: remoteCore, remoteCore };
   }
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
