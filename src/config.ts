@@ -21,6 +21,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** How long the business API waits for the core before answering 504. */
   coreTimeoutMs: number;
+  /** A remote core's base URL (`coregate core serve`); undefined: the embedded reference core. */
+  coreUrl: string | undefined;
   /** Same client, same body, same path, no correlation id, within this many seconds → 409. 0 disables. */
   duplicateWindowSeconds: number;
   /** UTC time-of-day window in which the core queues operations (202), or undefined. */
@@ -62,6 +64,7 @@ export interface ConfigFlags {
   role?: string;
   logLevel?: string;
   coreTimeoutMs?: string;
+  coreUrl?: string;
   duplicateWindow?: string;
   coreBatchWindow?: string;
   trustedIssuer?: string[];
@@ -91,6 +94,10 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
   if (role !== 'all' && role !== 'auth' && role !== 'api') {
     throw new Error(`--role / COREGATE_ROLE must be all, auth or api, got "${role}"`);
   }
+  const coreUrl = flags.coreUrl ?? env.COREGATE_CORE_URL;
+  if (coreUrl !== undefined && !/^https?:\/\/[^/]+(\/.*)?$/.test(coreUrl)) {
+    throw new Error(`--core-url / COREGATE_CORE_URL must be an http(s) URL, got "${coreUrl}"`);
+  }
   const db = flags.db ?? env.COREGATE_DB ?? defaultDbUrl;
   if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(db)) {
     throw new Error(`--db / COREGATE_DB must be sqlite:PATH or postgres://..., got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`);
@@ -107,6 +114,7 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     masterKey: env.COREGATE_MASTER_KEY,
     shutdownGraceMs: integerSetting('COREGATE_SHUTDOWN_GRACE_MS', env.COREGATE_SHUTDOWN_GRACE_MS ?? '10000', 0, 600_000),
     coreTimeoutMs: integerSetting('--core-timeout-ms / COREGATE_CORE_TIMEOUT_MS', flags.coreTimeoutMs ?? env.COREGATE_CORE_TIMEOUT_MS ?? '5000', 1, 600_000),
+    coreUrl,
     duplicateWindowSeconds: integerSetting(
       '--duplicate-window / COREGATE_DUPLICATE_WINDOW_SECONDS',
       flags.duplicateWindow ?? env.COREGATE_DUPLICATE_WINDOW_SECONDS ?? '600',
@@ -181,7 +189,7 @@ function parseIssuers(values: string[]): string[] {
   return issuers;
 }
 
-function integerSetting(name: string, value: string, min: number, max: number): number {
+export function integerSetting(name: string, value: string, min: number, max: number): number {
   if (!/^\d+$/.test(value)) throw new Error(`${name} must be an integer, got "${value}"`);
   const number = Number(value);
   if (number < min || number > max) throw new Error(`${name} must be between ${min} and ${max}, got ${number}`);

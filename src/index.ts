@@ -20,4 +20,7 @@ export type { UnitOfWork } from './core/unit-of-work.js';
 export type { TermDepositInitiation } from './core/term-deposits/initiation.js';
 export type { LoanInstallmentExecution } from './core/loans/execution-request.js';
 export { ReferenceCore } from './reference-core/reference-core.js';
+export { HttpCore, type HttpCoreOptions } from './core-http/http-core-adapter.js';
+export type { CircuitState } from './core-http/circuit-breaker.js';
+export { buildCoreServer, type CoreServerOptions } from './core-http/core-server.js';
 export { BusinessRefusal, errorCatalogue, allErrorCodes } from './core/error-catalogue.js';

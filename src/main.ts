@@ -18,6 +18,8 @@ import { TokenVerifier } from './api/bearer-auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import type { CoreBankingPort } from './core/port.js';
+import { HttpCore } from './core-http/http-core-adapter.js';
+import { probe } from './health.js';
 import { Claims } from './operations/correlation.js';
 import { DuplicateWindow } from './operations/duplicate-window.js';
 import { Execution } from './operations/execution.js';
@@ -28,7 +30,7 @@ import { Reconciler } from './operations/reconciler.js';
 import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
-import { openStore, pingStore, type Store } from './store/connect.js';
+import { openStore, pingStore, redactUrl, type Store } from './store/connect.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
@@ -48,6 +50,8 @@ export interface Coregate {
   readonly reconciler: Reconciler;
   readonly worker: PendingWorker;
   readonly core: CoreBankingPort;
+  /** The remote core's adapter with --core-url (its circuitState feeds the metrics); undefined when embedded. */
+  readonly remoteCore: HttpCore | undefined;
   readonly chainer: AuditChainer;
   /** The limit store: in memory, or shared through Redis (and whether Redis is down). */
   readonly limits: Limits;
@@ -122,9 +126,8 @@ async function serveOn(
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
-  const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  const referenceCore = new ReferenceCore({ storage: coreStorage(store), calendar });
-  const core = options.wrapCore ? options.wrapCore(referenceCore) : referenceCore;
+  const { core: portCore, remoteCore } = await coreOf(config, store, logger);
+  const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger);
   const verifier = new TokenVerifier({
@@ -145,7 +148,8 @@ async function serveOn(
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
-        await pingStore(store);
+        await probe('store', () => pingStore(store));
+        await probe('core', () => core.ping());
       },
     },
   });
@@ -154,6 +158,7 @@ async function serveOn(
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app.close();
+    await remoteCore?.close();
     throw error;
   }
   const address = app.server.address();
@@ -166,7 +171,7 @@ async function serveOn(
     reconciler.start();
   }
   chainer.schedule();
-  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl }, 'coregate listening');
+  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');
 
   return {
     app,
@@ -179,6 +184,7 @@ async function serveOn(
     reconciler,
     worker,
     core,
+    remoteCore,
     chainer,
     limits,
     close: async () => {
@@ -188,11 +194,26 @@ async function serveOn(
       await app.close();
       await worker.stop();
       await reconciler.stop();
+      await remoteCore?.close();
       await chainer.idle();
       await limits.close();
       await store.close();
     },
   };
+}
+
+/** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
+async function coreOf(config: Config, store: Store, logger: Logger): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+  if (config.coreUrl !== undefined) {
+    const remoteCore = new HttpCore({
+      url: config.coreUrl,
+      timeoutMs: config.coreTimeoutMs,
+      onCircuitStateChange: (state) => (state === 'closed' ? logger.info({ circuit: state }, 'core circuit breaker closed') : logger.warn({ circuit: state }, `core circuit breaker ${state}`)),
+    });
+    return { core: remoteCore, remoteCore };
+  }
+  const calendar = await readBusinessCalendar(store.db, config.businessDate);
+  return { core: new ReferenceCore({ storage: coreStorage(store), calendar }), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */

@@ -38,6 +38,7 @@ program
   .option('--role <role>', 'all, auth or api (env COREGATE_ROLE, default all)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .option('--core-timeout-ms <ms>', 'how long the API waits for the core before 504 (env COREGATE_CORE_TIMEOUT_MS, default 5000)')
+  .option('--core-url <url>', 'a remote core (coregate core serve) instead of the embedded one (env COREGATE_CORE_URL)')
   .option('--duplicate-window <seconds>', 'duplicate window without x-correlation-id, 0 disables (env COREGATE_DUPLICATE_WINDOW_SECONDS, default 600)')
   .option('--core-batch-window <window>', 'UTC window HH:MM-HH:MM in which the core queues operations (202) (env COREGATE_CORE_BATCH_WINDOW)')
   .option('--trusted-issuer <url...>', 'external token issuers the API trusts, e.g. a Keycloak realm URL (env COREGATE_TRUSTED_ISSUERS, comma-separated)')
@@ -52,6 +53,19 @@ program
   .option('--unknown-age-limit <seconds>', 'an operation unknown longer is logged, counted and reported by check (env COREGATE_UNKNOWN_AGE_LIMIT_SECONDS, default 300)')
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
+
+program
+  .command('core')
+  .description('the reference core banking system as its own service')
+  .command('serve')
+  .description('serve the reference core over the remote core protocol (no auth: private network or mTLS only)')
+  .option('--port <port>', 'port to listen on, 0 for any (env COREGATE_CORE_PORT, default 8081)')
+  .option('--host <host>', 'address to bind (env COREGATE_CORE_HOST, default localhost)')
+  .option('--db <url>', 'the core\'s own store: sqlite:PATH or postgres://... (env COREGATE_CORE_DB, default sqlite:./data/core.db)')
+  .option('--data <file>', 'sandbox data file whose core sections to load (env COREGATE_CORE_DATA)')
+  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_CORE_BUSINESS_DATE)')
+  .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
+  .action(async (flags) => (await import('./core-serve.js')).serveCore(flags));
 
 const clients = program.command('clients').description('onboard and manage OAuth clients');
 clients

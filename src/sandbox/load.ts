@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Store } from '../store/connect.js';
 import { insertClientIfMissing } from '../store/clients.js';
 import { insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
-import { findRealm, insertRealmIfMissing } from '../store/realms.js';
+import { findRealm, insertRealmIfMissing, type Queryable } from '../store/realms.js';
 import { lockForAdministration } from '../store/admin-lock.js';
 import { hashClientSecret } from '../auth/client-secret.js';
 import { ensureSigningKey } from '../auth/keyring.js';
@@ -64,9 +64,26 @@ export async function loadSandboxData(store: Store, vault: Vault, data: SandboxD
       const stored = await findRealm(trx, realm.name);
       if (stored) await ensureSigningKey(trx, vault, stored);
     }
-    for (const user of data.users ?? []) await insertUserIfMissing(trx, user.login, user.status);
-    for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(trx, workstation.id, workstation.status);
+    await loadDirectory(trx, data);
     summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
     return summary;
   });
+}
+
+/**
+ * The core's sections only (directory, calendar, customers, accounts, products, loans), for a
+ * core that runs as its own service (`coregate core serve`): it has no realms or clients. The
+ * same rules: only missing records are added, in one transaction.
+ */
+export async function loadCoreSandboxData(store: Store, data: SandboxData): Promise<{ accountsAdded: number }> {
+  return store.db.transaction().execute(async (trx) => {
+    await lockForAdministration(store, trx);
+    await loadDirectory(trx, data);
+    return loadCoreData(trx, data);
+  });
+}
+
+async function loadDirectory(db: Queryable, data: SandboxData): Promise<void> {
+  for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
+  for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(db, workstation.id, workstation.status);
 }

@@ -1,0 +1,202 @@
+/**
+ * Domain values ⇄ the remote core protocol's wire format (protocol.ts). Both sides use these
+ * functions: the core server to read commands and write answers, the HTTP adapter to write
+ * commands and read answers. Reading assumes the value passed the protocol's schema; what a schema
+ * cannot say (a refusal name the catalogue does not know, a code that is not that entry's) is a
+ * ProtocolViolation.
+ */
+import { BusinessRefusal, errorCatalogue, errorCode, errorNameOf, isErrorName, type Family } from '../core/error-catalogue.js';
+import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
+import type { CoreOutcome, LoanInstallmentResult, TermDeposit } from '../core/port.js';
+import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
+import type { LoanInstallmentCommandWire, LoanInstallmentResultWire, RefusalWire, TermDepositCommandWire, TermDepositWire } from './protocol.js';
+
+/** A message that passed the schema but breaks the protocol's other rules. */
+export class ProtocolViolation extends Error {
+  override name = 'ProtocolViolation';
+}
+
+/** Strict: digits only, no sign, no leading zero, no exponent, no blank (the schemas' patterns). */
+export function minorFromWire(text: string): bigint {
+  if (!/^(0|[1-9][0-9]{0,18})$/.test(text)) throw new ProtocolViolation(`"${text.slice(0, 40)}" is not an amount in minor units`);
+  return BigInt(text);
+}
+
+export function minorToWire(minor: bigint): string {
+  return minor.toString();
+}
+
+// ----- Commands -----
+
+export function termDepositCommandToWire(command: TermDepositInitiation): TermDepositCommandWire {
+  return {
+    customerReference: command.customerReference,
+    productCode: command.productCode,
+    componentCode: command.componentCode,
+    principalMinor: minorToWire(command.principalMinor),
+    currency: command.currency,
+    ratePercent: command.ratePercent,
+    ...(command.numberOfDays === undefined ? {} : { numberOfDays: command.numberOfDays }),
+    ...(command.maturityDate === undefined ? {} : { maturityDate: command.maturityDate }),
+    valueDate: command.valueDate,
+    sourceAccount: command.sourceAccount,
+    interestAccount: command.interestAccount,
+    description: command.description,
+  };
+}
+
+export function termDepositCommandFromWire(wire: TermDepositCommandWire): TermDepositInitiation {
+  return {
+    customerReference: wire.customerReference,
+    productCode: wire.productCode,
+    componentCode: wire.componentCode,
+    principalMinor: minorFromWire(wire.principalMinor),
+    currency: wire.currency,
+    ratePercent: wire.ratePercent,
+    numberOfDays: wire.numberOfDays,
+    maturityDate: wire.maturityDate,
+    valueDate: wire.valueDate,
+    sourceAccount: wire.sourceAccount,
+    interestAccount: wire.interestAccount,
+    description: wire.description,
+  };
+}
+
+export function loanCommandToWire(command: LoanInstallmentExecution): LoanInstallmentCommandWire {
+  return {
+    loanId: command.loanId,
+    sequence: command.sequence,
+    loanType: command.loanType,
+    parameterType: command.parameterType,
+    ...(command.maturityDate === undefined ? {} : { maturityDate: command.maturityDate }),
+    ...(command.amountMinor === undefined ? {} : { amountMinor: minorToWire(command.amountMinor) }),
+    ...(command.currency === undefined ? {} : { currency: command.currency }),
+    paymentAccount: command.paymentAccount,
+    expenseAccount: command.expenseAccount,
+  };
+}
+
+export function loanCommandFromWire(wire: LoanInstallmentCommandWire): LoanInstallmentExecution {
+  return {
+    loanId: wire.loanId,
+    sequence: wire.sequence,
+    loanType: wire.loanType,
+    parameterType: wire.parameterType,
+    maturityDate: wire.maturityDate,
+    amountMinor: wire.amountMinor === undefined ? undefined : minorFromWire(wire.amountMinor),
+    currency: wire.currency,
+    paymentAccount: wire.paymentAccount,
+    expenseAccount: wire.expenseAccount,
+  };
+}
+
+// ----- Results -----
+
+export function termDepositToWire(deposit: TermDeposit): TermDepositWire {
+  return {
+    contractNumber: deposit.contractNumber,
+    customerReference: deposit.customerReference,
+    productCode: deposit.productCode,
+    componentCode: deposit.componentCode,
+    principalMinor: minorToWire(deposit.principalMinor),
+    currency: deposit.currency,
+    ratePercent: deposit.ratePercent,
+    dayCount: deposit.dayCount,
+    valueDate: deposit.valueDate,
+    maturityDate: deposit.maturityDate,
+    numberOfDays: deposit.numberOfDays,
+    sourceAccount: deposit.sourceAccount,
+    interestAccount: deposit.interestAccount,
+    description: deposit.description,
+    operationReference: deposit.operationReference,
+    status: deposit.status,
+    expectedInterestMinor: minorToWire(deposit.expectedInterestMinor),
+  };
+}
+
+export function termDepositFromWire(wire: TermDepositWire): TermDeposit {
+  return {
+    contractNumber: wire.contractNumber,
+    customerReference: wire.customerReference,
+    productCode: wire.productCode,
+    componentCode: wire.componentCode,
+    principalMinor: minorFromWire(wire.principalMinor),
+    currency: wire.currency,
+    ratePercent: wire.ratePercent,
+    dayCount: wire.dayCount,
+    valueDate: wire.valueDate,
+    maturityDate: wire.maturityDate,
+    numberOfDays: wire.numberOfDays,
+    sourceAccount: wire.sourceAccount,
+    interestAccount: wire.interestAccount,
+    description: wire.description,
+    operationReference: wire.operationReference,
+    status: wire.status,
+    expectedInterestMinor: minorFromWire(wire.expectedInterestMinor),
+  };
+}
+
+export function loanResultToWire(result: LoanInstallmentResult): LoanInstallmentResultWire {
+  return {
+    operationId: result.operationId,
+    executionReference: result.executionReference,
+    loanId: result.loanId,
+    sequence: result.sequence,
+    amountMinor: minorToWire(result.amountMinor),
+    commissionMinor: minorToWire(result.commissionMinor),
+    feeMinor: minorToWire(result.feeMinor),
+    taxMinor: minorToWire(result.taxMinor),
+    currency: result.currency,
+    paymentAccount: result.paymentAccount,
+    expenseAccount: result.expenseAccount,
+    facilityStatus: result.facilityStatus,
+    executedAt: result.executedAt,
+  };
+}
+
+export function loanResultFromWire(wire: LoanInstallmentResultWire): LoanInstallmentResult {
+  return {
+    operationId: wire.operationId,
+    executionReference: wire.executionReference,
+    loanId: wire.loanId,
+    sequence: wire.sequence,
+    amountMinor: minorFromWire(wire.amountMinor),
+    commissionMinor: minorFromWire(wire.commissionMinor),
+    feeMinor: minorFromWire(wire.feeMinor),
+    taxMinor: minorFromWire(wire.taxMinor),
+    currency: wire.currency,
+    paymentAccount: wire.paymentAccount,
+    expenseAccount: wire.expenseAccount,
+    facilityStatus: wire.facilityStatus,
+    executedAt: wire.executedAt,
+  };
+}
+
+// ----- Refusals and outcomes -----
+
+export function refusalToWire(refusal: BusinessRefusal, family: Family): RefusalWire {
+  return { name: errorNameOf(refusal.entry), code: errorCode(refusal.entry, family), message: refusal.message };
+}
+
+/** The catalogue entry the name names; its code must be the one the wire carries. */
+export function refusalFromWire(wire: RefusalWire, family: Family): BusinessRefusal {
+  if (!isErrorName(wire.name)) throw new ProtocolViolation(`refusal ${wire.name} is not in the error catalogue`);
+  const entry = errorCatalogue[wire.name];
+  if (entry.family !== 'both' && entry.family !== family) throw new ProtocolViolation(`refusal ${wire.name} is not a ${family} refusal`);
+  if (errorCode(entry, family) !== wire.code) throw new ProtocolViolation(`refusal ${wire.name} has the code ${errorCode(entry, family)}, not ${wire.code}`);
+  return new BusinessRefusal(entry, wire.message);
+}
+
+export type OutcomeWire<W> = { status: 'Executed'; result: W } | { status: 'Rejected'; refusal: RefusalWire };
+
+export function outcomeToWire<T, W>(outcome: CoreOutcome<T>, family: Family, resultToWire: (result: T) => W): OutcomeWire<W> {
+  return outcome.status === 'Executed'
+    ? { status: 'Executed', result: resultToWire(outcome.result) }
+    : { status: 'Rejected', refusal: refusalToWire(outcome.refusal, family) };
+}
+
+export function outcomeFromWire<T, W>(wire: OutcomeWire<W>, family: Family, resultFromWire: (wire: W) => T): CoreOutcome<T> {
+  return wire.status === 'Executed'
+    ? { status: 'Executed', result: resultFromWire(wire.result) }
+    : { status: 'Rejected', refusal: refusalFromWire(wire.refusal, family) };
+}

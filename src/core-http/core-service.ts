@@ -1,0 +1,83 @@
+/**
+ * `coregate core serve`: the reference core as its own HTTP service, with its own database and
+ * data file. The one place that wires the core's store, the reference core and the protocol's
+ * server together (as src/main.ts does for the API).
+ */
+import type { FastifyInstance } from 'fastify';
+import { createLogger, type LogOptions, type Logger } from '../log.js';
+import { ReferenceCore } from '../reference-core/reference-core.js';
+import { readSandboxFile } from '../sandbox/data-file.js';
+import { loadCoreSandboxData } from '../sandbox/load.js';
+import { readBusinessCalendar } from '../sandbox/load-core.js';
+import { openStore, type Store } from '../store/connect.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { coreStorage } from '../store/reference-core-repository.js';
+import type { CoreServiceConfig } from './core-config.js';
+import { buildCoreServer } from './core-server.js';
+
+const packageVersion = '0.1.0';
+
+export interface CoreService {
+  readonly app: FastifyInstance;
+  readonly store: Store;
+  readonly core: ReferenceCore;
+  readonly logger: Logger;
+  /** Where the core listens, e.g. http://127.0.0.1:8081: the API's --core-url. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the core's store (migrations, data file) and the reference core over it. */
+export async function openReferenceCore(
+  config: Pick<CoreServiceConfig, 'db' | 'dataFile' | 'businessDate'>,
+  logger: Logger,
+): Promise<{ store: Store; core: ReferenceCore }> {
+  const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
+  const store = openStore(config.db);
+  try {
+    const applied = await migrateToLatest(store);
+    if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
+    if (data) {
+      const summary = await loadCoreSandboxData(store, data);
+      logger.info({ file: config.dataFile, ...summary }, 'core data loaded');
+    }
+    const calendar = await readBusinessCalendar(store.db, config.businessDate);
+    return { store, core: new ReferenceCore({ storage: coreStorage(store), calendar }) };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+export async function startCoreService(config: CoreServiceConfig, options: { log?: LogOptions } = {}): Promise<CoreService> {
+  const logger = createLogger({ level: config.logLevel, ...options.log }).child({ role: 'core' });
+  const { store, core } = await openReferenceCore(config, logger);
+  let app: FastifyInstance | undefined;
+  try {
+    app = await buildCoreServer({ core, logger, version: packageVersion });
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await app?.close();
+    await store.close();
+    throw error;
+  }
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
+  logger.info({ url, db: store.displayUrl, businessDate: core.calendar.businessDate }, 'core listening');
+  const server = app;
+  let closed = false;
+  return {
+    app: server,
+    store,
+    core,
+    logger,
+    url,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      await server.close();
+      await store.close();
+    },
+  };
+}

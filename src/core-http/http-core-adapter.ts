@@ -1,0 +1,288 @@
+/**
+ * The CoreBankingPort over the remote core protocol (docs/core-protocol.md), with undici: what the
+ * API uses with `--core-url`. Not a TransactionalCore: the API claims an operation, calls the core,
+ * and settles it after (src/operations/execution.ts).
+ *
+ * Every call has a time-out covering the headers and the body (CoreTimeout, 504). A refused or
+ * reset connection, any 5xx, and an answer that breaks the protocol — wrong status, not JSON, a
+ * body that fails the protocol's schema, an amount that is not strict minor units, a refusal the
+ * catalogue does not know, a result for another reference — are CoreUnavailable (502): the API
+ * then holds the outcome as unknown and reconciles by reference. A circuit breaker stops calling a
+ * core that keeps failing: while it is open every call is CoreUnavailable at once.
+ */
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import type { TSchema } from '@sinclair/typebox';
+import { Pool, type Dispatcher } from 'undici';
+import type { Family } from '../core/error-catalogue.js';
+import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
+import {
+  CoreTimeout,
+  CoreUnavailable,
+  type CoreBankingPort,
+  type CoreLookup,
+  type CoreOutcome,
+  type DirectoryStatus,
+  type LoanInstallmentResult,
+  type TermDeposit,
+} from '../core/port.js';
+import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
+import { CircuitBreaker, CircuitOpen, type CircuitState } from './circuit-breaker.js';
+import {
+  loanCommandToWire,
+  loanResultFromWire,
+  outcomeFromWire,
+  ProtocolViolation,
+  termDepositCommandToWire,
+  termDepositFromWire,
+  type OutcomeWire,
+} from './codec.js';
+import {
+  DirectoryEntrySchema,
+  LoanInstallmentOutcomeSchema,
+  FencedSchema,
+  NotFoundSchema,
+  protocolPrefix,
+  ReadySchema,
+  TermDepositOutcomeSchema,
+  TermDepositSchema,
+  type DirectoryEntryWire,
+  type LoanInstallmentResultWire,
+  type TermDepositWire,
+} from './protocol.js';
+
+/** Keep-alive connections to the core, at most; further calls queue (under their time-out). */
+export const coreConnectionsMax = 16;
+/** Consecutive failed calls that open the circuit breaker. */
+export const circuitFailuresMax = 5;
+/** How long an open breaker answers CoreUnavailable at once before a trial call. */
+export const circuitCoolDownMs = 5_000;
+/** The largest answer read from the core; a bigger one breaks the protocol. */
+export const coreResponseBytesMax = 256 * 1024;
+/** An idle keep-alive connection is closed after this long (unless the core says sooner). */
+const keepAliveIdleMs = 4_000;
+
+export interface HttpCoreOptions {
+  /** The core's base URL, e.g. http://core.internal:8081 (a path prefix is kept). */
+  url: string;
+  /** Per call, headers and body together. */
+  timeoutMs: number;
+  connectionsMax?: number;
+  circuit?: { failuresMax: number; coolDownMs: number };
+  /** Told of every breaker state change (metrics). */
+  onCircuitStateChange?: (state: CircuitState) => void;
+  /** The breaker's clock (tests). */
+  now?: () => number;
+}
+
+/** An answer: its status and its parsed JSON body. */
+interface Answer {
+  status: number;
+  body: unknown;
+}
+
+const check = {
+  termDepositOutcome: TypeCompiler.Compile(TermDepositOutcomeSchema),
+  loanOutcome: TypeCompiler.Compile(LoanInstallmentOutcomeSchema),
+  termDeposit: TypeCompiler.Compile(TermDepositSchema),
+  notFound: TypeCompiler.Compile(NotFoundSchema),
+  directoryEntry: TypeCompiler.Compile(DirectoryEntrySchema),
+  ready: TypeCompiler.Compile(ReadySchema),
+  fenced: TypeCompiler.Compile(FencedSchema),
+};
+
+export class HttpCore implements CoreBankingPort {
+  readonly #pool: Pool;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+  readonly #breaker: CircuitBreaker;
+
+  constructor(options: HttpCoreOptions) {
+    const url = new URL(options.url);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`the core URL must be http(s), got ${url.protocol}`);
+    if (!(options.timeoutMs > 0)) throw new Error('the core time-out must be positive');
+    this.#prefix = url.pathname.replace(/\/+$/, '');
+    this.#timeoutMs = options.timeoutMs;
+    this.#pool = new Pool(url.origin, {
+      connections: options.connectionsMax ?? coreConnectionsMax,
+      keepAliveTimeout: keepAliveIdleMs,
+      headersTimeout: options.timeoutMs,
+      bodyTimeout: options.timeoutMs,
+      connectTimeout: options.timeoutMs,
+    });
+    this.#breaker = new CircuitBreaker({
+      failuresMax: options.circuit?.failuresMax ?? circuitFailuresMax,
+      coolDownMs: options.circuit?.coolDownMs ?? circuitCoolDownMs,
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.onCircuitStateChange ? { onStateChange: options.onCircuitStateChange } : {}),
+    });
+  }
+
+  /** The breaker's state, for metrics and readiness: closed, open or half-open. */
+  get circuitState(): CircuitState {
+    return this.#breaker.state;
+  }
+
+  constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {
+    return this.#call('POST', `/term-deposit-constitutions/${encodeURIComponent(reference)}`, termDepositCommandToWire(command), (answer) =>
+      termDepositOutcome(answer, reference, false),
+    );
+  }
+
+  findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>> {
+    return this.#call('GET', `/term-deposit-constitutions/${encodeURIComponent(reference)}`, undefined, (answer) => termDepositOutcome(answer, reference, true));
+  }
+
+  executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>> {
+    return this.#call('POST', `/loan-installment-executions/${encodeURIComponent(reference)}`, loanCommandToWire(command), (answer) =>
+      loanOutcome(answer, reference, false),
+    );
+  }
+
+  findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
+    return this.#call('GET', `/loan-installment-executions/${encodeURIComponent(reference)}`, undefined, (answer) => loanOutcome(answer, reference, true));
+  }
+
+  fenceOperation(reference: string): Promise<void> {
+    return this.#call('POST', `/fences/${encodeURIComponent(reference)}`, {}, (answer) => {
+      expect(answer, 200, check.fenced);
+    });
+  }
+
+  retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined> {
+    return this.#call('GET', `/term-deposits/${encodeURIComponent(contractNumber)}`, undefined, (answer) => {
+      if (isNotFound(answer)) return undefined;
+      const deposit = termDepositFromWire(expect<TermDepositWire>(answer, 200, check.termDeposit));
+      if (deposit.contractNumber !== contractNumber) throw new ProtocolViolation(`asked for contract ${contractNumber}, got ${deposit.contractNumber}`);
+      return deposit;
+    });
+  }
+
+  userStatus(login: string): Promise<DirectoryStatus> {
+    return this.#call('GET', `/directory/users/${encodeURIComponent(login)}`, undefined, directoryStatus);
+  }
+
+  workstationStatus(id: string): Promise<DirectoryStatus> {
+    return this.#call('GET', `/directory/workstations/${encodeURIComponent(id)}`, undefined, directoryStatus);
+  }
+
+  /** Readiness: the core's /health/ready answers 200, through the breaker (an open one fails at once). */
+  async ping(): Promise<void> {
+    await this.#call('GET', '/health/ready', undefined, (answer) => {
+      expect(answer, 200, check.ready);
+    }, '');
+  }
+
+  /** Closes the keep-alive connections once the calls in flight have ended. */
+  async close(): Promise<void> {
+    await this.#pool.close();
+  }
+
+  async #call<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T, prefix: string = protocolPrefix): Promise<T> {
+    try {
+      return await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read));
+    } catch (error) {
+      if (error instanceof CircuitOpen) throw new CoreUnavailable(error.message, { cause: error });
+      throw error;
+    }
+  }
+
+  /** One HTTP exchange under the time-out; every failure leaves as CoreTimeout or CoreUnavailable. */
+  async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T): Promise<T> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
+    const what = `${method} ${path}`;
+    try {
+      const response = await this.#pool.request({
+        method,
+        path,
+        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: controller.signal,
+      });
+      const text = await readBounded(response.body);
+      if (response.statusCode >= 500) throw new CoreUnavailable(`the core answered ${what} with ${response.statusCode}: ${text.slice(0, 200)}`);
+      const contentType = String(response.headers['content-type'] ?? '');
+      if (!/^application\/json\b/i.test(contentType)) throw new ProtocolViolation(`${response.statusCode} with Content-Type "${contentType}"`);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        throw new ProtocolViolation(`${response.statusCode} with a body that is not JSON`);
+      }
+      return read({ status: response.statusCode, body: parsed });
+    } catch (error) {
+      if (controller.signal.aborted) throw new CoreTimeout(`the core did not answer ${what} within ${this.#timeoutMs} ms`, { cause: error });
+      if (error instanceof CoreUnavailable) throw error;
+      if (error instanceof ProtocolViolation) throw new CoreUnavailable(`the core's answer to ${what} breaks the protocol: ${error.message}`, { cause: error });
+      throw new CoreUnavailable(`the core could not be reached (${what}): ${(error as Error).message}`, { cause: error });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** The body as UTF-8 text, refusing more than coreResponseBytesMax and bytes that are not UTF-8. */
+async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > coreResponseBytesMax) {
+      body.destroy();
+      throw new ProtocolViolation(`an answer larger than ${coreResponseBytesMax} bytes`);
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new ProtocolViolation('an answer that is not UTF-8');
+  }
+}
+
+function expect<W>(answer: Answer, status: number, schema: TypeCheck<TSchema>): W {
+  if (answer.status !== status) throw new ProtocolViolation(`status ${answer.status} where ${status} was expected: ${JSON.stringify(answer.body).slice(0, 200)}`);
+  if (!schema.Check(answer.body)) {
+    const first = schema.Errors(answer.body).First();
+    throw new ProtocolViolation(`the body fails the protocol's schema${first ? ` at ${first.path || '/'}: ${first.message}` : ''}`);
+  }
+  return answer.body as W;
+}
+
+function isNotFound(answer: Answer): boolean {
+  return answer.status === 404 && check.notFound.Check(answer.body);
+}
+
+function outcome<W, T>(
+  answer: Answer,
+  schema: TypeCheck<TSchema>,
+  family: Family,
+  fromWire: (wire: W) => T,
+  referenceOf: (result: T) => string,
+  reference: string,
+): CoreOutcome<T> {
+  const decoded = outcomeFromWire(expect<OutcomeWire<W>>(answer, 200, schema), family, fromWire);
+  if (decoded.status === 'Executed' && referenceOf(decoded.result) !== reference) {
+    throw new ProtocolViolation(`asked for reference ${reference}, got the result of ${referenceOf(decoded.result)}`);
+  }
+  return decoded;
+}
+
+function termDepositOutcome(answer: Answer, reference: string, lookup: true): CoreLookup<TermDeposit>;
+function termDepositOutcome(answer: Answer, reference: string, lookup: false): CoreOutcome<TermDeposit>;
+function termDepositOutcome(answer: Answer, reference: string, lookup: boolean): CoreLookup<TermDeposit> {
+  if (lookup && isNotFound(answer)) return { status: 'NotFound' };
+  return outcome<TermDepositWire, TermDeposit>(answer, check.termDepositOutcome, 'TD', termDepositFromWire, (result) => result.operationReference, reference);
+}
+
+function loanOutcome(answer: Answer, reference: string, lookup: true): CoreLookup<LoanInstallmentResult>;
+function loanOutcome(answer: Answer, reference: string, lookup: false): CoreOutcome<LoanInstallmentResult>;
+function loanOutcome(answer: Answer, reference: string, lookup: boolean): CoreLookup<LoanInstallmentResult> {
+  if (lookup && isNotFound(answer)) return { status: 'NotFound' };
+  return outcome<LoanInstallmentResultWire, LoanInstallmentResult>(answer, check.loanOutcome, 'ML', loanResultFromWire, (result) => result.executionReference, reference);
+}
+
+function directoryStatus(answer: Answer): DirectoryStatus {
+  if (isNotFound(answer)) return undefined;
+  return expect<DirectoryEntryWire>(answer, 200, check.directoryEntry).status;
+}

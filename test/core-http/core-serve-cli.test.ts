@@ -1,0 +1,116 @@
+/**
+ * `coregate core serve` as an operator runs it: a separate process of the compiled CLI with its
+ * own SQLite store and data file, reached by the HTTP adapter; SIGTERM stops it cleanly, and a
+ * restart with the same data file keeps every balance (CONTRACT §9).
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { HttpCore } from '../../src/core-http/http-core-adapter.js';
+import { findAccount } from '../../src/store/banking.js';
+import { runCli } from '../helpers/cli.js';
+import { withStore } from '../helpers/stores.js';
+import { tempDirectory } from '../helpers/data-files.js';
+import { cliPath, repoRoot } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+interface CoreProcess {
+  child: ChildProcessWithoutNullStreams;
+  url: string;
+  output(): string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function startCoreProcess(db: string): Promise<CoreProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [cliPath, 'core', 'serve', '--port', String(port), '--host', '127.0.0.1', '--db', db, '--data', 'demo/sandbox.json'], {
+    cwd: repoRoot,
+    env: { ...process.env, COREGATE_SHUTDOWN_GRACE_MS: '5000', COREGATE_LOG_LEVEL: 'warn' },
+  });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += String(chunk)));
+  child.stderr.on('data', (chunk) => (output += String(chunk)));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(
+    'the core to be ready',
+    async () => {
+      if (child.exitCode !== null) throw new Error(`core serve exited early: ${output}`);
+      try {
+        return (await fetch(`${url}/health/ready`)).status === 200 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    30_000,
+  );
+  return { child, url, output: () => output, exit };
+}
+
+const command = {
+  customerReference: 'C0001',
+  productCode: 'TDFIX',
+  componentCode: 'TD30-365',
+  principalMinor: 500_000n,
+  currency: 'USD',
+  ratePercent: '4',
+  numberOfDays: 30,
+  maturityDate: undefined,
+  valueDate: '2026-03-02',
+  sourceAccount: '1000000001',
+  interestAccount: '1000000002',
+  description: null,
+};
+
+test('coregate core serve: a separate process serves the protocol; SIGTERM exits 0; a restart with the same data file keeps the money and the references', { timeout: 90_000 }, async () => {
+  const db = `sqlite:${join(tempDirectory('coregate-core-cli-'), 'core.db')}`;
+  const reference = randomUUID();
+  const first = await startCoreProcess(db);
+  const core = new HttpCore({ url: first.url, timeoutMs: 10_000 });
+  try {
+    assert.match(first.output(), /coregate core is ready on http:\/\/127\.0\.0\.1:\d+/);
+    const document = (await (await fetch(`${first.url}/openapi.json`)).json()) as { openapi: string };
+    assert.equal(document.openapi, '3.1.0');
+    const outcome = await core.constituteTermDeposit(reference, command);
+    assert.equal(outcome.status, 'Executed');
+  } finally {
+    await core.close();
+    first.child.kill('SIGTERM');
+  }
+  assert.deepEqual(await first.exit, { code: 0, signal: null });
+
+  const second = await startCoreProcess(db);
+  const again = new HttpCore({ url: second.url, timeoutMs: 10_000 });
+  try {
+    const lookup = await again.findTermDepositConstitution(reference);
+    assert.equal(lookup.status, 'Executed', 'the reference survived the restart');
+    // A repeat after the restart answers the original: the data file did not reset the ledger.
+    assert.equal((await again.constituteTermDeposit(reference, command)).status, 'Executed');
+    const deposit = lookup.status === 'Executed' ? await again.retrieveTermDeposit(lookup.result.contractNumber) : undefined;
+    assert.equal(deposit?.principalMinor, 500_000n);
+  } finally {
+    await again.close();
+    second.child.kill('SIGTERM');
+  }
+  assert.deepEqual(await second.exit, { code: 0, signal: null });
+  const balance = await withStore(db, async (store) => (await findAccount(store.db, '1000000001'))?.balanceMinor);
+  assert.equal(balance, 25_000_000n - 500_000n, 'debited once, and not reset by loading the data file again');
+});
+
+test('coregate core serve refuses a bad setting with a message naming it', async () => {
+  const result = await runCli(['core', 'serve', '--business-date', '2026-02-30', '--db', 'sqlite::memory:']);
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /--business-date \/ COREGATE_CORE_BUSINESS_DATE/);
+});

@@ -1,0 +1,387 @@
+/**
+ * The HTTP adapter (HttpCore) against a fake core at the wire: what it makes of a core that is
+ * down, slow, failing or lying. A time-out is CoreTimeout; a refused or reset connection, a 5xx
+ * and any answer that breaks the protocol are CoreUnavailable; refusals and NotFound are answers.
+ * The circuit breaker stops calling a core that keeps failing; connections are kept alive and
+ * bounded.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { after, describe, test } from 'node:test';
+import { loanResultToWire, termDepositToWire } from '../../src/core-http/codec.js';
+import { HttpCore } from '../../src/core-http/http-core-adapter.js';
+import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
+import { CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
+import type { TermDepositInitiation } from '../../src/core/term-deposits/initiation.js';
+import { sleep } from '../helpers/wait.js';
+
+const reference = '6f1d6c52-8d2e-4c53-9d4e-2f1b7a3c9e01';
+
+const command: TermDepositInitiation = {
+  customerReference: 'C0001',
+  productCode: 'TDFIX',
+  componentCode: 'TD30-365',
+  principalMinor: 100_000n,
+  currency: 'USD',
+  ratePercent: '5.25',
+  numberOfDays: 90,
+  maturityDate: undefined,
+  valueDate: '2026-03-02',
+  sourceAccount: '1000000001',
+  interestAccount: '1000000002',
+  description: null,
+};
+
+const deposit: TermDeposit = {
+  contractNumber: 'TD000000000000001',
+  customerReference: 'C0001',
+  productCode: 'TDFIX',
+  componentCode: 'TD30-365',
+  principalMinor: 100_000n,
+  currency: 'USD',
+  ratePercent: '5.25',
+  dayCount: 'ACT/360',
+  valueDate: '2026-03-02',
+  maturityDate: '2026-06-01',
+  numberOfDays: 91,
+  sourceAccount: '1000000001',
+  interestAccount: '1000000002',
+  description: null,
+  operationReference: reference,
+  status: 'Active',
+  expectedInterestMinor: 1327n,
+};
+
+const execution: LoanInstallmentResult = {
+  operationId: 'MLO000000000000001',
+  executionReference: reference,
+  loanId: '7000000001',
+  sequence: 1,
+  amountMinor: 100_000n,
+  commissionMinor: 1000n,
+  feeMinor: 2500n,
+  taxMinor: 560n,
+  currency: 'USD',
+  paymentAccount: '1000000001',
+  expenseAccount: '1000000002',
+  facilityStatus: 'PartiallyExecuted',
+  executedAt: '2026-03-02T10:00:00.000Z',
+};
+
+const executedBody = (result: Record<string, unknown> = termDepositToWire(deposit) as Record<string, unknown>) => JSON.stringify({ status: 'Executed', result });
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+/** A fake core: answers every request with `handler`; counts requests and connections. */
+async function fakeCore(handler: Handler) {
+  const sockets = new Set<Socket>();
+  let connections = 0;
+  let requests = 0;
+  let concurrent = 0;
+  let concurrentMax = 0;
+  const server = createServer((request, response) => {
+    requests += 1;
+    concurrent += 1;
+    concurrentMax = Math.max(concurrentMax, concurrent);
+    response.on('close', () => (concurrent -= 1));
+    request.resume();
+    request.on('end', () => handler(request, response));
+  });
+  server.on('connection', (socket) => {
+    connections += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    requests: () => requests,
+    connections: () => connections,
+    concurrentMax: () => concurrentMax,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+  };
+}
+
+const json = (status: number, body: string, contentType = 'application/json'): Handler => (_request, response) => {
+  response.writeHead(status, { 'content-type': contentType }).end(body);
+};
+
+/** Runs `work` against a fake core answering with `handler`, then closes both. */
+async function against<T>(handler: Handler, work: (core: HttpCore, fake: Awaited<ReturnType<typeof fakeCore>>) => Promise<T>, timeoutMs = 2_000): Promise<T> {
+  const fake = await fakeCore(handler);
+  const core = new HttpCore({ url: fake.url, timeoutMs });
+  try {
+    return await work(core, fake);
+  } finally {
+    await core.close().catch(() => {});
+    await fake.close();
+  }
+}
+
+async function unusedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('HttpCore: answers', () => {
+  test('an Executed answer is decoded to domain values: bigint minor units, the catalogue\'s refusal for Rejected, NotFound for 404 {status: NotFound}', async () => {
+    await against(json(200, executedBody()), async (core) => {
+      assert.deepEqual(await core.constituteTermDeposit(reference, command), { status: 'Executed', result: deposit });
+    });
+    await against(json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'insufficientFundsSource', code: 'TD-422-002', message: 'no money' } })), async (core) => {
+      const outcome = await core.constituteTermDeposit(reference, command);
+      assert.equal(outcome.status, 'Rejected');
+      assert.equal(outcome.status === 'Rejected' && outcome.refusal.entry, E.insufficientFundsSource);
+      assert.equal(outcome.status === 'Rejected' && outcome.refusal.message, 'no money');
+    });
+    await against(json(404, JSON.stringify({ status: 'NotFound' })), async (core) => {
+      assert.deepEqual(await core.findTermDepositConstitution(reference), { status: 'NotFound' });
+      assert.deepEqual(await core.findLoanInstallmentExecution(reference), { status: 'NotFound' });
+      assert.equal(await core.retrieveTermDeposit('TD1'), undefined);
+      assert.equal(await core.userStatus('nobody'), undefined);
+    });
+    await against(json(200, executedBody(loanResultToWire(execution) as unknown as Record<string, unknown>)), async (core) => {
+      assert.deepEqual(await core.findLoanInstallmentExecution(reference), { status: 'Executed', result: execution });
+    });
+  });
+
+  test('the command travels as the protocol says: POST to the reference\'s path, amounts as decimal strings of minor units', async () => {
+    let seen: { method?: string; url?: string; body?: string } = {};
+    const server = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk) => (body += String(chunk)));
+      request.on('end', () => {
+        seen = { method: request.method, url: request.url, body };
+        response.writeHead(200, { 'content-type': 'application/json' }).end(executedBody());
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const core = new HttpCore({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/bank-core/`, timeoutMs: 2_000 });
+    try {
+      await core.constituteTermDeposit(reference, command);
+    } finally {
+      await core.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+    assert.equal(seen.method, 'POST');
+    assert.equal(seen.url, `/bank-core/core/v1/term-deposit-constitutions/${reference}`, 'a path prefix of the core URL is kept');
+    const body = JSON.parse(seen.body ?? '{}');
+    assert.equal(body.principalMinor, '100000');
+    assert.equal(body.numberOfDays, 90);
+    assert.equal('maturityDate' in body, false, 'an absent field is left out');
+    assert.equal(body.description, null);
+  });
+});
+
+describe('HttpCore: failures', () => {
+  test('connection refused (the core is down) → CoreUnavailable, at once', async () => {
+    const core = new HttpCore({ url: await unusedPortUrl(), timeoutMs: 5_000 });
+    try {
+      const startedAt = Date.now();
+      await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+      assert.ok(Date.now() - startedAt < 2_000, 'no waiting for the time-out');
+      await assert.rejects(core.ping(), CoreUnavailable);
+    } finally {
+      await core.close();
+    }
+  });
+
+  test('a connection reset before any answer → CoreUnavailable', async () => {
+    await against(
+      (request) => request.socket.destroy(),
+      async (core) => {
+        await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+      },
+    );
+  });
+
+  for (const status of [500, 502, 503, 504]) {
+    test(`a ${status} answer → CoreUnavailable, whatever its body`, async () => {
+      await against(json(status, executedBody()), async (core) => {
+        await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+      });
+    });
+  }
+
+  test('no answer within the time-out → CoreTimeout', async () => {
+    await against(
+      () => {},
+      async (core) => {
+        const startedAt = Date.now();
+        await assert.rejects(core.constituteTermDeposit(reference, command), CoreTimeout);
+        const elapsed = Date.now() - startedAt;
+        assert.ok(elapsed >= 280 && elapsed < 2_000, `answered after ${elapsed} ms`);
+      },
+      300,
+    );
+  });
+
+  test('headers in time but a body that stalls → CoreTimeout (the time-out covers the body too)', async () => {
+    await against(
+      (_request, response) => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.write('{"status":"Exec');
+      },
+      async (core) => {
+        await assert.rejects(core.constituteTermDeposit(reference, command), CoreTimeout);
+      },
+      300,
+    );
+  });
+
+  const result = termDepositToWire(deposit) as Record<string, unknown>;
+  const breaches: Array<[string, Handler]> = [
+    ['a body that is not JSON', json(200, '<html>core says hello</html>')],
+    ['a JSON body with another Content-Type', json(200, executedBody(), 'text/plain')],
+    ['a body that is not UTF-8', (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))],
+    ['an unknown status word', json(200, JSON.stringify({ status: 'Done', result }))],
+    ['an amount as a JSON number', json(200, executedBody({ ...result, principalMinor: 100000 }))],
+    ['an amount with a leading zero', json(200, executedBody({ ...result, principalMinor: '0100000' }))],
+    ['an amount with decimals', json(200, executedBody({ ...result, principalMinor: '1000.00' }))],
+    ['an amount in exponent notation', json(200, executedBody({ ...result, principalMinor: '1e5' }))],
+    ['a negative amount', json(200, executedBody({ ...result, expectedInterestMinor: '-1' }))],
+    ['an amount beyond 19 digits', json(200, executedBody({ ...result, principalMinor: '12345678901234567890' }))],
+    ['a date that is not YYYY-MM-DD', json(200, executedBody({ ...result, maturityDate: '01/06/2026' }))],
+    ['a missing field', json(200, executedBody(Object.fromEntries(Object.entries(result).filter(([key]) => key !== 'contractNumber'))))],
+    ['the result of another reference', json(200, executedBody({ ...result, operationReference: 'someone-else' }))],
+    ['a refusal the catalogue does not know', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'noSuchRule', code: 'TD-422-099', message: 'x' } }))],
+    ['a refusal whose code is not its entry\'s', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'insufficientFundsSource', code: 'TD-422-003', message: 'x' } }))],
+    ['a refusal of the other family', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'facilityNotFound', code: 'ML-404-001', message: 'x' } }))],
+    ['a status the protocol does not use (201)', json(201, executedBody())],
+    ['a 404 that is not {status: NotFound} (no such route: a wrong core URL)', json(404, JSON.stringify({ error: 'NO_ROUTE', message: 'No route' }))],
+    ['a 400 (the core refused the command as malformed)', json(400, JSON.stringify({ error: 'BAD_REQUEST', message: 'bad' }))],
+    ['an answer over 256 KiB', json(200, JSON.stringify({ status: 'Executed', result: { ...result, padding: 'x'.repeat(300 * 1024) } }))],
+  ];
+  for (const [what, handler] of breaches) {
+    test(`an answer that breaks the protocol → CoreUnavailable: ${what}`, async () => {
+      await against(handler, async (core) => {
+        await assert.rejects(core.constituteTermDeposit(reference, command), (error: unknown) => {
+          assert.ok(error instanceof CoreUnavailable, String(error));
+          return true;
+        });
+      });
+    });
+  }
+
+  test('a lookup that breaks the protocol → CoreUnavailable, never NotFound (a reconciler must not execute again on a lie)', async () => {
+    await against(json(404, JSON.stringify({ status: 'Gone' })), async (core) => {
+      await assert.rejects(core.findTermDepositConstitution(reference), CoreUnavailable);
+      await assert.rejects(core.findLoanInstallmentExecution(reference), CoreUnavailable);
+    });
+  });
+
+  test('fields a reader does not know are ignored (a newer core may add some)', async () => {
+    await against(json(200, executedBody({ ...result, branch: 'HQ' })), async (core) => {
+      assert.deepEqual(await core.constituteTermDeposit(reference, command), { status: 'Executed', result: deposit });
+    });
+  });
+
+  test('ping: 200 {status: ready} resolves; 503 → CoreUnavailable', async () => {
+    await against(json(200, JSON.stringify({ status: 'ready' })), async (core) => {
+      await core.ping();
+    });
+    await against(json(503, JSON.stringify({ status: 'unavailable' })), async (core) => {
+      await assert.rejects(core.ping(), CoreUnavailable);
+    });
+  });
+});
+
+describe('HttpCore: circuit breaker', () => {
+  test('5 consecutive failures open the breaker: the next calls answer CoreUnavailable at once, without a network call; the state is exposed', async () => {
+    await against(json(503, '{}'), async (core, fake) => {
+      for (let attempt = 0; attempt < 5; attempt += 1) await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+      assert.equal(fake.requests(), 5);
+      assert.equal(core.circuitState, 'open');
+      const startedAt = Date.now();
+      await assert.rejects(core.constituteTermDeposit(reference, command), /circuit open/);
+      await assert.rejects(core.findTermDepositConstitution(reference), CoreUnavailable);
+      await assert.rejects(core.ping(), CoreUnavailable);
+      assert.ok(Date.now() - startedAt < 100, 'answered at once');
+      assert.equal(fake.requests(), 5, 'no request reached the core while the breaker is open');
+    });
+  });
+
+  test('after the cool-down one trial call reaches the core; its success closes the breaker', async () => {
+    let healthy = false;
+    const states: string[] = [];
+    const fake = await fakeCore((_request, response) => {
+      if (healthy) response.writeHead(200, { 'content-type': 'application/json' }).end(executedBody());
+      else response.writeHead(503).end();
+    });
+    const core = new HttpCore({ url: fake.url, timeoutMs: 2_000, circuit: { failuresMax: 2, coolDownMs: 200 }, onCircuitStateChange: (state) => states.push(state) });
+    try {
+      await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+      await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+      assert.equal(core.circuitState, 'open');
+      healthy = true;
+      await assert.rejects(core.constituteTermDeposit(reference, command), /circuit open/);
+      assert.equal(fake.requests(), 2);
+      await sleep(250);
+      assert.equal((await core.constituteTermDeposit(reference, command)).status, 'Executed');
+      assert.equal(core.circuitState, 'closed');
+      assert.equal(fake.requests(), 3);
+      assert.deepEqual(states, ['open', 'half-open', 'closed']);
+    } finally {
+      await core.close();
+      await fake.close();
+    }
+  });
+
+  test('refusals, NotFound and time-outs: refusals and NotFound are answers that never open the breaker; time-outs are failures that do', async () => {
+    await against(json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'customerNotFound', code: 'TD-404-001', message: 'x' } })), async (core) => {
+      for (let attempt = 0; attempt < 8; attempt += 1) assert.equal((await core.constituteTermDeposit(reference, command)).status, 'Rejected');
+      assert.equal(core.circuitState, 'closed');
+    });
+    await against(json(404, JSON.stringify({ status: 'NotFound' })), async (core) => {
+      for (let attempt = 0; attempt < 8; attempt += 1) assert.equal((await core.findTermDepositConstitution(reference)).status, 'NotFound');
+      assert.equal(core.circuitState, 'closed');
+    });
+    await against(
+      () => {},
+      async (core) => {
+        for (let attempt = 0; attempt < 5; attempt += 1) await assert.rejects(core.findTermDepositConstitution(reference), CoreTimeout);
+        assert.equal(core.circuitState, 'open');
+      },
+      50,
+    );
+  });
+});
+
+describe('HttpCore: connections', () => {
+  const fakes: Array<{ close(): Promise<void> }> = [];
+  after(async () => {
+    for (const fake of fakes) await fake.close();
+  });
+
+  test('calls share keep-alive connections, at most connectionsMax at a time; the others queue', async () => {
+    const fake = await fakeCore((_request, response) => {
+      setTimeout(() => response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'NotFound' })), 20);
+    });
+    fakes.push(fake);
+    const core = new HttpCore({ url: fake.url, timeoutMs: 5_000, connectionsMax: 4 });
+    try {
+      const answers = await Promise.all(Array.from({ length: 40 }, () => core.findTermDepositConstitution(reference)));
+      assert.ok(answers.every((answer) => answer.status === 'NotFound'));
+      assert.equal(fake.requests(), 40);
+      assert.ok(fake.connections() <= 4, `${fake.connections()} connections`);
+      assert.ok(fake.concurrentMax() <= 4, `${fake.concurrentMax()} requests at once`);
+      await core.findTermDepositConstitution(reference);
+      assert.ok(fake.connections() <= 4, 'a later call reuses a kept-alive connection');
+    } finally {
+      await core.close();
+    }
+  });
+
+  test('the core URL must be http(s) and the time-out positive', () => {
+    assert.throws(() => new HttpCore({ url: 'ftp://core', timeoutMs: 1_000 }));
+    assert.throws(() => new HttpCore({ url: 'http://core', timeoutMs: 0 }));
+  });
+});

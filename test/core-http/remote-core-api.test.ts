@@ -1,0 +1,270 @@
+/**
+ * The business API in front of a remote core (CONTRACT §11): `coregate serve --core-url` against
+ * `coregate core serve`, each with a database of its own, on each store, with the fault-injecting
+ * proxy (test/helpers/fault-proxy.ts) on the wire between them. The operations work end to end and
+ * the money moves in the core's database, not the API's; a core that is down is 502 at once with
+ * nothing posted, and the circuit breaker then spares it the calls; an answer that breaks the
+ * protocol is 502; a time-out after the core executed is 504, and the repeat or the reconciler
+ * settles it with one movement; readiness is 503 while the core is unreachable.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { findAccount } from '../../src/store/banking.js';
+import { depositBody, initiationResponseFields } from '../helpers/bodies.js';
+import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
+import { FaultProxy, isCommand, onRequests } from '../helpers/fault-proxy.js';
+import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
+import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
+import { storeTargets } from '../helpers/stores.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+
+const coreTimeoutMs = 1_500;
+/** Longer than the time-out: the core executes, its answer comes too late. */
+const lateAnswerMs = 2_500;
+const source = '1000000001';
+const expense = '1000000002';
+const loanPath = '/v1/merchandising-loan/7000000001/repayment-schedules/1/execute';
+/** 250 000.00 USD: 1000000001's opening balance in the demo data, in both databases. */
+const openingMinor = 25_000_000n;
+
+const minor = (amountValue: number) => BigInt(Math.round(amountValue * 100));
+
+function initiate(server: TestServer, token: string, correlationId: string, body: unknown = depositBody()): Promise<HttpResult> {
+  return send(`${server.url}${initiatePath}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-correlation-id': correlationId },
+    body: JSON.stringify(body),
+  });
+}
+
+function executeLoan(server: TestServer, token: string, correlationId: string, amountValue: number): Promise<HttpResult> {
+  const body = {
+    merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
+    merchandisingLoanType: 'CRDE',
+    merchandisingLoanFacilityReference: { loanInstallmentSequence: 1, loanAmount: { amountValue, amountCurrency: { currencyCode: 'USD' } } },
+    accountReferences: [
+      { accountIdentification: { accountIdentificationType: 'PaymentAccount', identifierValue: source } },
+      { accountIdentification: { accountIdentificationType: 'ExpenseAccount', identifierValue: expense } },
+    ],
+  };
+  return send(`${server.url}${loanPath}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-correlation-id': correlationId },
+    body: JSON.stringify(body),
+  });
+}
+
+function assertErrorCode(response: HttpResult, status: number, code: string, wrapped = false): void {
+  assert.equal(response.status, status, JSON.stringify(response.body));
+  const record = wrapped ? response.body.error : response.body;
+  assert.equal(record.status, status);
+  assert.equal(record.reason, reasonByStatus[status]);
+  assert.equal(record.errordetail?.[0]?.code, code);
+}
+
+/** The API's operation that consumed a correlation id, from the API's own store. */
+async function apiOperation(server: TestServer, correlationId: string): Promise<{ reference: string; status: string } | undefined> {
+  return server.coregate.store.db.selectFrom('operations').select(['reference', 'status']).where('correlation_id', '=', correlationId).executeTakeFirst();
+}
+
+/** What the API's own store holds of an account and a reference: it must never move with a remote core. */
+async function apiLedger(server: TestServer, reference: string) {
+  const account = await findAccount(server.coregate.store.db, source);
+  const movements = await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute();
+  const contracts = await server.coregate.store.db.selectFrom('term_deposits').select('contract_number').execute();
+  return { balanceMinor: account?.balanceMinor, movements: movements.length, contracts: contracts.length };
+}
+
+for (const target of storeTargets) {
+  describe(`business API with a remote core [${target.name}]`, { skip: target.skip }, () => {
+    let core: TestCoreServer | undefined;
+    let proxy: FaultProxy | undefined;
+    let api: TestServer | undefined;
+    const drops: Array<() => Promise<void>> = [];
+
+    before(async () => {
+      const coreDb = await target.create();
+      drops.push(coreDb.drop);
+      const apiDb = await target.create();
+      drops.push(apiDb.drop);
+      core = await startTestCoreServer({ db: coreDb.url });
+      proxy = await FaultProxy.start(core.url);
+      // The background reconciler is held back: the tests drive it, so that each shows who settles.
+      api = await startTestServer({ db: apiDb.url, flags: { coreUrl: proxy.url, coreTimeoutMs: String(coreTimeoutMs), reconcileIntervalMs: '3600000' } });
+    });
+    after(async () => {
+      await api?.close();
+      await proxy?.close();
+      await core?.close();
+      for (const drop of drops) await drop();
+    });
+
+    const server = () => api as TestServer;
+    const coreServer = () => core as TestCoreServer;
+    const wire = () => proxy as FaultProxy;
+
+    test('the API wires the HTTP adapter for --core-url, not the embedded core; readiness is 200 while the core answers', async () => {
+      assert.ok(server().coregate.remoteCore, 'a remote core adapter');
+      assert.equal(server().coregate.remoteCore?.circuitState, 'closed');
+      const ready = await send(`${server().url}/health/ready`, {});
+      assert.equal(ready.status, 200);
+    });
+
+    test('a term deposit initiation works end to end (200 with the SPEC body); the money moves in the core\'s database, not the API\'s', async () => {
+      const token = await demoToken(server());
+      const coreBefore = await coreServer().balanceOf(source);
+      const response = await initiate(server(), token, randomUUID(), depositBody(4321));
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(Object.keys(response.body).sort(), initiationResponseFields);
+      assert.match(response.body.operationReference, uuidPattern);
+      assert.deepEqual(response.body.principalAmount, { amountValue: 4321, amountCurrency: { currencycode: 'USD' } });
+      assert.deepEqual(response.body.termDepositPeriod, { numberOfDays: 91, maturityDate: '2026-06-01' });
+      const reference = response.body.operationReference as string;
+
+      assert.equal(coreBefore - (await coreServer().balanceOf(source)), minor(4321), 'the core debited the source account');
+      assert.equal(await coreServer().movementsOf(reference), 1);
+      assert.deepEqual(await apiLedger(server(), reference), { balanceMinor: openingMinor, movements: 0, contracts: 0 }, 'the API\'s own ledger is untouched');
+
+      const retrieved = await send(`${server().url}/v1/term-deposits/${response.body.termDepositAccount}/retrieve`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(retrieved.status, 200, JSON.stringify(retrieved.body));
+      assert.equal(retrieved.body.termDepositAccount, response.body.termDepositAccount);
+      assert.equal(retrieved.body.termDepositStatus, 'Active');
+      // 4321.00 × 5.25 % × 91 / 360 = 57.3432… → 57.34
+      assert.deepEqual(retrieved.body.expectedInterestAmount, { amountValue: 57.34, amountCurrency: { currencycode: 'USD' } });
+    });
+
+    test('a loan installment payment works end to end (200 with the SPEC body); amount and charges move in the core\'s database', async () => {
+      const token = await demoToken(server());
+      const [paymentBefore, expenseBefore] = [await coreServer().balanceOf(source), await coreServer().balanceOf(expense)];
+      const response = await executeLoan(server(), token, randomUUID(), 1000);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      assert.deepEqual(Object.keys(response.body).sort(), ['executionDateTime', 'executionReference', 'merchandisingLoanFacilityStatus', 'merchandisingLoanOperationId']);
+      assert.equal(response.body.merchandisingLoanFacilityStatus, 'PartiallyExecuted');
+      assert.match(response.body.executionReference, uuidPattern);
+      assert.equal(paymentBefore - (await coreServer().balanceOf(source)), minor(1000));
+      // Minimum commission 10.00, fee 25.00, tax (10.00 + 25.00) × 0.16 = 5.60.
+      assert.equal(expenseBefore - (await coreServer().balanceOf(expense)), minor(40.6));
+      assert.deepEqual(await apiLedger(server(), response.body.executionReference), { balanceMinor: openingMinor, movements: 0, contracts: 0 });
+    });
+
+    test('a refusal of the remote core is the API\'s 422 with its catalogue code (TD-422-002); nothing moves', async () => {
+      const token = await demoToken(server());
+      const coreBefore = await coreServer().balanceOf(source);
+      const response = await initiate(server(), token, randomUUID(), depositBody(300_000));
+      assertErrorCode(response, 422, 'TD-422-002');
+      assert.equal(response.body.errordetail[0].reason, 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT');
+      assert.equal(await coreServer().balanceOf(source), coreBefore);
+    });
+
+    test('a core answer that breaks the protocol → 502 CORE_UNAVAILABLE (TD-502-001); the repeat after recovery executes once', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(1111);
+      const coreBefore = await coreServer().balanceOf(source);
+      const garbage = { kind: 'respond' as const, status: 200, body: JSON.stringify({ status: 'Executed', result: { principalMinor: 111100 } }) };
+      const failed = await wire().withFault(onRequests(isCommand, garbage), () => initiate(server(), token, id, body));
+      assertErrorCode(failed, 502, 'TD-502-001');
+      assert.equal((await apiOperation(server(), id))?.status, 'Unknown', 'the outcome is held as unknown');
+      assert.equal(await coreServer().balanceOf(source), coreBefore);
+
+      const repeat = await initiate(server(), token, id, body);
+      assert.equal(repeat.status, 200, JSON.stringify(repeat.body));
+      assert.equal(repeat.body.operationReference, (await apiOperation(server(), id))?.reference);
+      assert.equal(coreBefore - (await coreServer().balanceOf(source)), minor(1111), 'executed once');
+    });
+
+    test('a core time-out after the core executed → 504 CORE_TIMEOUT; the repeat with the same x-correlation-id settles it (409 naming the original, Executed) with one ledger movement', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const body = depositBody(2222);
+      const coreBefore = await coreServer().balanceOf(source);
+      const timedOut = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), () => initiate(server(), token, id, body));
+      assertErrorCode(timedOut, 504, 'TD-504-001');
+      const unknown = await apiOperation(server(), id);
+      assert.equal(unknown?.status, 'Unknown');
+      const reference = unknown?.reference ?? '';
+      await waitFor('the core to execute the timed-out command', async () => ((await coreServer().movementsOf(reference)) === 1 ? true : undefined));
+
+      const repeat = await initiate(server(), token, id, body);
+      assertErrorCode(repeat, 409, 'TD-409-001');
+      assert.ok(repeat.body.message.includes(reference), repeat.body.message);
+      assert.match(repeat.body.message, /Executed/);
+      assert.equal((await apiOperation(server(), id))?.status, 'Executed');
+      assert.equal(await coreServer().movementsOf(reference), 1, 'one movement in the core');
+      assert.equal(coreBefore - (await coreServer().balanceOf(source)), minor(2222), 'debited once');
+      assert.equal((await apiLedger(server(), reference)).movements, 0);
+    });
+
+    test('a core time-out after the core executed → 504 (ML-504-001); the reconciler settles it by reference: GET /v1/operations shows Executed, one movement', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const paymentBefore = await coreServer().balanceOf(source);
+      const timedOut = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), () => executeLoan(server(), token, id, 500));
+      assertErrorCode(timedOut, 504, 'ML-504-001', true);
+      const reference = (await apiOperation(server(), id))?.reference ?? '';
+      await waitFor('the core to execute the timed-out command', async () => ((await coreServer().movementsOf(reference)) === 1 ? true : undefined));
+
+      const settled = await waitFor('the reconciler to settle the operation', async () => {
+        await server().coregate.reconciler.kick();
+        const operation = await apiOperation(server(), id);
+        return operation?.status === 'Executed' ? operation : undefined;
+      });
+      assert.equal(settled.reference, reference);
+      const view = await send(`${server().url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(view.status, 200, JSON.stringify(view.body));
+      assert.equal(view.body.status, 'Executed');
+      assert.equal(view.body.result.executionReference, reference);
+      assert.equal(view.body.result.merchandisingLoanFacilityStatus, 'PartiallyExecuted');
+      assert.equal(await coreServer().movementsOf(reference), 1);
+      assert.equal(paymentBefore - (await coreServer().balanceOf(source)), minor(500), 'paid once');
+    });
+
+    // Last: it leaves the circuit breaker open for its cool-down.
+    test('a core that is down → 502 at once, nothing posted; after 5 failures the breaker opens: the next call does not reach the core, readiness is 503 naming the core; once it is back, the repeat executes once', async () => {
+      // branch-portal has no technical user: no directory lookup precedes the core call.
+      const token = await demoToken(server(), demo.branch);
+      const remote = server().coregate.remoteCore;
+      assert.ok(remote);
+      const coreBefore = await coreServer().balanceOf(source);
+      const id = randomUUID();
+      const body = depositBody(3333);
+      await wire().withFault({ kind: 'reset' }, async () => {
+        for (let attempt = 0; attempt < 5; attempt += 1) {
+          const receivedBefore = wire().received;
+          const startedAt = Date.now();
+          const failed = await initiate(server(), token, attempt === 0 ? id : randomUUID(), body);
+          assertErrorCode(failed, 502, 'TD-502-001');
+          assert.ok(Date.now() - startedAt < coreTimeoutMs, `502 at once, not after the ${coreTimeoutMs} ms time-out`);
+          assert.equal(wire().received, receivedBefore + 1, 'the call reached the wire');
+        }
+        assert.equal(remote.circuitState, 'open');
+        assert.equal((await apiOperation(server(), id))?.status, 'Unknown');
+
+        const receivedBefore = wire().received;
+        const startedAt = Date.now();
+        assertErrorCode(await initiate(server(), token, randomUUID(), body), 502, 'TD-502-001');
+        assert.ok(Date.now() - startedAt < 1_000, 'the open breaker answers at once');
+        const ready = await send(`${server().url}/health/ready`, {});
+        assert.equal(ready.status, 503);
+        assert.deepEqual(ready.body, { status: 'unavailable', check: 'core' });
+        assert.equal(wire().received, receivedBefore, 'no call reached the wire while the breaker is open');
+      });
+      assert.equal(await coreServer().balanceOf(source), coreBefore, 'nothing was posted');
+
+      // The core is back: after the cool-down a trial call (the readiness probe's ping) closes the breaker.
+      await waitFor(
+        'readiness once the cool-down is over',
+        async () => {
+          const ready = await send(`${server().url}/health/ready`, {});
+          return ready.status === 200 ? true : (await sleep(200), undefined);
+        },
+        15_000,
+      );
+      assert.equal(remote.circuitState, 'closed');
+      const repeat = await initiate(server(), token, id, body);
+      assert.equal(repeat.status, 200, JSON.stringify(repeat.body));
+      assert.equal(coreBefore - (await coreServer().balanceOf(source)), minor(3333), 'executed once, after recovery');
+    });
+  });
+}

@@ -1,0 +1,29 @@
+/** The port conformance suite against the embedded reference core, on each store. */
+import { createLogger } from '../../src/log.js';
+import { openReferenceCore } from '../../src/core-http/core-service.js';
+import { findAccount } from '../../src/store/banking.js';
+import { storeTargets } from '../helpers/stores.js';
+import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
+
+for (const target of storeTargets) {
+  describeCorePortConformance(
+    `embedded reference core [${target.name}]`,
+    async () => {
+      const created = await target.create();
+      const { store, core } = await openReferenceCore({ db: created.url, dataFile: conformanceDataFile, businessDate: undefined }, createLogger({ level: 'silent' }));
+      return {
+        port: core,
+        async balanceOf(accountNumber) {
+          const account = await findAccount(store.db, accountNumber);
+          if (!account) throw new Error(`no account ${accountNumber}`);
+          return account.balanceMinor;
+        },
+        async close() {
+          await store.close();
+          await created.drop();
+        },
+      };
+    },
+    { skip: target.skip },
+  );
+}

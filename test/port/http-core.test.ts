@@ -1,0 +1,30 @@
+/**
+ * The port conformance suite against the HTTP adapter (HttpCore) in front of a started core
+ * server (`coregate core serve`, in-process), on each store: the remote core protocol carries
+ * every rule of the port, at most once included.
+ */
+import { HttpCore } from '../../src/core-http/http-core-adapter.js';
+import { startTestCoreServer } from '../helpers/core-server.js';
+import { storeTargets } from '../helpers/stores.js';
+import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
+
+for (const target of storeTargets) {
+  describeCorePortConformance(
+    `HTTP adapter in front of a core server [${target.name}]`,
+    async () => {
+      const created = await target.create();
+      const server = await startTestCoreServer({ db: created.url, data: conformanceDataFile });
+      const port = new HttpCore({ url: server.url, timeoutMs: 10_000 });
+      return {
+        port,
+        balanceOf: (accountNumber) => server.balanceOf(accountNumber),
+        async close() {
+          await port.close();
+          await server.close();
+          await created.drop();
+        },
+      };
+    },
+    { skip: target.skip },
+  );
+}
