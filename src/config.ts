@@ -39,6 +39,8 @@ export interface Config {
   reconcileIntervalMs: number;
   /** An operation still unknown this long after it was created is logged, counted and reported by check. */
   unknownAgeLimitSeconds: number;
+  /** The longest back-off between two reconciliation attempts of one operation. */
+  reconcileBackoffMaxMs: number;
   /** Failed client authentications per realm, client id and source address in a window before 429; 0 disables. */
   authFailureLimit: number;
   /** The window of authFailureLimit, opened by the first failure; 0 disables. */
@@ -137,6 +139,12 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
       flags.unknownAgeLimit ?? env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300',
       1,
       31_536_000,
+    ),
+    reconcileBackoffMaxMs: integerSetting(
+      'COREGATE_RECONCILE_BACKOFF_MAX_MS',
+      env.COREGATE_RECONCILE_BACKOFF_MAX_MS ?? '60000',
+      100,
+      3_600_000,
     ),
     authFailureLimit: integerSetting('--auth-failure-limit / COREGATE_AUTH_FAILURE_LIMIT', flags.authFailureLimit ?? env.COREGATE_AUTH_FAILURE_LIMIT ?? '10', 0, 1_000_000),
     authFailureWindowSeconds: integerSetting(

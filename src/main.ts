@@ -222,7 +222,7 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
   const claims = new Claims(window);
   const audit = new OperationAudit(chainer);
   const observeCoreCall = () => {};
-  const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, observeCoreCall });
+  const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
   const reconciler = new Reconciler({
     store,
     core,
@@ -237,6 +237,7 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     // margin, and it is gone.
     leaseMs: 2 * config.coreTimeoutMs + 5_000,
     unknownAgeLimitMs: config.unknownAgeLimitSeconds * 1000,
+    backoffMaxMs: config.reconcileBackoffMaxMs,
     observeCoreCall,
   });
   const worker = new PendingWorker({ store, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000 });

@@ -51,6 +51,8 @@ export interface ExecutionOptions {
   audit: OperationAudit;
   logger: Logger;
   coreTimeoutMs: number;
+  /** The longest back-off between reconciliation attempts. */
+  backoffMaxMs: number;
   observeCoreCall: CoreCallObserver;
 }
 
@@ -184,14 +186,14 @@ export class Execution {
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
         if (job.from.kind === 'new') {
-          await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: entry.status, error, attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now) }, 'Unknown');
+          await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: entry.status, error, attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs) }, 'Unknown');
         } else {
           await claims.move(unitOfWork.db, reference, job.from.guard, {
             status: 'Unknown',
             httpStatus: entry.status,
             error,
             attempts,
-            nextAttemptEpochMs: nextAttemptAt(attempts, now),
+            nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs),
             atEpochMs: now,
           });
         }

@@ -43,6 +43,8 @@ export interface ReconcilerOptions {
   leaseMs: number;
   /** An operation still unknown this long after it was created is logged and counted. */
   unknownAgeLimitMs: number;
+  /** The longest back-off between attempts. */
+  backoffMaxMs: number;
   observeCoreCall: CoreCallObserver;
   /** Where settlements are reported (the metrics). */
   onSettled?: (operation: string, outcome: string) => void;
@@ -171,7 +173,7 @@ export class Reconciler {
     else if (isCoreFailure(cause)) logger.warn(log, 'reconciliation attempt failed; backing off');
     else logger.error(log, 'reconciliation attempt failed unexpectedly; backing off');
     try {
-      await claims.move(store.db, claimed.reference, { status: 'InFlight', updatedEpochMs: claimed.updatedEpochMs }, { status: 'Unknown', attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now), atEpochMs: now });
+      await claims.move(store.db, claimed.reference, { status: 'InFlight', updatedEpochMs: claimed.updatedEpochMs }, { status: 'Unknown', attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs), atEpochMs: now });
     } catch (error) {
       // Execution already recorded the attempt (it moves a failed execution to Unknown itself).
       if (!(error instanceof ClaimLost)) throw error;

@@ -36,9 +36,9 @@ test('clients see Pending for every state that is not final (CONTRACT §4)', () 
 
 test('reconciliation backs off exponentially with jitter, capped, and stops after the bounded attempts', () => {
   const now = 1_000_000;
-  assert.equal(nextAttemptAt(0, now, () => 0), now + retryBaseMs / 2);
-  assert.equal(nextAttemptAt(0, now, () => 1), now + retryBaseMs);
-  assert.equal(nextAttemptAt(3, now, () => 1), now + 8 * retryBaseMs);
-  assert.equal(nextAttemptAt(20, now, () => 1), now + retryIntervalMaxMs);
+  assert.equal(nextAttemptAt(0, now, retryIntervalMaxMs, () => 0), now + retryBaseMs / 2);
+  assert.equal(nextAttemptAt(0, now, retryIntervalMaxMs, () => 1), now + retryBaseMs);
+  assert.equal(nextAttemptAt(3, now, retryIntervalMaxMs, () => 1), now + 8 * retryBaseMs);
+  assert.equal(nextAttemptAt(20, now, retryIntervalMaxMs, () => 1), now + retryIntervalMaxMs);
   assert.equal(nextAttemptAt(reconcileAttemptsMax, now), neverEpochMs);
 });

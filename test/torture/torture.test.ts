@@ -1,0 +1,18 @@
+/**
+ * The torture test, short (CI): see torture.ts. `npm run torture -- --minutes 10` runs it long.
+ * It needs PostgreSQL; without it (and without CI=true) it is skipped with the reason.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { storeTargets } from '../helpers/stores.js';
+import { describeTorture, runTorture } from './torture.js';
+
+const postgres = storeTargets.find((target) => target.name === 'postgres');
+
+test('torture: two API instances, a faulty remote core, kills; nothing acknowledged lost, nothing executed twice, money conserved', { skip: postgres?.skip, timeout: 170_000 }, async () => {
+  const report = await runTorture({ durationMs: Number(process.env.COREGATE_TORTURE_MS ?? 25_000), clients: 6, log: (line) => console.log(line) });
+  console.log(describeTorture(report).replace(/^/gm, '# '));
+  assert.ok(report.acknowledged > 20, `too few acknowledged operations to mean anything: ${report.acknowledged}`);
+  assert.ok(report.faults['dropped-after-execution'] > 0 && report.faults.timeout > 0, 'faults were injected');
+  assert.deepEqual(report.anomalies, []);
+});

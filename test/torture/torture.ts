@@ -1,0 +1,279 @@
+/**
+ * A torture test in the manner of Jepsen's bank test (issue 8). Two API instances on one
+ * PostgreSQL database, a remote core on a database of its own behind a fault-injecting proxy
+ * (latency, time-outs, 5xx, connection resets, responses dropped after the core executed);
+ * clients run term deposits and loan payments concurrently through the SDK, which retries with
+ * the same correlation id; during the run one API instance and the core are killed with SIGKILL
+ * and restarted. At the end the reconciler has drained, `coregate check` passes, every operation
+ * acknowledged to a client exists exactly once, no reference executed twice, every refused one
+ * moved nothing, and every currency's balances still sum to zero.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { openStore, type Store } from '../../src/store/connect.js';
+import { checkLedger } from '../../src/store/ledger.js';
+import { CoregateApiError, CoregateClient } from '../../src/sdk/index.js';
+import { runCli } from '../helpers/cli.js';
+import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
+import { demo } from '../helpers/server.js';
+import { postgresAdminUrl } from '../helpers/stores.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+import { FaultProxy, type FaultKind } from './fault-proxy.js';
+import { tortureAccounts, tortureFacility, tortureInstallments, writeTortureDataFile } from './torture-data.js';
+
+export interface TortureOptions {
+  durationMs: number;
+  clients: number;
+  log: (line: string) => void;
+}
+
+export interface TortureReport {
+  operations: number;
+  acknowledged: number;
+  refused: number;
+  unknownToClients: number;
+  faults: Record<FaultKind, number>;
+  kills: { api: number; core: number };
+  anomalies: string[];
+}
+
+type ClientOutcome =
+  | { kind: 'executed'; operation: 'termDeposit' | 'loan'; correlationId: string; reference: string }
+  | { kind: 'accepted'; operation: 'termDeposit' | 'loan'; correlationId: string; reference: string }
+  | { kind: 'refused'; operation: 'termDeposit' | 'loan'; correlationId: string; status: number; code: string | undefined }
+  | { kind: 'unknown'; operation: 'termDeposit' | 'loan'; correlationId: string; reason: string };
+
+/** The API's core time-out: short, so that holds and kills turn into 504s quickly. */
+const coreTimeoutMs = 800;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresAdminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function databaseUrl(name: string): string {
+  const url = new URL(postgresAdminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+export async function runTorture(options: TortureOptions): Promise<TortureReport> {
+  const suffix = randomBytes(5).toString('hex');
+  const apiDbName = `coregate_torture_api_${suffix}`;
+  const coreDbName = `coregate_torture_core_${suffix}`;
+  await admin(`create database ${apiDbName}`);
+  await admin(`create database ${coreDbName}`);
+  const apiDb = databaseUrl(apiDbName);
+  const coreDb = databaseUrl(coreDbName);
+  const dataFile = writeTortureDataFile();
+  const processes: CoregateProcess[] = [];
+  const corePort = await freePort();
+  const proxy = new FaultProxy({
+    targetPort: corePort,
+    weights: { none: 60, latency: 15, timeout: 6, '5xx': 6, reset: 5, 'dropped-after-execution': 8 },
+    holdMs: coreTimeoutMs + 400,
+  });
+  const env = { COREGATE_LOG_LEVEL: 'warn', COREGATE_RECONCILE_BACKOFF_MAX_MS: '2000', COREGATE_SHUTDOWN_GRACE_MS: '3000' };
+  const startCore = () => spawnCoregate(['core', 'serve', '--db', coreDb, '--data', dataFile], { port: corePort, env });
+  let core = await startCore();
+  processes.push(core);
+  await proxy.start();
+  const coreUrl = `http://127.0.0.1:${proxy.port}`;
+  const apiPorts = [await freePort(), await freePort()] as const;
+  const publicUrl = `http://127.0.0.1:${apiPorts[0]}`;
+  const startApi = (port: number) =>
+    spawnCoregate(
+      ['serve', '--db', apiDb, '--data', dataFile, '--core-url', coreUrl, '--public-url', publicUrl, '--core-timeout-ms', String(coreTimeoutMs), '--reconcile-interval-ms', '300'],
+      { port, env },
+    );
+  const apis: CoregateProcess[] = [await startApi(apiPorts[0]), await startApi(apiPorts[1])];
+  processes.push(...apis);
+  const kills = { api: 0, core: 0 };
+  const outcomes: ClientOutcome[] = [];
+  let installment = 0;
+
+  const clientFor = (port: number) =>
+    new CoregateClient({
+      baseUrl: `http://127.0.0.1:${port}`,
+      authUrl: publicUrl,
+      realm: demo.realm,
+      clientId: demo.treasury.clientId,
+      clientSecret: demo.treasury.secret,
+      timeoutMs: 5_000,
+      retry: { attempts: 6, baseDelayMs: 100, maxDelayMs: 800 },
+    });
+  const deadline = Date.now() + options.durationMs;
+
+  async function worker(index: number): Promise<void> {
+    // Each worker talks to one instance; the token comes from the first instance (shared keys).
+    const client = clientFor(index % 2 === 0 ? apiPorts[0] : apiPorts[1]);
+    while (Date.now() < deadline) {
+      const correlationId = randomUUID();
+      const isLoan = Math.random() < 0.35;
+      const operation = isLoan ? 'loan' : 'termDeposit';
+      const respondAsync = Math.random() < 0.1;
+      try {
+        if (isLoan) {
+          installment += 1;
+          const sequence = ((installment - 1) % tortureInstallments) + 1;
+          const result = await client.merchandisingLoans.executeInstallment(
+            tortureFacility,
+            sequence,
+            {
+              merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
+              merchandisingLoanType: 'CRDE',
+              merchandisingLoanFacilityReference: { loanInstallmentSequence: sequence, loanAmount: { amountValue: 500, amountCurrency: { currencyCode: 'USD' } } },
+              accountReferences: [
+                { accountIdentification: { accountIdentificationType: 'PaymentAccount', identifierValue: tortureAccounts.payment } },
+                { accountIdentification: { accountIdentificationType: 'ExpenseAccount', identifierValue: tortureAccounts.expense } },
+              ],
+            },
+            { correlationId, respondAsync },
+          );
+          if (result.status === 202) outcomes.push({ kind: 'accepted', operation, correlationId, reference: result.reference });
+          else if (result.status === 200) outcomes.push({ kind: 'executed', operation, correlationId, reference: result.result.executionReference });
+        } else {
+          const result = await client.termDeposits.initiate(
+            {
+              customerReference: 'C0001',
+              termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
+              principalAmount: { amountValue: 1000 + Math.floor(Math.random() * 4000), amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
+              interestRate: { rateValue: 4.5, rateType: 'Nominal' },
+              termDepositPeriod: { numberOfDays: 90 },
+              valueDate: '2026-03-02',
+              sourceAccount: { accountIdentification: tortureAccounts.source, accountType: 'DebitAccount' },
+              interestSettlementAccount: { accountIdentification: tortureAccounts.interest, accountType: 'CreditAccount' },
+            },
+            { correlationId, respondAsync },
+          );
+          if (result.status === 202) outcomes.push({ kind: 'accepted', operation, correlationId, reference: result.reference });
+          else if (result.status === 200) outcomes.push({ kind: 'executed', operation, correlationId, reference: result.result.operationReference });
+        }
+      } catch (error) {
+        if (error instanceof CoregateApiError && error.status < 500 && error.status !== 429) {
+          outcomes.push({ kind: 'refused', operation, correlationId, status: error.status, code: error.details[0]?.code });
+        } else {
+          outcomes.push({ kind: 'unknown', operation, correlationId, reason: error instanceof Error ? error.message : String(error) });
+        }
+      }
+    }
+  }
+
+  async function chaos(): Promise<void> {
+    await sleep(options.durationMs * 0.3);
+    options.log('# SIGKILL api instance 2');
+    await apis[1]?.stop('SIGKILL');
+    kills.api += 1;
+    await sleep(1_500);
+    apis[1] = await startApi(apiPorts[1]);
+    processes.push(apis[1]);
+    await sleep(options.durationMs * 0.25);
+    options.log('# SIGKILL core');
+    await core.stop('SIGKILL');
+    kills.core += 1;
+    await sleep(1_500);
+    core = await startCore();
+    processes.push(core);
+  }
+
+  const anomalies: string[] = [];
+  let apiStore: Store | undefined;
+  let coreStore: Store | undefined;
+  try {
+    await Promise.all([chaos(), ...Array.from({ length: options.clients }, (_, index) => worker(index))]);
+    options.log(`# load done: ${outcomes.length} client calls; draining`);
+    proxy.enabled = false;
+    apiStore = openStore(apiDb);
+    coreStore = openStore(coreDb);
+    const store = apiStore;
+    await waitFor(
+      'the reconciler and the pending workers to drain',
+      async () => {
+        const open = await store.db.selectFrom('operations').select('reference').where('status', 'in', ['Pending', 'InFlight', 'Unknown']).limit(1).execute();
+        return open.length === 0 ? true : undefined;
+      },
+      90_000,
+    );
+
+    const check = await runCli(['check', '--db', apiDb, '--core-db', coreDb, '--json'], { timeoutMs: 120_000 });
+    if (check.code !== 0) anomalies.push(`coregate check failed: ${check.stdout}${check.stderr}`);
+
+    const operations = await apiStore.db.selectFrom('operations').select(['reference', 'correlation_id', 'status']).execute();
+    const movements = await coreStore.db.selectFrom('movements').select(['reference']).where('kind', '<>', 'opening_balance').execute();
+    const movementsByReference = new Map<string, number>();
+    for (const movement of movements) movementsByReference.set(movement.reference, (movementsByReference.get(movement.reference) ?? 0) + 1);
+    const byCorrelation = new Map(operations.map((operation) => [operation.correlation_id, operation]));
+    const byReference = new Map(operations.map((operation) => [operation.reference, operation]));
+
+    for (const [reference, count] of movementsByReference) {
+      if (count > 1) anomalies.push(`reference ${reference} executed ${count} times`);
+      const operation = byReference.get(reference);
+      if (!operation) anomalies.push(`the core executed ${reference}, which the API never recorded`);
+      else if (operation.status !== 'Executed') anomalies.push(`the core executed ${reference}, which the API recorded as ${operation.status}`);
+    }
+    for (const operation of operations) {
+      const count = movementsByReference.get(operation.reference) ?? 0;
+      if (operation.status === 'Executed' && count !== 1) anomalies.push(`operation ${operation.reference} is Executed with ${count} movements`);
+      if (operation.status === 'Rejected' && count !== 0) anomalies.push(`operation ${operation.reference} is Rejected with ${count} movements`);
+    }
+    for (const outcome of outcomes) {
+      const operation = byCorrelation.get(outcome.correlationId);
+      if (outcome.kind === 'executed') {
+        if (operation?.reference !== outcome.reference || operation.status !== 'Executed') anomalies.push(`acknowledged ${outcome.reference} is ${operation?.status ?? 'missing'}`);
+      } else if (outcome.kind === 'accepted') {
+        if (!operation || (operation.status !== 'Executed' && operation.status !== 'Rejected')) anomalies.push(`accepted ${outcome.reference} is ${operation?.status ?? 'missing'}`);
+      } else if (outcome.kind === 'refused' && operation && operation.status === 'Executed') {
+        anomalies.push(`refused ${outcome.correlationId} (${outcome.status}) is Executed`);
+      }
+    }
+    const ledger = await checkLedger(coreStore.db);
+    if (ledger.unbalancedMovements.length + ledger.balanceMismatches.length + ledger.negativeCustomerAccounts.length > 0) {
+      anomalies.push(`ledger: ${JSON.stringify(ledger)}`);
+    }
+    const sums = await coreStore.db
+      .selectFrom('accounts')
+      .select('currency')
+      .select((eb) => eb.fn.sum<string>('balance_minor').as('total'))
+      .groupBy('currency')
+      .execute();
+    for (const sum of sums) if (BigInt(sum.total) !== 0n) anomalies.push(`balances in ${sum.currency} sum to ${sum.total}, not 0: money was made or lost`);
+
+    return {
+      operations: operations.length,
+      acknowledged: outcomes.filter((outcome) => outcome.kind === 'executed' || outcome.kind === 'accepted').length,
+      refused: outcomes.filter((outcome) => outcome.kind === 'refused').length,
+      unknownToClients: outcomes.filter((outcome) => outcome.kind === 'unknown').length,
+      faults: { ...proxy.counts },
+      kills,
+      anomalies,
+    };
+  } finally {
+    await apiStore?.close();
+    await coreStore?.close();
+    await Promise.all(processes.map((process) => process.stop('SIGKILL')));
+    await proxy.close();
+    await admin(`drop database if exists ${apiDbName} with (force)`);
+    await admin(`drop database if exists ${coreDbName} with (force)`);
+  }
+}
+
+export function describeTorture(report: TortureReport): string {
+  const faults = Object.entries(report.faults)
+    .map(([kind, count]) => `${kind} ${count}`)
+    .join(', ');
+  return [
+    `operations: ${report.operations}`,
+    `acknowledged: ${report.acknowledged}`,
+    `refused: ${report.refused}`,
+    `unknown to clients (gave up): ${report.unknownToClients}`,
+    `faults injected: ${faults}`,
+    `kills: api ${report.kills.api}, core ${report.kills.core}`,
+    `anomalies: ${report.anomalies.length}`,
+    ...report.anomalies.slice(0, 20).map((anomaly) => `  - ${anomaly}`),
+  ].join('\n');
+}
