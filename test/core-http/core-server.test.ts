@@ -106,6 +106,7 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     assert.deepEqual(Object.keys(doc.paths).sort(), [
       '/core/v1/directory/users/{login}',
       '/core/v1/directory/workstations/{id}',
+      '/core/v1/fences/{reference}',
       '/core/v1/loan-installment-executions/{reference}',
       '/core/v1/term-deposit-constitutions/{reference}',
       '/core/v1/term-deposits/{contractNumber}',

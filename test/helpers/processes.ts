@@ -33,7 +33,10 @@ export interface CoregateProcess {
  * Spawns `coregate <args> --port <port> --host 127.0.0.1` and waits until GET /health/ready
  * answers 200 (or `readyStatus`).
  */
-export async function spawnCoregate(args: string[], options: { port?: number; env?: Record<string, string>; readyTimeoutMs?: number } = {}): Promise<CoregateProcess> {
+export async function spawnCoregate(
+  args: string[],
+  options: { port?: number; env?: Record<string, string>; readyTimeoutMs?: number; /** Ready when this appears in the log (HTTPS servers). */ readyLog?: string } = {},
+): Promise<CoregateProcess> {
   const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, [cliPath, ...args, '--port', String(port), '--host', '127.0.0.1'], {
     cwd: repoRoot,
@@ -55,6 +58,7 @@ export async function spawnCoregate(args: string[], options: { port?: number; en
     `${args[0] ?? 'coregate'} on port ${port} to be ready`,
     async () => {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited early: ${stderr}${stdout.slice(-2000)}`);
+      if (options.readyLog !== undefined) return stdout.includes(options.readyLog) ? true : undefined;
       try {
         return (await fetch(`${url}/health/ready`)).status === 200 ? true : undefined;
       } catch {
