@@ -7,7 +7,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
+import { freePort } from './processes.js';
 import { Redis } from 'ioredis';
 import { waitFor } from './wait.js';
 
@@ -86,15 +86,6 @@ export async function deleteKeysUnder(url: string, prefix: string): Promise<numb
   }
 }
 
-/** A port nobody listens on at the moment. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (typeof address !== 'object' || address === null) throw new Error('no port');
-  return address.port;
-}
 
 export interface RedisProcess {
   url: string;
@@ -127,3 +118,5 @@ export async function startRedisServer(): Promise<RedisProcess> {
     restart: start,
   };
 }
+
+export { freePort };

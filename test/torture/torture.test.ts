@@ -13,6 +13,6 @@ test('torture: two API instances, a faulty remote core, kills; nothing acknowled
   const report = await runTorture({ durationMs: Number(process.env.COREGATE_TORTURE_MS ?? 25_000), clients: 6, log: (line) => console.log(line) });
   console.log(describeTorture(report).replace(/^/gm, '# '));
   assert.ok(report.acknowledged > 20, `too few acknowledged operations to mean anything: ${report.acknowledged}`);
-  assert.ok(report.faults['dropped-after-execution'] > 0 && report.faults.timeout > 0, 'faults were injected');
+  assert.ok((report.faults['dropped-after-execution'] ?? 0) > 0 && (report.faults.timeout ?? 0) > 0, 'faults were injected');
   assert.deepEqual(report.anomalies, []);
 });

@@ -18,7 +18,7 @@ import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/proces
 import { demo } from '../helpers/server.js';
 import { postgresAdminUrl } from '../helpers/stores.js';
 import { sleep, waitFor } from '../helpers/wait.js';
-import { FaultProxy, type FaultKind } from './fault-proxy.js';
+import { FaultProxy, passThrough, type FaultRule, type ProxyFault } from '../helpers/fault-proxy.js';
 import { tortureAccounts, tortureFacility, tortureInstallments, writeTortureDataFile } from './torture-data.js';
 
 export interface TortureOptions {
@@ -32,7 +32,7 @@ export interface TortureReport {
   acknowledged: number;
   refused: number;
   unknownToClients: number;
-  faults: Record<FaultKind, number>;
+  faults: Record<string, number>;
   kills: { api: number; core: number };
   anomalies: string[];
 }
@@ -73,17 +73,13 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
   const dataFile = writeTortureDataFile();
   const processes: CoregateProcess[] = [];
   const corePort = await freePort();
-  const proxy = new FaultProxy({
-    targetPort: corePort,
-    weights: { none: 60, latency: 15, timeout: 6, '5xx': 6, reset: 5, 'dropped-after-execution': 8 },
-    holdMs: coreTimeoutMs + 400,
-  });
   const env = { COREGATE_LOG_LEVEL: 'warn', COREGATE_RECONCILE_BACKOFF_MAX_MS: '2000', COREGATE_SHUTDOWN_GRACE_MS: '3000' };
   const startCore = () => spawnCoregate(['core', 'serve', '--db', coreDb, '--data', dataFile], { port: corePort, env });
   let core = await startCore();
   processes.push(core);
-  await proxy.start();
-  const coreUrl = `http://127.0.0.1:${proxy.port}`;
+  const proxy = await FaultProxy.start(`http://127.0.0.1:${corePort}`);
+  proxy.rule = randomFaults;
+  const coreUrl = proxy.url;
   const apiPorts = [await freePort(), await freePort()] as const;
   const publicUrl = `http://127.0.0.1:${apiPorts[0]}`;
   const startApi = (port: number) =>
@@ -187,7 +183,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
   try {
     await Promise.all([chaos(), ...Array.from({ length: options.clients }, (_, index) => worker(index))]);
     options.log(`# load done: ${outcomes.length} client calls; draining`);
-    proxy.enabled = false;
+    proxy.rule = passThrough;
     apiStore = openStore(apiDb);
     coreStore = openStore(coreDb);
     const store = apiStore;
@@ -248,7 +244,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
       acknowledged: outcomes.filter((outcome) => outcome.kind === 'executed' || outcome.kind === 'accepted').length,
       refused: outcomes.filter((outcome) => outcome.kind === 'refused').length,
       unknownToClients: outcomes.filter((outcome) => outcome.kind === 'unknown').length,
-      faults: { ...proxy.counts },
+      faults: faultCounts(proxy),
       kills,
       anomalies,
     };
@@ -260,6 +256,43 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
     await admin(`drop database if exists ${apiDbName} with (force)`);
     await admin(`drop database if exists ${coreDbName} with (force)`);
   }
+}
+
+/** The faults a request to the core may meet, with their weights. */
+const faultWeights: Array<[number, () => ProxyFault]> = [
+  [60, () => ({ kind: 'pass' })],
+  [15, () => ({ kind: 'latency', delayMs: 20 + Math.floor(Math.random() * 300) })],
+  // Answered after the API's time-out: a 504 for an operation the core executed.
+  [6, () => ({ kind: 'delay-response', delayMs: coreTimeoutMs + 400 })],
+  [6, () => ({ kind: 'respond', status: 503, body: '{"error":"injected"}', contentType: 'application/json' })],
+  [5, () => ({ kind: 'reset' })],
+  [8, () => ({ kind: 'drop-response' })],
+];
+const faultWeightTotal = faultWeights.reduce((sum, [weight]) => sum + weight, 0);
+
+const randomFaults: FaultRule = () => {
+  let point = Math.random() * faultWeightTotal;
+  for (const [weight, fault] of faultWeights) {
+    point -= weight;
+    if (point < 0) return fault();
+  }
+  return { kind: 'pass' };
+};
+
+/** Faults by kind, named for the report (time-out: answered after the API gave up). */
+function faultCounts(proxy: FaultProxy): Record<string, number> {
+  const names: Record<ProxyFault['kind'], string> = {
+    pass: 'none',
+    latency: 'latency',
+    'delay-response': 'timeout',
+    respond: '5xx',
+    reset: 'reset',
+    'drop-response': 'dropped-after-execution',
+    hang: 'hang',
+  };
+  const counts: Record<string, number> = { none: 0, latency: 0, timeout: 0, '5xx': 0, reset: 0, 'dropped-after-execution': 0 };
+  for (const entry of proxy.log) counts[names[entry.fault]] = (counts[names[entry.fault]] ?? 0) + 1;
+  return counts;
 }
 
 export function describeTorture(report: TortureReport): string {
