@@ -31,5 +31,17 @@ if (build.status !== 0) {
 // Test files run in parallel: most of their time is spent waiting on HTTP, SQLite and PostgreSQL,
 // not on the CPU. COREGATE_TEST_CONCURRENCY overrides the default (4) for a slower machine.
 const concurrency = process.env.COREGATE_TEST_CONCURRENCY ?? '4';
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], { stdio: 'inherit' });
-process.exit(result.status ?? 1);
+const run = (testFiles, env = {}) =>
+  spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...testFiles], { stdio: 'inherit', env: { ...process.env, ...env } }).status ?? 1;
+
+let status = run(files);
+// Every rule of the business API holds on all three deployments (issue 8): the API suites run again
+// against a remote core over HTTP, and against two instances on one PostgreSQL database.
+// COREGATE_TEST_DEPLOYMENTS=none skips these runs (a quick local loop).
+const deployments = (process.env.COREGATE_TEST_DEPLOYMENTS ?? 'remote-core,two-instances').split(',').filter((name) => name !== '' && name !== 'none');
+const apiFiles = files.filter((file) => file.startsWith(join('test', 'api')));
+for (const deployment of apiFiles.length > 0 ? deployments : []) {
+  console.log(`# deployment ${deployment}: ${apiFiles.length} API test files`);
+  status = run(apiFiles, { COREGATE_TEST_DEPLOYMENT: deployment }) || status;
+}
+process.exit(status);

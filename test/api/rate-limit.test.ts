@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RateLimiter } from '../../src/api/rate-limit.js';
 import { MemoryLimitStore } from '../../src/limits/memory-limit-store.js';
-import { demo, demoToken } from '../helpers/server.js';
+import { demo, demoToken, testDeployment } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
 /** A RateLimiter over a memory store whose clock the test sets. */
@@ -32,7 +32,7 @@ test('RateLimiter: 0 disables the limit', async () => {
 describeEachStore(
   'rate limit on the business API',
   ({ server }) => {
-    test('429 TOO_MANY_REQUESTS with Retry-After and TD-429-001 once the client exceeds --rate-limit; other clients are not affected', async () => {
+    test('429 TOO_MANY_REQUESTS with Retry-After and TD-429-001 once the client exceeds --rate-limit; other clients are not affected', { skip: testDeployment === 'two-instances' ? 'without Redis the limit is per instance (test/limits/shared-redis.test.ts covers two instances)' : undefined }, async () => {
       const treasury = await demoToken(server());
       const reporting = await demoToken(server(), demo.reporting);
       const retrieve = (token: string) =>

@@ -3,6 +3,8 @@
  * The server runs in-process (real HTTP, real store); tests that need a separate process use
  * `spawnCli` instead.
  */
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { resolveConfig, type ConfigFlags } from '../../src/config.js';
 import type { CoreBankingPort } from '../../src/core/port.js';
@@ -37,6 +39,25 @@ export interface TestServerOptions {
   flags?: ConfigFlags;
   /** Wraps the core port (fault injection). */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
+  /** Overrides COREGATE_TEST_DEPLOYMENT (a test about one deployment in particular). */
+  deployment?: TestDeployment;
+}
+
+/**
+ * The deployment the business API tests run against (issue 8: every rule holds on all three):
+ * `embedded` (the default), `remote-core` (the API reaches a core server over HTTP; the core shares
+ * the test's database, so that the tests' ledger probes read what the core wrote), or
+ * `two-instances` (two API instances on the test's database, requests alternating between them
+ * through a round-robin proxy). Set by COREGATE_TEST_DEPLOYMENT; scripts/test.mjs runs the API
+ * suites once per deployment.
+ */
+export type TestDeployment = 'embedded' | 'remote-core' | 'two-instances';
+export const testDeployment: TestDeployment = parseDeployment(process.env.COREGATE_TEST_DEPLOYMENT);
+
+function parseDeployment(value: string | undefined): TestDeployment {
+  if (value === undefined || value === '' || value === 'embedded') return 'embedded';
+  if (value === 'remote-core' || value === 'two-instances') return value;
+  throw new Error(`COREGATE_TEST_DEPLOYMENT must be embedded, remote-core or two-instances, got "${value}"`);
 }
 
 export async function startTestServer(options: TestServerOptions): Promise<TestServer> {
@@ -47,20 +68,82 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
       callback();
     },
   });
+  const deployment = options.deployment ?? testDeployment;
   const flags: ConfigFlags = { port: '0', host: '127.0.0.1', db: options.db, ...options.flags };
   if (options.data !== null) flags.data = options.data ?? demoDataFile;
   if (options.publicUrl) flags.publicUrl = options.publicUrl;
-  const config = resolveConfig(flags, { ...options.env });
-  const coregate = await startCoregate(config, { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}) });
-  const realmUrl = (realm: string = demo.realm) => `${coregate.url}/realms/${realm}`;
+  const closers: Array<() => Promise<void>> = [];
+  if (deployment === 'remote-core' && flags.coreUrl === undefined && flags.role !== 'auth') {
+    const { startTestCoreServer } = await import('./core-server.js');
+    const core = await startTestCoreServer({ db: options.db, ...(options.data === null ? {} : { data: options.data ?? demoDataFile }) });
+    flags.coreUrl = core.url;
+    closers.push(() => core.close());
+  }
+  let balancer: RoundRobin | undefined;
+  if (deployment === 'two-instances') {
+    balancer = await RoundRobin.start();
+    flags.publicUrl ??= balancer.url;
+  }
+  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}) });
+  const coregate = await start();
+  closers.unshift(() => coregate.close());
+  let url = coregate.url;
+  if (balancer) {
+    const second = await start();
+    closers.unshift(() => second.close());
+    balancer.targets = [coregate.url, second.url];
+    closers.push(() => balancer.close());
+    url = balancer.url;
+  }
+  const realmUrl = (realm: string = demo.realm) => `${url}/realms/${realm}`;
   return {
     coregate,
-    url: coregate.url,
+    url,
     logLines,
     realmUrl,
     tokenUrl: (realm?: string) => `${realmUrl(realm)}/protocol/openid-connect/token`,
-    close: () => coregate.close(),
+    close: async () => {
+      for (const close of closers) await close();
+    },
   };
+}
+
+/** A minimal load balancer for the two-instances deployment: each request goes to the next instance. */
+class RoundRobin {
+  targets: string[] = [];
+  #next = 0;
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(): Promise<RoundRobin> {
+    let balancer: RoundRobin | undefined;
+    const server = createServer((request, response) => balancer?.forward(request, response));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address() as AddressInfo;
+    balancer = new RoundRobin(server, `http://127.0.0.1:${address.port}`);
+    return balancer;
+  }
+
+  forward(request: IncomingMessage, response: ServerResponse): void {
+    const target = new URL(this.targets[this.#next++ % this.targets.length] ?? '');
+    const upstream = httpRequest(
+      { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+        answer.pipe(response);
+      },
+    );
+    upstream.on('error', () => response.destroy());
+    request.pipe(upstream);
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
 }
 
 /** POSTs a form; `fields` may be a raw body string to send exactly what a test needs. */

@@ -41,7 +41,8 @@ async function postgresReachable(): Promise<string | undefined> {
 
 const sqlite: StoreTarget = {
   name: 'sqlite',
-  skip: undefined,
+  // SQLite serves one instance (README): the two-instances deployment runs on PostgreSQL only.
+  skip: process.env.COREGATE_TEST_DEPLOYMENT === 'two-instances' ? 'two instances need PostgreSQL; SQLite serves one instance' : undefined,
   async create() {
     const dir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
     return { url: `sqlite:${join(dir, 'coregate.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
