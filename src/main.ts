@@ -23,6 +23,8 @@ import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, pingStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
+import { Metrics } from './metrics/registry.js';
+import { watchStore } from './metrics/store-sources.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -36,6 +38,10 @@ export interface Coregate {
   readonly data: SandboxData | undefined;
   readonly runner: OperationRunner;
   readonly chainer: AuditChainer;
+  /** This instance's metrics: the layers that report to them are wired through it. */
+  readonly metrics: Metrics;
+  /** Where GET /metrics answers. */
+  readonly metricsUrl: string;
   close(): Promise<void>;
 }
 
@@ -122,7 +128,10 @@ async function serveOn(
     trustedIssuers: config.trustedIssuers,
     audience: config.audience,
   });
+  const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
+  watchStore(metrics, store);
   const app = await buildServer({
+    metrics: { metrics, serveOnMainPort: true },
     logger,
     role: config.role,
     auth,
@@ -152,6 +161,7 @@ async function serveOn(
   if (config.role !== 'auth') runner.start();
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl }, 'coregate listening');
+  const metricsUrl = `${url}/metrics`;
 
   return {
     app,
@@ -162,6 +172,8 @@ async function serveOn(
     data,
     runner,
     chainer,
+    metrics,
+    metricsUrl,
     close: async () => {
       if (closing) return;
       closing = true;
