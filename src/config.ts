@@ -32,6 +32,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /** Serve GET /metrics on this port (same host) instead of the main one; 0: any free port. */
+  metricsPort: number | undefined;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -54,6 +56,7 @@ export interface ConfigFlags {
   tlsCert?: string;
   tlsKey?: string;
   rateLimit?: string;
+  metricsPort?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -97,7 +100,15 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     audience: flags.audience ?? env.COREGATE_AUDIENCE ?? 'coregate-api',
     rateLimitPerSecond: integerSetting('--rate-limit / COREGATE_RATE_LIMIT', flags.rateLimit ?? env.COREGATE_RATE_LIMIT ?? '0', 0, 1_000_000),
     tls: tlsFiles(flags.tlsCert ?? env.COREGATE_TLS_CERT, flags.tlsKey ?? env.COREGATE_TLS_KEY),
+    metricsPort: metricsPortSetting(flags.metricsPort ?? env.COREGATE_METRICS_PORT, port),
   };
+}
+
+function metricsPortSetting(value: string | undefined, port: number): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const metricsPort = integerSetting('--metrics-port / COREGATE_METRICS_PORT', value, 0, 65_535);
+  if (metricsPort !== 0 && metricsPort === port) throw new Error(`--metrics-port / COREGATE_METRICS_PORT must differ from --port / COREGATE_PORT, both are ${port}`);
+  return metricsPort;
 }
 
 function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Config['tls'] {

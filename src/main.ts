@@ -23,6 +23,7 @@ import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, pingStore, type Store } from './store/connect.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
 import { Metrics } from './metrics/registry.js';
 import { watchStore } from './metrics/store-sources.js';
 
@@ -40,7 +41,7 @@ export interface Coregate {
   readonly chainer: AuditChainer;
   /** This instance's metrics: the layers that report to them are wired through it. */
   readonly metrics: Metrics;
-  /** Where GET /metrics answers. */
+  /** Where GET /metrics answers: on the main port, or on --metrics-port. */
   readonly metricsUrl: string;
   close(): Promise<void>;
 }
@@ -131,7 +132,7 @@ async function serveOn(
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
   const app = await buildServer({
-    metrics: { metrics, serveOnMainPort: true },
+    metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,
     role: config.role,
     auth,
@@ -147,8 +148,16 @@ async function serveOn(
     },
   });
 
+  let metricsServer: MetricsServer | undefined;
   try {
     await app.listen({ port: config.port, host: config.host });
+    if (config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer(metrics, {
+        host: config.host,
+        port: config.metricsPort,
+        onError: (error) => logger.error({ err: error }, 'metrics scrape failed'),
+      });
+    }
   } catch (error) {
     await app.close();
     throw error;
@@ -161,7 +170,8 @@ async function serveOn(
   if (config.role !== 'auth') runner.start();
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl }, 'coregate listening');
-  const metricsUrl = `${url}/metrics`;
+  const metricsUrl = metricsServer?.url ?? `${url}/metrics`;
+  if (metricsServer) logger.info({ metricsUrl }, 'metrics served on their own port');
 
   return {
     app,
@@ -179,6 +189,7 @@ async function serveOn(
       closing = true;
       // fastify.close stops accepting connections and waits for in-flight requests.
       await app.close();
+      await metricsServer?.close();
       await runner.stop();
       await chainer.idle();
       await store.close();

@@ -45,6 +45,7 @@ program
   .option('--tls-cert <file>', 'PEM certificate: serve HTTPS directly, TLS 1.2 or higher (env COREGATE_TLS_CERT)')
   .option('--tls-key <file>', 'PEM private key of --tls-cert (env COREGATE_TLS_KEY)')
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
+  .option('--metrics-port <port>', 'serve GET /metrics on this port (same host) instead of the main one, 0 for any (env COREGATE_METRICS_PORT)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
 const clients = program.command('clients').description('onboard and manage OAuth clients');
