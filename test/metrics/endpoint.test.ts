@@ -24,7 +24,7 @@ describeEachStore('GET /metrics on the main port', ({ server, target }) => {
   let accessToken = '';
   let initiation: HttpResult | undefined;
 
-  // The traffic every test below reads: one token, one initiation, one unknown route, one unknown realm.
+  // The traffic every test below reads: one token, one initiation and its retrieve, one unknown route, one unknown realm.
   before(async () => {
     const token = await postForm(server().tokenUrl(), {
       grant_type: 'client_credentials',
@@ -39,6 +39,10 @@ describeEachStore('GET /metrics on the main port', ({ server, target }) => {
       body: JSON.stringify(depositBody(1000, sourceAccount)),
     });
     assert.equal(initiation.status, 200, JSON.stringify(initiation.body));
+    const retrieve = await send(`${server().url}/v1/term-deposits/${encodeURIComponent(String(initiation.body.termDepositAccount))}/retrieve`, {
+      headers: { authorization: `Bearer ${accessToken}`, 'x-correlation-id': `${correlationId}-retrieve` },
+    });
+    assert.equal(retrieve.status, 200, JSON.stringify(retrieve.body));
     const unknown = await fetch(`${server().url}/v1/accounts/${unknownPathAccount}/balance?customerReference=${customerReference}`);
     assert.equal(unknown.status, 404);
     await unknown.text();
@@ -85,6 +89,11 @@ describeEachStore('GET /metrics on the main port', ({ server, target }) => {
     assert.ok(sum > 0 && sum < 30, `duration ${sum} s`);
   });
 
+  test('a request with a path parameter is labelled with the route pattern, not the term deposit it names', async () => {
+    const all = parseSamples((await scrape(server().coregate.metricsUrl)).text);
+    assert.equal(valueOf(all, 'coregate_http_requests_total', { route: '/v1/term-deposits/:termDepositId/retrieve', method: 'GET', status: '200' }), 1);
+  });
+
   test('a request no route matches is labelled route="unmatched", never with its URL', async () => {
     const response = await scrape(server().coregate.metricsUrl);
     const all = parseSamples(response.text);
@@ -105,7 +114,7 @@ describeEachStore('GET /metrics on the main port', ({ server, target }) => {
       'customer reference': customerReference,
       'correlation id': correlationId,
       'operation reference': String(body.operationReference),
-      'term deposit account': String(body.termDepositAccount?.accountIdentification ?? body.termDepositAccount),
+      'term deposit account': String(body.termDepositAccount),
       'client id': demo.treasury.clientId,
     };
     for (const [what, value] of Object.entries(forbidden)) {
