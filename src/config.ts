@@ -51,6 +51,8 @@ export interface Config {
   redisKeyPrefix: string;
   /** A Redis command unanswered within this is answered from the instance's memory instead. */
   redisCommandTimeoutMs: number;
+  /** Serve GET /metrics on this port (same host) instead of the main one; 0: any free port. */
+  metricsPort: number | undefined;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -80,6 +82,7 @@ export interface ConfigFlags {
   authFailureWindow?: string;
   redisUrl?: string;
   redisKeyPrefix?: string;
+  metricsPort?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -156,6 +159,7 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     redisUrl: redisUrl(flags.redisUrl ?? env.COREGATE_REDIS_URL),
     redisKeyPrefix: redisKeyPrefix(flags.redisKeyPrefix ?? env.COREGATE_REDIS_KEY_PREFIX ?? 'coregate:'),
     redisCommandTimeoutMs: integerSetting('COREGATE_REDIS_COMMAND_TIMEOUT_MS', env.COREGATE_REDIS_COMMAND_TIMEOUT_MS ?? '200', 1, 60_000),
+    metricsPort: metricsPortSetting(flags.metricsPort ?? env.COREGATE_METRICS_PORT, port),
   };
 }
 
@@ -170,6 +174,13 @@ function redisKeyPrefix(value: string): string {
     throw new Error(`--redis-key-prefix / COREGATE_REDIS_KEY_PREFIX must be 1-64 printable characters without spaces, got "${value}"`);
   }
   return value;
+}
+
+function metricsPortSetting(value: string | undefined, port: number): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const metricsPort = integerSetting('--metrics-port / COREGATE_METRICS_PORT', value, 0, 65_535);
+  if (metricsPort !== 0 && metricsPort === port) throw new Error(`--metrics-port / COREGATE_METRICS_PORT must differ from --port / COREGATE_PORT, both are ${port}`);
+  return metricsPort;
 }
 
 function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Config['tls'] {

@@ -35,6 +35,10 @@ import { coreStorage } from './store/reference-core-repository.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
 import { openLimits, type Limits } from './limits/limits.js';
+import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
+import { Metrics, type OperationOutcome } from './metrics/registry.js';
+import type { CoreCallObserver } from './operations/core-call.js';
+import { watchStore } from './metrics/store-sources.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -55,6 +59,10 @@ export interface Coregate {
   readonly chainer: AuditChainer;
   /** The limit store: in memory, or shared through Redis (and whether Redis is down). */
   readonly limits: Limits;
+  /** This instance's metrics: the layers that report to them are wired through it. */
+  readonly metrics: Metrics;
+  /** Where GET /metrics answers: on the main port, or on --metrics-port. */
+  readonly metricsUrl: string;
   close(): Promise<void>;
 }
 
@@ -126,10 +134,13 @@ async function serveOn(
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
   };
-  const { core: portCore, remoteCore } = await coreOf(config, store, logger);
+  const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
+  watchStore(metrics, store);
+  metrics.setLimitsDegradedSource(() => limits.degraded());
+  const { core: portCore, remoteCore } = await coreOf(config, store, logger, metrics);
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
-  const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger);
+  const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger, metrics);
   const verifier = new TokenVerifier({
     store,
     keyring: auth.keyring,
@@ -138,6 +149,7 @@ async function serveOn(
     audience: config.audience,
   });
   const app = await buildServer({
+    metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,
     role: config.role,
     auth,
@@ -154,8 +166,16 @@ async function serveOn(
     },
   });
 
+  let metricsServer: MetricsServer | undefined;
   try {
     await app.listen({ port: config.port, host: config.host });
+    if (config.metricsPort !== undefined) {
+      metricsServer = await startMetricsServer(metrics, {
+        host: config.host,
+        port: config.metricsPort,
+        onError: (error) => logger.error({ err: error }, 'metrics scrape failed'),
+      });
+    }
   } catch (error) {
     await app.close();
     await remoteCore?.close();
@@ -172,6 +192,8 @@ async function serveOn(
   }
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');
+  const metricsUrl = metricsServer?.url ?? `${url}/metrics`;
+  if (metricsServer) logger.info({ metricsUrl }, 'metrics served on their own port');
 
   return {
     app,
@@ -187,11 +209,14 @@ async function serveOn(
     remoteCore,
     chainer,
     limits,
+    metrics,
+    metricsUrl,
     close: async () => {
       if (closing) return;
       closing = true;
       // fastify.close stops accepting connections and waits for in-flight requests.
       await app.close();
+      await metricsServer?.close();
       await worker.stop();
       await reconciler.stop();
       await remoteCore?.close();
@@ -203,12 +228,16 @@ async function serveOn(
 }
 
 /** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
-async function coreOf(config: Config, store: Store, logger: Logger): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+async function coreOf(config: Config, store: Store, logger: Logger, metrics: Metrics): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
   if (config.coreUrl !== undefined) {
     const remoteCore = new HttpCore({
       url: config.coreUrl,
       timeoutMs: config.coreTimeoutMs,
-      onCircuitStateChange: (state) => (state === 'closed' ? logger.info({ circuit: state }, 'core circuit breaker closed') : logger.warn({ circuit: state }, `core circuit breaker ${state}`)),
+      onCircuitStateChange: (state) => {
+        metrics.setCircuitState('core', state === 'half-open' ? 'half_open' : state);
+        if (state === 'closed') logger.info({ circuit: state }, 'core circuit breaker closed');
+        else logger.warn({ circuit: state }, `core circuit breaker ${state}`);
+      },
     });
     return { core: remoteCore, remoteCore };
   }
@@ -217,11 +246,12 @@ async function coreOf(config: Config, store: Store, logger: Logger): Promise<{ c
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
-function operationsLayer(config: Config, store: Store, core: CoreBankingPort, chainer: AuditChainer, logger: Logger) {
+function operationsLayer(config: Config, store: Store, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
   const window = new DuplicateWindow(config.duplicateWindowSeconds);
   const claims = new Claims(window);
   const audit = new OperationAudit(chainer);
-  const observeCoreCall = () => {};
+  const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
+  const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
   const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
   const reconciler = new Reconciler({
     store,
@@ -239,8 +269,13 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     unknownAgeLimitMs: config.unknownAgeLimitSeconds * 1000,
     backoffMaxMs: config.reconcileBackoffMaxMs,
     observeCoreCall,
+    onSettled: (operation, outcome) => {
+      settled(operation, outcome);
+      metrics.reconcilerSettled(outcome === 'Executed' ? 'Executed' : 'Rejected');
+    },
   });
-  const worker = new PendingWorker({ store, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000 });
+  metrics.setReconcilerBacklogSource(() => reconciler.backlog());
+  const worker = new PendingWorker({ store, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000, onSettled: settled });
   const runner = new OperationRunner({
     store,
     claims,
@@ -251,6 +286,7 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     audit,
     coreTimeoutMs: config.coreTimeoutMs,
     batchWindow: config.coreBatchWindow,
+    onOutcome: settled,
   });
   return { runner, reconciler, worker };
 }

@@ -10,6 +10,9 @@ import { authRoutes } from './auth/routes.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
 import type { Logger } from './log.js';
+import { countHttpRequests } from './metrics/http-metrics.js';
+import { metricsRoute } from './metrics/metrics-route.js';
+import type { Metrics } from './metrics/registry.js';
 
 /** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
 export const bodyBytesMax = 64 * 1024;
@@ -27,6 +30,8 @@ export interface ServerParts {
   isClosing: () => boolean;
   /** Serve HTTPS with these PEM contents (SPEC Authentication 7: TLS 1.2 or higher). */
   tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** Counts every request; serves GET /metrics here unless a separate metrics port serves it. */
+  metrics?: { metrics: Metrics; serveOnMainPort: boolean } | undefined;
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
@@ -44,6 +49,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.addHook('onSend', async (_request, reply) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
   });
+  if (parts.metrics) countHttpRequests(app, parts.metrics.metrics);
   for (const schema of sharedSchemas) app.addSchema(schema);
   await app.register(swagger, {
     openapi: {
@@ -67,6 +73,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     return reply.code(404).send({ status: 404, reason: 'NOT_FOUND', message: `No route ${path}`, path });
   });
   await app.register(healthRoutes, { readiness: parts.readiness });
+  if (parts.metrics?.serveOnMainPort) await app.register(metricsRoute, { metrics: parts.metrics.metrics });
   if (parts.role === 'all' || parts.role === 'auth') await app.register(authRoutes, { ctx: parts.auth });
   if (parts.role === 'all' || parts.role === 'api') await app.register(businessApi, parts.api);
   return app;

@@ -35,6 +35,7 @@ export async function serve(flags: ConfigFlags): Promise<void> {
 /** What a person needs to start: the URLs and a token request they can paste. */
 function banner(coregate: Coregate): string {
   const lines = ['', `coregate is ready on ${coregate.url}`, `  health:  ${coregate.url}/health/ready`];
+  lines.push(`  metrics: ${coregate.metricsUrl}`);
   const realm = coregate.data?.realms?.[0];
   const client = realm?.clients?.find((c) => c.enabled !== false);
   if (realm) {

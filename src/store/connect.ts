@@ -11,11 +11,20 @@ import type { Database } from './schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
+/** A connection pool's use at one moment: connections open, idle among them, callers waiting for one. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 export interface Store {
   readonly db: Kysely<Database>;
   readonly dialect: Dialect;
   /** The URL without credentials, safe to log. */
   readonly displayUrl: string;
+  /** The PostgreSQL pool's use (metrics); undefined for SQLite, one connection and no pool. */
+  poolStats(): PoolStats | undefined;
   close(): Promise<void>;
 }
 
@@ -43,6 +52,7 @@ function openSqlite(path: string): Store {
     db,
     dialect: 'sqlite',
     displayUrl: `sqlite:${path}`,
+    poolStats: () => undefined,
     close: () => db.destroy(),
   };
 }
@@ -56,6 +66,7 @@ function openPostgres(url: string): Store {
     db,
     dialect: 'postgres',
     displayUrl: redactUrl(url),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
 }
