@@ -49,7 +49,8 @@ async function startCoreProcess(db: string): Promise<CoreProcess> {
     async () => {
       if (child.exitCode !== null) throw new Error(`core serve exited early: ${output}`);
       try {
-        return (await fetch(`${url}/health/ready`)).status === 200 ? true : undefined;
+        // Ready, and its banner read from stdout (the answer can come before the pipe delivers it).
+        return (await fetch(`${url}/health/ready`)).status === 200 && output.includes('coregate core is ready') ? true : undefined;
       } catch {
         return undefined;
       }
