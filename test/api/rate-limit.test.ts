@@ -37,9 +37,9 @@ describeEachStore(
       const reporting = await demoToken(server(), demo.reporting);
       const retrieve = (token: string) =>
         fetch(`${server().url}/v1/term-deposits/TD-NONE/retrieve`, { headers: { authorization: `Bearer ${token}` } });
-      const statuses: number[] = [];
-      for (let i = 0; i < 5; i += 1) statuses.push((await retrieve(treasury)).status);
-      assert.ok(statuses.slice(0, 3).every((status) => status === 404), `first three within the burst: ${statuses}`);
+      // A burst of one at one request a second: the second request, right after, finds the bucket
+      // empty however slow the machine (a burst of three at three a second refilled on a busy one).
+      assert.equal((await retrieve(treasury)).status, 404, 'the first request is within the burst');
       const limited = await retrieve(treasury);
       assert.equal(limited.status, 429);
       assert.ok(Number(limited.headers.get('retry-after')) >= 1);
@@ -49,5 +49,5 @@ describeEachStore(
       assert.equal((await retrieve(reporting)).status, 404, 'another client has its own allowance');
     });
   },
-  { flags: { rateLimit: '3' } },
+  { flags: { rateLimit: '1' } },
 );
