@@ -137,10 +137,8 @@ export class ReferenceCore implements TransactionalCore {
     };
   }
 
-  /** Standing alone: the reference is claimed first, so a concurrent repeat waits and then reads it. */
+  /** Standing alone: the reference is claimed first, so a repeat (concurrent or later) reads the outcome it claimed. */
   async #atMostOnce<T>(operation: OperationKind<T>, reference: string): Promise<CoreOutcome<T>> {
-    const known = await operation.lookup(this.#storage.reader);
-    if (known.status !== 'NotFound') return known;
     try {
       return await this.#storage.transaction(async (repository) => {
         if (!(await repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' }))) throw new AlreadyRecorded();
@@ -160,15 +158,17 @@ export class ReferenceCore implements TransactionalCore {
     }
   }
 
-  /** Inside the caller's unit of work: decide and write, then record the reference with the postings. */
+  /**
+   * Inside the caller's unit of work: the reference is claimed first, as standing alone; a
+   * reference with an outcome (a repeat, a fence) answers it. A Rejected answer leaves the unit of
+   * work, claim included, for the caller to roll back.
+   */
   async #inUnitOfWork<T>(repository: CoreRepository, operation: OperationKind<T>, reference: string): Promise<CoreOutcome<T>> {
-    const known = await operation.lookup(repository);
-    if (known.status !== 'NotFound') return known;
+    if (!(await repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' }))) {
+      return settledLookup(await operation.lookup(repository), reference);
+    }
     const decision = await operation.execute(repository);
     if (!decision.ok) return { status: 'Rejected', refusal: decision.refusal };
-    if (!(await repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' }))) {
-      throw new Error(`operation ${reference} was recorded concurrently inside one unit of work`);
-    }
     return { status: 'Executed', result: decision.value };
   }
 }
