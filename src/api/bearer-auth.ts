@@ -7,8 +7,11 @@
  */
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { Keyring } from '../auth/keyring.js';
+import { Snapshot } from '../cache/snapshot.js';
+import { ExpectedError } from '../core/expected-error.js';
+import { VerifiedTokens, type VerifiedToken } from '../cache/verified-tokens.js';
 import type { Store } from '../store/connect.js';
-import { findRealm } from '../store/realms.js';
+import { findRealm, type Realm } from '../store/realms.js';
 
 export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 /** CONTRACT §3: at most 30 s of clock skew on exp and nbf. */
@@ -17,6 +20,11 @@ export const clockSkewSeconds = 30;
 const jwksRefetchCooldownMs = 30_000;
 /** An external JWKS is refetched at least this often. */
 const jwksCacheMaxAgeMs = 10 * 60_000;
+/** Three base64url segments: header, payload and signature (empty when unsigned, refused later by its alg). */
+const compactJwsShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+/** A realm's not-before, keys and audience as the API sees them are at most this old. */
+export const realmSnapshotMaxAgeMs = 1_000;
+const realmsMax = 1_000;
 
 export interface Principal {
   /** `{issuer}#{client_id}`: the namespace of correlation ids and operation ownership. */
@@ -28,7 +36,7 @@ export interface Principal {
   workstation: string | undefined;
 }
 
-export class TokenRejected extends Error {
+export class TokenRejected extends ExpectedError {
   override name = 'TokenRejected';
 }
 
@@ -44,9 +52,12 @@ export interface TokenVerifierOptions {
 export class TokenVerifier {
   readonly #options: TokenVerifierOptions;
   readonly #remoteKeys = new Map<string, JWTVerifyGetKey>();
+  readonly #verified = new VerifiedTokens<Principal>();
+  readonly #realms: Snapshot<string, Realm | undefined>;
 
   constructor(options: TokenVerifierOptions) {
     this.#options = options;
+    this.#realms = new Snapshot((name) => findRealm(options.store.db, name), { maxAgeMs: realmSnapshotMaxAgeMs, entriesMax: realmsMax });
     for (const issuer of options.trustedIssuers) {
       // Keycloak's JWKS path; an issuer elsewhere would publish it in its discovery document.
       const jwksUrl = new URL(`${issuer}/protocol/openid-connect/certs`);
@@ -55,31 +66,58 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<Principal> {
+    const verified = this.#verified.get(token);
+    if (verified !== undefined && (await this.#stillValid(token, verified))) return verified.principal;
+    // Most garbage is refused here, before jose would build (and throw) an error for it.
+    if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
     let unverified: JWTPayload;
-    let alg: string | undefined;
+    let header: { alg?: string | undefined; kid?: string | undefined };
     try {
       unverified = decodeJwt(token);
-      alg = decodeProtectedHeader(token).alg;
+      header = decodeProtectedHeader(token);
     } catch {
       throw new TokenRejected('The token is not a JWT');
     }
-    if (alg === undefined || !asymmetricAlgorithms.includes(alg)) throw new TokenRejected('The token is not signed with an accepted algorithm');
+    if (header.alg === undefined || !asymmetricAlgorithms.includes(header.alg)) throw new TokenRejected('The token is not signed with an accepted algorithm');
     const issuer = typeof unverified.iss === 'string' ? unverified.iss : '';
-    const payload = (await this.#verifyLocal(token, issuer)) ?? (await this.#verifyRemote(token, issuer));
-    return principalOf(payload, issuer);
+    const local = await this.#verifyLocal(token, issuer, header.kid);
+    const payload = local?.payload ?? (await this.#verifyRemote(token, issuer));
+    const principal = principalOf(payload, issuer);
+    const entry: VerifiedToken<Principal> = { principal, expiresAt: payload.exp ?? 0, issuedAt: payload.iat ?? 0 };
+    if (local) entry.realm = { name: local.realm.name, keyGeneration: local.realm.key_generation };
+    this.#verified.remember(token, entry);
+    return principal;
   }
 
-  async #verifyLocal(token: string, issuer: string): Promise<JWTPayload | undefined> {
+  /**
+   * A token verified before: still unexpired, its realm's keys unchanged (else it is verified
+   * again) and issued after the realm's current not-before.
+   */
+  async #stillValid(token: string, verified: VerifiedToken<Principal>): Promise<boolean> {
+    if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
+      this.#verified.forget(token);
+      throw new TokenRejected('The token has expired');
+    }
+    if (verified.realm === undefined) return true;
+    const realm = await this.#realms.get(verified.realm.name);
+    if (realm === undefined || realm.key_generation !== verified.realm.keyGeneration) {
+      this.#verified.forget(token);
+      return false;
+    }
+    if (verified.issuedAt < realm.not_before) throw new TokenRejected(revokedMessage);
+    return true;
+  }
+
+  async #verifyLocal(token: string, issuer: string, kid: string | undefined): Promise<{ payload: JWTPayload; realm: Realm } | undefined> {
     const prefix = `${this.#options.publicUrl()}/realms/`;
     if (!issuer.startsWith(prefix)) return undefined;
-    const realm = await findRealm(this.#options.store.db, decodeURIComponent(issuer.slice(prefix.length)));
+    const realm = await this.#realms.get(realmNameOf(issuer.slice(prefix.length)));
     if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
-    const kid = decodeProtectedHeader(token).kid;
     const key = (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
     if (!key) throw new TokenRejected('The token is signed by an unknown key');
     const payload = await verifyWith(token, key.publicKey, { issuer, audience: realm.audience, algorithms: [key.alg] });
-    if ((payload.iat ?? 0) < realm.not_before) throw new TokenRejected('The token was issued before the realm\'s not-before and is revoked');
-    return payload;
+    if ((payload.iat ?? 0) < realm.not_before) throw new TokenRejected(revokedMessage);
+    return { payload, realm };
   }
 
   async #verifyRemote(token: string, issuer: string): Promise<JWTPayload> {
@@ -110,6 +148,17 @@ async function verifyWith(
     if (code === 'ERR_JWKS_NO_MATCHING_KEY') throw new TokenRejected('The token is signed by an unknown key');
     if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC') throw new TokenRejected('The token\'s issuer keys cannot be fetched');
     throw new TokenRejected('The token signature is invalid');
+  }
+}
+
+const revokedMessage = 'The token was issued before the realm\'s not-before and is revoked';
+
+/** The realm part of a local issuer; a malformed escape names no realm rather than failing. */
+function realmNameOf(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new TokenRejected('The token\'s issuer is not trusted');
   }
 }
 

@@ -4,6 +4,7 @@
  * operation.
  */
 import type { ErrorEntry, Family } from '../core/error-catalogue.js';
+import { ExpectedError } from '../core/expected-error.js';
 import type { ErrorRecord } from '../operations/error-record.js';
 
 export { errorRecord, reasonByStatus, type ErrorDetail, type ErrorRecord } from '../operations/error-record.js';
@@ -15,7 +16,7 @@ export interface ErrorStyle {
 }
 
 /** A refusal on its way to the client, with the catalogue entry that names it. */
-export class ApiError extends Error {
+export class ApiError extends ExpectedError {
   constructor(
     readonly entry: ErrorEntry,
     message: string,

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
-import type { CoreBankingPort } from '../core/port.js';
+import type { Directory } from '../cache/directory-snapshot.js';
 import { TokenRejected, type TokenVerifier } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
 import type { BusinessRouteConfig } from './request-context.js';
@@ -29,7 +29,7 @@ export function readCorrelation(request: FastifyRequest, reply: FastifyReply): v
 export async function authenticate(
   request: FastifyRequest,
   verifier: TokenVerifier,
-  core: CoreBankingPort,
+  directory: Directory,
   config: BusinessRouteConfig,
   limiter: RateLimiter,
 ): Promise<void> {
@@ -56,7 +56,7 @@ export async function authenticate(
     });
   }
   if (config.scope !== undefined) requireScope(request, config.scope);
-  await checkDirectory(request, core);
+  await checkDirectory(request, directory);
 }
 
 export function requireScope(request: FastifyRequest, scope: string): void {
@@ -67,13 +67,13 @@ export function requireScope(request: FastifyRequest, scope: string): void {
   });
 }
 
-/** CONTRACT §3: backbone_user and workstation, when present, must be active in the directory. */
-async function checkDirectory(request: FastifyRequest, core: CoreBankingPort): Promise<void> {
+/** CONTRACT §3: backbone_user and workstation, when present, must be active in the directory (a snapshot at most a second old). */
+async function checkDirectory(request: FastifyRequest, directory: Directory): Promise<void> {
   const { backboneUser, workstation } = request.principal ?? {};
-  if (backboneUser !== undefined && (await core.userStatus(backboneUser)) !== 'Active') {
+  if (backboneUser !== undefined && (await directory.userStatus(backboneUser)) !== 'Active') {
     throw new ApiError(E.userNotAuthorized, `User ${backboneUser} is not an active user of the core`);
   }
-  if (workstation !== undefined && (await core.workstationStatus(workstation)) !== 'Active') {
+  if (workstation !== undefined && (await directory.workstationStatus(workstation)) !== 'Active') {
     throw new ApiError(E.workstationNotAuthorized, `Workstation ${workstation} is not an active workstation of the core`);
   }
 }

@@ -6,8 +6,9 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { CoreBankingPort } from '../core/port.js';
 import type { AuditChainer } from '../audit/chain.js';
+import { DirectorySnapshot } from '../cache/directory-snapshot.js';
 import type { Store } from '../store/connect.js';
-import { insertAuditEntry } from '../store/audit.js';
+import { recordAuditEntry } from '../store/audit.js';
 import type { TokenVerifier } from './bearer-auth.js';
 import type { RateLimiter } from './rate-limit.js';
 import { errorBody, errorRecord } from './error-record.js';
@@ -73,12 +74,13 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.decorateRequest('startedAtMs', 0);
   app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
 
+  const directory = new DirectorySnapshot(core);
   app.addHook('onRequest', async (request, reply) => {
     request.startedAtMs = Date.now();
     readCorrelation(request, reply);
     const config = request.routeOptions.config.business;
     if (!config) return;
-    await authenticate(request, verifier, core, config, limiter);
+    await authenticate(request, verifier, directory, config, limiter);
     requireValidCorrelation(request);
   });
 
@@ -100,8 +102,8 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     if (!operation || !request.principal || request.audited) return;
     request.audited = true;
     try {
-      await insertAuditEntry(
-        store.db,
+      await recordAuditEntry(
+        store,
         auditEntry({
           operation,
           clientId: request.principal.clientKey,

@@ -3,6 +3,8 @@
  * the caller sees is fixed per cause; the real reason of a client authentication failure goes
  * to the log only, so that nobody can enumerate clients.
  */
+import { ExpectedError } from '../core/expected-error.js';
+
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
@@ -13,7 +15,7 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   | 'not_found';
 
-export class OAuthError extends Error {
+export class OAuthError extends ExpectedError {
   constructor(
     readonly status: number,
     readonly error: OAuthErrorCode,

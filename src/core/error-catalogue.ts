@@ -4,6 +4,7 @@
  * family "both" exist in each family with the same number. Codes are stable: never renumber one;
  * add new entries at the end of their status. docs/errors.md is checked against this file.
  */
+import { ExpectedError } from './expected-error.js';
 export type Family = 'TD' | 'ML';
 
 export interface ErrorEntry {
@@ -132,7 +133,7 @@ export function allErrorCodes(): Array<{ code: string; entry: ErrorEntry }> {
  * An expected refusal of a business rule: a value, not a crash (TigerBeetle's rule). It carries
  * the catalogue entry and a message with the concrete values.
  */
-export class BusinessRefusal extends Error {
+export class BusinessRefusal extends ExpectedError {
   constructor(
     readonly entry: ErrorEntry,
     message: string,

@@ -4,7 +4,7 @@
  * recently used forgotten beyond it. Expired windows are dropped when next seen.
  */
 import type { BucketTake, LimitStore, TokenBucket, WindowCount } from './limit-store.js';
-import { LruMap } from './lru-map.js';
+import { LruMap } from '../cache/lru-map.js';
 
 /**
  * Keys kept at most. A key is at most about 450 bytes (limit-key.ts bounds each part), an entry

@@ -1,6 +1,7 @@
 /** The audit trail's rows: appended in business transactions, chained just after commit. */
 import type { Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
+import type { Store } from './connect.js';
 import type { Queryable } from './realms.js';
 import type { AuditRecordTable } from './schema.js';
 
@@ -23,6 +24,14 @@ export interface ChainedAuditEntry extends AuditEntry {
   chainSeq: number | null;
   prevHash: string | null;
   hash: string | null;
+}
+
+/**
+ * Writes one audit record on its own (a refused request's): grouped with other writes into one
+ * commit on SQLite, a single autocommitted statement on PostgreSQL. Answers once it is durable.
+ */
+export function recordAuditEntry(store: Store, entry: AuditEntry): Promise<void> {
+  return store.dialect === 'sqlite' ? store.transaction((trx) => insertAuditEntry(trx, entry)) : insertAuditEntry(store.db, entry);
 }
 
 export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {

@@ -5,9 +5,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
+import { withStatementCache } from './statement-cache.js';
+import { CommitGroup } from './commit-group.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -23,6 +25,12 @@ export interface Store {
   readonly dialect: Dialect;
   /** The URL without credentials, safe to log. */
   readonly displayUrl: string;
+  /**
+   * Runs a unit of work in a transaction and answers once it is committed. SQLite groups
+   * concurrent units into one commit (commit-group.ts); PostgreSQL commits each on its own
+   * connection of the pool, in parallel.
+   */
+  transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /** The PostgreSQL pool's use (metrics); undefined for SQLite, one connection and no pool. */
   poolStats(): PoolStats | undefined;
   close(): Promise<void>;
@@ -44,12 +52,15 @@ function openSqlite(path: string): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = NORMAL');
+  // FULL: an acknowledged write survives a power loss, not only a crash of the process (WAL + NORMAL would not).
+  database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {
     db,
+    transaction: (work) => group.run(work),
     dialect: 'sqlite',
     displayUrl: `sqlite:${path}`,
     poolStats: () => undefined,
@@ -64,11 +75,19 @@ function openPostgres(url: string): Store {
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
+    transaction: (work) => db.transaction().execute(work),
     dialect: 'postgres',
     displayUrl: redactUrl(url),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
+}
+
+/** COREGATE_COMMIT_WINDOW_MS: how long an SQLite commit group waits for companions (default 0). */
+function commitWindowMs(): number {
+  const value = Number(process.env.COREGATE_COMMIT_WINDOW_MS ?? '0');
+  if (!Number.isInteger(value) || value < 0 || value > 100) throw new Error('COREGATE_COMMIT_WINDOW_MS must be an integer from 0 to 100');
+  return value;
 }
 
 /** Removes a password from a database URL so that it can be logged or shown in an error. */

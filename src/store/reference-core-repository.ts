@@ -74,7 +74,7 @@ export function coreRepository(db: Queryable): CoreRepository {
 export function coreStorage(store: Store): CoreStorage {
   return {
     reader: coreRepository(store.db),
-    transaction: (work) => store.db.transaction().execute((trx) => work(coreRepository(trx))),
+    transaction: (work) => store.transaction((trx) => work(coreRepository(trx))),
     within: (unitOfWork: UnitOfWork) => coreRepository(transactionOf(unitOfWork, store)),
   };
 }

@@ -20,7 +20,7 @@ export class StoreUnitOfWork implements UnitOfWork {
 }
 
 export function inUnitOfWork<T>(store: Store, work: (unitOfWork: StoreUnitOfWork) => Promise<T>): Promise<T> {
-  return store.db.transaction().execute((trx) => work(new StoreUnitOfWork(trx, store)));
+  return store.transaction((trx) => work(new StoreUnitOfWork(trx, store)));
 }
 
 /** The transaction of a unit of work of `store`; anything else is a wiring error. */

@@ -13,6 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { realmSnapshotMaxAgeMs } from '../../src/api/bearer-auth.js';
 import { Keyring } from '../../src/auth/keyring.js';
 import { Vault } from '../../src/auth/vault.js';
 import { findRealm } from '../../src/store/realms.js';
@@ -20,7 +21,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { cliPath, demo, demoToken, postForm, repoRoot, testDeployment, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
+import { sleep, waitFor } from '../helpers/wait.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const audience = 'coregate-api';
@@ -615,7 +616,15 @@ describeEachStore('business API Bearer validation: realm key rotation and revoca
     while (nowSeconds() <= iat) await sleep(50);
     const printed = JSON.parse(await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { notBefore: number };
     assert.ok(printed.notBefore > iat);
-    const refused = await initiate(server(), oldToken);
+    // The API reads the realm from a snapshot at most realmSnapshotMaxAgeMs old (CONTRACT §11).
+    const refused = await waitFor(
+      'the revoked token to be refused',
+      async () => {
+        const answer = await initiate(server(), oldToken);
+        return answer.status === 401 ? answer : undefined;
+      },
+      realmSnapshotMaxAgeMs + 2_000,
+    );
     assertInvalidToken(refused);
     assert.match(refused.body.message, /not-before|revoked/i);
 

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { limitKey, limitKeyPartCharsMax } from '../../src/limits/limit-key.js';
-import { LruMap } from '../../src/limits/lru-map.js';
+import { LruMap } from '../../src/cache/lru-map.js';
 import { MemoryLimitStore, memoryLimitKeysMax } from '../../src/limits/memory-limit-store.js';
 import { PerKeyQueue } from '../../src/limits/per-key-queue.js';
 import { limitStoreSuite } from './limit-store-suite.js';

@@ -1,0 +1,51 @@
+/**
+ * A read-through cache whose entries are at most `maxAgeMs` old (CONTRACT §11: nothing one
+ * instance keeps in memory may decide an outcome differently from another for longer than a
+ * few seconds). Loads of one key are shared: a burst of requests costs one read. Bounded: the
+ * least recently used keys are forgotten first.
+ */
+import { LruMap } from './lru-map.js';
+
+interface Entry<V> {
+  value: Promise<V>;
+  loadedAtMs: number;
+}
+
+export interface SnapshotOptions {
+  maxAgeMs: number;
+  entriesMax: number;
+  now?: () => number;
+}
+
+export class Snapshot<K, V> {
+  readonly #load: (key: K) => Promise<V>;
+  readonly #entries: LruMap<K, Entry<V>>;
+  readonly #maxAgeMs: number;
+  readonly #now: () => number;
+
+  constructor(load: (key: K) => Promise<V>, options: SnapshotOptions) {
+    this.#load = load;
+    this.#entries = new LruMap(options.entriesMax);
+    this.#maxAgeMs = options.maxAgeMs;
+    this.#now = options.now ?? Date.now;
+  }
+
+  get(key: K): Promise<V> {
+    const now = this.#now();
+    const entry = this.#entries.get(key);
+    if (entry !== undefined && now - entry.loadedAtMs < this.#maxAgeMs) return entry.value;
+    const value = this.#load(key);
+    this.#entries.set(key, { value, loadedAtMs: now });
+    // A failed read is not remembered: the next caller tries again.
+    value.catch(() => {
+      if (this.#entries.get(key)?.value === value) this.#entries.delete(key);
+    });
+    return value;
+  }
+
+  /** Forgets one key (a change made by this instance), or every key. */
+  invalidate(key?: K): void {
+    if (key === undefined) this.#entries.clear();
+    else this.#entries.delete(key);
+  }
+}

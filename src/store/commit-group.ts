@@ -1,0 +1,106 @@
+/**
+ * Group commit for the embedded store. SQLite has one writer and, with synchronous=FULL, an
+ * fsync per commit: committing each request's transaction on its own made the disk, not the
+ * work, the limit. Units of work that arrive while a group runs wait for the next group; a group
+ * runs them one after another in one transaction, each inside its own savepoint (a unit that
+ * fails rolls back alone), commits once, and only then answers each of them: nobody is told
+ * "done" before the commit that makes it durable.
+ */
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Units of work in one commit at most: bounds how long the last of a group waits. */
+export const commitGroupSizeMax = 64;
+
+interface Member {
+  work: (trx: Transaction<Database>) => Promise<unknown>;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+type Settle = () => void;
+
+export interface CommitGroupOptions {
+  sizeMax?: number;
+  /** Extra time a group waits for companions before it starts; 0: whoever arrived meanwhile. */
+  windowMs?: number;
+}
+
+export class CommitGroup {
+  readonly #db: Kysely<Database>;
+  readonly #sizeMax: number;
+  readonly #windowMs: number;
+  #queue: Member[] = [];
+  #running = false;
+  #scheduled = false;
+
+  constructor(db: Kysely<Database>, options: CommitGroupOptions = {}) {
+    this.#db = db;
+    this.#sizeMax = options.sizeMax ?? commitGroupSizeMax;
+    this.#windowMs = options.windowMs ?? 0;
+  }
+
+  run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#running || this.#scheduled || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    const start = () => {
+      this.#scheduled = false;
+      void this.#runGroup();
+    };
+    if (this.#windowMs > 0) setTimeout(start, this.#windowMs);
+    else setImmediate(start);
+  }
+
+  async #runGroup(): Promise<void> {
+    this.#running = true;
+    const group = this.#queue.splice(0, this.#sizeMax);
+    try {
+      const answers = group.length === 1 ? await this.#runAlone(group[0] as Member) : await this.#runTogether(group);
+      for (const answer of answers) answer();
+    } finally {
+      this.#running = false;
+      this.#schedule();
+    }
+  }
+
+  /** One unit: its own transaction, no savepoint needed. */
+  async #runAlone(member: Member): Promise<Settle[]> {
+    try {
+      const value = await this.#db.transaction().execute((trx) => member.work(trx));
+      return [() => member.resolve(value)];
+    } catch (error) {
+      return [() => member.reject(error)];
+    }
+  }
+
+  async #runTogether(group: Member[]): Promise<Settle[]> {
+    const answers: Settle[] = [];
+    try {
+      await this.#db.transaction().execute(async (trx) => {
+        for (const member of group) {
+          await sql`savepoint group_member`.execute(trx);
+          try {
+            const value = await member.work(trx);
+            await sql`release group_member`.execute(trx);
+            answers.push(() => member.resolve(value));
+          } catch (error) {
+            await sql`rollback to group_member`.execute(trx);
+            await sql`release group_member`.execute(trx);
+            answers.push(() => member.reject(error));
+          }
+        }
+      });
+      return answers;
+    } catch (error) {
+      // The commit failed: nothing of the group is durable, whatever each unit answered.
+      return group.map((member) => () => member.reject(error));
+    }
+  }
+}
