@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { AuthContext } from './auth/auth-context.js';
 import { AuthFailureLimiter } from './auth/failure-limit.js';
+import { AuthSnapshot } from './auth/auth-snapshot.js';
 import { Keyring, ensureSigningKey } from './auth/keyring.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
@@ -130,6 +131,7 @@ async function serveOn(
   const auth: AuthContext = {
     store,
     keyring: new Keyring(store, vault),
+    snapshot: new AuthSnapshot(store.db),
     secretHashKey,
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
@@ -144,6 +146,7 @@ async function serveOn(
   const verifier = new TokenVerifier({
     store,
     keyring: auth.keyring,
+    snapshot: auth.snapshot,
     publicUrl: () => publicUrl,
     trustedIssuers: config.trustedIssuers,
     audience: config.audience,

@@ -6,12 +6,12 @@
  * Only asymmetric algorithms: `none` and HMAC are refused whatever the token says.
  */
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import type { AuthSnapshot } from '../auth/auth-snapshot.js';
 import type { Keyring } from '../auth/keyring.js';
-import { Snapshot } from '../cache/snapshot.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { VerifiedTokens, type VerifiedToken } from '../cache/verified-tokens.js';
 import type { Store } from '../store/connect.js';
-import { findRealm, type Realm } from '../store/realms.js';
+import type { Realm } from '../store/realms.js';
 
 export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 /** CONTRACT §3: at most 30 s of clock skew on exp and nbf. */
@@ -23,8 +23,7 @@ const jwksCacheMaxAgeMs = 10 * 60_000;
 /** Three base64url segments: header, payload and signature (empty when unsigned, refused later by its alg). */
 const compactJwsShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** A realm's not-before, keys and audience as the API sees them are at most this old. */
-export const realmSnapshotMaxAgeMs = 1_000;
-const realmsMax = 1_000;
+export { authSnapshotMaxAgeMs as realmSnapshotMaxAgeMs } from '../auth/auth-snapshot.js';
 
 export interface Principal {
   /** `{issuer}#{client_id}`: the namespace of correlation ids and operation ownership. */
@@ -43,6 +42,8 @@ export class TokenRejected extends ExpectedError {
 export interface TokenVerifierOptions {
   store: Store;
   keyring: Keyring;
+  /** Realms, read at most a second old (shared with the token endpoint). */
+  snapshot: AuthSnapshot;
   /** The auth service's public base URL: issuers `{publicUrl}/realms/{realm}` are local. */
   publicUrl: () => string;
   trustedIssuers: readonly string[];
@@ -53,11 +54,9 @@ export class TokenVerifier {
   readonly #options: TokenVerifierOptions;
   readonly #remoteKeys = new Map<string, JWTVerifyGetKey>();
   readonly #verified = new VerifiedTokens<Principal>();
-  readonly #realms: Snapshot<string, Realm | undefined>;
 
   constructor(options: TokenVerifierOptions) {
     this.#options = options;
-    this.#realms = new Snapshot((name) => findRealm(options.store.db, name), { maxAgeMs: realmSnapshotMaxAgeMs, entriesMax: realmsMax });
     for (const issuer of options.trustedIssuers) {
       // Keycloak's JWKS path; an issuer elsewhere would publish it in its discovery document.
       const jwksUrl = new URL(`${issuer}/protocol/openid-connect/certs`);
@@ -99,7 +98,7 @@ export class TokenVerifier {
       throw new TokenRejected('The token has expired');
     }
     if (verified.realm === undefined) return true;
-    const realm = await this.#realms.get(verified.realm.name);
+    const realm = await this.#options.snapshot.realm(verified.realm.name);
     if (realm === undefined || realm.key_generation !== verified.realm.keyGeneration) {
       this.#verified.forget(token);
       return false;
@@ -111,7 +110,7 @@ export class TokenVerifier {
   async #verifyLocal(token: string, issuer: string, kid: string | undefined): Promise<{ payload: JWTPayload; realm: Realm } | undefined> {
     const prefix = `${this.#options.publicUrl()}/realms/`;
     if (!issuer.startsWith(prefix)) return undefined;
-    const realm = await this.#realms.get(realmNameOf(issuer.slice(prefix.length)));
+    const realm = await this.#options.snapshot.realm(realmNameOf(issuer.slice(prefix.length)));
     if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
     const key = (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
     if (!key) throw new TokenRejected('The token is signed by an unknown key');

@@ -1,8 +1,8 @@
 /** Builds and signs an access token with the claims of CONTRACT §2 (Keycloak's shape). */
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
+import { signCompactJws } from './jws-sign.js';
 import type { KeyEntry } from './keyring.js';
 
 export interface TokenSubject {
@@ -25,7 +25,7 @@ export async function signAccessToken(
   subject: TokenSubject,
   nowSeconds = Math.floor(Date.now() / 1000),
 ): Promise<IssuedToken> {
-  if (!key.privateKey) throw new Error(`key ${key.kid} cannot sign`);
+  if (!key.signingKey) throw new Error(`key ${key.kid} cannot sign`);
   // A token is never issued before the realm's not-before, so it is never born revoked.
   const issuedAt = Math.max(nowSeconds, realm.not_before);
   const expiresAt = issuedAt + realm.lifespan_seconds;
@@ -41,14 +41,15 @@ export async function signAccessToken(
     claims.backbone_user = user.backboneUser;
     claims.workstation = user.workstation;
   }
-  const jwt = await new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setIssuer(issuer)
-    .setSubject(client.serviceAccountId)
-    .setAudience(realm.audience)
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(expiresAt)
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  const payload = {
+    ...claims,
+    iss: issuer,
+    sub: client.serviceAccountId,
+    aud: realm.audience,
+    iat: issuedAt,
+    exp: expiresAt,
+    jti: randomUUID(),
+  };
+  const jwt = await signCompactJws(key.alg, key.signingKey, { alg: key.alg, kid: key.kid, typ: 'JWT' }, payload);
   return { jwt, issuedAt, expiresAt };
 }

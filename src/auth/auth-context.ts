@@ -3,12 +3,15 @@
  * authentication limit and the public URL.
  */
 import type { Store } from '../store/connect.js';
+import type { AuthSnapshot } from './auth-snapshot.js';
 import type { AuthFailureLimiter } from './failure-limit.js';
 import type { Keyring } from './keyring.js';
 
 export interface AuthContext {
   readonly store: Store;
   readonly keyring: Keyring;
+  /** Realms and clients for the token endpoint, at most a second old. */
+  readonly snapshot: AuthSnapshot;
   readonly secretHashKey: Buffer;
   readonly authFailures: AuthFailureLimiter;
   /** `{public auth_url}/realms/{realm}`: the tokens' `iss` and the discovery document's issuer. */

@@ -3,8 +3,6 @@
  * fields) or `client_secret_basic` (RFC 6749 §2.3.1), never both at once.
  */
 import type { Client } from '../store/clients.js';
-import { findClient } from '../store/clients.js';
-import type { Queryable } from '../store/realms.js';
 import type { AuthContext } from './auth-context.js';
 import { verifyClientSecret } from './client-secret.js';
 import { formValue, type FormParameters } from './form-body.js';
@@ -48,20 +46,25 @@ export function authenticateRequestClient(
 ): Promise<Client> {
   const credentials = presentedCredentials(realm, request.authorization, form);
   const attempt = { realm, clientId: credentials.clientId ?? '', sourceAddress: request.sourceAddress };
-  return ctx.authFailures.guard(attempt, () => authenticateClient(ctx.store.db, realm, ctx.secretHashKey, credentials));
+  return ctx.authFailures.guard(attempt, () => authenticateClient((id, fresh) => ctx.snapshot.client(realm, id, fresh), realm, ctx.secretHashKey, credentials));
 }
 
 export async function authenticateClient(
-  db: Queryable,
+  /** The realm's client of that id: from the auth snapshot, or `fresh` from the store. */
+  clientOf: (clientId: string, fresh: boolean) => Promise<Client | undefined>,
   realm: string,
   hashKey: Buffer,
   credentials: PresentedCredentials,
 ): Promise<Client> {
   const { method, clientId, secret } = credentials;
   if (clientId === undefined) throw failed(method, 'no client_id', realm);
-  const client = await findClient(db, realm, clientId);
-  // The HMAC runs even for an unknown client so that timing does not tell clients apart.
-  const secretMatches = verifyClientSecret(hashKey, secret ?? '', client?.secretHash);
+  // A snapshot that would refuse is read again: a client just created, enabled or given a new
+  // secret is accepted at once. The HMAC runs even for an unknown client so that timing does not
+  // tell clients apart.
+  const snapshot = await clientOf(clientId, false);
+  const accepted = verifyClientSecret(hashKey, secret ?? '', snapshot?.secretHash) && snapshot?.enabled === true && secret !== undefined;
+  const client = accepted ? snapshot : await clientOf(clientId, true);
+  const secretMatches = accepted || verifyClientSecret(hashKey, secret ?? '', client?.secretHash);
   if (!client) throw failed(method, `unknown client ${JSON.stringify(clientId)}`, realm);
   if (secret === undefined) throw failed(method, `client ${clientId} sent no secret`, realm);
   if (!secretMatches) throw failed(method, `wrong secret for client ${clientId}`, realm);

@@ -3,7 +3,7 @@
  * instances share them; each instance imports them once and caches them until the realm's
  * key generation changes (rotation by the CLI or another instance).
  */
-import { randomUUID } from 'node:crypto';
+import { KeyObject, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { Store } from '../store/connect.js';
 import { bumpKeyGeneration, findRealm, type Queryable, type Realm } from '../store/realms.js';
@@ -28,6 +28,8 @@ export interface KeyEntry {
   retiredAt: number | null;
   /** Present only for the active key: retired keys never sign again. */
   privateKey?: CryptoKey;
+  /** The same private key for node:crypto's asynchronous sign (jws-sign.ts). */
+  signingKey?: KeyObject;
 }
 
 interface RealmKeys {
@@ -94,6 +96,7 @@ export class Keyring {
         };
         if (row.retired_at === null) {
           entry.privateKey = (await importJWK(JSON.parse(this.#vault.open(row.private_jwk)) as JWK, alg)) as CryptoKey;
+          entry.signingKey = KeyObject.from(entry.privateKey);
         }
         return entry;
       }),

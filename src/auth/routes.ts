@@ -28,6 +28,7 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
   };
 
   app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token', { onRequest: noStore }, async (request, reply) => {
+    // Read afresh: a token is signed with the realm's current key and never born before its not-before.
     const realm = await realmOf(ctx, request);
     const response = await handleTokenRequest(ctx, realm, tokenRequestOf(request));
     return reply.send(response);

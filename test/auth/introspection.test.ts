@@ -12,6 +12,8 @@ import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/da
 import { basicAuth, demo, demoToken, postForm, type TestServer } from '../helpers/server.js';
 import { withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
+import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 
 const { treasury, branch, reporting } = demo;
 type DemoClient = { clientId: string; secret: string };
@@ -463,6 +465,8 @@ describeEachStore('disabled client (CLI clients disable)', ({ server, dbUrl }) =
     state.treasuryToken = await demoToken(server(), treasury);
     state.activeBefore = (await introspect(server(), state.branchToken)).body.active;
     state.cli = await cli(['clients', 'disable', '--realm', demo.realm, '--client-id', branch.clientId, '--db', dbUrl()]);
+    // A disabled client may be honoured at the token endpoint for authSnapshotMaxAgeMs more.
+    await sleep(authSnapshotMaxAgeMs);
   });
 
   test('clients disable succeeds and names the client', () => {

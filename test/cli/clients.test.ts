@@ -9,6 +9,8 @@ import { decodeJwt } from 'jose';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { basicAuth, demo, postForm } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { sleep } from '../helpers/wait.js';
+import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 
 const processTimeoutMs = 30_000;
 const grant = { grant_type: 'client_credentials' };
@@ -118,6 +120,9 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     assert.match(newSecret, generatedSecretPattern);
     assert.notEqual(newSecret, oldSecret);
     assert.equal(result.stdout.includes(oldSecret), false);
+    assert.equal((await tokenFor('rotate-app', newSecret)).status, 200, 'the new secret works at once');
+    // The old one may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
+    await sleep(authSnapshotMaxAgeMs);
     const refused = await tokenFor('rotate-app', oldSecret);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'invalid_client');
@@ -136,6 +141,7 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     const disabled = await coregate(['clients', 'disable', '--realm', 'sandbox', '--client-id', 'toggle-app', ...db()]);
     assertSucceeded(disabled);
     assert.match(disabled.stdout, /disabled/);
+    await sleep(authSnapshotMaxAgeMs);
     const refused = await tokenFor('toggle-app', secret);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'invalid_client');

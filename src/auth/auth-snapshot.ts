@@ -1,0 +1,45 @@
+/**
+ * Clients as the token endpoint authenticates them, and realms as Bearer validation checks them:
+ * from snapshots at most `authSnapshotMaxAgeMs` old instead of reads on every request (the token
+ * endpoint still reads its realm afresh, to sign with the current key). A change made by the CLI
+ * or another instance (a realm's not-before, a disabled client, a new secret)
+ * takes effect within that bound on every instance (CONTRACT §11: caches bounded in time).
+ * What grants access is re-read before a refusal: a new client, secret or an enabled client
+ * work at once; only a revoked grant may still be honoured for up to that bound.
+ */
+import { Snapshot } from '../cache/snapshot.js';
+import { findClient, type Client } from '../store/clients.js';
+import type { Queryable, Realm } from '../store/realms.js';
+import { findRealm } from '../store/realms.js';
+
+export const authSnapshotMaxAgeMs = 1_000;
+/** Clients remembered, unknown ids included (a flood of made-up ids evicts the oldest). */
+const clientsMax = 10_000;
+const realmsMax = 1_000;
+
+export class AuthSnapshot {
+  readonly #realms: Snapshot<string, Realm | undefined>;
+  readonly #clients: Snapshot<string, Client | undefined>;
+
+  constructor(db: Queryable, maxAgeMs = authSnapshotMaxAgeMs) {
+    this.#realms = new Snapshot((name) => findRealm(db, name), { maxAgeMs, entriesMax: realmsMax });
+    this.#clients = new Snapshot(
+      (key) => {
+        const [realm = '', clientId = ''] = key.split('\u0000');
+        return findClient(db, realm, clientId);
+      },
+      { maxAgeMs, entriesMax: clientsMax },
+    );
+  }
+
+  realm(name: string): Promise<Realm | undefined> {
+    return this.#realms.get(name);
+  }
+
+  /** `fresh`: read the store now (and refresh the snapshot), e.g. before refusing a client. */
+  client(realm: string, clientId: string, fresh = false): Promise<Client | undefined> {
+    const key = `${realm}\u0000${clientId}`;
+    if (fresh) this.#clients.invalidate(key);
+    return this.#clients.get(key);
+  }
+}
