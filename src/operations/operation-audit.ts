@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditChainer } from '../audit/chain.js';
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
-import { insertAuditEntry, type AuditEntry } from '../store/audit.js';
+import { insertAuditEntry, recordAuditEntry, type AuditEntry } from '../store/audit.js';
+import type { Store } from '../store/connect.js';
 import type { Queryable } from '../store/realms.js';
 import type { Caller } from './invocation.js';
 
@@ -45,6 +46,12 @@ export class OperationAudit {
   /** Inside a unit of work: the record commits with it. Call `chained()` after the commit. */
   async write(db: Queryable, context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
     await insertAuditEntry(db, operationAuditEntry(context, reference, httpStatus, outcome, entry));
+  }
+
+  /** On its own (a refusal before any unit of work): durable when this answers, chained soon after. */
+  async record(store: Store, context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
+    await recordAuditEntry(store, operationAuditEntry(context, reference, httpStatus, outcome, entry));
+    this.chained();
   }
 
   /** Records committed: the chain is extended soon after, by one chainer at a time. */

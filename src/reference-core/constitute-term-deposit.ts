@@ -1,5 +1,5 @@
 /**
- * Constitutes a term deposit in the reference core: locks the source account, reads the facts,
+ * Constitutes a term deposit in the reference core: reads the facts, locks and reads the source account,
  * lets the pure rules decide (src/core/term-deposits/constitution-rules.ts), and writes the
  * contract, its account and the balanced movement.
  */
@@ -18,13 +18,15 @@ export async function constituteTermDeposit(
   reference: string,
   command: TermDepositInitiation,
 ): Promise<Decision<TermDepositContract>> {
-  await repository.lockAccounts([command.sourceAccount]);
-  const [customer, source, interestAccount, product] = await Promise.all([
+  // The facts this operation does not change are read before the source account is locked: a
+  // busy account (every deposit of one treasury) is then held for the writes only.
+  const [customer, interestAccount, product] = await Promise.all([
     repository.findCustomer(command.customerReference),
-    repository.findAccount(command.sourceAccount),
     repository.findAccount(command.interestAccount),
     repository.findProduct(command.productCode, command.componentCode),
   ]);
+  await repository.lockAccounts([command.sourceAccount]);
+  const source = await repository.findAccount(command.sourceAccount);
   const contractNumber = `TD${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`;
   const decision = decideConstitution(reference, command, { customer, source, interestAccount, product, calendar, contractNumber });
   if (!decision.ok) return decision;
