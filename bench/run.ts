@@ -1,127 +1,141 @@
 /**
- * `npm run bench`: throughput and latency of the token endpoint and of term deposit initiation
- * against a started server on loopback, on SQLite (and PostgreSQL with BENCH_PG_URL, in a scratch
- * database created and dropped on that server). Bounded:
- * each scenario runs BENCH_SECONDS (default 5) at BENCH_CONCURRENCY (default 16) connections.
- * Numbers are measurements, never assertions: tests do not time anything.
+ * `npm run bench`: coregate as deployed (`coregate serve` in its own process, default log level)
+ * under autocannon from this process, on SQLite and on PostgreSQL (a scratch database created
+ * and dropped), every baseline measured in the same run, ratios against the performance targets.
+ * Writes bench/results/<date>.json, .md and .svg and prints the summary table. Numbers are
+ * measurements, never assertions: no test times anything (the smoke test only checks it works).
+ *
+ *   npm run bench -- [--seconds 10] [--warmup 2] [--connections 16] [--stores sqlite,postgres]
+ *                    [--only <substring>] [--smoke] [--out bench/results]
+ * BENCH_PG_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test).
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import pg from 'pg';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { resolveConfig } from '../src/config.js';
-import { startCoregate } from '../src/main.js';
+import { parseArgs } from 'node:util';
+import { joseSigningPerSecond, pgbenchTps, sqliteTransfersPerSecond } from './baselines.js';
+import { realms, writeBenchData } from './data.js';
+import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { startCoregate, startHelloWorld } from './processes.js';
+import { machine, printTable, summaryTable, writeReport, type Baselines, type BenchResult, type StoreName, type StoreRun } from './report.js';
+import {
+  createDeposit,
+  depositScenario,
+  helloWorldScenario,
+  invalidBodyScenario,
+  loanScenario,
+  malformedTokenScenario,
+  obtainToken,
+  retrieveScenario,
+  tokenScenario,
+} from './scenarios.js';
+import { defaultPgUrl, postgresReachable, withScratchDatabase } from './scratch-database.js';
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5);
-const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const dataFile = new URL('../demo/sandbox.json', import.meta.url).pathname;
-const treasury = { clientId: 'treasury-app', secret: 'treasury-app-secret-change-me-0123456789abcdef' };
+const { values: flags } = parseArgs({
+  options: {
+    seconds: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string', default: '16' },
+    stores: { type: 'string', default: 'sqlite,postgres' },
+    only: { type: 'string' },
+    smoke: { type: 'boolean', default: false },
+    out: { type: 'string', default: new URL('./results', import.meta.url).pathname },
+  },
+});
 
-interface Result {
-  scenario: string;
-  store: string;
-  requests: number;
-  errors: number;
-  perSecond: number;
-  p50Ms: number;
-  p99Ms: number;
-}
+const smoke = flags.smoke === true;
+const load: LoadOptions = {
+  connections: Number(flags.connections),
+  seconds: Number(flags.seconds ?? (smoke ? 0.4 : 10)),
+  warmupSeconds: Number(flags.warmup ?? (smoke ? 0 : 2)),
+};
+const stores = (flags.stores ?? '').split(',').filter((store): store is StoreName => store === 'sqlite' || store === 'postgres');
+const pgServerUrl = process.env.BENCH_PG_URL ?? defaultPgUrl;
+const selected = (name: string) => flags.only === undefined || name.includes(flags.only);
+const step = (text: string) => process.stderr.write(`${text}\n`);
 
-async function drive(scenario: string, store: string, request: (i: number) => Promise<boolean>): Promise<Result> {
-  const latencies: number[] = [];
-  let errors = 0;
-  let counter = 0;
-  const deadline = performance.now() + seconds * 1000;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        const t0 = performance.now();
-        const ok = await request(counter++).catch(() => false);
-        latencies.push(performance.now() - t0);
-        if (!ok) errors += 1;
-      }
-    }),
-  );
-  const elapsed = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => Number((latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0).toFixed(2));
-  return { scenario, store, requests: latencies.length, errors, perSecond: Math.round(latencies.length / elapsed), p50Ms: at(0.5), p99Ms: at(0.99) };
-}
-
-async function benchStore(store: string, db: string): Promise<Result[]> {
-  const silent = new Writable({ write: (_chunk, _encoding, callback) => callback() });
-  const coregate = await startCoregate(resolveConfig({ port: '0', host: '127.0.0.1', db, data: dataFile, logLevel: 'warn', duplicateWindow: '0' }, {}), {
-    log: { destination: silent, level: 'warn' },
-  });
-  const tokenUrl = `${coregate.url}/realms/sandbox/protocol/openid-connect/token`;
-  const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: treasury.clientId, client_secret: treasury.secret }).toString();
-  const getToken = async () => {
-    const response = await fetch(tokenUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
-    return response.ok ? ((await response.json()) as { access_token: string }).access_token : undefined;
+async function benchStore(store: StoreName, db: string, dataFile: string, workDir: string): Promise<StoreRun> {
+  step(`coregate on ${store}`);
+  const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}` });
+  const scenarios: Measurement[] = [];
+  const run = async (scenario: Scenario) => {
+    if (!selected(scenario.name)) return undefined;
+    const measured = await measure(server.url, scenario, load);
+    step(`  ${scenario.name}: ${measured.perSecond}/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms${measured.unexpected ? `, ${measured.unexpected} unexpected answers ${JSON.stringify(measured.statuses)}` : ''}`);
+    scenarios.push(measured);
+    return measured;
   };
-  const results: Result[] = [];
   try {
-    results.push(await drive('token endpoint (RS256)', store, async () => (await getToken()) !== undefined));
-    const token = await getToken();
-    results.push(
-      await drive('term deposit initiation', store, async (i) => {
-        const response = await fetch(`${coregate.url}/v1/term-deposits/initiate`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': `bench-${store}-${i}` },
-          body: JSON.stringify({
-            customerReference: 'C0001',
-            termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-            principalAmount: { amountValue: 1000, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-            interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-            termDepositPeriod: { numberOfDays: 90 },
-            valueDate: '2026-03-02',
-            sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-            interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-          }),
-        });
-        await response.arrayBuffer();
-        // Once the source account is drained, 422 is the correct answer; it still measures the path.
-        return response.status === 200 || response.status === 422;
-      }),
-    );
+    const token = await obtainToken(server.url);
+    await run(tokenScenario('token RS256', realms.rs256));
+    await run(tokenScenario('token ES256', realms.es256));
+    const spread = await run(depositScenario('term deposit initiation', token));
+    if (spread && spread.perSecond > 1) await run(depositScenario('term deposit initiation at half rate', token, { rate: Math.max(1, Math.round(spread.perSecond / 2)) }));
+    await run(depositScenario('hot account', token, { hot: true }));
+    await run(loanScenario('loan installment execution', token));
+    const depositId = await createDeposit(server.url, token);
+    await run(retrieveScenario('retrieve', token, depositId));
+    await run(malformedTokenScenario('401 malformed token', depositId));
+    await run(invalidBodyScenario('400 invalid body', token));
+    return { scenarios, peakRssMiB: server.peakRssMiB() };
   } finally {
-    await coregate.close();
+    await server.stop();
   }
-  return results;
 }
 
-/** BENCH_PG_URL names a server to use, never a database to fill: the bench works in a scratch one. */
-async function withScratchDatabase<T>(adminUrl: string, work: (url: string) => Promise<T>): Promise<T> {
-  const name = `coregate_bench_${randomBytes(6).toString('hex')}`;
-  const admin = async (text: string) => {
-    const client = new pg.Client({ connectionString: adminUrl });
-    await client.connect();
-    try {
-      await client.query(text);
-    } finally {
-      await client.end();
+async function measureBaselines(workDir: string, withPostgres: boolean): Promise<Baselines> {
+  const seconds = load.seconds;
+  const baselines: Baselines = {};
+  step('baselines');
+  baselines.joseRs256PerSecond = await joseSigningPerSecond('RS256', seconds);
+  step(`  jose RS256 signing on all cores: ${baselines.joseRs256PerSecond}/s`);
+  baselines.joseEs256PerSecond = await joseSigningPerSecond('ES256', seconds);
+  step(`  jose ES256 signing on all cores: ${baselines.joseEs256PerSecond}/s`);
+  baselines.sqliteTransfersPerSecond = sqliteTransfersPerSecond(workDir, seconds);
+  step(`  better-sqlite3 TPC-B-like transfers: ${baselines.sqliteTransfersPerSecond}/s`);
+  if (withPostgres) {
+    baselines.pgbenchTps = await withScratchDatabase(pgServerUrl, 'pgbench', async (url) => pgbenchTps(url, load.connections, seconds));
+    step(`  pgbench TPC-B: ${baselines.pgbenchTps} tps`);
+  }
+  const hello = await startHelloWorld(workDir);
+  try {
+    baselines.helloWorldPerSecond = (await measure(hello.url, helloWorldScenario(), load)).perSecond;
+    step(`  Fastify hello-world: ${baselines.helloWorldPerSecond}/s`);
+  } finally {
+    await hello.stop();
+  }
+  return baselines;
+}
+
+async function main(): Promise<void> {
+  const workDir = mkdtempSync(join(tmpdir(), 'coregate-bench-'));
+  try {
+    let withPostgres = stores.includes('postgres');
+    if (withPostgres && !(await postgresReachable(pgServerUrl))) {
+      if (process.env.CI === 'true') throw new Error(`PostgreSQL at ${pgServerUrl} is unreachable (required with CI=true)`);
+      step(`PostgreSQL at ${pgServerUrl} is unreachable: its scenarios are skipped (set BENCH_PG_URL)`);
+      withPostgres = false;
     }
-  };
-  await admin(`create database ${name}`);
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  try {
-    return await work(url.toString());
+    const dataFile = writeBenchData(workDir);
+    const baselines = await measureBaselines(workDir, withPostgres);
+    const runs: BenchResult['stores'] = {};
+    if (stores.includes('sqlite')) runs.sqlite = await benchStore('sqlite', `sqlite:${join(workDir, 'coregate.db')}`, dataFile, workDir);
+    if (withPostgres) runs.postgres = await withScratchDatabase(pgServerUrl, 'coregate', (url) => benchStore('postgres', url, dataFile, workDir));
+    const result: BenchResult = {
+      date: new Date().toISOString().slice(0, 10),
+      machine: machine(),
+      settings: { connections: load.connections, seconds: load.seconds, warmupSeconds: load.warmupSeconds, smoke },
+      baselines,
+      stores: runs,
+      table: summaryTable(baselines, runs),
+    };
+    const files = writeReport(flags.out ?? 'bench/results', result);
+    console.log('');
+    printTable(result.table);
+    console.log(`\n${files.json}\n${files.markdown}\n${files.svg}`);
   } finally {
-    await admin(`drop database if exists ${name} with (force)`);
+    rmSync(workDir, { recursive: true, force: true });
   }
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'coregate-bench-'));
-const results: Result[] = [];
-try {
-  results.push(...(await benchStore('sqlite', `sqlite:${join(dir, 'bench.db')}`)));
-  if (process.env.BENCH_PG_URL) results.push(...(await withScratchDatabase(process.env.BENCH_PG_URL, (url) => benchStore('postgres', url))));
-} finally {
-  rmSync(dir, { recursive: true, force: true });
-}
-console.table(results);
-console.log(`rss ${Math.round(process.memoryUsage().rss / 1024 / 1024)} MiB; ${seconds} s per scenario, ${concurrency} concurrent connections, client and server in one process`);
+await main();

@@ -43,8 +43,18 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     requestTimeout: requestTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // One line per request at info (below); fastify's two lines cost a quarter of a 401's CPU.
+    disableRequestLogging: true,
     trustProxy: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  });
+  app.addHook('onRequest', (request, _reply, done) => {
+    request.log.debug({ req: request }, 'incoming request');
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    done();
   });
   app.addHook('onSend', async (_request, reply) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');

@@ -96,7 +96,8 @@ async function startServeProcess(dir: string): Promise<ServeProcess> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [...cliArgs, 'serve', '--data', 'demo/sandbox.json', '--port', String(port), '--host', '127.0.0.1', '--db', `sqlite:${join(dir, 'coregate.db')}`],
+    // debug: "incoming request" tells when a request is in flight.
+    [...cliArgs, 'serve', '--log-level', 'debug', '--data', 'demo/sandbox.json', '--port', String(port), '--host', '127.0.0.1', '--db', `sqlite:${join(dir, 'coregate.db')}`],
     { cwd: repoRoot, env: { ...process.env, COREGATE_SHUTDOWN_GRACE_MS: String(shutdownGraceMs) } },
   );
   let stdout = '';

@@ -1,0 +1,87 @@
+/** The processes the bench measures: coregate as deployed, and the Fastify hello-world baseline. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+
+const repoRoot = new URL('..', import.meta.url).pathname;
+const readyTimeoutMs = 60_000;
+
+export interface Started {
+  url: string;
+  pid: number;
+  /** Peak resident memory so far (VmHWM), MiB. */
+  peakRssMiB(): number;
+  stop(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `coregate serve` in its own process with the default log level; its log goes to a file. */
+export async function startCoregate(options: { dataFile: string; db: string; logDir: string; name: string }): Promise<Started> {
+  const port = await freePort();
+  const args = [join(repoRoot, 'dist/src/cli/main.js'), 'serve', '--data', options.dataFile, '--db', options.db, '--port', String(port), '--host', '127.0.0.1'];
+  return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`));
+}
+
+export async function startHelloWorld(logDir: string): Promise<Started> {
+  const port = await freePort();
+  return startProcess([join(repoRoot, 'bench/hello-world.mjs'), String(port)], `http://127.0.0.1:${port}`, '/', join(logDir, 'hello-world.log'));
+}
+
+async function startProcess(args: string[], url: string, readyPath: string, logFile: string): Promise<Started> {
+  const log = openSync(logFile, 'a');
+  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', log, log], env: { ...process.env, NODE_ENV: 'production' } });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await waitReady(child, exited, `${url}${readyPath}`, logFile);
+  const pid = child.pid ?? 0;
+  return {
+    url,
+    pid,
+    peakRssMiB: () => peakRssMiB(pid),
+    async stop() {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+async function waitReady(child: ChildProcess, exited: Promise<number | null>, readyUrl: string, logFile: string): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + readyTimeoutMs;
+  while (Date.now() < deadline) {
+    if (gone) throw new Error(`${readyUrl}: the process exited before it was ready; its log:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+    try {
+      const response = await fetch(readyUrl);
+      await response.arrayBuffer();
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${readyUrl} was not ready within ${readyTimeoutMs} ms`);
+}
+
+function peakRssMiB(pid: number): number {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
+    return Math.round(kib / 1024);
+  } catch {
+    return 0;
+  }
+}

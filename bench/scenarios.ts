@@ -1,0 +1,90 @@
+/** The measured requests: every scenario of the performance table, built against one server. */
+import { randomUUID } from 'node:crypto';
+import { benchCustomers, client, depositBody, loanBody, loanPath, realms } from './data.js';
+import type { Scenario } from './load.js';
+
+const customers = benchCustomers();
+const tokenPath = (realm: string) => `/realms/${realm}/protocol/openid-connect/token`;
+const tokenForm = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.secret }).toString();
+const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+/** Unique per run and request: the server's duplicate protection must never answer 409. */
+const runId = randomUUID().slice(0, 8);
+
+export async function obtainToken(url: string, realm: string = realms.rs256): Promise<string> {
+  const response = await fetch(`${url}${tokenPath(realm)}`, { method: 'POST', headers: formHeaders, body: tokenForm });
+  if (!response.ok) throw new Error(`token request to ${realm} answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
+/** One deposit to retrieve in the retrieve scenario. */
+export async function createDeposit(url: string, token: string): Promise<string> {
+  const response = await fetch(`${url}/v1/term-deposits/initiate`, {
+    method: 'POST',
+    headers: { ...jsonHeaders(token), 'x-correlation-id': `bench-${runId}-seed-${randomUUID()}` },
+    body: depositBody(customers[0]!),
+  });
+  const body = (await response.json()) as { termDepositAccount?: string };
+  if (!response.ok || !body.termDepositAccount) throw new Error(`the seed deposit answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.termDepositAccount;
+}
+
+function jsonHeaders(token: string): Record<string, string> {
+  return { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+}
+
+/** x-correlation-id allows A-Z a-z 0-9 . _ : - only. */
+function correlation(name: string, i: number): Record<string, string> {
+  return { 'x-correlation-id': `bench-${runId}-${name.replace(/[^A-Za-z0-9]+/g, '-')}-${i}` };
+}
+
+export function tokenScenario(name: string, realm: string): Scenario {
+  return { name, expect: [200], request: () => ({ method: 'POST', path: tokenPath(realm), headers: formHeaders, body: tokenForm }) };
+}
+
+/** Deposits spread over the 200 customers' accounts, or all debiting one (`hot`). */
+export function depositScenario(name: string, token: string, options: { hot?: boolean; rate?: number } = {}): Scenario {
+  const scenario: Scenario = {
+    name,
+    expect: [200],
+    request: (i) => {
+      const customer = customers[i % customers.length]!;
+      const source = options.hot ? customers[0]!.sourceAccount : customer.sourceAccount;
+      const owner = options.hot ? customers[0]! : customer;
+      return { method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body: depositBody(owner, source) };
+    },
+  };
+  if (options.rate !== undefined) scenario.rate = options.rate;
+  return scenario;
+}
+
+export function loanScenario(name: string, token: string): Scenario {
+  return {
+    name,
+    expect: [200],
+    request: (i) => {
+      const customer = customers[i % customers.length]!;
+      return { method: 'POST', path: loanPath(customer), headers: { ...jsonHeaders(token), ...correlation(name, i) }, body: loanBody(customer) };
+    },
+  };
+}
+
+export function retrieveScenario(name: string, token: string, depositId: string): Scenario {
+  return { name, expect: [200], request: () => ({ method: 'GET', path: `/v1/term-deposits/${depositId}/retrieve`, headers: { authorization: `Bearer ${token}` } }) };
+}
+
+export function malformedTokenScenario(name: string, depositId: string): Scenario {
+  return { name, expect: [401], request: () => ({ method: 'GET', path: `/v1/term-deposits/${depositId}/retrieve`, headers: { authorization: 'Bearer not-a.jwt' } }) };
+}
+
+/** A valid token and a body that fails validation: refused with 400, and audited. */
+export function invalidBodyScenario(name: string, token: string): Scenario {
+  return {
+    name,
+    expect: [400],
+    request: (i) => ({ method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body: '{"customerReference":"B0001"}' }),
+  };
+}
+
+export function helloWorldScenario(): Scenario {
+  return { name: 'hello-world', expect: [200], request: () => ({ method: 'GET', path: '/', headers: {} }) };
+}
