@@ -2,6 +2,7 @@
  * Run-time configuration (CONTRACT §10): command-line flags win over environment variables,
  * which win over defaults. Every value is checked here, once, with a message naming the setting.
  */
+import { availableParallelism } from 'node:os';
 import { isCalendarDate } from './core/calendar-date.js';
 import { isRedisUrl, redactRedisUrl } from './limits/redis-url.js';
 
@@ -53,6 +54,8 @@ export interface Config {
   redisCommandTimeoutMs: number;
   /** Serve GET /metrics on this port (same host) instead of the main one; 0: any free port. */
   metricsPort: number | undefined;
+  /** Processes serving the port (node:cluster); 1: this process serves it alone. */
+  workers: number;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -83,6 +86,7 @@ export interface ConfigFlags {
   redisUrl?: string;
   redisKeyPrefix?: string;
   metricsPort?: string;
+  workers?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -160,6 +164,7 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     redisKeyPrefix: redisKeyPrefix(flags.redisKeyPrefix ?? env.COREGATE_REDIS_KEY_PREFIX ?? 'coregate:'),
     redisCommandTimeoutMs: integerSetting('COREGATE_REDIS_COMMAND_TIMEOUT_MS', env.COREGATE_REDIS_COMMAND_TIMEOUT_MS ?? '200', 1, 60_000),
     metricsPort: metricsPortSetting(flags.metricsPort ?? env.COREGATE_METRICS_PORT, port),
+    workers: workersSetting(flags.workers ?? env.COREGATE_WORKERS ?? '1'),
   };
 }
 
@@ -174,6 +179,12 @@ function redisKeyPrefix(value: string): string {
     throw new Error(`--redis-key-prefix / COREGATE_REDIS_KEY_PREFIX must be 1-64 printable characters without spaces, got "${value}"`);
   }
   return value;
+}
+
+/** A count, or `auto`: one worker per available core. */
+function workersSetting(value: string): number {
+  if (value === 'auto') return availableParallelism();
+  return integerSetting('--workers / COREGATE_WORKERS', value, 1, 64);
 }
 
 function metricsPortSetting(value: string | undefined, port: number): number | undefined {

@@ -24,13 +24,15 @@ export interface LogOptions {
   level?: string;
   /** Where lines go; stdout by default. Tests pass a capturing stream. */
   destination?: DestinationStream;
+  /** Fields on every line besides the service's name (a worker's number). */
+  base?: Record<string, unknown>;
 }
 
 export function createLogger(options: LogOptions = {}): Logger {
   return pino(
     {
       level: options.level ?? 'info',
-      base: { service: 'coregate' },
+      base: { service: 'coregate', ...options.base },
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: redactedPaths, censor: '[REDACTED]' },
       serializers: {

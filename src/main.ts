@@ -69,6 +69,8 @@ export interface Coregate {
 
 export interface StartOptions {
   log?: LogOptions;
+  /** The store is migrated and the data file loaded already (a worker of `serve --workers`). */
+  storePrepared?: boolean;
   /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
 }
@@ -80,10 +82,12 @@ export async function prepareStore(
   config: Config,
   vault: Vault,
   logger: Logger,
+  prepared = false,
 ): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const store = openStore(config.db);
   try {
+    if (prepared) return { store, data, secretHashKey: await loadSecretHashKey(store.db, vault) };
     const applied = await migrateToLatest(store);
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
@@ -104,7 +108,7 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const logger = createLogger({ level: config.logLevel, ...options.log });
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
-  const { store, data, secretHashKey } = await prepareStore(config, vault, logger);
+  const { store, data, secretHashKey } = await prepareStore(config, vault, logger, options.storePrepared);
   const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
   try {
     return await serveOn(config, options, logger, vault, store, data, secretHashKey, limits);

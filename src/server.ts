@@ -1,5 +1,5 @@
 /** Builds the HTTP server: fastify with the routes of the roles this instance serves. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
@@ -34,6 +34,21 @@ export interface ServerParts {
   metrics?: { metrics: Metrics; serveOnMainPort: boolean } | undefined;
 }
 
+/**
+ * One log line per request at info, with method, path, status and duration: fastify's two lines
+ * (incoming, completed) cost a quarter of a 401's CPU. "incoming request" stays, at debug.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
+}
+
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
   const app = Fastify({
     ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
@@ -43,18 +58,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     requestTimeout: requestTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
-    // One line per request at info (below); fastify's two lines cost a quarter of a 401's CPU.
-    disableRequestLogging: true,
+    logController: new OneLinePerRequest(),
     trustProxy: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
-  });
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.log.debug({ req: request }, 'incoming request');
-    done();
-  });
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
-    done();
   });
   app.addHook('onSend', async (_request, reply) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');

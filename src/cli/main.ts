@@ -53,6 +53,7 @@ program
   .option('--unknown-age-limit <seconds>', 'an operation unknown longer is logged, counted and reported by check (env COREGATE_UNKNOWN_AGE_LIMIT_SECONDS, default 300)')
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .option('--metrics-port <port>', 'serve GET /metrics on this port (same host) instead of the main one, 0 for any (env COREGATE_METRICS_PORT)')
+  .option('--workers <n>', 'processes serving the port, or auto for one per core (env COREGATE_WORKERS, default 1)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
 program

@@ -1,11 +1,20 @@
-/** `coregate serve`: runs the service until SIGTERM/SIGINT, then drains in-flight requests. */
+/**
+ * `coregate serve`: runs the service until SIGTERM/SIGINT, then drains in-flight requests. With
+ * --workers N above 1 this process supervises N workers (workers.ts), each of which serves.
+ */
+import cluster from 'node:cluster';
 import { resolveConfig, type ConfigFlags } from '../config.js';
 import { startCoregate, type Coregate } from '../main.js';
+import { clusterPortVariable, superviseWorkers } from './workers.js';
 
 export async function serve(flags: ConfigFlags): Promise<void> {
   const config = resolveConfig(flags);
-  const coregate = await startCoregate(config);
-  process.stdout.write(banner(coregate));
+  if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
+  const worker = cluster.worker;
+  if (worker) config.port = Number(process.env[clusterPortVariable]);
+  const coregate = await startCoregate(config, worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {});
+  // One banner per deployment: the first worker prints it.
+  if (!worker || worker.id === 1) process.stdout.write(banner(coregate, config.workers));
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -33,8 +42,8 @@ export async function serve(flags: ConfigFlags): Promise<void> {
 }
 
 /** What a person needs to start: the URLs and a token request they can paste. */
-function banner(coregate: Coregate): string {
-  const lines = ['', `coregate is ready on ${coregate.url}`, `  health:  ${coregate.url}/health/ready`];
+function banner(coregate: Coregate, workers: number): string {
+  const lines = ['', `coregate is ready on ${coregate.url}${workers > 1 ? ` (${workers} workers)` : ''}`, `  health:  ${coregate.url}/health/ready`];
   lines.push(`  metrics: ${coregate.metricsUrl}`);
   const realm = coregate.data?.realms?.[0];
   const client = realm?.clients?.find((c) => c.enabled !== false);

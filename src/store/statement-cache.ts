@@ -17,7 +17,11 @@ export function withStatementCache(database: Database, capacity = preparedStatem
       cache.clear();
       database.close();
     },
-    prepare: (sql: string) => {
+    prepare: (text: string) => {
+      // Kysely begins deferred transactions. Every transaction coregate runs writes, so it takes
+      // the write lock at once: with several processes on one file (--workers), a transaction
+      // that read first could otherwise fail on a snapshot gone stale instead of waiting its turn.
+      const sql = text === 'begin' ? 'begin immediate' : text;
       const cached = cache.get(sql);
       if (cached !== undefined && !cached.busy) {
         // Re-inserting keeps the map in recency order for eviction.

@@ -1,0 +1,86 @@
+/**
+ * `serve --workers N`: N processes serve one port (node:cluster), so that the event loop's work
+ * — HTTP, JSON, validation, logging — uses every core, not one. The primary prepares the store
+ * once (migrations, data file, signing keys), starts the workers and supervises them: a worker
+ * that dies is replaced, SIGTERM or SIGINT drains every worker. The workers are instances of
+ * one deployment (CONTRACT §11): they share the store, and their background tasks (reconciler,
+ * pending worker, audit chainer) claim their work as several instances do.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { createServer } from 'node:net';
+import type { Config } from '../config.js';
+import { createLogger } from '../log.js';
+import { prepareStore } from '../main.js';
+import { Vault } from '../auth/vault.js';
+
+/** The port every worker listens on, chosen by the primary (for --port 0 too). */
+export const clusterPortVariable = 'COREGATE_CLUSTER_PORT';
+/** Extra time past the shutdown grace for the workers to exit before the primary gives up. */
+const exitMarginMs = 5_000;
+
+export function isClusterWorker(): boolean {
+  return cluster.isWorker;
+}
+
+export async function superviseWorkers(config: Config): Promise<void> {
+  const logger = createLogger({ level: config.logLevel });
+  const { store } = await prepareStore(config, new Vault(config.masterKey), logger);
+  await store.close();
+  const port = config.port === 0 ? await freePort(config.host) : config.port;
+  const env = { [clusterPortVariable]: String(port) };
+  let stopping = false;
+  let listening = 0;
+
+  const start = (): Worker => {
+    const worker = cluster.fork(env);
+    worker.once('listening', () => {
+      listening += 1;
+      if (listening === config.workers) logger.info({ workers: config.workers, port }, 'all workers are serving');
+    });
+    worker.once('exit', (code, signal) => {
+      if (stopping) return;
+      if (listening < config.workers) {
+        // A worker that fails before it serves will fail again: stop rather than loop.
+        logger.error({ worker: worker.id, code, signal }, 'a worker failed to start: stopping');
+        stop('startup failure', 1);
+        return;
+      }
+      logger.error({ worker: worker.id, code, signal }, 'a worker died: starting another');
+      start();
+    });
+    return worker;
+  };
+
+  const stop = (reason: string, exitCode = 0) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ reason }, 'stopping the workers: they finish their in-flight requests');
+    const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
+    const exits = workers.map((worker) => new Promise<number>((resolve) => (worker.isDead() ? resolve(worker.process.exitCode ?? 0) : worker.once('exit', (code) => resolve(code ?? 1)))));
+    for (const worker of workers) worker.process.kill('SIGTERM');
+    const force = setTimeout(() => {
+      logger.error('workers did not stop in time: exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs + exitMarginMs);
+    force.unref();
+    void Promise.all(exits).then((codes) => {
+      logger.info('stopped');
+      process.exit(codes.some((code) => code !== 0) ? 1 : exitCode);
+    });
+  };
+
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  for (let i = 0; i < config.workers; i++) start();
+}
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, host, () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
