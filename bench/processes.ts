@@ -27,9 +27,10 @@ export async function freePort(): Promise<number> {
 }
 
 /** `coregate serve` in its own process with the default log level; its log goes to a file. */
-export async function startCoregate(options: { dataFile: string; db: string; logDir: string; name: string }): Promise<Started> {
+export async function startCoregate(options: { dataFile: string; db: string; logDir: string; name: string; workers: number }): Promise<Started> {
   const port = await freePort();
   const args = [join(repoRoot, 'dist/src/cli/main.js'), 'serve', '--data', options.dataFile, '--db', options.db, '--port', String(port), '--host', '127.0.0.1'];
+  if (options.workers > 1) args.push('--workers', String(options.workers));
   return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`));
 }
 
@@ -76,12 +77,24 @@ async function waitReady(child: ChildProcess, exited: Promise<number | null>, re
   throw new Error(`${readyUrl} was not ready within ${readyTimeoutMs} ms`);
 }
 
+/** Peak resident memory of the process and its children (the workers of --workers), MiB. */
 function peakRssMiB(pid: number): number {
+  const kib = [pid, ...childrenOf(pid)].reduce((sum, each) => sum + vmHwmKiB(each), 0);
+  return Math.round(kib / 1024);
+}
+
+function vmHwmKiB(pid: number): number {
   try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-    return Math.round(kib / 1024);
+    return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   } catch {
     return 0;
+  }
+}
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter((id) => id.trim() !== '').map(Number);
+  } catch {
+    return [];
   }
 }

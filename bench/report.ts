@@ -32,7 +32,7 @@ export interface Row {
 export interface BenchResult {
   date: string;
   machine: { cpus: number; cpuModel: string; memoryGiB: number; node: string; os: string };
-  settings: { connections: number; seconds: number; warmupSeconds: number; smoke: boolean };
+  settings: { connections: number; seconds: number; warmupSeconds: number; smoke: boolean; workers: number };
   baselines: Baselines;
   stores: Partial<Record<StoreName, StoreRun>>;
   table: Row[];
@@ -127,7 +127,7 @@ function markdownReport(result: BenchResult, svgName: string): string {
   return [
     `# coregate bench, ${result.date}`,
     '',
-    `${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node.js ${m.node}, ${m.os}. ${s.connections} connections, ${s.seconds} s per scenario after ${s.warmupSeconds} s of warm-up${s.smoke ? ' (smoke run: the numbers mean nothing)' : ''}.`,
+    `${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, Node.js ${m.node}, ${m.os}. \`coregate serve\`${s.workers > 1 ? ` --workers ${s.workers}` : ''}, ${s.connections} connections, ${s.seconds} s per scenario after ${s.warmupSeconds} s of warm-up${s.smoke ? ' (smoke run: the numbers mean nothing)' : ''}.`,
     '',
     ...table,
     '',

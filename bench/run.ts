@@ -6,7 +6,7 @@
  * measurements, never assertions: no test times anything (the smoke test only checks it works).
  *
  *   npm run bench -- [--seconds 10] [--warmup 2] [--connections 16] [--stores sqlite,postgres]
- *                    [--only <substring>] [--smoke] [--out bench/results]
+ *                    [--only <substring>] [--smoke] [--out bench/results] [--workers 1]
  * BENCH_PG_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -40,6 +40,7 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     smoke: { type: 'boolean', default: false },
     out: { type: 'string', default: new URL('./results', import.meta.url).pathname },
+    workers: { type: 'string', default: '1' },
   },
 });
 
@@ -56,7 +57,7 @@ const step = (text: string) => process.stderr.write(`${text}\n`);
 
 async function benchStore(store: StoreName, db: string, dataFile: string, workDir: string): Promise<StoreRun> {
   step(`coregate on ${store}`);
-  const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}` });
+  const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}`, workers: Number(flags.workers) });
   const scenarios: Measurement[] = [];
   const run = async (scenario: Scenario) => {
     if (!selected(scenario.name)) return undefined;
@@ -124,7 +125,7 @@ async function main(): Promise<void> {
     const result: BenchResult = {
       date: new Date().toISOString().slice(0, 10),
       machine: machine(),
-      settings: { connections: load.connections, seconds: load.seconds, warmupSeconds: load.warmupSeconds, smoke },
+      settings: { connections: load.connections, seconds: load.seconds, warmupSeconds: load.warmupSeconds, smoke, workers: Number(flags.workers) },
       baselines,
       stores: runs,
       table: summaryTable(baselines, runs),

@@ -12,8 +12,8 @@ import type { Database } from './schema.js';
 /** Units of work in one commit at most: bounds how long the last of a group waits. */
 export const commitGroupSizeMax = 64;
 
-interface Member {
-  work: (trx: Transaction<Database>) => Promise<unknown>;
+interface Member<DB> {
+  work: (trx: Transaction<DB>) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -26,21 +26,21 @@ export interface CommitGroupOptions {
   windowMs?: number;
 }
 
-export class CommitGroup {
-  readonly #db: Kysely<Database>;
+export class CommitGroup<DB = Database> {
+  readonly #db: Kysely<DB>;
   readonly #sizeMax: number;
   readonly #windowMs: number;
-  #queue: Member[] = [];
+  #queue: Array<Member<DB>> = [];
   #running = false;
   #scheduled = false;
 
-  constructor(db: Kysely<Database>, options: CommitGroupOptions = {}) {
+  constructor(db: Kysely<DB>, options: CommitGroupOptions = {}) {
     this.#db = db;
     this.#sizeMax = options.sizeMax ?? commitGroupSizeMax;
     this.#windowMs = options.windowMs ?? 0;
   }
 
-  run<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
@@ -62,7 +62,7 @@ export class CommitGroup {
     this.#running = true;
     const group = this.#queue.splice(0, this.#sizeMax);
     try {
-      const answers = group.length === 1 ? await this.#runAlone(group[0] as Member) : await this.#runTogether(group);
+      const answers = group.length === 1 ? await this.#runAlone(group[0] as Member<DB>) : await this.#runTogether(group);
       for (const answer of answers) answer();
     } finally {
       this.#running = false;
@@ -71,7 +71,7 @@ export class CommitGroup {
   }
 
   /** One unit: its own transaction, no savepoint needed. */
-  async #runAlone(member: Member): Promise<Settle[]> {
+  async #runAlone(member: Member<DB>): Promise<Settle[]> {
     try {
       const value = await this.#db.transaction().execute((trx) => member.work(trx));
       return [() => member.resolve(value)];
@@ -80,7 +80,7 @@ export class CommitGroup {
     }
   }
 
-  async #runTogether(group: Member[]): Promise<Settle[]> {
+  async #runTogether(group: Array<Member<DB>>): Promise<Settle[]> {
     const answers: Settle[] = [];
     try {
       await this.#db.transaction().execute(async (trx) => {

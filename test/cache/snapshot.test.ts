@@ -1,0 +1,115 @@
+/**
+ * Snapshots (CONTRACT §11: caches bounded in time): a value is at most maxAgeMs old, one load
+ * serves concurrent readers, a failed load is not remembered, entries are bounded.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Snapshot } from '../../src/cache/snapshot.js';
+import { VerifiedTokens } from '../../src/cache/verified-tokens.js';
+import { DirectorySnapshot } from '../../src/cache/directory-snapshot.js';
+
+function clock(start = 1_000) {
+  let now = start;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+test('Snapshot: a value is served from memory until it is maxAgeMs old, then read again', async () => {
+  const time = clock();
+  let loads = 0;
+  const snapshot = new Snapshot(async (key: string) => `${key}-${++loads}`, { maxAgeMs: 1_000, entriesMax: 10, now: time.now });
+  assert.equal(await snapshot.get('a'), 'a-1');
+  time.advance(999);
+  assert.equal(await snapshot.get('a'), 'a-1', 'younger than maxAgeMs: no read');
+  time.advance(1);
+  assert.equal(await snapshot.get('a'), 'a-2', 'maxAgeMs old: read again');
+  assert.equal(loads, 2);
+});
+
+test('Snapshot: concurrent readers of one key share one load', async () => {
+  let loads = 0;
+  const snapshot = new Snapshot(async () => {
+    loads += 1;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    return 'value';
+  }, { maxAgeMs: 1_000, entriesMax: 10 });
+  const values = await Promise.all(Array.from({ length: 20 }, () => snapshot.get('k')));
+  assert.deepEqual(new Set(values), new Set(['value']));
+  assert.equal(loads, 1);
+});
+
+test('Snapshot: a failed load is not remembered; the next reader tries again', async () => {
+  let fail = true;
+  const snapshot = new Snapshot(async () => {
+    if (fail) throw new Error('store down');
+    return 'ok';
+  }, { maxAgeMs: 60_000, entriesMax: 10 });
+  await assert.rejects(snapshot.get('k'), /store down/);
+  fail = false;
+  assert.equal(await snapshot.get('k'), 'ok');
+});
+
+test('Snapshot: invalidate(key) forgets one key, invalidate() every key', async () => {
+  let loads = 0;
+  const snapshot = new Snapshot(async (key: string) => `${key}${++loads}`, { maxAgeMs: 60_000, entriesMax: 10 });
+  await snapshot.get('a');
+  await snapshot.get('b');
+  snapshot.invalidate('a');
+  assert.equal(await snapshot.get('a'), 'a3');
+  assert.equal(await snapshot.get('b'), 'b2');
+  snapshot.invalidate();
+  assert.equal(await snapshot.get('b'), 'b4');
+});
+
+test('Snapshot: bounded: past entriesMax the least recently used key is read again', async () => {
+  let loads = 0;
+  const snapshot = new Snapshot(
+    async (key: number) => {
+      loads += 1;
+      return key;
+    },
+    { maxAgeMs: 60_000, entriesMax: 2 },
+  );
+  await snapshot.get(1);
+  await snapshot.get(2);
+  await snapshot.get(1);
+  await snapshot.get(3); // evicts 2, the least recently used
+  const before = loads;
+  await snapshot.get(1);
+  assert.equal(loads, before, '1 was kept');
+  await snapshot.get(2);
+  assert.equal(loads, before + 1, '2 was evicted');
+});
+
+test('VerifiedTokens: bounded: a flood of distinct tokens evicts the least recently used', () => {
+  const tokens = new VerifiedTokens<string>(3);
+  for (const token of ['t1', 't2', 't3']) tokens.remember(token, { principal: token, expiresAt: 0, issuedAt: 0 });
+  tokens.get('t1');
+  tokens.remember('t4', { principal: 't4', expiresAt: 0, issuedAt: 0 });
+  assert.equal(tokens.size, 3);
+  assert.equal(tokens.get('t2'), undefined, 't2 was the least recently used');
+  assert.equal(tokens.get('t1')?.principal, 't1');
+  tokens.forget('t1');
+  assert.equal(tokens.get('t1'), undefined);
+});
+
+test('DirectorySnapshot: a user disabled in the core is refused within maxAgeMs; statuses are asked once per login meanwhile', async () => {
+  const statuses = new Map<string, 'Active' | 'Disabled'>([['jdoe', 'Active']]);
+  let asked = 0;
+  const directory = new DirectorySnapshot(
+    {
+      userStatus: async (login) => {
+        asked += 1;
+        return statuses.get(login);
+      },
+      workstationStatus: async () => 'Active',
+    },
+    50,
+  );
+  assert.equal(await directory.userStatus('jdoe'), 'Active');
+  statuses.set('jdoe', 'Disabled');
+  assert.equal(await directory.userStatus('jdoe'), 'Active', 'within maxAgeMs the snapshot answers');
+  assert.equal(asked, 1);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(await directory.userStatus('jdoe'), 'Disabled', 'past maxAgeMs the core is asked again');
+  assert.equal(await directory.userStatus('nobody'), undefined);
+});

@@ -1,0 +1,94 @@
+/**
+ * Group commit on SQLite (src/store/commit-group.ts): units of work that arrive together share
+ * one commit; a unit that fails rolls back alone; nobody is answered before the commit that
+ * holds their work, which another connection can then read.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
+import { CommitGroup } from '../../src/store/commit-group.js';
+import { withStatementCache } from '../../src/store/statement-cache.js';
+
+interface Db {
+  items: { name: string };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'coregate-commit-group-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+function open(name: string) {
+  const path = join(dir, `${name}.db`);
+  const statements: string[] = [];
+  const database = new SqliteDatabase(path, { verbose: (text) => statements.push(String(text)) });
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = FULL');
+  database.exec('create table items (name text primary key)');
+  const db = new Kysely<Db>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  // Another connection, as another process would read the file.
+  const reader = new SqliteDatabase(path, { readonly: true });
+  const committed = () => (reader.prepare('select name from items order by name').all() as Array<{ name: string }>).map((row) => row.name);
+  const commits = () => statements.filter((text) => text === 'commit').length;
+  return { db, committed, commits, close: async () => { reader.close(); await db.destroy(); } };
+}
+
+test('units of work that arrive together share one commit (not one fsync each)', async () => {
+  const store = open('shared');
+  const group = new CommitGroup(store.db);
+  const before = store.commits();
+  await Promise.all(Array.from({ length: 20 }, (_, i) => group.run((trx) => trx.insertInto('items').values({ name: `n${i}` }).execute())));
+  assert.equal(store.committed().length, 20);
+  assert.ok(store.commits() - before <= 2, `20 units in at most 2 commits, got ${store.commits() - before}`);
+  await store.close();
+});
+
+test('a unit that fails rolls back alone: the others of its group commit, it is answered with its own error', async () => {
+  const store = open('savepoints');
+  const group = new CommitGroup(store.db);
+  const insert = (name: string) => (trx: Transaction<Db>) => trx.insertInto('items').values({ name }).execute();
+  const outcomes = await Promise.allSettled([
+    group.run(insert('a')),
+    group.run(async (trx) => {
+      await insert('b')(trx);
+      throw new Error('refused after writing');
+    }),
+    group.run(insert('a')), // a duplicate key: fails at the statement
+    group.run(insert('c')),
+  ]);
+  assert.deepEqual(outcomes.map((outcome) => outcome.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+  assert.match(String((outcomes[1] as PromiseRejectedResult).reason), /refused after writing/);
+  assert.deepEqual(store.committed(), ['a', 'c'], 'nothing of the failed units remains');
+  await store.close();
+});
+
+test('a unit is answered only after the commit that holds it: another connection reads it at once', async () => {
+  const store = open('durable');
+  const group = new CommitGroup(store.db);
+  const seen = await Promise.all(
+    Array.from({ length: 5 }, (_, i) =>
+      group
+        .run((trx) => trx.insertInto('items').values({ name: `d${i}` }).execute())
+        .then(() => store.committed().includes(`d${i}`)),
+    ),
+  );
+  assert.deepEqual(seen, [true, true, true, true, true]);
+  await store.close();
+});
+
+test('every SQLite transaction begins immediate: it holds the write lock from its first statement', async () => {
+  const store = open('immediate');
+  await store.db.transaction().execute(async (trx) => {
+    const rows = await sql<{ name: string }>`select name from items`.execute(trx);
+    assert.equal(rows.rows.length, 0);
+  });
+  const writer = new SqliteDatabase(join(dir, 'immediate.db'), { timeout: 0 });
+  await store.db.transaction().execute(async () => {
+    // While coregate's transaction is open, another writer cannot start one: the lock is taken.
+    assert.throws(() => writer.prepare('begin immediate').run(), /locked|busy/i);
+  });
+  writer.close();
+  await store.close();
+});
