@@ -19,8 +19,6 @@ export interface Scenario {
   request: (i: number) => RequestShape;
   /** Statuses that count as the scenario's intended answer. */
   expect: readonly number[];
-  /** Requests per second for the whole run (autocannon's overallRate); unlimited when absent. */
-  rate?: number;
 }
 
 export interface Measurement {
@@ -69,7 +67,6 @@ function run(url: string, scenario: Scenario, next: () => RequestShape, connecti
         url,
         connections,
         duration: seconds,
-        ...(scenario.rate ? { overallRate: scenario.rate } : {}),
         requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
       },
       (error, result) => {

@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { joseSigningPerSecond, pgbenchTps, sqliteTransfersPerSecond } from './baselines.js';
 import { realms, writeBenchData } from './data.js';
 import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
 import { machine, printTable, summaryTable, writeReport, type Baselines, type BenchResult, type StoreName, type StoreRun } from './report.js';
 import {
@@ -59,9 +60,9 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
   step(`coregate on ${store}`);
   const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}`, workers: Number(flags.workers) });
   const scenarios: Measurement[] = [];
-  const run = async (scenario: Scenario) => {
+  const run = async (scenario: Scenario, pacedRate?: number) => {
     if (!selected(scenario.name)) return undefined;
-    const measured = await measure(server.url, scenario, load);
+    const measured = pacedRate === undefined ? await measure(server.url, scenario, load) : await measurePaced(server.url, scenario, load, pacedRate);
     step(`  ${scenario.name}: ${measured.perSecond}/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms${measured.unexpected ? `, ${measured.unexpected} unexpected answers ${JSON.stringify(measured.statuses)}` : ''}`);
     scenarios.push(measured);
     return measured;
@@ -71,7 +72,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     await run(tokenScenario('token RS256', realms.rs256));
     await run(tokenScenario('token ES256', realms.es256));
     const spread = await run(depositScenario('term deposit initiation', token));
-    if (spread && spread.perSecond > 1) await run(depositScenario('term deposit initiation at half rate', token, { rate: Math.max(1, Math.round(spread.perSecond / 2)) }));
+    if (spread && spread.perSecond > 1) await run(depositScenario('term deposit initiation at half rate', token), Math.max(1, Math.round(spread.perSecond / 2)));
     await run(depositScenario('hot account', token, { hot: true }));
     await run(loanScenario('loan installment execution', token));
     const depositId = await createDeposit(server.url, token);

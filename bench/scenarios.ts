@@ -42,8 +42,8 @@ export function tokenScenario(name: string, realm: string): Scenario {
 }
 
 /** Deposits spread over the 200 customers' accounts, or all debiting one (`hot`). */
-export function depositScenario(name: string, token: string, options: { hot?: boolean; rate?: number } = {}): Scenario {
-  const scenario: Scenario = {
+export function depositScenario(name: string, token: string, options: { hot?: boolean } = {}): Scenario {
+  return {
     name,
     expect: [200],
     request: (i) => {
@@ -53,8 +53,6 @@ export function depositScenario(name: string, token: string, options: { hot?: bo
       return { method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body: depositBody(owner, source) };
     },
   };
-  if (options.rate !== undefined) scenario.rate = options.rate;
-  return scenario;
 }
 
 export function loanScenario(name: string, token: string): Scenario {
