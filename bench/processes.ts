@@ -31,19 +31,20 @@ export async function startCoregate(options: { dataFile: string; db: string; log
   const port = await freePort();
   const args = [join(repoRoot, 'dist/src/cli/main.js'), 'serve', '--data', options.dataFile, '--db', options.db, '--port', String(port), '--host', '127.0.0.1'];
   if (options.workers > 1) args.push('--workers', String(options.workers));
-  return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`));
+  // Ready once it says it listens: a port taken meanwhile by another process must not pass for it.
+  return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`), 'Server listening at');
 }
 
 export async function startHelloWorld(logDir: string): Promise<Started> {
   const port = await freePort();
-  return startProcess([join(repoRoot, 'bench/hello-world.mjs'), String(port)], `http://127.0.0.1:${port}`, '/', join(logDir, 'hello-world.log'));
+  return startProcess([join(repoRoot, 'bench/hello-world.mjs'), String(port)], `http://127.0.0.1:${port}`, '/', join(logDir, 'hello-world.log'), 'hello-world listening');
 }
 
-async function startProcess(args: string[], url: string, readyPath: string, logFile: string): Promise<Started> {
-  const log = openSync(logFile, 'a');
+async function startProcess(args: string[], url: string, readyPath: string, logFile: string, readyLog?: string): Promise<Started> {
+  const log = openSync(logFile, 'w');
   const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', log, log], env: { ...process.env, NODE_ENV: 'production' } });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  await waitReady(child, exited, `${url}${readyPath}`, logFile);
+  await waitReady(child, exited, `${url}${readyPath}`, logFile, readyLog);
   const pid = child.pid ?? 0;
   return {
     url,
@@ -58,13 +59,14 @@ async function startProcess(args: string[], url: string, readyPath: string, logF
   };
 }
 
-async function waitReady(child: ChildProcess, exited: Promise<number | null>, readyUrl: string, logFile: string): Promise<void> {
+async function waitReady(child: ChildProcess, exited: Promise<number | null>, readyUrl: string, logFile: string, readyLog: string | undefined): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
   const deadline = Date.now() + readyTimeoutMs;
   while (Date.now() < deadline) {
     if (gone) throw new Error(`${readyUrl}: the process exited before it was ready; its log:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
     try {
+      if (readyLog !== undefined && !readFileSync(logFile, 'utf8').includes(readyLog)) throw new Error('not listening yet');
       const response = await fetch(readyUrl);
       await response.arrayBuffer();
       if (response.ok) return;
