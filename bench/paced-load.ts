@@ -8,17 +8,18 @@
  * count every 1000 ms), so each connection sends its quota back to back at the start of every
  * second and then idles: the server sees full-load bursts, and the p99 is the full-load p99.
  */
+import { Agent, request as httpRequest } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool } from 'undici';
 import type { LoadOptions, Measurement, RequestShape, Scenario } from './load.js';
 
 export async function measurePaced(url: string, scenario: Scenario, options: LoadOptions, rate: number): Promise<Measurement> {
-  const pool = new Pool(url, { connections: options.connections, pipelining: 1 });
+  // node:http rather than undici's Pool: undici 7 beside Node 20's own fetch broke later fetches.
+  const pool = new Agent({ keepAlive: true, maxSockets: options.connections });
   let counter = 0;
   const next = () => scenario.request(counter++);
   try {
-    if (options.warmupSeconds > 0) await run(pool, next, rate, options.warmupSeconds, `${scenario.name} (warm-up)`);
-    const { latencies, statuses, errors, seconds } = await run(pool, next, rate, options.seconds, scenario.name);
+    if (options.warmupSeconds > 0) await run(url, pool, next, rate, options.warmupSeconds, `${scenario.name} (warm-up)`);
+    const { latencies, statuses, errors, seconds } = await run(url, pool, next, rate, options.seconds, scenario.name);
     latencies.sort((a, b) => a - b);
     const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)] ?? 0) * 100) / 100;
     const expected = scenario.expect.reduce((sum, code) => sum + (statuses[String(code)] ?? 0), 0);
@@ -32,11 +33,25 @@ export async function measurePaced(url: string, scenario: Scenario, options: Loa
       statuses,
     };
   } finally {
-    await pool.close();
+    pool.destroy();
   }
 }
 
-async function run(pool: Pool, next: () => RequestShape, rate: number, seconds: number, label: string) {
+/** One request on the agent's connections: its status once the whole answer has arrived. */
+function send(url: string, agent: Agent, request: RequestShape): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(new URL(request.path, url), { method: request.method, headers: request.headers, agent, timeout: 30_000 }, (response) => {
+      response.resume();
+      response.once('end', () => resolve(response.statusCode ?? 0));
+      response.once('error', reject);
+    });
+    outgoing.once('error', reject);
+    outgoing.once('timeout', () => outgoing.destroy(new Error('timed out')));
+    outgoing.end(request.body);
+  });
+}
+
+async function run(url: string, pool: Agent, next: () => RequestShape, rate: number, seconds: number, label: string) {
   const intervalMs = 1000 / rate;
   const total = Math.max(1, Math.round(rate * seconds));
   const latencies: number[] = [];
@@ -49,14 +64,11 @@ async function run(pool: Pool, next: () => RequestShape, rate: number, seconds: 
     process.stderr.write(`\r\x1b[K  ${label}: ${elapsed.toFixed(0)}/${seconds} s, ${rate} req/s paced`);
   }, 1000);
 
-  const send = (dueAt: number) => {
-    const request = next();
-    const sent = pool
-      .request({ method: request.method, path: request.path, headers: request.headers, ...(request.body === undefined ? {} : { body: request.body }), headersTimeout: 30_000, bodyTimeout: 30_000 })
-      .then(async (response) => {
-        await response.body.dump();
+  const issue = (dueAt: number) => {
+    const sent = send(url, pool, next())
+      .then((status) => {
         latencies.push(performance.now() - dueAt);
-        statuses[response.statusCode] = (statuses[response.statusCode] ?? 0) + 1;
+        statuses[status] = (statuses[status] ?? 0) + 1;
       })
       .catch(() => {
         errors += 1;
@@ -69,7 +81,7 @@ async function run(pool: Pool, next: () => RequestShape, rate: number, seconds: 
   for (let i = 0; i < total; ) {
     const now = performance.now();
     while (i < total && started + i * intervalMs <= now) {
-      send(started + i * intervalMs);
+      issue(started + i * intervalMs);
       i += 1;
     }
     if (i < total) await sleep(Math.max(0, Math.min(started + i * intervalMs - performance.now(), 50)));
