@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
 import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
+import { ExpectedError } from './core/expected-error.js';
 import { authRoutes } from './auth/routes.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
@@ -61,6 +62,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     logController: new OneLinePerRequest(),
     trustProxy: false,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // The error records are built from the validation issues (errors-http.ts): fastify's own
+    // message, which formatted every issue into text, was 3 % of a 400's CPU and never shown.
+    schemaErrorFormatter: (_issues, dataVar) => new ExpectedError(`the request's ${dataVar} is invalid`),
   });
   app.addHook('onSend', async (_request, reply) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
