@@ -48,7 +48,8 @@ const { values: flags } = parseArgs({
 const smoke = flags.smoke === true;
 const load: LoadOptions = {
   connections: Number(flags.connections),
-  seconds: Number(flags.seconds ?? (smoke ? 0.4 : 10)),
+  // Smoke: long enough that the slowest scenario answers on a slow machine, short enough for CI.
+  seconds: Number(flags.seconds ?? (smoke ? 1 : 10)),
   warmupSeconds: Number(flags.warmup ?? (smoke ? 0 : 2)),
 };
 const stores = (flags.stores ?? '').split(',').filter((store): store is StoreName => store === 'sqlite' || store === 'postgres');

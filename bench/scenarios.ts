@@ -66,8 +66,13 @@ export function loanScenario(name: string, token: string): Scenario {
   };
 }
 
+/** Both spellings of the retrieve path, in turn. */
 export function retrieveScenario(name: string, token: string, depositId: string): Scenario {
-  return { name, expect: [200], request: () => ({ method: 'GET', path: `/v1/term-deposits/${depositId}/retrieve`, headers: { authorization: `Bearer ${token}` } }) };
+  return {
+    name,
+    expect: [200],
+    request: (i) => ({ method: 'GET', path: `/v1/${i % 2 === 0 ? 'term-deposits' : 'term-deposit'}/${depositId}/retrieve`, headers: { authorization: `Bearer ${token}` } }),
+  };
 }
 
 export function malformedTokenScenario(name: string, depositId: string): Scenario {

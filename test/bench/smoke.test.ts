@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { BenchResult } from '../../bench/report.js';
+import { postgresAdminUrl } from '../helpers/stores.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const out = mkdtempSync(join(tmpdir(), 'coregate-bench-smoke-'));
@@ -31,6 +32,8 @@ test('npm run bench --smoke: every scenario on both stores, every baseline, the 
   const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--out', out], {
     cwd: repoRoot,
     maxBuffer: 16 * 1024 * 1024,
+    // The PostgreSQL the other suites use.
+    env: { ...process.env, BENCH_PG_URL: postgresAdminUrl },
   });
   const date = new Date().toISOString().slice(0, 10);
   const result = JSON.parse(readFileSync(join(out, `${date}.json`), 'utf8')) as BenchResult;
