@@ -186,19 +186,36 @@ export class HttpCore implements CoreBankingPort {
     }
   }
 
+  /**
+   * Sends once more, at once, when the connection was closed under the request (a kept-alive
+   * connection the core had just closed): every request of the protocol is idempotent by its
+   * operation reference (the core executes a reference at most once and answers a repeat with
+   * its outcome), so the repeat is safe, and it stays within the same time-out.
+   */
+  async #send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const request = () =>
+      this.#pool.request({
+        method,
+        path,
+        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+        body: body === undefined ? null : JSON.stringify(body),
+        signal,
+      });
+    try {
+      return await request();
+    } catch (error) {
+      if (signal.aborted || !isClosedConnection(error)) throw error;
+      return request();
+    }
+  }
+
   /** One HTTP exchange under the time-out; every failure leaves as CoreTimeout or CoreUnavailable. */
   async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T): Promise<T> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
     const what = `${method} ${path}`;
     try {
-      const response = await this.#pool.request({
-        method,
-        path,
-        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
-        body: body === undefined ? null : JSON.stringify(body),
-        signal: controller.signal,
-      });
+      const response = await this.#send(method, path, body, controller.signal);
       const text = await readBounded(response.body);
       if (response.statusCode >= 500) throw new CoreUnavailable(`the core answered ${what} with ${response.statusCode}: ${text.slice(0, 200)}`);
       const contentType = String(response.headers['content-type'] ?? '');
@@ -219,6 +236,12 @@ export class HttpCore implements CoreBankingPort {
       clearTimeout(timer);
     }
   }
+}
+
+/** A connection closed or reset before the answer began: nothing but the socket failed. */
+function isClosedConnection(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 /** The body as UTF-8 text, refusing more than coreResponseBytesMax and bytes that are not UTF-8. */
