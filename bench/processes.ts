@@ -1,7 +1,7 @@
 /** The processes the bench measures: coregate as deployed, and the Fastify hello-world baseline. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from '../src/cli/free-port.js';
 import { join } from 'node:path';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
@@ -15,16 +15,6 @@ export interface Started {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** `coregate serve` in its own process with the default log level; its log goes to a file. */
 export async function startCoregate(options: { dataFile: string; db: string; logDir: string; name: string; workers: number }): Promise<Started> {

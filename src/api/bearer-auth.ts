@@ -9,7 +9,8 @@ import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type J
 import type { AuthSnapshot } from '../auth/auth-snapshot.js';
 import type { Keyring } from '../auth/keyring.js';
 import { ExpectedError } from '../core/expected-error.js';
-import { VerifiedTokens, type VerifiedToken } from '../cache/verified-tokens.js';
+import { LruMap } from '../cache/lru-map.js';
+import { verifiedTokensMax, type VerifiedToken } from '../cache/verified-tokens.js';
 import type { Store } from '../store/connect.js';
 import type { Realm } from '../store/realms.js';
 
@@ -22,8 +23,6 @@ const jwksRefetchCooldownMs = 30_000;
 const jwksCacheMaxAgeMs = 10 * 60_000;
 /** Three base64url segments: header, payload and signature (empty when unsigned, refused later by its alg). */
 const compactJwsShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-/** A realm's not-before, keys and audience as the API sees them are at most this old. */
-export { authSnapshotMaxAgeMs as realmSnapshotMaxAgeMs } from '../auth/auth-snapshot.js';
 
 export interface Principal {
   /** `{issuer}#{client_id}`: the namespace of correlation ids and operation ownership. */
@@ -53,7 +52,7 @@ export interface TokenVerifierOptions {
 export class TokenVerifier {
   readonly #options: TokenVerifierOptions;
   readonly #remoteKeys = new Map<string, JWTVerifyGetKey>();
-  readonly #verified = new VerifiedTokens<Principal>();
+  readonly #verified = new LruMap<string, VerifiedToken<Principal>>(verifiedTokensMax);
 
   constructor(options: TokenVerifierOptions) {
     this.#options = options;
@@ -84,7 +83,7 @@ export class TokenVerifier {
     const principal = principalOf(payload, issuer);
     const entry: VerifiedToken<Principal> = { principal, expiresAt: payload.exp ?? 0, issuedAt: payload.iat ?? 0 };
     if (local) entry.realm = { name: local.realm.name, keyGeneration: local.realm.key_generation };
-    this.#verified.remember(token, entry);
+    this.#verified.set(token, entry);
     return principal;
   }
 
@@ -94,13 +93,13 @@ export class TokenVerifier {
    */
   async #stillValid(token: string, verified: VerifiedToken<Principal>): Promise<boolean> {
     if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
-      this.#verified.forget(token);
+      this.#verified.delete(token);
       throw new TokenRejected('The token has expired');
     }
     if (verified.realm === undefined) return true;
     const realm = await this.#options.snapshot.realm(verified.realm.name);
     if (realm === undefined || realm.key_generation !== verified.realm.keyGeneration) {
-      this.#verified.forget(token);
+      this.#verified.delete(token);
       return false;
     }
     if (verified.issuedAt < realm.not_before) throw new TokenRejected(revokedMessage);

@@ -7,11 +7,11 @@
  * pending worker, audit chainer) claim their work as several instances do.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { createServer } from 'node:net';
 import type { Config } from '../config.js';
 import { createLogger } from '../log.js';
 import { prepareStore } from '../main.js';
 import { Vault } from '../auth/vault.js';
+import { freePort } from './free-port.js';
 
 /** The port every worker listens on, chosen by the primary (for --port 0 too). */
 export const clusterPortVariable = 'COREGATE_CLUSTER_PORT';
@@ -72,15 +72,4 @@ export async function superviseWorkers(config: Config): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   for (let i = 0; i < config.workers; i++) start();
-}
-
-async function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, host, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }

@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { SignJWT, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import { realmSnapshotMaxAgeMs } from '../../src/api/bearer-auth.js';
+import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 import { Keyring } from '../../src/auth/keyring.js';
 import { Vault } from '../../src/auth/vault.js';
 import { findRealm } from '../../src/store/realms.js';
@@ -616,14 +616,14 @@ describeEachStore('business API Bearer validation: realm key rotation and revoca
     while (nowSeconds() <= iat) await sleep(50);
     const printed = JSON.parse(await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { notBefore: number };
     assert.ok(printed.notBefore > iat);
-    // The API reads the realm from a snapshot at most realmSnapshotMaxAgeMs old (CONTRACT §11).
+    // The API reads the realm from a snapshot at most authSnapshotMaxAgeMs old (CONTRACT §11).
     const refused = await waitFor(
       'the revoked token to be refused',
       async () => {
         const answer = await initiate(server(), oldToken);
         return answer.status === 401 ? answer : undefined;
       },
-      realmSnapshotMaxAgeMs + 2_000,
+      authSnapshotMaxAgeMs + 2_000,
     );
     assertInvalidToken(refused);
     assert.match(refused.body.message, /not-before|revoked/i);

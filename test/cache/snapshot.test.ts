@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Snapshot } from '../../src/cache/snapshot.js';
-import { VerifiedTokens } from '../../src/cache/verified-tokens.js';
+import { LruMap } from '../../src/cache/lru-map.js';
+import type { VerifiedToken } from '../../src/cache/verified-tokens.js';
 import { DirectorySnapshot } from '../../src/cache/directory-snapshot.js';
 
 function clock(start = 1_000) {
@@ -80,15 +81,15 @@ test('Snapshot: bounded: past entriesMax the least recently used key is read aga
   assert.equal(loads, before + 1, '2 was evicted');
 });
 
-test('VerifiedTokens: bounded: a flood of distinct tokens evicts the least recently used', () => {
-  const tokens = new VerifiedTokens<string>(3);
-  for (const token of ['t1', 't2', 't3']) tokens.remember(token, { principal: token, expiresAt: 0, issuedAt: 0 });
+test('verified tokens: bounded: a flood of distinct tokens evicts the least recently used', () => {
+  const tokens = new LruMap<string, VerifiedToken<string>>(3);
+  for (const token of ['t1', 't2', 't3']) tokens.set(token, { principal: token, expiresAt: 0, issuedAt: 0 });
   tokens.get('t1');
-  tokens.remember('t4', { principal: 't4', expiresAt: 0, issuedAt: 0 });
+  tokens.set('t4', { principal: 't4', expiresAt: 0, issuedAt: 0 });
   assert.equal(tokens.size, 3);
   assert.equal(tokens.get('t2'), undefined, 't2 was the least recently used');
   assert.equal(tokens.get('t1')?.principal, 't1');
-  tokens.forget('t1');
+  tokens.delete('t1');
   assert.equal(tokens.get('t1'), undefined);
 });
 

@@ -13,25 +13,12 @@ import { loanResultToWire, termDepositToWire } from '../../src/core-http/codec.j
 import { HttpCore } from '../../src/core-http/http-core-adapter.js';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
 import { CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
-import type { TermDepositInitiation } from '../../src/core/term-deposits/initiation.js';
+import { deposit as depositCommand } from '../port/conformance.js';
 import { sleep } from '../helpers/wait.js';
 
 const reference = '6f1d6c52-8d2e-4c53-9d4e-2f1b7a3c9e01';
 
-const command: TermDepositInitiation = {
-  customerReference: 'C0001',
-  productCode: 'TDFIX',
-  componentCode: 'TD30-365',
-  principalMinor: 100_000n,
-  currency: 'USD',
-  ratePercent: '5.25',
-  numberOfDays: 90,
-  maturityDate: undefined,
-  valueDate: '2026-03-02',
-  sourceAccount: '1000000001',
-  interestAccount: '1000000002',
-  description: null,
-};
+const command = depositCommand({ description: null });
 
 const deposit: TermDeposit = {
   contractNumber: 'TD000000000000001',

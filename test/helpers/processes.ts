@@ -3,21 +3,12 @@
  * from the compiled CLI (scripts/test.mjs builds dist/ first), readiness, and their output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { cliPath, repoRoot } from './server.js';
 import { waitFor } from './wait.js';
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../../src/cli/free-port.js';
+
+export { freePort };
 
 export interface CoregateProcess {
   child: ChildProcess;

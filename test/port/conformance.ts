@@ -42,7 +42,8 @@ const interest = '1000000002';
 const facility = '7000000001';
 const expense = '1000000002';
 
-function deposit(terms: Partial<TermDepositInitiation> = {}): TermDepositInitiation {
+/** A valid initiation of the demo data's customer; the HTTP adapter's tests share it. */
+export function deposit(terms: Partial<TermDepositInitiation> = {}): TermDepositInitiation {
   return {
     customerReference: customer,
     productCode: 'TDFIX',

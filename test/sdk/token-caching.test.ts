@@ -11,7 +11,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
-import { realmSnapshotMaxAgeMs } from '../../src/api/bearer-auth.js';
+import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 import { CoregateApiError, CoregateClient, TokenProvider, type CoregateClientOptions, type TermDepositInitiationRequest } from '../../src/sdk/index.js';
 import { depositBody as jsonDepositBody } from '../helpers/bodies.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
@@ -374,8 +374,8 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     assert.equal((await client.termDeposits.initiate(depositBody())).status, 200);
     await afterIssuedSecond(oldToken);
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
-    // The API sees the realm's new not-before within realmSnapshotMaxAgeMs (CONTRACT §11).
-    await sleep(realmSnapshotMaxAgeMs);
+    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (CONTRACT §11).
+    await sleep(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());
     const initiationsBefore = businessRequests(server(), '/v1/term-deposits/initiate');
@@ -406,8 +406,8 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     await afterIssuedSecond(oldToken);
     const rotated = JSON.parse(await coregateCli(['keys', 'rotate', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { kid: string };
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
-    // The API sees the realm's new not-before within realmSnapshotMaxAgeMs (CONTRACT §11).
-    await sleep(realmSnapshotMaxAgeMs);
+    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (CONTRACT §11).
+    await sleep(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());
     const correlationId = randomUUID();

@@ -11,6 +11,7 @@ import { after, test } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql, type Transaction } from 'kysely';
 import { CommitGroup } from '../../src/store/commit-group.js';
+import { openStore } from '../../src/store/connect.js';
 import { withStatementCache } from '../../src/store/statement-cache.js';
 
 interface Db {
@@ -91,4 +92,16 @@ test('every SQLite transaction begins immediate: it holds the write lock from it
   });
   writer.close();
   await store.close();
+});
+
+test('the embedded store commits with synchronous=FULL: an acknowledged write survives a power loss (WAL + NORMAL would not)', async () => {
+  const store = openStore(`sqlite:${join(dir, 'durability.db')}`);
+  try {
+    const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+    assert.equal(rows[0]?.synchronous, 2, 'FULL');
+    const { rows: mode } = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db);
+    assert.equal(mode[0]?.journal_mode, 'wal');
+  } finally {
+    await store.close();
+  }
 });
