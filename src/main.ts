@@ -148,7 +148,6 @@ async function serveOn(
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger, metrics);
   const verifier = new TokenVerifier({
-    store,
     keyring: auth.keyring,
     snapshot: auth.snapshot,
     publicUrl: () => publicUrl,

@@ -11,7 +11,6 @@ import type { Keyring } from '../auth/keyring.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { LruMap } from '../cache/lru-map.js';
 import { verifiedTokensMax, type VerifiedToken } from '../cache/verified-tokens.js';
-import type { Store } from '../store/connect.js';
 import type { Realm } from '../store/realms.js';
 
 export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -39,9 +38,8 @@ export class TokenRejected extends ExpectedError {
 }
 
 export interface TokenVerifierOptions {
-  store: Store;
   keyring: Keyring;
-  /** Realms, read at most a second old (shared with the token endpoint). */
+  /** Realms, read at most a second old (the auth service's snapshot, which also holds its clients). */
   snapshot: AuthSnapshot;
   /** The auth service's public base URL: issuers `{publicUrl}/realms/{realm}` are local. */
   publicUrl: () => string;

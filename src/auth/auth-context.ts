@@ -10,7 +10,7 @@ import type { Keyring } from './keyring.js';
 export interface AuthContext {
   readonly store: Store;
   readonly keyring: Keyring;
-  /** Realms and clients for the token endpoint, at most a second old. */
+  /** Clients for the token endpoint and realms for Bearer validation, at most a second old. */
   readonly snapshot: AuthSnapshot;
   readonly secretHashKey: Buffer;
   readonly authFailures: AuthFailureLimiter;

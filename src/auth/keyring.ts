@@ -26,9 +26,7 @@ export interface KeyEntry {
   publicJwk: JWK;
   publicKey: CryptoKey;
   retiredAt: number | null;
-  /** Present only for the active key: retired keys never sign again. */
-  privateKey?: CryptoKey;
-  /** The same private key for node:crypto's asynchronous sign (jws-sign.ts). */
+  /** Present only for the active key (retired keys never sign again), for node:crypto's asynchronous sign (jws-sign.ts). */
   signingKey?: KeyObject;
 }
 
@@ -54,7 +52,7 @@ export class Keyring {
   /** The key that signs the realm's new tokens. */
   async activeKey(realm: Realm): Promise<KeyEntry> {
     const keys = await this.#keys(realm);
-    const active = keys.entries.find((entry) => entry.retiredAt === null && entry.privateKey);
+    const active = keys.entries.find((entry) => entry.retiredAt === null && entry.signingKey);
     if (!active) throw new Error(`realm ${realm.name} has no active signing key`);
     return active;
   }
@@ -95,8 +93,7 @@ export class Keyring {
           retiredAt: row.retired_at,
         };
         if (row.retired_at === null) {
-          entry.privateKey = (await importJWK(JSON.parse(this.#vault.open(row.private_jwk)) as JWK, alg)) as CryptoKey;
-          entry.signingKey = KeyObject.from(entry.privateKey);
+          entry.signingKey = KeyObject.from((await importJWK(JSON.parse(this.#vault.open(row.private_jwk)) as JWK, alg)) as CryptoKey);
         }
         return entry;
       }),

@@ -18,10 +18,6 @@ export const clusterPortVariable = 'COREGATE_CLUSTER_PORT';
 /** Extra time past the shutdown grace for the workers to exit before the primary gives up. */
 const exitMarginMs = 5_000;
 
-export function isClusterWorker(): boolean {
-  return cluster.isWorker;
-}
-
 export async function superviseWorkers(config: Config): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
   const { store } = await prepareStore(config, new Vault(config.masterKey), logger);

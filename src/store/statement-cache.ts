@@ -6,12 +6,13 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { SqliteDatabase } from 'kysely';
+import { LruMap } from '../cache/lru-map.js';
 
 /** Distinct SQL texts kept prepared; the application has a few hundred at most. */
 export const preparedStatementsMax = 1000;
 
 export function withStatementCache(database: Database, capacity = preparedStatementsMax): SqliteDatabase {
-  const cache = new Map<string, Statement>();
+  const cache = new LruMap<string, Statement>(capacity);
   return {
     close: () => {
       cache.clear();
@@ -23,17 +24,9 @@ export function withStatementCache(database: Database, capacity = preparedStatem
       // that read first could otherwise fail on a snapshot gone stale instead of waiting its turn.
       const sql = text === 'begin' ? 'begin immediate' : text;
       const cached = cache.get(sql);
-      if (cached !== undefined && !cached.busy) {
-        // Re-inserting keeps the map in recency order for eviction.
-        cache.delete(sql);
-        cache.set(sql, cached);
-        return cached;
-      }
+      if (cached !== undefined && !cached.busy) return cached;
       const statement = database.prepare(sql);
-      if (cached === undefined) {
-        cache.set(sql, statement);
-        if (cache.size > capacity) cache.delete(cache.keys().next().value as string);
-      }
+      if (cached === undefined) cache.set(sql, statement);
       return statement;
     },
   };

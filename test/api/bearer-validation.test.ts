@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { randomUUID, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -94,7 +94,7 @@ function assertForbiddenByDirectory(response: HttpResult, code: 'TD-403-002' | '
 interface TestKey {
   kid: string;
   alg: string;
-  privateKey: CryptoKey;
+  privateKey: CryptoKey | KeyObject;
   publicJwk: JWK;
 }
 
@@ -159,8 +159,8 @@ async function realmKey(server: TestServer): Promise<TestKey> {
   const realm = await findRealm(server.coregate.store.db, demo.realm);
   assert.ok(realm, 'the sandbox realm exists');
   const active = await new Keyring(server.coregate.store, new Vault(undefined)).activeKey(realm);
-  assert.ok(active.privateKey, 'the active key has its private half');
-  return { kid: active.kid, alg: active.alg, privateKey: active.privateKey, publicJwk: active.publicJwk };
+  assert.ok(active.signingKey, 'the active key has its private half');
+  return { kid: active.kid, alg: active.alg, privateKey: active.signingKey, publicJwk: active.publicJwk };
 }
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
