@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
+import { availableParallelism } from 'node:os';
 import { resolveConfig, defaultDbUrl } from '../../src/config.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 import { runCli as runCliProcess, type CliResult } from '../helpers/cli.js';
@@ -325,6 +326,14 @@ describe('configuration (CONTRACT §10): resolveConfig', () => {
   test('--db mysql://x is refused with a message naming the setting', () => {
     // config.ts promises that "every value is checked here, once, with a message naming the setting".
     assert.throws(() => resolveConfig({ db: 'mysql://x' }, {}), /--db|COREGATE_DB/);
+  });
+
+  test('--workers: 1 by default, auto is one per core, 0 or a word is refused naming the setting', () => {
+    assert.equal(resolveConfig({}, {}).workers, 1);
+    assert.equal(resolveConfig({ workers: 'auto' }, {}).workers, availableParallelism());
+    assert.equal(resolveConfig({}, { COREGATE_WORKERS: '3' }).workers, 3);
+    assert.throws(() => resolveConfig({ workers: '0' }, {}), /--workers/);
+    assert.throws(() => resolveConfig({}, { COREGATE_WORKERS: 'many' }), /COREGATE_WORKERS/);
   });
 });
 
