@@ -7,6 +7,7 @@
  *
  *   npm run bench -- [--seconds 10] [--warmup 2] [--connections 16] [--stores sqlite,postgres]
  *                    [--only <substring>] [--smoke] [--out bench/results] [--workers 1]
+ *                    [--profile DIR]   (the server runs under --cpu-prof; see bench/profile-summary.mjs)
  * BENCH_PG_URL names the PostgreSQL server (default postgres://postgres@127.0.0.1:5432/test).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +43,7 @@ const { values: flags } = parseArgs({
     smoke: { type: 'boolean', default: false },
     out: { type: 'string', default: new URL('./results', import.meta.url).pathname },
     workers: { type: 'string', default: '1' },
+    profile: { type: 'string' },
   },
 });
 
@@ -59,7 +61,7 @@ const step = (text: string) => process.stderr.write(`${text}\n`);
 
 async function benchStore(store: StoreName, db: string, dataFile: string, workDir: string): Promise<StoreRun> {
   step(`coregate on ${store}`);
-  const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}`, workers: Number(flags.workers) });
+  const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}`, workers: Number(flags.workers), profileDir: flags.profile });
   const scenarios: Measurement[] = [];
   const run = async (scenario: Scenario, pacedRate?: number) => {
     if (!selected(scenario.name)) return undefined;

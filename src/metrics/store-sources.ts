@@ -4,7 +4,7 @@ import type { Store } from '../store/connect.js';
 import type { Metrics } from './registry.js';
 
 export function watchStore(metrics: Metrics, store: Store): void {
-  // One indexed count per scrape (audit_records_unchained covers chain_seq).
+  // One indexed count per scrape (the unique index on chain_seq serves `chain_seq is null`).
   metrics.setAuditUnchainedSource(() => countUnchained(store.db));
   metrics.setPoolStatsSource(() => store.poolStats());
 }

@@ -2,7 +2,7 @@
  * The audit record of an execution attempt (CONTRACT §8): written in the operation's own
  * transaction when there is one, chained by the AuditChainer just after commit.
  */
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import type { AuditChainer } from '../audit/chain.js';
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
 import { insertAuditEntry, recordAuditEntry, type AuditEntry } from '../store/audit.js';
@@ -21,7 +21,7 @@ export interface AuditContext {
 }
 
 export function auditEntry(fields: Omit<AuditEntry, 'id' | 'recordedAt'>): AuditEntry {
-  return { id: randomUUID(), recordedAt: new Date().toISOString(), ...fields };
+  return { id: timeOrderedUuid(), recordedAt: new Date().toISOString(), ...fields };
 }
 
 export function operationAuditEntry(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): AuditEntry {

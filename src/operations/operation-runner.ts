@@ -5,10 +5,10 @@
  * window, execution now otherwise, an audit record for every attempt. The HTTP layer maps the
  * RunOutcome to a response.
  */
-import { randomUUID } from 'node:crypto';
+import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import { BusinessRefusal, errorCatalogue as E, type ErrorEntry } from '../core/error-catalogue.js';
 import type { Store } from '../store/connect.js';
-import { findOperationByCorrelation, type OperationRecord } from '../store/operations.js';
+import type { OperationRecord } from '../store/operations.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 import { inBatchWindow, type BatchWindow } from './batch-window.js';
 import { recoverClaim, type ClaimFrom, type Claims } from './correlation.js';
@@ -68,9 +68,17 @@ export class OperationRunner {
       throw error;
     }
 
+    return this.#claimAndRun(operation, context, call, prepared, undefined);
+  }
+
+  /**
+   * Claims the correlation id and runs the operation. The claim itself finds an id already used
+   * (no read before it: a round trip saved on every operation); `existing` is that record when
+   * it is a repeat of an unknown outcome, which runs again under its own reference.
+   */
+  async #claimAndRun(operation: Operation, context: AuditContext, call: Invocation, prepared: PreparedOperation, existing: OperationRecord | undefined): Promise<RunOutcome> {
     const { store, window } = this.#options;
-    const existing = await findOperationByCorrelation(store.db, call.caller.clientKey, call.correlationId);
-    let reference: string = randomUUID();
+    let reference: string = timeOrderedUuid();
     let from: ClaimFrom = { kind: 'new' };
     let stored: OperationRecord | undefined;
     if (existing) {
@@ -88,7 +96,13 @@ export class OperationRunner {
       if (duplicate) return this.#duplicate(operation, context, duplicate, E.duplicateRequest);
     }
 
-    if (call.respondAsync || this.inBatchWindow()) return this.#accept(operation, context, call, record, from);
+    const repeatOfUnknown = (original: OperationRecord | undefined) =>
+      existing === undefined && original !== undefined && original.status === 'Unknown' && original.operation === operation.name;
+    if (call.respondAsync || this.inBatchWindow()) {
+      const accepted = await this.#accept(operation, context, call, record, from);
+      if (accepted.kind === 'taken' && repeatOfUnknown(accepted.original)) return this.#claimAndRun(operation, context, call, prepared, accepted.original);
+      return accepted.kind === 'taken' ? this.#duplicate(operation, context, accepted.original, E.duplicateCorrelationId) : accepted;
+    }
     const result = await this.#options.execution.execute({ operation, prepared, record, from, audit: context });
     switch (result.kind) {
       case 'executed':
@@ -109,11 +123,19 @@ export class OperationRunner {
         return this.#duplicate(operation, context, result.original, E.duplicateRequest);
       case 'taken':
         if (!result.original) throw new Error(`operation ${reference} was claimed concurrently and cannot be found`);
+        if (repeatOfUnknown(result.original)) return this.#claimAndRun(operation, context, call, prepared, result.original);
         return this.#duplicate(operation, context, result.original, E.duplicateCorrelationId);
     }
   }
 
-  async #accept(operation: Operation, context: AuditContext, call: Invocation, record: OperationRecord, from: ClaimFrom): Promise<RunOutcome> {
+  /** Answers 202 once the operation is claimed as Pending; `taken` when its correlation id is another operation's. */
+  async #accept(
+    operation: Operation,
+    context: AuditContext,
+    call: Invocation,
+    record: OperationRecord,
+    from: ClaimFrom,
+  ): Promise<RunOutcome | { kind: 'taken'; original: OperationRecord }> {
     const { store, claims, audit } = this.#options;
     const acceptedAt = new Date();
     try {
@@ -124,7 +146,7 @@ export class OperationRunner {
     } catch (error) {
       const recovered = await recoverClaim(store.db, error, record);
       if (recovered?.kind === 'duplicate') return this.#duplicate(operation, context, recovered.original, E.duplicateRequest);
-      if (recovered?.original) return this.#duplicate(operation, context, recovered.original, E.duplicateCorrelationId);
+      if (recovered?.original) return { kind: 'taken', original: recovered.original };
       throw error;
     }
     audit.chained();

@@ -3,7 +3,8 @@
  * lets the pure rules decide (src/core/term-deposits/constitution-rules.ts), and writes the
  * contract, its account and the balanced movement.
  */
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import type { BusinessCalendar } from '../core/business-calendar.js';
 import type { Decision } from '../core/decision.js';
 import { termDepositAccountKind } from '../core/ledger/movement.js';
@@ -25,8 +26,7 @@ export async function constituteTermDeposit(
     repository.findAccount(command.interestAccount),
     repository.findProduct(command.productCode, command.componentCode),
   ]);
-  await repository.lockAccounts([command.sourceAccount]);
-  const source = await repository.findAccount(command.sourceAccount);
+  const source = (await repository.lockAccounts([command.sourceAccount])).get(command.sourceAccount);
   const contractNumber = `TD${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`;
   const decision = decideConstitution(reference, command, { customer, source, interestAccount, product, calendar, contractNumber });
   if (!decision.ok) return decision;
@@ -39,7 +39,7 @@ export async function constituteTermDeposit(
     kind: termDepositAccountKind,
   });
   await repository.postMovement({
-    id: randomUUID(),
+    id: timeOrderedUuid(),
     reference,
     kind: 'term_deposit_constitution',
     description: contract.description,

@@ -3,7 +3,8 @@
  * accounts, reads the facts, lets the pure rules decide (src/core/loans/installment-rules.ts),
  * and writes the payment, the execution and the balanced movement.
  */
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomInt } from 'node:crypto';
+import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import type { BusinessCalendar } from '../core/business-calendar.js';
 import type { Decision } from '../core/decision.js';
 import type { LoanExecution } from '../core/domain.js';
@@ -19,14 +20,10 @@ export async function executeLoanInstallment(
   command: LoanInstallmentExecution,
   executedAt: Date,
 ): Promise<Decision<LoanExecution>> {
-  await repository.lockInstallment(command.loanId, command.sequence);
-  await repository.lockAccounts([command.paymentAccount, command.expenseAccount, command.loanId]);
-  const [facility, installment, payment, expense] = await Promise.all([
-    repository.findFacility(command.loanId),
-    repository.findInstallment(command.loanId, command.sequence),
-    repository.findAccount(command.paymentAccount),
-    repository.findAccount(command.expenseAccount),
-  ]);
+  const { facility, installment } = await repository.lockInstallment(command.loanId, command.sequence);
+  const accounts = await repository.lockAccounts([command.paymentAccount, command.expenseAccount, command.loanId]);
+  const payment = accounts.get(command.paymentAccount);
+  const expense = accounts.get(command.expenseAccount);
   const decision = decideInstallment(command, { facility, installment, payment, expense });
   if (!decision.ok) return decision;
   const plan = decision.value;
@@ -36,7 +33,7 @@ export async function executeLoanInstallment(
   }
   await repository.recordInstallmentPayment(loanId, sequence, plan.amountMinor);
   await repository.postMovement({
-    id: randomUUID(),
+    id: timeOrderedUuid(),
     reference,
     kind: 'loan_installment_execution',
     description: `Installment ${sequence} of merchandising loan ${loanId}`,

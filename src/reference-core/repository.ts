@@ -20,8 +20,11 @@ export type CoreOperationRecord =
   | { reference: string; kind: CoreOperationKind; status: 'Rejected'; refusalName: ErrorName; refusalMessage: string };
 
 export interface CoreRepository {
-  /** Locks the accounts' rows for the rest of the transaction, in account-number order. */
-  lockAccounts(accountNumbers: readonly string[]): Promise<void>;
+  /**
+   * Locks the accounts' rows for the rest of the transaction, in account-number order, and
+   * answers them as locked (an account that does not exist is absent from the map).
+   */
+  lockAccounts(accountNumbers: readonly string[]): Promise<ReadonlyMap<string, Account>>;
   findCustomer(customerReference: string): Promise<Customer | undefined>;
   findAccount(accountNumber: string): Promise<Account | undefined>;
   /** Creates an account with a zero balance if it does not exist. */
@@ -34,8 +37,11 @@ export interface CoreRepository {
   findTermDeposit(contractNumber: string): Promise<TermDepositContract | undefined>;
   findTermDepositByReference(reference: string): Promise<TermDepositContract | undefined>;
 
-  /** Locks the installment's and then the facility's row for the rest of the transaction. */
-  lockInstallment(loanId: string, sequence: number): Promise<void>;
+  /**
+   * Locks the installment's and then the facility's row for the rest of the transaction and
+   * answers them as locked (absent when they do not exist).
+   */
+  lockInstallment(loanId: string, sequence: number): Promise<{ installment: Installment | undefined; facility: LoanFacility | undefined }>;
   findFacility(loanId: string): Promise<LoanFacility | undefined>;
   findInstallment(loanId: string, sequence: number): Promise<Installment | undefined>;
   /** Adds a payment to the installment and to the facility's executed total. */

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
-import type { TermDepositProductTable, TermDepositTable } from './schema.js';
+import type { AccountTable, TermDepositProductTable, TermDepositTable } from './schema.js';
 import type { Account, Customer, DayCount, TermDepositContract, TermDepositProduct } from '../core/domain.js';
 
 export type { Account as AccountRecord, Customer as CustomerRecord, TermDepositProduct as ProductRecord } from '../core/domain.js';
@@ -27,16 +27,33 @@ export async function insertCustomerIfMissing(db: Queryable, customer: Customer)
 
 export async function findAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
   const row = await db.selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
-  return (
-    row && {
-      accountNumber: row.account_number,
-      customerReference: row.customer_reference,
-      currency: row.currency,
-      status: row.status,
-      kind: row.kind,
-      balanceMinor: toBigInt(row.balance_minor),
-    }
-  );
+  return row && toAccount(row);
+}
+
+/**
+ * Locks an account's row for the rest of the transaction and reads it, in one statement (a no-op
+ * update takes the row lock on PostgreSQL and the write lock on SQLite): one round trip less
+ * than a lock and a read.
+ */
+export async function lockAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
+  const row = await db
+    .updateTable('accounts')
+    .set((eb) => ({ balance_minor: eb.ref('balance_minor') }))
+    .where('account_number', '=', accountNumber)
+    .returningAll()
+    .executeTakeFirst();
+  return row && toAccount(row);
+}
+
+function toAccount(row: Selectable<AccountTable>): Account {
+  return {
+    accountNumber: row.account_number,
+    customerReference: row.customer_reference,
+    currency: row.currency,
+    status: row.status,
+    kind: row.kind,
+    balanceMinor: toBigInt(row.balance_minor),
+  };
 }
 
 /** Inserts an account with a zero balance; answers whether it was missing. */

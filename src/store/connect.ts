@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 import { CommitGroup } from './commit-group.js';
+import { startWalCheckpointer } from './wal-checkpointer.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -56,6 +57,9 @@ function openSqlite(path: string): Store {
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event loop.
+  const checkpointer = path === ':memory:' ? undefined : startWalCheckpointer(path);
+  if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {
@@ -64,7 +68,10 @@ function openSqlite(path: string): Store {
     dialect: 'sqlite',
     displayUrl: `sqlite:${path}`,
     poolStats: () => undefined,
-    close: () => db.destroy(),
+    async close() {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
-import type { LoanExecutionTable, LoanFacilityTable } from './schema.js';
+import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from './schema.js';
 import type { Installment, LoanExecution, LoanFacility } from '../core/domain.js';
 
 export type { Installment as InstallmentRecord, LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../core/domain.js';
@@ -53,26 +53,31 @@ export async function insertInstallment(db: Queryable, installment: Installment)
  * dialects), so that what is read next is what concurrent executions committed: the outstanding
  * amount and the resulting status are then exact, not merely guarded.
  */
-export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<void> {
-  await db
+/** Locks the installment's row for the rest of the transaction and reads it, in one statement. */
+export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<Installment | undefined> {
+  const row = await db
     .updateTable('loan_installments')
     .set((eb) => ({ paid_minor: eb.ref('paid_minor') }))
     .where('loan_id', '=', loanId)
     .where('sequence', '=', sequence)
-    .execute();
+    .returningAll()
+    .executeTakeFirst();
+  return row && toInstallment(row);
 }
 
 export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<Installment | undefined> {
   const row = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).where('sequence', '=', sequence).executeTakeFirst();
-  return (
-    row && {
-      loanId: row.loan_id,
-      sequence: Number(row.sequence),
-      dueDate: row.due_date,
-      amountMinor: toBigInt(row.amount_minor),
-      paidMinor: toBigInt(row.paid_minor),
-    }
-  );
+  return row && toInstallment(row);
+}
+
+function toInstallment(row: Selectable<LoanInstallmentTable>): Installment {
+  return {
+    loanId: row.loan_id,
+    sequence: Number(row.sequence),
+    dueDate: row.due_date,
+    amountMinor: toBigInt(row.amount_minor),
+    paidMinor: toBigInt(row.paid_minor),
+  };
 }
 
 /**
@@ -162,10 +167,13 @@ function toExecution(row: Selectable<LoanExecutionTable>): LoanExecution {
 }
 
 /** Takes the facility's row lock (a no-op update, as lockInstallment): its executed total is then exact. */
-export async function lockFacility(db: Queryable, loanId: string): Promise<void> {
-  await db
+/** Locks the facility's row for the rest of the transaction and reads it, in one statement. */
+export async function lockFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
+  const row = await db
     .updateTable('loan_facilities')
     .set((eb) => ({ executed_total_minor: eb.ref('executed_total_minor') }))
     .where('loan_id', '=', loanId)
-    .execute();
+    .returningAll()
+    .executeTakeFirst();
+  return row && toFacility(row);
 }

@@ -7,6 +7,7 @@ import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_core.js';
 import * as m0003 from './migrations/0003_loans.js';
 import * as m0004 from './migrations/0004_production.js';
+import * as m0005 from './migrations/0005_drop_unused_chain_index.js';
 import type { Store } from './connect.js';
 
 /** Every migration, in order. Names are frozen once landed. */
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0002_core': m0002,
   '0003_loans': m0003,
   '0004_production': m0004,
+  '0005_drop_unused_chain_index': m0005,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -5,10 +5,11 @@
  */
 import { sql } from 'kysely';
 import { LedgerInvariantError } from '../core/ledger/movement.js';
+import type { Account } from '../core/domain.js';
 import type { DirectoryStatus } from '../core/port.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
 import type { CoreRepository, CoreStorage } from '../reference-core/repository.js';
-import { findAccount, findCustomer, findProduct, findTermDeposit, findTermDepositByReference, insertAccountIfMissing, insertTermDeposit } from './banking.js';
+import { findAccount, findCustomer, lockAccount, findProduct, findTermDeposit, findTermDepositByReference, insertAccountIfMissing, insertTermDeposit } from './banking.js';
 import type { Store } from './connect.js';
 import { findCoreOperation, recordCoreOperation } from './core-operations.js';
 import { findUserStatus, findWorkstationStatus } from './directory.js';
@@ -29,14 +30,13 @@ import { transactionOf } from './unit-of-work.js';
 export function coreRepository(db: Queryable): CoreRepository {
   return {
     async lockAccounts(accountNumbers) {
+      const locked = new Map<string, Account>();
       // One order for every transaction, so that two never wait on each other's rows.
       for (const accountNumber of [...new Set(accountNumbers)].sort()) {
-        await db
-          .updateTable('accounts')
-          .set((eb) => ({ balance_minor: eb.ref('balance_minor') }))
-          .where('account_number', '=', accountNumber)
-          .execute();
+        const account = await lockAccount(db, accountNumber);
+        if (account !== undefined) locked.set(accountNumber, account);
       }
+      return locked;
     },
     findCustomer: (reference) => findCustomer(db, reference),
     findAccount: (accountNumber) => findAccount(db, accountNumber),
@@ -49,8 +49,9 @@ export function coreRepository(db: Queryable): CoreRepository {
     findTermDeposit: (contractNumber) => findTermDeposit(db, contractNumber),
     findTermDepositByReference: (reference) => findTermDepositByReference(db, reference),
     async lockInstallment(loanId, sequence) {
-      await lockInstallment(db, loanId, sequence);
-      await lockFacility(db, loanId);
+      const installment = await lockInstallment(db, loanId, sequence);
+      const facility = await lockFacility(db, loanId);
+      return { installment, facility };
     },
     findFacility: (loanId) => findFacility(db, loanId),
     findInstallment: (loanId, sequence) => findInstallment(db, loanId, sequence),

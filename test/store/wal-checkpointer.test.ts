@@ -1,0 +1,53 @@
+/**
+ * WAL checkpoints off the event loop (src/store/wal-checkpointer.ts): the store's own connection
+ * never checkpoints inside a commit (wal_autocheckpoint = 0), a worker thread copies the log back
+ * into the database file, and closing the store stops it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { sql } from 'kysely';
+import { openStore } from '../../src/store/connect.js';
+import { walCheckpointIntervalMs } from '../../src/store/wal-checkpointer.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'coregate-checkpointer-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('the store connection does not checkpoint in its commits; a worker thread copies the log into the database file', async () => {
+  const path = join(dir, 'store.db');
+  const store = openStore(`sqlite:${path}`);
+  try {
+    const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(store.db);
+    assert.equal(rows[0]?.wal_autocheckpoint, 0, 'no checkpoint inside a commit on the event loop');
+    await sql`create table filler (id integer primary key, text text not null)`.execute(store.db);
+    const before = statSync(path).size;
+    // About 2 MB of rows: past the 1,000 pages at which a commit would have checkpointed by itself.
+    for (let batch = 0; batch < 20; batch += 1) {
+      await store.transaction(async (trx) => {
+        for (let row = 0; row < 50; row += 1) await sql`insert into filler (text) values (${'x'.repeat(2_000)})`.execute(trx);
+      });
+    }
+    const deadline = Date.now() + 20 * walCheckpointIntervalMs;
+    while (statSync(path).size < before + 1_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, walCheckpointIntervalMs));
+    assert.ok(statSync(path).size >= before + 1_000_000, `the database file grew from ${before} to ${statSync(path).size} bytes: the log was copied back`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('closing the store stops the checkpointer (the process is free to exit) and the file opens again', async () => {
+  const path = join(dir, 'reopen.db');
+  const first = openStore(`sqlite:${path}`);
+  await sql`create table t (x integer)`.execute(first.db);
+  await first.close();
+  const second = openStore(`sqlite:${path}`);
+  try {
+    await sql`insert into t (x) values (1)`.execute(second.db);
+    const { rows } = await sql<{ n: number }>`select count(*) as n from t`.execute(second.db);
+    assert.equal(rows[0]?.n, 1);
+  } finally {
+    await second.close();
+  }
+});
