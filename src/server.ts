@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
+import { frameworkError, pathParameterCharsMax } from './api/framework-errors.js';
 import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
 import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
@@ -56,6 +57,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     // pino's Logger is a FastifyBaseLogger; the cast keeps the instance's default generic types.
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: bodyBytesMax,
+    routerOptions: { maxParamLength: pathParameterCharsMax },
+    frameworkErrors: frameworkError,
     requestTimeout: requestTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,

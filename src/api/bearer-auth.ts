@@ -111,7 +111,9 @@ export class TokenVerifier {
     if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
     const key = (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
     if (!key) throw new TokenRejected('The token is signed by an unknown key');
-    const payload = await verifyWith(token, key.publicKey, { issuer, audience: realm.audience, algorithms: [key.alg] });
+    // CONTRACT §3: the API's own audience, whatever the realm issues for: a realm configured for
+    // another API (audience "partner-api") issues tokens this API must refuse.
+    const payload = await verifyWith(token, key.publicKey, { issuer, audience: this.#options.audience, algorithms: [key.alg] });
     if ((payload.iat ?? 0) < realm.not_before) throw new TokenRejected(revokedMessage);
     return { payload, realm };
   }
@@ -136,8 +138,13 @@ async function verifyWith(
       clockTolerance: clockSkewSeconds,
       requiredClaims: ['exp'],
     });
+    // jose checks iat only against a maximum age; a token "issued" in the future is refused here.
+    if (typeof payload.iat === 'number' && payload.iat > Math.floor(Date.now() / 1000) + clockSkewSeconds) {
+      throw new TokenRejected(`The token's iat claim lies more than ${clockSkewSeconds} s in the future`);
+    }
     return payload;
   } catch (error) {
+    if (error instanceof TokenRejected) throw error;
     const code = (error as { code?: string }).code;
     if (code === 'ERR_JWT_EXPIRED') throw new TokenRejected('The token has expired');
     if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw new TokenRejected(`The token's ${(error as { claim?: string }).claim ?? ''} claim is not acceptable`);

@@ -33,6 +33,12 @@ export async function authenticate(
   config: BusinessRouteConfig,
   limiter: RateLimiter,
 ): Promise<void> {
+  // Node keeps the first of two Authorization headers and drops the other: count them in the raw
+  // headers. RFC 6750 §3.1: a request with more than one credential is an invalid_request.
+  if (authorizationHeaderCount(request.raw.rawHeaders) > 1) {
+    const message = 'The request has more than one Authorization header';
+    throw new ApiError(E.multipleAuthorizationHeaders, message, { 'WWW-Authenticate': bearerChallenge('invalid_request', message) });
+  }
   const authorization = request.headers.authorization;
   const match = authorization === undefined ? null : /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
   if (!match?.[1]) {
@@ -86,4 +92,10 @@ export function requireValidCorrelation(request: FastifyRequest): void {
 
 function bearerChallenge(error: string, description: string): string {
   return `Bearer realm="${realmName}", error="${error}", error_description="${description.replace(/"/g, "'")}"`;
+}
+
+function authorizationHeaderCount(rawHeaders: readonly string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]?.toLowerCase() === 'authorization') count += 1;
+  return count;
 }

@@ -11,7 +11,8 @@ import type { Store } from '../store/connect.js';
 import { recordAuditEntry } from '../store/audit.js';
 import type { TokenVerifier } from './bearer-auth.js';
 import type { RateLimiter } from './rate-limit.js';
-import { errorBody, errorRecord } from './error-record.js';
+import { ApiError, errorBody, errorRecord } from './error-record.js';
+import { JsonInputError, parseStrictJson } from './strict-json.js';
 import { mapError } from './errors-http.js';
 import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
 import { auditEntry } from '../operations/operation-audit.js';
@@ -69,6 +70,17 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   const { store, core, verifier, runner, chainer, limiter } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
+  // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    const bytes = body as Buffer;
+    if (bytes.length === 0) return done(new ApiError(E.missingField, 'The request body is required'), undefined);
+    try {
+      done(null, parseStrictJson(bytes));
+    } catch (error) {
+      done(error instanceof JsonInputError ? new ApiError(E.malformedJson, error.message) : (error as Error), undefined);
+    }
+  });
   app.decorateRequest('principal', undefined);
   app.decorateRequest('audited', false);
   app.decorateRequest('startedAtMs', 0);

@@ -27,7 +27,7 @@ const entry = (family: ErrorEntry['family'], status: number, number: number, rea
 
 export const errorCatalogue = {
   // 400: malformed requests (both operations)
-  malformedJson: entry('both', 400, 1, 'MALFORMED_JSON', 'The body is not valid JSON.'),
+  malformedJson: entry('both', 400, 1, 'MALFORMED_JSON', 'The body is not valid JSON, or not strict JSON: a member name repeated in one object, nesting deeper than 32 levels, bytes that are not UTF-8, an unpaired surrogate, a number out of range, a "__proto__" member.'),
   missingField: entry('both', 400, 2, 'MISSING_REQUIRED_FIELD', 'A required field is missing.'),
   invalidField: entry('both', 400, 3, 'INVALID_FIELD', 'A field has the wrong type, format or value (enum, pattern, length).'),
   invalidCorrelationId: entry('both', 400, 4, 'INVALID_CORRELATION_ID', 'x-correlation-id is not 1-128 characters of A-Z a-z 0-9 . _ : -.'),
@@ -35,6 +35,8 @@ export const errorCatalogue = {
   invalidAmountPrecision: entry('both', 400, 6, 'INVALID_AMOUNT_PRECISION', 'The amount has more decimals than the currency\'s ISO 4217 minor units, or more than 15 significant digits.'),
   invalidCurrency: entry('both', 400, 7, 'INVALID_CURRENCY', 'The currency is not an active ISO 4217 code.'),
   invalidDate: entry('both', 400, 8, 'INVALID_DATE', 'A date is not a real YYYY-MM-DD calendar date.'),
+  multipleAuthorizationHeaders: entry('both', 400, 9, 'MULTIPLE_AUTHORIZATION_HEADERS', 'The request has more than one Authorization header (RFC 6750 §3.1: invalid_request).'),
+  invalidPath: entry('both', 400, 20, 'INVALID_PATH', 'The path is malformed: a bad percent-escape, or a parameter longer than the framework reads (2,048 characters).'),
   // 400: term deposit
   missingTerm: entry('TD', 400, 10, 'MISSING_TERM', 'Neither termDepositPeriod.numberOfDays nor termDepositPeriod.maturityDate is given.'),
   termMismatch: entry('TD', 400, 11, 'TERM_MISMATCH', 'numberOfDays and maturityDate are both given and disagree.'),

@@ -18,42 +18,66 @@ export interface Decimal {
   /** How many of them are after the point. */
   scale: number;
   negative: boolean;
+  /** Digits as written, from the first non-zero one (trailing zeros count: "1000.00" has 6). */
+  written?: number;
 }
 
-/** The exact decimal written by a JSON number (shortest round-trip form). */
-export function decimalOf(value: number): Decimal | undefined {
-  if (!Number.isFinite(value)) return undefined;
-  const text = String(Math.abs(value));
-  const match = /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(text);
+/**
+ * Where the text a JSON number was written with can be found: the business API reads numbers
+ * from the JSON text (CONTRACT §5), so an amount is checked as written, not as a double.
+ */
+export type NumberSource = (container: object, member: string) => string | undefined;
+
+/** The decimal text of a number member: as written when the source knows it, else its shortest round-trip form. */
+export function writtenNumber(container: object, member: string, source: NumberSource | undefined): string {
+  return source?.(container, member) ?? String((container as Record<string, unknown>)[member]);
+}
+
+/** Exponents beyond this are refused rather than expanded (a "1e-999999" would be a million digits). */
+const exponentMax = 400;
+
+/** The exact decimal written by a JSON number: its source text, or a double's shortest round-trip form. */
+export function decimalOf(value: number | string): Decimal | undefined {
+  if (typeof value === 'number' && !Number.isFinite(value)) return undefined;
+  const text = String(value);
+  const match = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
   if (!match) return undefined;
-  const integerPart = match[1] ?? '0';
-  const fraction = match[2] ?? '';
-  const exponent = Number(match[3] ?? '0');
-  let digits = (integerPart + fraction).replace(/^0+(?=\d)/, '');
-  let scale = fraction.length - exponent;
+  const negative = match[1] === '-';
+  const integerPart = match[2] ?? '0';
+  const fraction = match[3] ?? '';
+  const written = (integerPart + fraction).replace(/^0+(?=\d)/, '');
+  if (/^0+$/.test(written)) return { digits: 0n, scale: 0, negative };
+  const exponentText = match[4] ?? '0';
+  if (exponentText.replace(/^[+-]?0*/, '').length > 3 || Math.abs(Number(exponentText)) > exponentMax) return undefined;
+  let digits = written;
+  let scale = fraction.length - Number(exponentText);
   if (scale < 0) {
     digits += '0'.repeat(-scale);
     scale = 0;
   }
-  return { digits: BigInt(digits), scale, negative: value < 0 };
+  return { digits: BigInt(digits), scale, negative, written: written.length };
 }
 
 export function significantDigits(decimal: Decimal): number {
   if (decimal.digits === 0n) return 1;
-  return decimal.digits.toString().replace(/0+$/, '').length;
+  return decimal.written ?? decimal.digits.toString().replace(/0+$/, '').length;
 }
 
-/** Converts a positive amount in the currency's major unit into minor units, refusing any rounding. */
-export function parseAmount(value: number, currency: string): AmountParse {
+/**
+ * Converts a positive amount in the currency's major unit into minor units, refusing any
+ * rounding. `value` is the decimal text as written (or a number): its decimals are counted as
+ * written, so "1000.000" has three, more than USD allows, and "1000.0000000000000001" is refused
+ * where a double would have read 1000.
+ */
+export function parseAmount(value: number | string, currency: string): AmountParse {
   const exponent = currencyExponent(currency);
   if (exponent === undefined) return { ok: false, problem: 'unknown_currency' };
   const decimal = decimalOf(value);
   if (!decimal) return { ok: false, problem: 'not_a_number' };
   if (decimal.negative || decimal.digits === 0n) return { ok: false, problem: 'not_positive' };
   if (significantDigits(decimal) > significantDigitsMax) return { ok: false, problem: 'too_many_digits' };
-  const trimmed = trimTrailingZeros(decimal);
-  if (trimmed.scale > exponent) return { ok: false, problem: 'too_many_decimals' };
-  return { ok: true, minor: trimmed.digits * 10n ** BigInt(exponent - trimmed.scale) };
+  if (decimal.scale > exponent) return { ok: false, problem: 'too_many_decimals' };
+  return { ok: true, minor: decimal.digits * 10n ** BigInt(exponent - decimal.scale) };
 }
 
 /** Minor units of a non-negative amount from a trusted source (the sandbox data file). */
@@ -85,11 +109,14 @@ export function divideHalfUp(numerator: bigint, denominator: bigint): bigint {
   return (numerator * 2n + denominator) / (denominator * 2n);
 }
 
-function trimTrailingZeros(decimal: Decimal): Decimal {
-  let { digits, scale } = decimal;
-  while (scale > 0 && digits % 10n === 0n) {
-    digits /= 10n;
-    scale -= 1;
-  }
-  return { ...decimal, digits, scale };
+/** A decimal as plain text without exponent, digits as written: "5.250", "0.05". */
+export function plainDecimal(decimal: Decimal): string {
+  const digits = decimal.digits.toString().padStart(decimal.scale + 1, '0');
+  const whole = decimal.scale === 0 ? digits : `${digits.slice(0, -decimal.scale)}.${digits.slice(-decimal.scale)}`;
+  return decimal.negative && decimal.digits !== 0n ? `-${whole}` : whole;
+}
+
+/** Whether a decimal is greater than a whole number, exactly. */
+export function decimalExceeds(decimal: Decimal, whole: number): boolean {
+  return (decimal.negative ? -decimal.digits : decimal.digits) > BigInt(whole) * 10n ** BigInt(decimal.scale);
 }

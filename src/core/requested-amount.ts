@@ -3,8 +3,11 @@ import { isActiveCurrency } from './currencies.js';
 import { errorCatalogue as E, BusinessRefusal } from './error-catalogue.js';
 import { parseAmount, significantDigitsMax } from './money.js';
 
-/** Minor units of a requested amount, or a 400 refusal naming the fields. */
-export function requestedAmountMinor(value: number, currency: string, fields: { amount: string; currency: string }): bigint {
+/**
+ * Minor units of a requested amount, or a 400 refusal naming the fields. `value` is the amount's
+ * decimal text as the client wrote it (CONTRACT §5), which the messages quote.
+ */
+export function requestedAmountMinor(value: string, currency: string, fields: { amount: string; currency: string }): bigint {
   if (!isActiveCurrency(currency)) {
     throw new BusinessRefusal(E.invalidCurrency, `${fields.currency} "${currency}" is not an active ISO 4217 currency code`);
   }

@@ -2,6 +2,7 @@
  * POST /v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute
  * (SPEC Endpoints §2, CONTRACT §7): errors wrapped in {"error": ...}, 200 / 202 / 204.
  */
+import { identifierCharsMax, identifierPattern } from '../../operations/schemas/field-limits.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { CoreBankingPort } from '../../core/port.js';
@@ -35,7 +36,7 @@ export async function merchandisingLoanRoutes(app: FastifyInstance, options: { c
           prefer: Type.Optional(Type.String({ description: 'respond-async → 202; return=minimal → 204 on success (RFC 7240)' })),
         }),
         params: Type.Object({
-          merchandisingLoanId: Type.String({ minLength: 1, maxLength: 64, description: 'The facility: its credit account number' }),
+          merchandisingLoanId: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern, description: 'The facility: its credit account number' }),
           installmentSequence: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'Sequence of the installment, from 1' }),
         }),
         body: Type.Ref(LoanExecutionRequestSchema),

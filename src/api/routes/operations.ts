@@ -3,6 +3,7 @@
  * submitted it and with the scope of the original operation. Another client's reference is 404,
  * exactly as an unknown one, so references leak nothing.
  */
+import { identifierCharsMax, identifierPattern } from '../../operations/schemas/field-limits.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorCatalogue as E } from '../../core/error-catalogue.js';
@@ -24,7 +25,7 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
         operationId: 'getOperation',
         tags: ['Operations'],
         security: [{ bearer: [] }],
-        params: Type.Object({ reference: Type.String({ minLength: 1, maxLength: 64 }) }),
+        params: Type.Object({ reference: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern }) }),
         response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 429, 500]) },
       },
     },

@@ -1,4 +1,5 @@
 /** Term deposit routes (SPEC Endpoints §3-§4, CONTRACT §6): initiate, and retrieve under both spellings. */
+import { identifierCharsMax, identifierPattern } from '../../operations/schemas/field-limits.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorCatalogue as E } from '../../core/error-catalogue.js';
@@ -58,7 +59,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
           operationId: segment === 'term-deposits' ? 'retrieveTermDeposit' : 'retrieveTermDepositSingular',
           tags: ['Term deposits'],
           security: [{ bearer: [retrieveScope] }],
-          params: Type.Object({ termDepositId: Type.String({ minLength: 1, maxLength: 64 }) }),
+          params: Type.Object({ termDepositId: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern }) }),
           response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 429, 500]) },
         },
       },

@@ -3,6 +3,7 @@
  * need no stored data (CONTRACT §7 400s). They run before a correlation id is consumed.
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
+import { writtenNumber, type NumberSource } from '../money.js';
 import { requestedAmountMinor } from '../requested-amount.js';
 
 /** The request body after schema validation (field spellings as SPEC.md: `currencyCode` here). */
@@ -32,7 +33,8 @@ export interface LoanInstallmentExecution {
   expenseAccount: string;
 }
 
-export function validateExecution(body: LoanExecutionBody, loanId: string, sequence: number): LoanInstallmentExecution {
+/** `numbers`: where the amount's source text is (the API's JSON reader). */
+export function validateExecution(body: LoanExecutionBody, loanId: string, sequence: number, numbers?: NumberSource): LoanInstallmentExecution {
   const roles = body.accountReferences.map((ref) => ref.accountIdentification.accountIdentificationType);
   const payment = body.accountReferences.filter((ref) => ref.accountIdentification.accountIdentificationType === 'PaymentAccount');
   const expense = body.accountReferences.filter((ref) => ref.accountIdentification.accountIdentificationType === 'ExpenseAccount');
@@ -53,7 +55,7 @@ export function validateExecution(body: LoanExecutionBody, loanId: string, seque
   let currency: string | undefined;
   if (reference.loanAmount !== undefined) {
     currency = reference.loanAmount.amountCurrency.currencyCode;
-    amountMinor = requestedAmountMinor(reference.loanAmount.amountValue, currency, {
+    amountMinor = requestedAmountMinor(writtenNumber(reference.loanAmount, 'amountValue', numbers), currency, {
       amount: 'loanAmount.amountValue',
       currency: 'loanAmount.amountCurrency.currencyCode',
     });

@@ -4,7 +4,7 @@
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
 import { addDays, isCalendarDate, toEpochDay } from '../calendar-date.js';
-import { decimalOf, significantDigits, significantDigitsMax } from '../money.js';
+import { decimalExceeds, decimalOf, plainDecimal, significantDigits, significantDigitsMax, writtenNumber, type NumberSource } from '../money.js';
 import { requestedAmountMinor } from '../requested-amount.js';
 
 /** The request body after schema validation (field spellings as SPEC.md). */
@@ -39,13 +39,14 @@ export interface TermDepositInitiation {
 /** CONTRACT §6: a percentage per year, > 0 and at most 100. */
 const ratePercentMax = 100;
 
-export function validateInitiation(body: TermDepositInitiationBody): TermDepositInitiation {
+/** `numbers`: where the amount's and the rate's source texts are (the API's JSON reader). */
+export function validateInitiation(body: TermDepositInitiationBody, numbers?: NumberSource): TermDepositInitiation {
   const currency = body.principalAmount.amountCurrency.currencycode;
-  const principalMinor = requestedAmountMinor(body.principalAmount.amountValue, currency, {
+  const principalMinor = requestedAmountMinor(writtenNumber(body.principalAmount, 'amountValue', numbers), currency, {
     amount: 'principalAmount.amountValue',
     currency: 'principalAmount.amountCurrency.currencycode',
   });
-  const ratePercent = validateRate(body.interestRate.rateValue);
+  const ratePercent = validateRate(writtenNumber(body.interestRate, 'rateValue', numbers));
   for (const [field, date] of [
     ['valueDate', body.valueDate],
     ['termDepositPeriod.maturityDate', body.termDepositPeriod?.maturityDate],
@@ -81,10 +82,14 @@ export function validateInitiation(body: TermDepositInitiationBody): TermDeposit
   };
 }
 
-function validateRate(rateValue: number): string {
-  const decimal = decimalOf(rateValue);
-  if (!decimal || decimal.negative || decimal.digits === 0n || rateValue > ratePercentMax || significantDigits(decimal) > significantDigitsMax) {
-    throw new BusinessRefusal(E.invalidInterestRate, `interestRate.rateValue must be greater than 0 and at most ${ratePercentMax} (percent per year), got ${rateValue}`);
+/** The rate as the exact decimal written ("5.25"), compared exactly: "100.0000000000000001" is over 100. */
+function validateRate(rateText: string): string {
+  const decimal = decimalOf(rateText);
+  if (!decimal || decimal.negative || decimal.digits === 0n || decimalExceeds(decimal, ratePercentMax) || significantDigits(decimal) > significantDigitsMax) {
+    throw new BusinessRefusal(
+      E.invalidInterestRate,
+      `interestRate.rateValue must be greater than 0 and at most ${ratePercentMax} (percent per year) with at most ${significantDigitsMax} significant digits, got ${rateText}`,
+    );
   }
-  return String(rateValue);
+  return plainDecimal(decimal);
 }

@@ -3,11 +3,12 @@
  * They validate requests, shape responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { currencyCodeCharsMax, descriptionCharsMax, identifierCharsMax, identifierPattern, wordCharsMax } from './field-limits.js';
 
 export const TypedDateSchema = Type.Object(
   {
     dateContent: Type.String({ format: 'date', description: 'The date value (YYYY-MM-DD)' }),
-    dateType: Type.String({ description: 'Role of the date; loanMaturityDate must be MaturityDate' }),
+    dateType: Type.String({ maxLength: wordCharsMax, pattern: identifierPattern, description: 'Role of the date; loanMaturityDate must be MaturityDate' }),
   },
   { $id: 'TypedDate' },
 );
@@ -15,16 +16,16 @@ export const TypedDateSchema = Type.Object(
 export const MonetaryAmountSchema = Type.Object(
   {
     amountValue: Type.Number({ description: '> 0, at most the currency\'s ISO 4217 minor units as decimals' }),
-    amountCurrency: Type.Object({ currencyCode: Type.String({ description: 'ISO 4217 code' }) }),
+    amountCurrency: Type.Object({ currencyCode: Type.String({ maxLength: currencyCodeCharsMax, pattern: identifierPattern, description: 'ISO 4217 code' }) }),
   },
   { $id: 'MonetaryAmount' },
 );
 
 export const AccountIdentificationSchema = Type.Object(
   {
-    accountIdentificationType: Type.String({ description: 'PaymentAccount, ExpenseAccount (DebitAccount is not a loan role)' }),
-    accountDescription: Type.Optional(Type.String({ maxLength: 256, description: 'Informative text only' })),
-    identifierValue: Type.String({ minLength: 1, maxLength: 64, description: 'The account number' }),
+    accountIdentificationType: Type.String({ maxLength: wordCharsMax, pattern: identifierPattern, description: 'PaymentAccount, ExpenseAccount (DebitAccount is not a loan role)' }),
+    accountDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, description: 'Informative text only' })),
+    identifierValue: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern, description: 'The account number' }),
   },
   { $id: 'AccountIdentification' },
 );
@@ -33,10 +34,11 @@ export const LoanExecutionRequestSchema = Type.Object(
   {
     merchandisingLoanFacilityParameterType: Type.String({
       minLength: 1,
-      maxLength: 64,
+      maxLength: wordCharsMax,
+      pattern: identifierPattern,
       description: 'Sub-type of the facility (e.g. DocumentaryRemittance); LetterOfCredit and BankerAcceptance are reserved',
     }),
-    merchandisingLoanType: Type.String({ minLength: 1, maxLength: 64, description: 'Operation code in the core; CRDE is a documentary export credit' }),
+    merchandisingLoanType: Type.String({ minLength: 1, maxLength: wordCharsMax, pattern: identifierPattern, description: 'Operation code in the core; CRDE is a documentary export credit' }),
     merchandisingLoanFacilityReference: Type.Object({
       loanMaturityDate: Type.Optional(Type.Ref(TypedDateSchema)),
       loanInstallmentSequence: Type.Optional(Type.Integer({ minimum: 1, description: 'Must equal the path\'s installmentSequence' })),

@@ -3,8 +3,9 @@
  * requests, shape the responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { currencyCodeCharsMax, descriptionCharsMax, identifierCharsMax, identifierPattern, referenceCharsMax } from './field-limits.js';
 
-const Text = (description: string, maxLength = 128) => Type.String({ minLength: 1, maxLength, description });
+const Text = (description: string, maxLength = referenceCharsMax) => Type.String({ minLength: 1, maxLength, pattern: identifierPattern, description });
 const IsoDate = (description: string) => Type.String({ format: 'date', description: `${description} (YYYY-MM-DD)` });
 
 const Product = Type.Object({ productCode: Text('Product code in the core'), componentCode: Text('Product component code') });
@@ -15,7 +16,9 @@ export const TermDepositInitiationRequestSchema = Type.Object(
     termDepositProduct: Product,
     principalAmount: Type.Object({
       amountValue: Type.Number({ description: '> 0, at most the currency\'s ISO 4217 minor units as decimals, at most 15 significant digits' }),
-      amountCurrency: Type.Object({ currencycode: Type.String({ description: 'ISO 4217 code (note the lower-case spelling)' }) }),
+      amountCurrency: Type.Object({
+        currencycode: Type.String({ maxLength: currencyCodeCharsMax, pattern: identifierPattern, description: 'ISO 4217 code (note the lower-case spelling)' }),
+      }),
       amountType: Type.Literal('Principal'),
     }),
     interestRate: Type.Object({
@@ -29,9 +32,9 @@ export const TermDepositInitiationRequestSchema = Type.Object(
       }),
     ),
     valueDate: IsoDate('Value date: a business day, not before the core\'s business date'),
-    sourceAccount: Type.Object({ accountIdentification: Text('Account to debit', 64), accountType: Type.Literal('DebitAccount') }),
-    interestSettlementAccount: Type.Object({ accountIdentification: Text('Account credited with interest', 64), accountType: Type.Literal('CreditAccount') }),
-    transactionDescription: Type.Optional(Type.String({ maxLength: 256, description: 'Description of the movement recorded in the core' })),
+    sourceAccount: Type.Object({ accountIdentification: Text('Account to debit', identifierCharsMax), accountType: Type.Literal('DebitAccount') }),
+    interestSettlementAccount: Type.Object({ accountIdentification: Text('Account credited with interest', identifierCharsMax), accountType: Type.Literal('CreditAccount') }),
+    transactionDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, description: 'Description of the movement recorded in the core' })),
   },
   { $id: 'TermDepositInitiationRequest' },
 );

@@ -1,0 +1,32 @@
+/**
+ * Errors the framework raises before any route runs (CONTRACT §5): a bad percent-escape in the
+ * path, a path parameter longer than the router reads. Under `/v1` they get the documented error
+ * record (wrapped on the loan operation's paths) and the correlation id, like every other answer.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCatalogue as E } from '../core/error-catalogue.js';
+import { errorBody, errorRecord } from './error-record.js';
+import { readCorrelation } from './guards.js';
+
+/** The longest path parameter the router reads; longer ones are refused by the schemas' own limits first. */
+export const pathParameterCharsMax = 2_048;
+
+const loanOperationPrefix = '/v1/merchandising-loan/';
+
+export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const rawPath = request.raw.url?.split('?')[0] ?? '';
+  // The path as received, bounded: it is echoed in the record.
+  const shownPath = rawPath.length > 200 ? `${rawPath.slice(0, 200)}…` : rawPath;
+  const path = `${request.method} ${shownPath}`;
+  const message =
+    error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? `A path parameter is longer than ${pathParameterCharsMax} characters`
+      : error.code === 'FST_ERR_BAD_URL'
+        ? 'The path has a malformed percent-escape'
+        : 'The request cannot be routed';
+  if (rawPath.startsWith('/v1/') || rawPath === '/v1') readCorrelation(request, reply);
+  const wrapped = rawPath.startsWith(loanOperationPrefix);
+  const family = wrapped ? 'ML' : rawPath.startsWith('/v1/term-deposits') ? 'TD' : undefined;
+  const record = errorRecord(E.invalidPath, message, path, family);
+  return reply.code(E.invalidPath.status).send(errorBody(record, { family, wrapped }));
+}
