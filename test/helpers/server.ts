@@ -130,7 +130,8 @@ class RoundRobin {
   forward(request: IncomingMessage, response: ServerResponse): void {
     const target = new URL(this.targets[this.#next++ % this.targets.length] ?? '');
     const upstream = httpRequest(
-      { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers },
+      // Raw headers, as received: a repeated header (two Authorization headers) reaches the instance as sent.
+      { host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.rawHeaders as unknown as Record<string, string> },
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
         answer.pipe(response);
