@@ -2,6 +2,7 @@
  * Run-time configuration (CONTRACT §10): command-line flags win over environment variables,
  * which win over defaults. Every value is checked here, once, with a message naming the setting.
  */
+import { defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { availableParallelism } from 'node:os';
 import { isCalendarDate } from './core/calendar-date.js';
 import { isRedisUrl, redactRedisUrl } from './limits/redis-url.js';
@@ -56,6 +57,8 @@ export interface Config {
   metricsPort: number | undefined;
   /** Processes serving the port (node:cluster); 1: this process serves it alone. */
   workers: number;
+  /** Time-outs and the connection cap of the HTTP server (src/connection-limits.ts). */
+  connectionLimits: ConnectionLimits;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -165,6 +168,12 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     redisCommandTimeoutMs: integerSetting('COREGATE_REDIS_COMMAND_TIMEOUT_MS', env.COREGATE_REDIS_COMMAND_TIMEOUT_MS ?? '200', 1, 60_000),
     metricsPort: metricsPortSetting(flags.metricsPort ?? env.COREGATE_METRICS_PORT, port),
     workers: workersSetting(flags.workers ?? env.COREGATE_WORKERS ?? '1'),
+    connectionLimits: {
+      headersTimeoutMs: integerSetting('COREGATE_HEADERS_TIMEOUT_MS', env.COREGATE_HEADERS_TIMEOUT_MS ?? String(defaultConnectionLimits.headersTimeoutMs), 100, 600_000),
+      requestTimeoutMs: integerSetting('COREGATE_REQUEST_TIMEOUT_MS', env.COREGATE_REQUEST_TIMEOUT_MS ?? String(defaultConnectionLimits.requestTimeoutMs), 100, 600_000),
+      keepAliveTimeoutMs: integerSetting('COREGATE_KEEP_ALIVE_TIMEOUT_MS', env.COREGATE_KEEP_ALIVE_TIMEOUT_MS ?? String(defaultConnectionLimits.keepAliveTimeoutMs), 100, 600_000),
+      connectionsMax: integerSetting('COREGATE_CONNECTIONS_MAX', env.COREGATE_CONNECTIONS_MAX ?? String(defaultConnectionLimits.connectionsMax), 1, 1_000_000),
+    },
   };
 }
 

@@ -163,6 +163,7 @@ async function serveOn(
     version: packageVersion,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
+    connectionLimits: config.connectionLimits,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');

@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import { frameworkError, pathParameterCharsMax } from './api/framework-errors.js';
+import { applyConnectionLimits, defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
 import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
@@ -18,8 +19,6 @@ import type { Metrics } from './metrics/registry.js';
 
 /** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
 export const bodyBytesMax = 64 * 1024;
-/** A request that takes longer than this is cut; the core's own time-out is much shorter. */
-const requestTimeoutMs = 30_000;
 
 export interface ServerParts {
   logger: Logger;
@@ -34,6 +33,8 @@ export interface ServerParts {
   tls?: { cert: Buffer; key: Buffer } | undefined;
   /** Counts every request; serves GET /metrics here unless a separate metrics port serves it. */
   metrics?: { metrics: Metrics; serveOnMainPort: boolean } | undefined;
+  /** Time-outs and the connection cap (slow and greedy clients); the defaults when absent. */
+  connectionLimits?: ConnectionLimits | undefined;
 }
 
 /**
@@ -52,6 +53,7 @@ class OneLinePerRequest extends LogController {
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
+  const limits = parts.connectionLimits ?? defaultConnectionLimits;
   const app = Fastify({
     ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
     // pino's Logger is a FastifyBaseLogger; the cast keeps the instance's default generic types.
@@ -59,7 +61,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     bodyLimit: bodyBytesMax,
     routerOptions: { maxParamLength: pathParameterCharsMax },
     frameworkErrors: frameworkError,
-    requestTimeout: requestTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     logController: new OneLinePerRequest(),
@@ -69,6 +72,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     // message, which formatted every issue into text, was 3 % of a 400's CPU and never shown.
     schemaErrorFormatter: (_issues, dataVar) => new ExpectedError(`the request's ${dataVar} is invalid`),
   });
+  applyConnectionLimits(app.server, limits);
   app.addHook('onSend', async (_request, reply) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
   });
