@@ -1,7 +1,8 @@
 /**
  * Errors the framework raises before any route runs (CONTRACT §5): a bad percent-escape in the
  * path, a path parameter longer than the router reads. Under `/v1` they get the documented error
- * record (wrapped on the loan operation's paths) and the correlation id, like every other answer.
+ * record (wrapped on the loan operation's paths) and the correlation id, like every other answer;
+ * under `/realms` an OAuth error (invalid_request).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
@@ -24,6 +25,8 @@ export function frameworkError(error: FastifyError, request: FastifyRequest, rep
       : error.code === 'FST_ERR_BAD_URL'
         ? 'The path has a malformed percent-escape'
         : 'The request cannot be routed';
+  // The auth service answers in OAuth's words (RFC 6749 §5.2), as its own routes do.
+  if (rawPath.startsWith('/realms/')) return reply.code(400).header('Cache-Control', 'no-store').send({ error: 'invalid_request', error_description: message });
   if (rawPath.startsWith('/v1/') || rawPath === '/v1') readCorrelation(request, reply);
   const wrapped = rawPath.startsWith(loanOperationPrefix);
   const family = wrapped ? 'ML' : rawPath.startsWith('/v1/term-deposits') ? 'TD' : undefined;

@@ -1,10 +1,14 @@
 /**
  * Form parameters of the token and introspection endpoints. RFC 6749 §3.2: parameters must not
- * be sent more than once, and the body must be application/x-www-form-urlencoded.
+ * be sent more than once, and the body must be application/x-www-form-urlencoded; each value is
+ * bounded and free of control characters (CONTRACT §5, as the business API's fields).
  */
 import { invalidRequest } from './oauth-error.js';
 
 export type FormParameters = ReadonlyMap<string, string>;
+
+/** The longest form value read, in characters: an access token (introspection) is far shorter. */
+export const formValueCharsMax = 8_192;
 
 export function parseFormBody(contentType: string | undefined, body: unknown): FormParameters {
   const mediaType = (contentType ?? '').split(';')[0]?.trim().toLowerCase();
@@ -15,6 +19,12 @@ export function parseFormBody(contentType: string | undefined, body: unknown): F
   const parameters = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(text)) {
     if (parameters.has(name)) throw invalidRequest(`Parameter ${truncate(name)} is included more than once`);
+    // CONTRACT §5's rules on the form too: bounded, no control characters, valid UTF-8 (a bad
+    // percent-encoded sequence decodes to U+FFFD, which no client id, secret or token holds).
+    if (value.length > formValueCharsMax) throw invalidRequest(`Parameter ${truncate(name)} is longer than ${formValueCharsMax} characters`);
+    if (/[\u0000-\u001f\u007f\ufffd]/.test(value) || /[\u0000-\u001f\u007f\ufffd]/.test(name)) {
+      throw invalidRequest(`Parameter ${truncate(name)} holds a control character or bytes that are not UTF-8`);
+    }
     parameters.set(name, value);
   }
   return parameters;

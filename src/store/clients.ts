@@ -20,6 +20,8 @@ export interface Client {
 }
 
 export async function findClient(db: Queryable, realm: string, clientId: string): Promise<Client | undefined> {
+  // PostgreSQL refuses a NUL in text (an error, not "none"): no client has one, so none is found.
+  if (realm.includes('\u0000') || clientId.includes('\u0000')) return undefined;
   const row = await db
     .selectFrom('clients')
     .selectAll()

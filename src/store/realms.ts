@@ -6,6 +6,8 @@ export type Queryable = Kysely<Database> | Transaction<Database>;
 export type Realm = Selectable<RealmTable>;
 
 export async function findRealm(db: Queryable, name: string): Promise<Realm | undefined> {
+  // PostgreSQL refuses a NUL in text (an error, not "none"): no realm has one, so none is found.
+  if (name.includes('\u0000')) return undefined;
   const row = await db.selectFrom('realms').selectAll().where('name', '=', name).executeTakeFirst();
   return row && normalizeRealm(row);
 }

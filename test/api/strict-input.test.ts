@@ -228,3 +228,32 @@ describeEachStore('adversarial tokens', ({ server }) => {
     assertRecord(await call(await forged({ iss: `${String(payload.iss).replace(/\/realms\/.*/, '/realms/')}%E0%A4%A` })), 401, 'TD-401-002');
   });
 });
+
+describeEachStore('adversarial input at the auth service', ({ server }) => {
+  const form = (body: string) =>
+    rawRequest(server(), { path: new URL(server().tokenUrl()).pathname, headers: [['content-type', 'application/x-www-form-urlencoded']], body });
+
+  test('CONTRACT §5 on the token form: a control character, bytes that are not UTF-8, or a value over 8,192 characters → 400 invalid_request', async () => {
+    for (const body of [
+      'grant_type=client_credentials&client_id=treasury-app%00&client_secret=x',
+      'grant_type=client_credentials&client_id=treasury-app%FF&client_secret=x',
+      `grant_type=client_credentials&client_id=treasury-app&client_secret=${'x'.repeat(8_193)}`,
+    ]) {
+      const response = await form(body);
+      assert.equal(response.status, 400, JSON.stringify(response.body));
+      assert.equal(response.body.error, 'invalid_request');
+    }
+  });
+
+  test('a realm name with a NUL (%00) in the path is an unknown realm (404), never 500, on every store', async () => {
+    const response = await rawRequest(server(), { method: 'GET', path: '/realms/%00/protocol/openid-connect/certs', headers: [] });
+    assert.equal(response.status, 404, JSON.stringify(response.body));
+    assert.equal(response.body.error, 'not_found');
+  });
+
+  test('a bad percent-escape under /realms is an OAuth invalid_request, not the framework\'s body', async () => {
+    const response = await rawRequest(server(), { method: 'GET', path: '/realms/%zz/protocol/openid-connect/certs', headers: [] });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    assert.equal(response.body.error, 'invalid_request');
+  });
+});
