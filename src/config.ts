@@ -168,13 +168,22 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     redisCommandTimeoutMs: integerSetting('COREGATE_REDIS_COMMAND_TIMEOUT_MS', env.COREGATE_REDIS_COMMAND_TIMEOUT_MS ?? '200', 1, 60_000),
     metricsPort: metricsPortSetting(flags.metricsPort ?? env.COREGATE_METRICS_PORT, port),
     workers: workersSetting(flags.workers ?? env.COREGATE_WORKERS ?? '1'),
-    connectionLimits: {
-      headersTimeoutMs: integerSetting('COREGATE_HEADERS_TIMEOUT_MS', env.COREGATE_HEADERS_TIMEOUT_MS ?? String(defaultConnectionLimits.headersTimeoutMs), 100, 600_000),
-      requestTimeoutMs: integerSetting('COREGATE_REQUEST_TIMEOUT_MS', env.COREGATE_REQUEST_TIMEOUT_MS ?? String(defaultConnectionLimits.requestTimeoutMs), 100, 600_000),
-      keepAliveTimeoutMs: integerSetting('COREGATE_KEEP_ALIVE_TIMEOUT_MS', env.COREGATE_KEEP_ALIVE_TIMEOUT_MS ?? String(defaultConnectionLimits.keepAliveTimeoutMs), 100, 600_000),
-      connectionsMax: integerSetting('COREGATE_CONNECTIONS_MAX', env.COREGATE_CONNECTIONS_MAX ?? String(defaultConnectionLimits.connectionsMax), 1, 1_000_000),
-    },
+    connectionLimits: connectionLimitsSetting(env),
   };
+}
+
+/** Time-outs and the connection cap (src/connection-limits.ts). A head must be able to arrive within the request's time. */
+function connectionLimitsSetting(env: NodeJS.ProcessEnv): ConnectionLimits {
+  const limits = {
+    headersTimeoutMs: integerSetting('COREGATE_HEADERS_TIMEOUT_MS', env.COREGATE_HEADERS_TIMEOUT_MS ?? String(defaultConnectionLimits.headersTimeoutMs), 100, 600_000),
+    requestTimeoutMs: integerSetting('COREGATE_REQUEST_TIMEOUT_MS', env.COREGATE_REQUEST_TIMEOUT_MS ?? String(defaultConnectionLimits.requestTimeoutMs), 100, 600_000),
+    keepAliveTimeoutMs: integerSetting('COREGATE_KEEP_ALIVE_TIMEOUT_MS', env.COREGATE_KEEP_ALIVE_TIMEOUT_MS ?? String(defaultConnectionLimits.keepAliveTimeoutMs), 100, 600_000),
+    connectionsMax: integerSetting('COREGATE_CONNECTIONS_MAX', env.COREGATE_CONNECTIONS_MAX ?? String(defaultConnectionLimits.connectionsMax), 1, 1_000_000),
+  };
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs) {
+    throw new Error(`COREGATE_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed COREGATE_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
+  }
+  return limits;
 }
 
 function redisUrl(value: string | undefined): string | undefined {

@@ -6,7 +6,7 @@ import { CoreTimeout, CoreUnavailable } from '../core/port.js';
 import type { FastifyError } from 'fastify';
 import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/error-catalogue.js';
 import { ApiError } from './error-record.js';
-import { identifierPattern } from '../operations/schemas/field-limits.js';
+import { freeTextPattern, identifierPattern } from '../operations/schemas/field-limits.js';
 
 export interface MappedError {
   entry: ErrorEntry;
@@ -72,6 +72,9 @@ function mapValidation(issue: ValidationIssue, context: string | undefined): Map
     return known(E.invalidField, `${where}${base} must be ${JSON.stringify(allowed)}`);
   }
   if (issue.keyword === 'pattern' && issue.params.pattern === identifierPattern) return known(E.invalidField, `${where}${base} must not contain control characters`);
+  if (issue.keyword === 'pattern' && issue.params.pattern === freeTextPattern) {
+    return known(E.invalidField, `${where}${base} must not contain control characters other than tab and line breaks`);
+  }
   if (issue.keyword === 'maxLength') return known(E.invalidField, `${where}${base} must be at most ${String(issue.params.limit)} characters`);
   return known(E.invalidField, `${where}${base || 'body'} ${issue.message ?? 'is invalid'}`);
 }

@@ -32,7 +32,7 @@ export const errorCatalogue = {
   invalidField: entry('both', 400, 3, 'INVALID_FIELD', 'A field has the wrong type, format or value (enum, pattern, length).'),
   invalidCorrelationId: entry('both', 400, 4, 'INVALID_CORRELATION_ID', 'x-correlation-id is not 1-128 characters of A-Z a-z 0-9 . _ : -.'),
   invalidAmount: entry('both', 400, 5, 'INVALID_AMOUNT', 'The amount is not greater than zero.'),
-  invalidAmountPrecision: entry('both', 400, 6, 'INVALID_AMOUNT_PRECISION', 'The amount has more decimals than the currency\'s ISO 4217 minor units, or more than 15 significant digits.'),
+  invalidAmountPrecision: entry('both', 400, 6, 'INVALID_AMOUNT_PRECISION', 'The amount has more decimals than the currency\'s ISO 4217 minor units, more than 15 significant digits, or 10^15 minor units or more.'),
   invalidCurrency: entry('both', 400, 7, 'INVALID_CURRENCY', 'The currency is not an active ISO 4217 code.'),
   invalidDate: entry('both', 400, 8, 'INVALID_DATE', 'A date is not a real YYYY-MM-DD calendar date.'),
   multipleAuthorizationHeaders: entry('both', 400, 9, 'MULTIPLE_AUTHORIZATION_HEADERS', 'The request has more than one Authorization header (RFC 6750 §3.1: invalid_request).'),
@@ -41,7 +41,7 @@ export const errorCatalogue = {
   missingTerm: entry('TD', 400, 10, 'MISSING_TERM', 'Neither termDepositPeriod.numberOfDays nor termDepositPeriod.maturityDate is given.'),
   termMismatch: entry('TD', 400, 11, 'TERM_MISMATCH', 'numberOfDays and maturityDate are both given and disagree.'),
   maturityNotAfterValueDate: entry('TD', 400, 12, 'MATURITY_NOT_AFTER_VALUE_DATE', 'The maturity date is not after the value date.'),
-  invalidInterestRate: entry('TD', 400, 13, 'INVALID_INTEREST_RATE', 'rateValue is not greater than 0 and at most 100 (percent per year).'),
+  invalidInterestRate: entry('TD', 400, 13, 'INVALID_INTEREST_RATE', 'rateValue is not greater than 0 and at most 100 (percent per year), or has more than 12 decimals.'),
   // 400: merchandising loan
   accountRolesInvalid: entry('ML', 400, 10, 'INVALID_ACCOUNT_REFERENCES', 'accountReferences is not exactly one PaymentAccount and one ExpenseAccount.'),
   installmentSequenceMismatch: entry('ML', 400, 11, 'INSTALLMENT_SEQUENCE_MISMATCH', 'loanInstallmentSequence in the body differs from the path\'s installmentSequence.'),

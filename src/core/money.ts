@@ -8,7 +8,13 @@ import { currencyExponent } from './currencies.js';
 /** CONTRACT §5: beyond 15 significant digits a double no longer holds the decimal exactly. */
 export const significantDigitsMax = 15;
 
-export type AmountProblem = 'not_positive' | 'too_many_decimals' | 'too_many_digits' | 'not_a_number' | 'unknown_currency';
+/**
+ * Minor units are below 10^15 too: "1e17" has one significant digit, but as 10^19 cents it would
+ * overflow a 64-bit ledger column and no longer print as an exact JSON number.
+ */
+export const minorUnitsLimit = 10n ** BigInt(significantDigitsMax);
+
+export type AmountProblem = 'not_positive' | 'too_many_decimals' | 'too_many_digits' | 'too_large' | 'not_a_number' | 'unknown_currency';
 
 export type AmountParse = { ok: true; minor: bigint } | { ok: false; problem: AmountProblem };
 
@@ -77,7 +83,9 @@ export function parseAmount(value: number | string, currency: string): AmountPar
   if (decimal.negative || decimal.digits === 0n) return { ok: false, problem: 'not_positive' };
   if (significantDigits(decimal) > significantDigitsMax) return { ok: false, problem: 'too_many_digits' };
   if (decimal.scale > exponent) return { ok: false, problem: 'too_many_decimals' };
-  return { ok: true, minor: decimal.digits * 10n ** BigInt(exponent - decimal.scale) };
+  const minor = decimal.digits * 10n ** BigInt(exponent - decimal.scale);
+  if (minor >= minorUnitsLimit) return { ok: false, problem: 'too_large' };
+  return { ok: true, minor };
 }
 
 /** Minor units of a non-negative amount from a trusted source (the sandbox data file). */

@@ -1,7 +1,7 @@
 /** A client's amount and currency checked the same way by every operation (CONTRACT §5). */
 import { isActiveCurrency } from './currencies.js';
 import { errorCatalogue as E, BusinessRefusal } from './error-catalogue.js';
-import { parseAmount, significantDigitsMax } from './money.js';
+import { formatMinor, minorUnitsLimit, parseAmount, significantDigitsMax } from './money.js';
 
 /**
  * Minor units of a requested amount, or a 400 refusal naming the fields. `value` is the amount's
@@ -14,6 +14,9 @@ export function requestedAmountMinor(value: string, currency: string, fields: { 
   const parsed = parseAmount(value, currency);
   if (parsed.ok) return parsed.minor;
   if (parsed.problem === 'not_positive') throw new BusinessRefusal(E.invalidAmount, `${fields.amount} must be greater than 0, got ${value}`);
+  if (parsed.problem === 'too_large') {
+    throw new BusinessRefusal(E.invalidAmountPrecision, `${fields.amount} ${value} is too large: at most ${formatMinor(minorUnitsLimit - 1n, currency)} ${currency}`);
+  }
   throw new BusinessRefusal(
     E.invalidAmountPrecision,
     `${fields.amount} ${value} has more decimals than ${currency} allows or more than ${significantDigitsMax} significant digits`,

@@ -36,13 +36,17 @@ export function callResultOf(error: unknown): CoreCallResult {
   return 'error';
 }
 
-/** Runs one measured call with the time-out. */
+/**
+ * Runs one measured call with the time-out. `failureOf` classifies a thrown error; undefined
+ * means the error was not the core's doing (a lost correlation claim) and is not counted.
+ */
 export async function callCore<T>(
   observe: CoreCallObserver,
   call: string,
   timeoutMs: number,
   work: () => Promise<T>,
   resultOf: (value: T) => CoreCallResult = () => 'ok',
+  failureOf: (error: unknown) => CoreCallResult | undefined = callResultOf,
 ): Promise<T> {
   const startedAt = process.hrtime.bigint();
   const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
@@ -51,7 +55,8 @@ export async function callCore<T>(
     observe(call, resultOf(value), seconds());
     return value;
   } catch (error) {
-    observe(call, callResultOf(error), seconds());
+    const result = failureOf(error);
+    if (result !== undefined) observe(call, result, seconds());
     throw error;
   }
 }

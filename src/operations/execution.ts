@@ -12,11 +12,11 @@ import { errorCatalogue as E } from '../core/error-catalogue.js';
 import { CoreTimeout, CoreUnavailable, isTransactional, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
-import type { OperationRecord } from '../store/operations.js';
+import { isUniqueViolation, type OperationRecord } from '../store/operations.js';
 import type { Queryable } from '../store/realms.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
-import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
-import { Claims, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';
+import { callCore, callResultOf, isCoreFailure, type CoreCallObserver, type CoreCallResult } from './core-call.js';
+import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';
 import { errorRecord, type ErrorRecord } from './error-record.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
@@ -84,7 +84,9 @@ export class Execution {
       return settlement.body;
     });
     try {
-      const body = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work);
+      // The claim runs inside the timed unit of work: a refusal is the core's answer, a lost
+      // claim or a duplicate is not a core call at all and is left out of the metrics.
+      const body = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
       audit.chained();
       return { kind: 'executed', body };
     } catch (error) {
@@ -205,4 +207,10 @@ export class Execution {
       if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');
     }
   }
+}
+
+function embeddedFailureOf(error: unknown): CoreCallResult | undefined {
+  if (error instanceof RollBack) return 'refused';
+  if (error instanceof DuplicateInWindow || error instanceof ClaimLost || isUniqueViolation(error)) return undefined;
+  return callResultOf(error);
 }

@@ -58,7 +58,16 @@ function openSqlite(path: string): Store {
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
   // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event loop.
-  const checkpointer = path === ':memory:' ? undefined : startWalCheckpointer(path);
+  const checkpointer =
+    path === ':memory:'
+      ? undefined
+      : startWalCheckpointer(path, {
+          onFailure(error) {
+            // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
+            database.pragma('wal_autocheckpoint = 1000');
+            process.emitWarning(`${error.message}; SQLite's automatic checkpoints are back on`, 'CoregateWarning');
+          },
+        });
   if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });

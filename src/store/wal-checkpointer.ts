@@ -36,19 +36,48 @@ export interface WalCheckpointer {
   stop(): Promise<void>;
 }
 
-export function startWalCheckpointer(path: string, intervalMs = walCheckpointIntervalMs): WalCheckpointer {
+export interface WalCheckpointerOptions {
+  intervalMs?: number;
+  /**
+   * Called once if the worker fails or exits before stop(): the caller turns SQLite's automatic
+   * checkpoints back on, so the log never grows without bound, and says so.
+   */
+  onFailure?: (error: Error) => void;
+}
+
+export function startWalCheckpointer(path: string, options: WalCheckpointerOptions = {}): WalCheckpointer {
+  const { intervalMs = walCheckpointIntervalMs, onFailure } = options;
   const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(workerSource, { eval: true, workerData: { path, driverPath, intervalMs } });
   worker.unref();
-  // A checkpointer that fails leaves the log to grow; the main connection still works. Never crash for it.
-  worker.on('error', () => {});
-  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  let stopping = false;
+  let failed = false;
+  const fail = (error: Error) => {
+    if (stopping || failed) return;
+    failed = true;
+    onFailure?.(error);
+  };
+  // Never crash for it: the main connection still works.
+  // An error thrown in the worker arrives cloned, sometimes without its message: name what is known.
+  worker.on('error', (error: unknown) => fail(new Error(`the WAL checkpointer thread failed: ${describeWorkerError(error)}`)));
+  const exited = new Promise<void>((resolve) =>
+    worker.once('exit', (code) => {
+      fail(new Error(`the WAL checkpointer thread exited (code ${code})`));
+      resolve();
+    }),
+  );
   return {
     async stop() {
+      stopping = true;
       worker.postMessage('stop');
       const timer = setTimeout(() => void worker.terminate(), 2_000);
       await exited;
       clearTimeout(timer);
     },
   };
+}
+
+function describeWorkerError(error: unknown): string {
+  if (error instanceof Error) return [error.name, error.message, (error as { code?: unknown }).code].filter((part) => typeof part === 'string' && part !== '').join(' ') || 'unknown error';
+  return String(error);
 }

@@ -110,6 +110,42 @@ describeEachStore('adversarial input', ({ server }) => {
     assertRecord(await postText(server(), await token(), text), 400, 'TD-400-013');
   });
 
+  test('CONTRACT §5 exact numbers: a rate with more than 12 decimals (1e-13, 1e-31, 1e-400) is TD-400-013 on every store and core, never 500 or 502', async () => {
+    for (const rate of ['1e-13', '0.0000000000001', '1e-31', '1e-400']) {
+      const text = JSON.stringify(depositBody()).replace('"rateValue":5.25', `"rateValue":${rate}`);
+      assert.match(assertRecord(await postText(server(), await token(), text), 400, 'TD-400-013').message, /12 decimals/);
+    }
+    const smallest = JSON.stringify(depositBody()).replace('"rateValue":5.25', '"rateValue":1e-12');
+    const accepted = await postText(server(), await token(), smallest);
+    assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+  });
+
+  test('CONTRACT §5 exact numbers: an amount of 10^15 minor units or more (1e13, 1e17, 1e20 USD) is TD-400-006, never an overflow', async () => {
+    const before = await sourceBalance();
+    for (const amount of ['1e13', '1e17', '1e20']) {
+      assert.match(assertRecord(await postText(server(), await token(), depositText(amount)), 400, 'TD-400-006').message, /too large: at most 9999999999999\.99 USD/);
+    }
+    assert.equal(await sourceBalance(), before);
+  });
+
+  test('CONTRACT §5: free text (transactionDescription, accountDescription) refuses NUL and control characters but keeps tabs and line breaks', async () => {
+    const nul = JSON.stringify({ ...depositBody(), transactionDescription: 'rent\u0000' });
+    assert.match(assertRecord(await postText(server(), await token(), nul), 400, 'TD-400-003').message, /transactionDescription must not contain control characters other than tab and line breaks/);
+    const lines = JSON.stringify({ ...depositBody(), transactionDescription: 'rent\tMay\r\nsecond line' });
+    assert.equal((await postText(server(), await token(), lines)).status, 200);
+    const loan = JSON.stringify({
+      merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
+      merchandisingLoanType: 'CRDE',
+      merchandisingLoanFacilityReference: { loanAmount: { amountValue: 1, amountCurrency: { currencyCode: 'USD' } } },
+      accountReferences: [
+        { accountIdentification: { accountIdentificationType: 'PaymentAccount', accountDescription: 'x\u0000', identifierValue: '1000000001' } },
+        { accountIdentification: { accountIdentificationType: 'ExpenseAccount', identifierValue: '1000000002' } },
+      ],
+    });
+    const record = assertRecord(await postText(server(), await token(), loan, loanPath), 400, 'ML-400-003', `POST ${loanPath}`, true);
+    assert.match(record.message, /accountDescription must not contain control characters/);
+  });
+
   test('CONTRACT §5: a number a double cannot hold (1e400), even in an unknown field, is 400, never 500', async () => {
     assertRecord(await postText(server(), await token(), depositText('1000', { x: 1 }).replace('"x":1', '"x":1e400')), 400, 'TD-400-001');
     assertRecord(await postText(server(), await token(), depositText('1e400')), 400, 'TD-400-001');

@@ -25,7 +25,14 @@ test('amount text: more decimals than the currency allows is refused even where 
 test('amount text: at most 15 significant digits, counted as written (9007199254740993 has 16)', () => {
   assert.deepEqual(parseAmount('9007199254740993', 'USD'), { ok: false, problem: 'too_many_digits' });
   assert.deepEqual(parseAmount('9999999999999.99', 'USD'), { ok: true, minor: 999999999999999n });
-  assert.deepEqual(parseAmount('1e17', 'USD'), { ok: true, minor: 10n ** 19n }, 'one significant digit, exactly');
+  assert.deepEqual(parseAmount('1e12', 'USD'), { ok: true, minor: 10n ** 14n }, 'one significant digit, exactly');
+});
+
+test('amount text: minor units stay below 10^15, so "1e17" (one significant digit) cannot overflow a 64-bit column', () => {
+  assert.deepEqual(parseAmount('1e13', 'USD'), { ok: false, problem: 'too_large' });
+  assert.deepEqual(parseAmount('1e17', 'USD'), { ok: false, problem: 'too_large' });
+  assert.deepEqual(parseAmount('999999999999999', 'JPY'), { ok: true, minor: 999999999999999n });
+  assert.deepEqual(parseAmount('1e15', 'JPY'), { ok: false, problem: 'too_large' });
 });
 
 test('amount text: zero, negative and malformed amounts; exponents beyond 400 are refused, not expanded', () => {

@@ -58,6 +58,26 @@ describeEachStore(
       assert.equal(valueOf(now, 'coregate_core_calls_total', { call: 'fence', result: 'ok' }), 1);
       assert.equal(valueOf(now, 'coregate_limits_degraded'), 0);
     });
+
+    test('a repeated correlation id is not a core call (no protocol_error), and a refusal counts as refused', async () => {
+      const token = await demoToken(server());
+      const before = await samples(server());
+      const counted = (now: typeof before, result: string) => valueOf(now, 'coregate_core_calls_total', { call: 'initiateTermDeposit', result }) ?? 0;
+      const id = randomUUID();
+      // Three at once: two of them lose the correlation claim inside the timed unit of work.
+      const racing = await Promise.all([initiate(server(), token, id), initiate(server(), token, id), initiate(server(), token, id)]);
+      assert.deepEqual(racing.map((answer) => answer.status).sort(), [200, 409, 409], 'one executes, the repeats are duplicates');
+      const poor = await send(`${server().url}${initiatePath}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': randomUUID() },
+        body: JSON.stringify(depositBody(99_999_999, '1000000001')),
+      });
+      assert.equal(poor.status, 422, JSON.stringify(poor.body));
+      const after = await samples(server());
+      assert.equal(counted(after, 'ok') - counted(before, 'ok'), 1, 'one core call for one operation');
+      assert.equal(counted(after, 'protocol_error') - counted(before, 'protocol_error'), 0);
+      assert.equal(counted(after, 'refused') - counted(before, 'refused'), 1);
+    });
   },
   { wrapCore: faulty.wrap, flags: { reconcileIntervalMs: '3600000' } },
 );

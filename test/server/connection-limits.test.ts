@@ -10,6 +10,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { resolveConfig } from '../../src/config.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-connections-'));
@@ -100,4 +101,12 @@ test('connection cap: beyond COREGATE_CONNECTIONS_MAX a new connection is refuse
     for (const socket of sockets) socket.destroy();
     await s.close();
   }
+});
+
+test('a headers time-out longer than the request time-out is refused at start, naming both settings', () => {
+  assert.throws(
+    () => resolveConfig({}, { COREGATE_HEADERS_TIMEOUT_MS: '40000', COREGATE_REQUEST_TIMEOUT_MS: '30000' }),
+    /COREGATE_HEADERS_TIMEOUT_MS \(40000\) must not exceed COREGATE_REQUEST_TIMEOUT_MS \(30000\)/,
+  );
+  assert.equal(resolveConfig({}, { COREGATE_HEADERS_TIMEOUT_MS: '30000', COREGATE_REQUEST_TIMEOUT_MS: '30000' }).connectionLimits.headersTimeoutMs, 30000);
 });

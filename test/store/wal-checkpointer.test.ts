@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
-import { walCheckpointIntervalMs } from '../../src/store/wal-checkpointer.js';
+import { startWalCheckpointer, walCheckpointIntervalMs } from '../../src/store/wal-checkpointer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-checkpointer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,4 +50,15 @@ test('closing the store stops the checkpointer (the process is free to exit) and
   } finally {
     await second.close();
   }
+});
+
+test('a checkpointer that cannot run says so once, so the store can turn SQLite\'s own checkpoints back on', async () => {
+  // A directory is not a database: the worker's connection fails at once.
+  const failures: Error[] = [];
+  const checkpointer = startWalCheckpointer(dir, { onFailure: (error) => failures.push(error) });
+  const deadline = Date.now() + 10_000;
+  while (failures.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  await checkpointer.stop();
+  assert.equal(failures.length, 1, 'reported exactly once (the error, not again for the exit)');
+  assert.match(failures[0]?.message ?? '', /^the WAL checkpointer thread failed: \S/);
 });

@@ -82,13 +82,26 @@ export function validateInitiation(body: TermDepositInitiationBody, numbers?: Nu
   };
 }
 
+/**
+ * A rate's decimals: a rate below 10^-12 percent earns nothing on any principal a deposit can
+ * hold, and "1e-400" written out would be 400 digits that no column or core takes.
+ */
+const rateDecimalsMax = 12;
+
 /** The rate as the exact decimal written ("5.25"), compared exactly: "100.0000000000000001" is over 100. */
 function validateRate(rateText: string): string {
   const decimal = decimalOf(rateText);
-  if (!decimal || decimal.negative || decimal.digits === 0n || decimalExceeds(decimal, ratePercentMax) || significantDigits(decimal) > significantDigitsMax) {
+  if (
+    !decimal ||
+    decimal.negative ||
+    decimal.digits === 0n ||
+    decimalExceeds(decimal, ratePercentMax) ||
+    significantDigits(decimal) > significantDigitsMax ||
+    decimal.scale > rateDecimalsMax
+  ) {
     throw new BusinessRefusal(
       E.invalidInterestRate,
-      `interestRate.rateValue must be greater than 0 and at most ${ratePercentMax} (percent per year) with at most ${significantDigitsMax} significant digits, got ${rateText}`,
+      `interestRate.rateValue must be greater than 0 and at most ${ratePercentMax} (percent per year), with at most ${significantDigitsMax} significant digits and ${rateDecimalsMax} decimals, got ${rateText}`,
     );
   }
   return plainDecimal(decimal);

@@ -18,3 +18,6 @@ export const currencyCodeCharsMax = 16;
 
 /** Identifiers never hold control characters (C0, DEL, C1): they reach logs, records and the core. */
 export const identifierPattern = '^[^\\u0000-\\u001F\\u007F-\\u009F]*$';
+
+/** Free text may hold tabs and line breaks but no other control character (a NUL breaks PostgreSQL text). */
+export const freeTextPattern = '^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F]*$';

@@ -3,7 +3,7 @@
  * They validate requests, shape responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { currencyCodeCharsMax, descriptionCharsMax, identifierCharsMax, identifierPattern, wordCharsMax } from './field-limits.js';
+import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierCharsMax, identifierPattern, wordCharsMax } from './field-limits.js';
 
 export const TypedDateSchema = Type.Object(
   {
@@ -24,7 +24,7 @@ export const MonetaryAmountSchema = Type.Object(
 export const AccountIdentificationSchema = Type.Object(
   {
     accountIdentificationType: Type.String({ maxLength: wordCharsMax, pattern: identifierPattern, description: 'PaymentAccount, ExpenseAccount (DebitAccount is not a loan role)' }),
-    accountDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, description: 'Informative text only' })),
+    accountDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, pattern: freeTextPattern, description: 'Informative text only' })),
     identifierValue: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern, description: 'The account number' }),
   },
   { $id: 'AccountIdentification' },

@@ -3,7 +3,7 @@
  * requests, shape the responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { currencyCodeCharsMax, descriptionCharsMax, identifierCharsMax, identifierPattern, referenceCharsMax } from './field-limits.js';
+import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierCharsMax, identifierPattern, referenceCharsMax } from './field-limits.js';
 
 const Text = (description: string, maxLength = referenceCharsMax) => Type.String({ minLength: 1, maxLength, pattern: identifierPattern, description });
 const IsoDate = (description: string) => Type.String({ format: 'date', description: `${description} (YYYY-MM-DD)` });
@@ -34,7 +34,7 @@ export const TermDepositInitiationRequestSchema = Type.Object(
     valueDate: IsoDate('Value date: a business day, not before the core\'s business date'),
     sourceAccount: Type.Object({ accountIdentification: Text('Account to debit', identifierCharsMax), accountType: Type.Literal('DebitAccount') }),
     interestSettlementAccount: Type.Object({ accountIdentification: Text('Account credited with interest', identifierCharsMax), accountType: Type.Literal('CreditAccount') }),
-    transactionDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, description: 'Description of the movement recorded in the core' })),
+    transactionDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, pattern: freeTextPattern, description: 'Description of the movement recorded in the core' })),
   },
   { $id: 'TermDepositInitiationRequest' },
 );
