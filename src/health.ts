@@ -1,9 +1,19 @@
 /** Liveness and readiness probes for orchestrators and load balancers. */
 import type { FastifyInstance } from 'fastify';
 
+/** One probe that answered: what it checked and how long it took. */
+export interface ProbeReport {
+  status: 'ok';
+  latencyMs: number;
+  [detail: string]: string | number;
+}
+
 export interface Readiness {
-  /** Throws when the service should not receive traffic (shutting down; a NotReady names the store or core probe that failed). */
-  check(): Promise<void>;
+  /**
+   * The probes' reports by name (store, core), or a throw when the service should not receive
+   * traffic (shutting down; a NotReady names the probe that failed).
+   */
+  check(): Promise<Record<string, ProbeReport>>;
 }
 
 /** A named readiness probe failed (store, core): the 503 says which. */
@@ -17,24 +27,27 @@ export class NotReady extends Error {
   }
 }
 
-/** Runs one named probe of a readiness check. */
-export async function probe(check: string, work: () => Promise<void>): Promise<void> {
+/** Runs one named probe of a readiness check; `details` say what was probed (never a URL or a secret). */
+export async function probe(check: string, work: () => Promise<void>, details: Record<string, string> = {}): Promise<ProbeReport> {
+  const startedAt = performance.now();
   try {
     await work();
   } catch (error) {
     throw new NotReady(check, error);
   }
+  return { status: 'ok', ...details, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
 }
 
 export async function healthRoutes(app: FastifyInstance, options: { readiness: Readiness }): Promise<void> {
   app.get('/health/live', async () => ({ status: 'ok' }));
   app.get('/health/ready', async (request, reply) => {
     try {
-      await options.readiness.check();
-      return { status: 'ready' };
+      return { status: 'ready', checks: await options.readiness.check() };
     } catch (error) {
       request.log.warn({ err: error }, 'not ready');
-      return reply.code(503).send(error instanceof NotReady ? { status: 'unavailable', check: error.check } : { status: 'unavailable' });
+      // The reason is named, its details stay in the log: this answer is public.
+      const reason = error instanceof NotReady ? `${error.check} did not answer` : error instanceof Error ? error.message : 'not ready';
+      return reply.code(503).send(error instanceof NotReady ? { status: 'unavailable', check: error.check, reason } : { status: 'unavailable', reason });
     }
   });
 }

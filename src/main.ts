@@ -167,8 +167,10 @@ async function serveOn(
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
-        await probe('store', () => pingStore(store));
-        await probe('core', () => core.ping());
+        return {
+          store: await probe('store', () => pingStore(store), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }),
+          core: await probe('core', () => core.ping(), { core: config.coreUrl === undefined ? 'embedded reference core' : 'remote core' }),
+        };
       },
     },
   });

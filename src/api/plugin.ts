@@ -100,7 +100,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     const config = request.routeOptions.config.business;
     const mapped = mapError(error);
     if (mapped.unexpected) request.log.error({ err: error }, 'business API request failed');
-    const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family);
+    const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family, mapped.details);
     await auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
     return reply
       .code(mapped.entry.status)

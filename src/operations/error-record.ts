@@ -33,10 +33,23 @@ export interface ErrorRecord {
   errordetail?: ErrorDetail[];
 }
 
-export function errorRecord(entry: ErrorEntry, message: string, path: string, family: Family | undefined): ErrorRecord {
+/**
+ * The record of a refusal. `details` lists every problem when there were several (a request's
+ * validation); the record's own status and message are the first one's.
+ */
+export function errorRecord(
+  entry: ErrorEntry,
+  message: string,
+  path: string,
+  family: Family | undefined,
+  details?: ReadonlyArray<{ entry: ErrorEntry; message: string }>,
+): ErrorRecord {
   const record: ErrorRecord = { status: entry.status, reason: reasonByStatus[entry.status] ?? 'INTERNAL_ERROR', message, path };
-  const applies = family !== undefined && (entry.family === 'both' || entry.family === family);
-  if (applies) record.errordetail = [{ code: errorCode(entry, family), reason: entry.reason, message }];
+  if (family === undefined) return record;
+  const applies = (candidate: ErrorEntry) => candidate.family === 'both' || candidate.family === family;
+  const list = details && details.length > 0 ? details : [{ entry, message }];
+  const errordetail = list.filter((detail) => applies(detail.entry)).map((detail) => ({ code: errorCode(detail.entry, family), reason: detail.entry.reason, message: detail.message }));
+  if (applies(entry) && errordetail.length > 0) record.errordetail = errordetail;
   return record;
 }
 

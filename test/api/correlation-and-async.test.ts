@@ -750,10 +750,20 @@ describeEachStore(
       assert.equal(unknown?.status, 'Unknown');
 
       const repeats = await Promise.all(Array.from({ length: 5 }, () => initiate(server(), { token, correlationId: id, body })));
+      const seen = JSON.stringify(repeats.map((response) => [response.status, response.body.message]));
+      // One repeat executes it. On a loaded machine the core's 300 ms time-out may pass first, for
+      // it or for a repeat waiting on its claim: that one answers 504 (outcome unknown, repeat to
+      // learn it) while the execution still commits once. Never two 200s, never two movements.
       const executed = repeats.filter((response) => response.status === 200);
-      assert.equal(executed.length, 1, JSON.stringify(repeats.map((response) => [response.status, response.body.message])));
-      assert.equal(executed[0]?.body.operationReference, unknown?.reference);
-      for (const response of repeats.filter((candidate) => candidate.status !== 200)) assertDuplicateId(response, String(unknown?.reference), /Executed|Pending/);
+      assert.ok(executed.length <= 1, seen);
+      if (executed.length === 0) assert.ok(repeats.some((response) => response.status === 504), seen);
+      for (const response of executed) assert.equal(response.body.operationReference, unknown?.reference);
+      for (const response of repeats.filter((candidate) => candidate.status !== 200)) {
+        if (response.status === 504) assertRefused(response, 504, 'TD-504-001');
+        else assertDuplicateId(response, String(unknown?.reference), /Executed|Pending/);
+      }
+      const settled = await settledOperation(server(), token, String(unknown?.reference));
+      assert.equal(settled.body.status, 'Executed');
       assert.equal(await balanceOf(server()), before - minor(8000));
       assert.equal(await movementsOf(server(), String(unknown?.reference)), 1);
     });

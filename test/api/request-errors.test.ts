@@ -215,6 +215,37 @@ describeEachStore('business API request errors', ({ server }) => {
     assert.match(response.body.errordetail[0].message, /sourceAccount/);
   });
 
+  test('issue 12 item 9: every validation problem of a request is in errordetail, not only the first, each with its code', async () => {
+    const { sourceAccount: _source, valueDate: _date, ...body } = depositBody();
+    const wrongType = { ...body, customerReference: 42 };
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: JSON.stringify(wrongType) });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    const details = response.body.errordetail as Array<{ code: string; message: string }>;
+    assert.deepEqual(details.map((detail) => detail.code).sort(), ['TD-400-002', 'TD-400-002', 'TD-400-003']);
+    const text = details.map((detail) => detail.message).join(' | ');
+    assert.match(text, /sourceAccount is required/);
+    assert.match(text, /valueDate is required/);
+    assert.match(text, /customerReference/);
+    assert.match(response.body.message, /and 2 more problems: see errordetail/);
+  });
+
+  test('issue 12 item 9: "currencyCode" in a term deposit is named as the spelling trap (the field is "currencycode")', async () => {
+    const body = depositBody() as Record<string, any>;
+    const principal = { ...body.principalAmount, amountCurrency: { currencyCode: 'USD' } };
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: JSON.stringify({ ...body, principalAmount: principal }) });
+    assertErrorRecord(response, 400, initiateRecordPath, 'TD-400-002', 'MISSING_REQUIRED_FIELD');
+    assert.match(response.body.errordetail[0].message, /principalAmount\.amountCurrency\.currencycode is required \(found "currencyCode": this field is spelled "currencycode"\)/);
+  });
+
+  test('issue 12 item 9: installmentSequence 0 is explained in words, with no regular expression in the message', async () => {
+    const path = '/v1/merchandising-loan/7000000001/repayment-schedules/0/execute';
+    const response = await post(server(), { token: await token(), contentType: 'application/json', body: '{}', path });
+    assert.equal(response.status, 400, JSON.stringify(response.body));
+    const message = response.body.error.errordetail[0].message as string;
+    assert.match(message, /path parameter installmentSequence is not valid: expected sequence of the installment, from 1, got "0"/);
+    assert.doesNotMatch(JSON.stringify(response.body), /\^|\[0-9\]|\{0,/);
+  });
+
   test('unknown fields are ignored → 200', async () => {
     const body = { ...depositBody(), channelNote: 'hello', principalAmount: { ...(depositBody().principalAmount as object), extra: true } };
     assertExecuted(await post(server(), { token: await token(), contentType: 'application/json', body: JSON.stringify(body) }));

@@ -248,7 +248,7 @@ for (const target of storeTargets) {
         assert.ok(Date.now() - startedAt < 1_000, 'the open breaker answers at once');
         const ready = await send(`${server().url}/health/ready`, {});
         assert.equal(ready.status, 503);
-        assert.deepEqual(ready.body, { status: 'unavailable', check: 'core' });
+        assert.deepEqual(ready.body, { status: 'unavailable', check: 'core', reason: 'core did not answer' });
         assert.equal(wire().received, receivedBefore, 'no call reached the wire while the breaker is open');
       });
       assert.equal(await coreServer().balanceOf(source), coreBefore, 'nothing was posted');

@@ -69,10 +69,18 @@ describeEachStore('health probes', ({ server }) => {
     assert.deepEqual(await response.json(), { status: 'ok' });
   });
 
-  test('GET /health/ready answers 200 {status: "ready"} once the service accepts requests', async () => {
+  test('GET /health/ready answers 200 {status: "ready"} once the service accepts requests, and says what it probed (issue 12 item 7)', async () => {
     const response = await fetch(`${server().url}/health/ready`);
     assert.equal(response.status, 200);
-    assert.deepEqual(await response.json(), { status: 'ready' });
+    const body = (await response.json()) as { status: string; checks: Record<string, Record<string, unknown>> };
+    assert.equal(body.status, 'ready');
+    assert.deepEqual(Object.keys(body.checks).sort(), ['core', 'store']);
+    assert.equal(body.checks.store?.status, 'ok');
+    assert.match(String(body.checks.store?.database), /^(SQLite|PostgreSQL)$/);
+    assert.equal(body.checks.core?.status, 'ok');
+    assert.equal(body.checks.core?.core, 'embedded reference core');
+    assert.equal(typeof body.checks.core?.latencyMs, 'number');
+    assert.doesNotMatch(JSON.stringify(body), /postgres:\/\/|sqlite:/, 'no connection URL in a public answer');
   });
 
   test('the server that answers ready also issues tokens', async () => {
