@@ -420,12 +420,14 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
 
   // ----- SPEC rule 7: the value date -----
 
-  test('TD 422: value date on a Saturday is not a business day (TD-422-010)', async () => {
-    await expectRefused(tdBody({ valueDate: '2026-03-07' }), 422, 'TD-422-010');
+  test('TD 422: value date on a Saturday is not a business day (TD-422-010), and the message names the next one (issue 12 item 9)', async () => {
+    const response = await expectRefused(tdBody({ valueDate: '2026-03-07' }), 422, 'TD-422-010');
+    assert.match(response.body.message, /valueDate 2026-03-07 is not a business day: the next business day is 2026-03-09/);
   });
 
-  test('TD 422: value date on the calendar holiday 2026-04-03 is not a business day (TD-422-010)', async () => {
-    await expectRefused(tdBody({ valueDate: '2026-04-03', days: 31 }), 422, 'TD-422-010');
+  test('TD 422: value date on the calendar holiday 2026-04-03 is not a business day (TD-422-010); the next one is the Monday after the weekend', async () => {
+    const response = await expectRefused(tdBody({ valueDate: '2026-04-03', days: 31 }), 422, 'TD-422-010');
+    assert.match(response.body.message, /the next business day is 2026-04-06/);
   });
 
   test('TD 422: value date before the business date 2026-03-02 (TD-422-011)', async () => {

@@ -59,7 +59,7 @@ export function decideConstitution(reference: string, command: TermDepositInitia
   if (toEpochDay(command.valueDate) < toEpochDay(calendar.businessDate)) {
     return refuse(E.valueDateBeforeBusinessDate, `valueDate ${command.valueDate} is before the core's business date ${calendar.businessDate}`);
   }
-  if (!calendar.isBusinessDay(command.valueDate)) return refuse(E.valueDateNotBusinessDay, `valueDate ${command.valueDate} is not a business day`);
+  if (!calendar.isBusinessDay(command.valueDate)) return refuse(E.valueDateNotBusinessDay, `valueDate ${command.valueDate} is not a business day: the next business day is ${calendar.rollForward(command.valueDate)}`);
   const maturity = maturityOf(calendar, command);
   if (!maturity.ok) return maturity;
   const maturityDate = maturity.value;
@@ -109,7 +109,7 @@ function customerAccountProblem(account: Account, role: string, customerReferenc
 /** CONTRACT §6: value date + days rolled forward to a business day, or the explicit maturity date. */
 function maturityOf(calendar: BusinessCalendar, command: TermDepositInitiation): Decision<string> {
   if (command.maturityDate !== undefined) {
-    if (!calendar.isBusinessDay(command.maturityDate)) return refuse(E.maturityNotBusinessDay, `maturityDate ${command.maturityDate} is not a business day`);
+    if (!calendar.isBusinessDay(command.maturityDate)) return refuse(E.maturityNotBusinessDay, `maturityDate ${command.maturityDate} is not a business day: the next business day is ${calendar.rollForward(command.maturityDate)}`);
     if (command.numberOfDays !== undefined) {
       const plain = addDays(command.valueDate, command.numberOfDays);
       if (command.maturityDate !== plain && command.maturityDate !== calendar.rollForward(plain)) {
