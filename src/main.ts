@@ -40,6 +40,7 @@ import { startMetricsServer, type MetricsServer } from './metrics/metrics-server
 import { Metrics, type OperationOutcome } from './metrics/registry.js';
 import type { CoreCallObserver } from './operations/core-call.js';
 import { watchStore } from './metrics/store-sources.js';
+import { version } from './version.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -75,7 +76,6 @@ export interface StartOptions {
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
 }
 
-const packageVersion = '0.1.0';
 
 /** Opens and prepares the store: migrations, data file, a signing key for every realm. */
 export async function prepareStore(
@@ -160,7 +160,7 @@ async function serveOn(
     role: config.role,
     auth,
     api: { store, core, verifier, runner, chainer, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
-    version: packageVersion,
+    version: version,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,

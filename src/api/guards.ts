@@ -15,6 +15,12 @@ import type { RateLimiter } from './rate-limit.js';
 /** CONTRACT §4: 1-128 characters of A-Z a-z 0-9 . _ : - */
 const correlationIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 const realmName = 'coregate';
+/**
+ * Sent by the SDK and the CLI with the id they made for a call: the id keeps the call's retries
+ * together (a retry of an executed call is a 409 naming it), and the duplicate window still
+ * protects against the same call made twice by accident, as for a request without an id.
+ */
+export const generatedCorrelationHeader = 'x-correlation-id-generated';
 
 export function readCorrelation(request: FastifyRequest, reply: FastifyReply): void {
   const header = request.headers['x-correlation-id'];
@@ -22,7 +28,8 @@ export function readCorrelation(request: FastifyRequest, reply: FastifyReply): v
   const value = Array.isArray(header) ? undefined : header;
   const valid = !supplied || (value !== undefined && correlationIdPattern.test(value));
   const id = supplied && valid && value !== undefined ? value : randomUUID();
-  request.correlation = { id, supplied, valid };
+  const generated = supplied && request.headers[generatedCorrelationHeader] === 'true';
+  request.correlation = { id, supplied, valid, generated };
   if (valid) void reply.header('x-correlation-id', id);
 }
 

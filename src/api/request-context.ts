@@ -16,7 +16,11 @@ export interface BusinessRouteConfig {
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | undefined;
-    correlation: { id: string; supplied: boolean; valid: boolean };
+    /**
+     * `generated`: the id was made by a client library for one call (`x-correlation-id-generated:
+     * true`): it keeps the call's retries together, and the duplicate window still applies.
+     */
+    correlation: { id: string; supplied: boolean; valid: boolean; generated: boolean };
     /** Set once the request's audit record is written, so it is written once. */
     audited: boolean;
     /** Epoch ms at which the request arrived: the audit record's duration. */

@@ -85,6 +85,9 @@ export function reportError(error: unknown, json: boolean | undefined): number {
     } else {
       const codes = error.details.map((detail) => `${detail.code} ${detail.reason}`).join(', ');
       process.stderr.write(`coregate: ${error.status} ${error.reason}${codes ? ` (${codes})` : ''}: ${error.message}\n  correlation id: ${error.correlationId ?? '-'}\n`);
+      if (error.code?.endsWith('-409-002')) {
+        process.stderr.write('  the same request was made moments ago; to make a deliberate second identical operation, give it its own --correlation-id\n');
+      }
     }
     return 1;
   }

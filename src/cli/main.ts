@@ -2,6 +2,7 @@
 /** The `coregate` command: the server, and the operator's commands on its store. */
 import { Command, Option } from 'commander';
 import { CommandError } from './command-error.js';
+import { version } from '../version.js';
 
 /** Operator commands load the store layer and the server only when they run, so client commands start fast. */
 const admin = () => import('./admin.js');
@@ -9,6 +10,7 @@ import { addClientOptions, callOptions, clientFrom, readJsonFile, reportError, U
 
 const program = new Command('coregate')
   .description('Banking integration service: auth service, business API and reference core banking system')
+  .version(version, '-V, --version', 'print the version')
   .showHelpAfterError()
   // Unknown "--option=value" arguments are reported without their value, which may be a secret;
   // a secret never comes from a flag (shell history, process lists).
@@ -23,7 +25,7 @@ const program = new Command('coregate')
   });
 
 const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
-const realmOption = () => new Option('--realm <realm>', 'realm name').makeOptionMandatory();
+const realmOption = () => new Option('--realm <realm>', 'realm name (required)').makeOptionMandatory();
 const jsonOption = () => new Option('--json', 'print JSON for scripts');
 
 program
@@ -227,7 +229,7 @@ addClientOptions(program.command('token').description('print an access token for
 const termDeposit = program.command('term-deposit').description('term deposits (client of a running server)');
 addClientOptions(termDeposit.command('initiate').description('constitute a term deposit from a JSON request body'))
   .option('--file <file>', 'the request body (JSON; - for standard input)')
-  .option('--correlation-id <id>', 'x-correlation-id (kept across retries)')
+  .option('--correlation-id <id>', 'x-correlation-id; by default one per call, kept across its retries, and the same request repeated within the duplicate window is refused (409): give your own id for a deliberate repeat')
   .option('--async', 'Prefer: respond-async (answer 202, then poll operations get)')
   .action(async (flags: ClientFlags) => {
     const { client, identity } = await clientFrom(flags);
@@ -256,7 +258,7 @@ addClientOptions(termDeposit.command('retrieve').description('show a term deposi
 const loan = program.command('loan').description('merchandising loans (client of a running server)');
 addClientOptions(loan.command('execute').description('pay one installment from a JSON request body').argument('<merchandisingLoanId>').argument('<installmentSequence>'))
   .option('--file <file>', 'the request body (JSON; - for standard input)')
-  .option('--correlation-id <id>', 'x-correlation-id (kept across retries)')
+  .option('--correlation-id <id>', 'x-correlation-id; by default one per call, kept across its retries, and the same request repeated within the duplicate window is refused (409): give your own id for a deliberate repeat')
   .option('--async', 'Prefer: respond-async')
   .option('--minimal', 'Prefer: return=minimal (204 on success)')
   .action(async (loanId: string, sequence: string, flags: ClientFlags) => {
@@ -269,7 +271,7 @@ addClientOptions(loan.command('execute').description('pay one installment from a
     print(`Installment ${sequence} of ${loanId}: ${outcome.result.merchandisingLoanFacilityStatus}, operation ${outcome.result.merchandisingLoanOperationId}, execution ${outcome.result.executionReference} at ${outcome.result.executionDateTime}`);
   });
 
-addClientOptions(program.command('operations').command('get').description('state of an operation (e.g. after a 202)').argument('<reference>'))
+addClientOptions(program.command('operations').description('business operations: their state and outcome (client of a running server)').command('get').description('state of an operation (e.g. after a 202)').argument('<reference>'))
   .action(async (reference: string, flags: ClientFlags) => {
     const { client, identity } = await clientFrom(flags);
     const view = await client.session(identity).operations.get(reference);
@@ -285,6 +287,14 @@ function print(value: unknown): void {
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+// `coregate audit export | head`: the reader leaving early is no error of ours.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
 }
 
 program.parseAsync(process.argv).catch((error: unknown) => {

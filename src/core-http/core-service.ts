@@ -14,8 +14,8 @@ import { migrateToLatest } from '../store/migrate.js';
 import { coreStorage } from '../store/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
+import { version } from '../version.js';
 
-const packageVersion = '0.1.0';
 
 export interface CoreService {
   readonly app: FastifyInstance;
@@ -54,7 +54,7 @@ export async function startCoreService(config: CoreServiceConfig, options: { log
   const { store, core } = await openReferenceCore(config, logger);
   let app: FastifyInstance | undefined;
   try {
-    app = await buildCoreServer({ core, logger, version: packageVersion });
+    app = await buildCoreServer({ core, logger, version: version });
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app?.close();

@@ -65,7 +65,7 @@ export const errorCatalogue = {
   operationNotFound: entry('both', 404, 90, 'OPERATION_NOT_FOUND', 'No operation of this client has this reference.'),
   // 409
   duplicateCorrelationId: entry('both', 409, 1, 'DUPLICATE_CORRELATION_ID', 'The client already used this x-correlation-id; the message names the original operation\'s reference and outcome.'),
-  duplicateRequest: entry('both', 409, 2, 'DUPLICATE_REQUEST', 'The same client sent the same body to the same path within the duplicate window, without x-correlation-id.'),
+  duplicateRequest: entry('both', 409, 2, 'DUPLICATE_REQUEST', 'The same client sent the same body to the same path within the duplicate window, without x-correlation-id (or with an id the SDK or CLI generated for the call).'),
   installmentPaid: entry('ML', 409, 10, 'INSTALLMENT_ALREADY_PAID', 'The installment is already fully paid.'),
   facilityClosed: entry('ML', 409, 11, 'FACILITY_CLOSED', 'The facility is closed (not active).'),
   // 413 / 415 / 429

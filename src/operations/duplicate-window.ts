@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
-import { findRecentDuplicate, lockRequestHash, type OperationRecord } from '../store/operations.js';
+import { findOperationByCorrelation, findRecentDuplicate, lockRequestHash, type OperationRecord } from '../store/operations.js';
 import type { Queryable } from '../store/realms.js';
 import type { StoreUnitOfWork } from '../store/unit-of-work.js';
 
@@ -25,14 +25,20 @@ export class DuplicateWindow {
     return !record.correlationSupplied && this.windowSeconds > 0;
   }
 
-  /** The earlier operation this one duplicates, if any (a read; no lock). */
-  async find(db: Queryable, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference'>): Promise<OperationRecord | undefined> {
+  /**
+   * The earlier operation this one duplicates, if any (a read; no lock). One with the same
+   * correlation id is no duplicate but the same call again (an SDK's retry with the id it
+   * generated): the correlation id's own rules answer it (409 naming it, or reconciliation).
+   */
+  async find(db: Queryable, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference' | 'correlationId'>): Promise<OperationRecord | undefined> {
     const duplicate = await findRecentDuplicate(db, record.clientKey, record.requestHash, this.nowMs() - this.windowSeconds * 1000);
-    return duplicate && duplicate.reference !== record.reference ? duplicate : undefined;
+    if (!duplicate || duplicate.reference === record.reference || duplicate.correlationId === record.correlationId) return undefined;
+    // A later identical operation under another id may hide this call's own: look for it (duplicates only).
+    return (await findOperationByCorrelation(db, record.clientKey, record.correlationId)) ? undefined : duplicate;
   }
 
   /** Inside the claiming unit of work: the check again, serialized with identical requests. */
-  async findLocked(unitOfWork: StoreUnitOfWork, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference'>): Promise<OperationRecord | undefined> {
+  async findLocked(unitOfWork: StoreUnitOfWork, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference' | 'correlationId'>): Promise<OperationRecord | undefined> {
     await lockRequestHash(unitOfWork, record.clientKey, record.requestHash);
     return this.find(unitOfWork.db, record);
   }

@@ -12,7 +12,7 @@ import type {
   TermDepositInitiationResponse,
   TermDepositRetrieveResponse,
 } from '../operations/schemas/term-deposit.js';
-import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
+import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError, networkCause } from './errors.js';
 import { TokenProvider, type SessionIdentity } from './token-provider.js';
 import { assertServerSide } from './server-side.js';
 
@@ -56,7 +56,12 @@ export interface SdkEvent {
 }
 
 export interface CallOptions {
-  /** `x-correlation-id`; one is generated when absent and kept across retries. */
+  /**
+   * `x-correlation-id`. When absent one is generated and kept across the call's retries, and the
+   * server's duplicate window still applies: the same body sent again to the same path within the
+   * window is refused (409), as for a request without the header. Give an id of your own to make a
+   * deliberate second identical operation.
+   */
   correlationId?: string;
   /** `Prefer: respond-async` → the server may answer 202 (status Pending). */
   respondAsync?: boolean;
@@ -197,10 +202,11 @@ export class CoregateClient {
 
   /** @internal A business execution: 200 / 202 / 204, or a thrown CoregateApiError. */
   async execute(identity: SessionIdentity, method: string, path: string, body: unknown, options: CallOptions): Promise<Execution<unknown, unknown>> {
+    const generated = options.correlationId === undefined;
     const correlationId = options.correlationId ?? crypto.randomUUID();
     const prefer = [options.respondAsync ? 'respond-async' : '', options.returnMinimal ? 'return=minimal' : ''].filter(Boolean).join(', ');
     let retried = false;
-    const exchange = await this.#withRetries(identity, method, path, body, { ...options, correlationId }, prefer, () => {
+    const exchange = await this.#withRetries(identity, method, path, body, { ...options, correlationId, generated }, prefer, () => {
       retried = true;
     });
     if (exchange.status === 200) return { status: 200, result: exchange.body, correlationId };
@@ -241,7 +247,7 @@ export class CoregateClient {
     method: string,
     path: string,
     body: unknown,
-    options: CallOptions & { correlationId: string },
+    options: CallOptions & { correlationId: string; generated?: boolean },
     prefer: string,
     onRetry: () => void,
   ): Promise<Exchange> {
@@ -291,12 +297,21 @@ export class CoregateClient {
     }
   }
 
-  async #send(method: string, path: string, body: unknown, token: string, options: CallOptions & { correlationId: string }, prefer: string, attempt: number): Promise<Exchange> {
+  async #send(
+    method: string,
+    path: string,
+    body: unknown,
+    token: string,
+    options: CallOptions & { correlationId: string; generated?: boolean },
+    prefer: string,
+    attempt: number,
+  ): Promise<Exchange> {
     const headers: Record<string, string> = {
       authorization: `Bearer ${token}`,
       accept: 'application/json',
       'x-correlation-id': options.correlationId,
     };
+    if (options.generated) headers['x-correlation-id-generated'] = 'true';
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (prefer) headers.prefer = prefer;
     if (options.channel) headers['x-channel'] = options.channel;
@@ -318,7 +333,7 @@ export class CoregateClient {
       this.#emit(method, path, undefined, options.correlationId, attempt, started);
       if (options.signal?.aborted) throw options.signal.reason ?? error;
       if ((error as Error)?.name === 'TimeoutError') throw new CoregateTimeoutError(`${method} ${path} timed out after ${timeoutMs} ms`);
-      throw new CoregateNetworkError(`${method} ${path} failed: ${(error as Error)?.message ?? 'network error'}`);
+      throw new CoregateNetworkError(`${method} ${this.#baseUrl}${path} failed: ${networkCause(error)}`, { cause: error });
     }
     this.#emit(method, path, response.status, options.correlationId, attempt, started);
     let parsed: unknown;

@@ -74,3 +74,18 @@ export function apiErrorFrom(body: unknown, status: number, correlationId: strin
     wrapped,
   );
 }
+
+/**
+ * What went wrong on the wire, in words a person can act on: fetch says only "fetch failed" and
+ * keeps the reason (ECONNREFUSED 127.0.0.1:18099, ENOTFOUND, a TLS error) in its cause.
+ */
+export function networkCause(error: unknown): string {
+  const parts: string[] = [];
+  for (let current = error, depth = 0; current instanceof Error && depth < 4; current = current.cause, depth += 1) {
+    const { code, address, port, hostname } = current as Error & { code?: string; address?: string; port?: number; hostname?: string };
+    const where = address ? `${address}${port ? `:${port}` : ''}` : hostname;
+    if (code) parts.push([code, where].filter(Boolean).join(' '));
+    else if (current.message && current.message !== 'fetch failed') parts.push(current.message);
+  }
+  return parts.length > 0 ? [...new Set(parts)].join(': ') : error instanceof Error ? error.message : 'network error';
+}

@@ -4,7 +4,7 @@
  * expiry, with concurrent callers sharing one in-flight request. A token is never used for
  * another session.
  */
-import { CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
+import { CoregateAuthError, CoregateNetworkError, CoregateTimeoutError, networkCause } from './errors.js';
 import { assertServerSide, untilAborted } from './server-side.js';
 
 export interface SessionIdentity {
@@ -144,7 +144,7 @@ export class TokenProvider {
       });
     } catch (error) {
       if ((error as Error)?.name === 'TimeoutError') throw new CoregateTimeoutError(`token request to ${this.#tokenUrl} timed out after ${this.#timeoutMs} ms`);
-      throw new CoregateNetworkError(`token request to ${this.#tokenUrl} failed: ${(error as Error)?.message ?? 'network error'}`);
+      throw new CoregateNetworkError(`token request to ${this.#tokenUrl} failed: ${networkCause(error)}`, { cause: error });
     }
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok || typeof body.access_token !== 'string') {

@@ -388,6 +388,19 @@ describeEachStore('correlation ids and duplicate protection', ({ server }) => {
     assertRefused(repeat, 409, 'TD-409-002');
     assert.match(repeat.body.message, /Rejected/);
   });
+
+  test('issue 12 item 1: an id a client library generated (x-correlation-id-generated: true) keeps the window: the same body under a new generated id → 409 TD-409-002; the same generated id again → 409 TD-409-001 naming the original', async () => {
+    const token = await demoToken(server());
+    const body = depositBody();
+    const generated = { 'x-correlation-id-generated': 'true' };
+    const firstId = randomUUID();
+    const first = await initiate(server(), { token, body, correlationId: firstId, headers: generated });
+    assertExecuted(first);
+    assert.equal(first.headers.get('x-correlation-id'), firstId, 'the generated id is the operation\'s correlation id');
+    assertRefused(await initiate(server(), { token, body, correlationId: randomUUID(), headers: generated }), 409, 'TD-409-002');
+    assertDuplicateId(await initiate(server(), { token, body, correlationId: firstId, headers: generated }), String(first.body.operationReference), /Executed/);
+    assertExecuted(await initiate(server(), { token, body, correlationId: randomUUID() }));
+  });
 });
 
 describeEachStore(

@@ -181,6 +181,21 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
     assert.ok(contract, 'the contract exists in the core');
   });
 
+  test('issue 12 item 1: the same initiate run twice executes once; the second is 409 TD-409-002 with a hint; an own --correlation-id makes a deliberate repeat', async () => {
+    const file = bodyFile(depositBody(1234));
+    const before = await server.coregate.store.db.selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    assertSucceeded(await coregate(['term-deposit', 'initiate', '--file', file]));
+    const again = await coregate(['term-deposit', 'initiate', '--file', file]);
+    assert.equal(again.code, 1, again.stderr);
+    assert.match(again.stderr, /409 CONFLICT \(TD-409-002 DUPLICATE_REQUEST\)/);
+    assert.match(again.stderr, /give it its own --correlation-id/);
+    const between = await server.coregate.store.db.selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    assert.equal(Number(between.n), Number(before.n) + 1, 'one deposit, not two');
+    assertSucceeded(await coregate(['term-deposit', 'initiate', '--file', file, '--correlation-id', `again-${randomUUID()}`]));
+    const after = await server.coregate.store.db.selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    assert.equal(Number(after.n), Number(before.n) + 2);
+  });
+
   test('term-deposit initiate --json prints the initiation response', async () => {
     const result = await coregate(['term-deposit', 'initiate', '--file', bodyFile(depositBody(1100)), '--json']);
     assertSucceeded(result);
@@ -227,13 +242,13 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
     const execution = await server.coregate.store.db.selectFrom('loan_executions').select(['loan_id', 'sequence']).where('execution_reference', '=', String(match[2])).executeTakeFirst();
     assert.deepEqual(execution, { loan_id: loanId, sequence: 1 });
 
-    const json = await coregate(['loan', 'execute', loanId, '1', '--file', bodyFile(loanBody(5000)), '--json']);
+    const json = await coregate(['loan', 'execute', loanId, '1', '--file', bodyFile(loanBody(5001)), '--json']);
     assertSucceeded(json);
     const body = JSON.parse(json.stdout) as Record<string, unknown>;
     assert.equal(body.merchandisingLoanFacilityStatus, 'PartiallyExecuted');
     assert.match(String(body.executionReference), new RegExp(`^${uuidPattern}$`));
 
-    const minimal = await coregate(['loan', 'execute', loanId, '1', '--file', bodyFile(loanBody(5000)), '--minimal']);
+    const minimal = await coregate(['loan', 'execute', loanId, '1', '--file', bodyFile(loanBody(5002)), '--minimal']);
     assertSucceeded(minimal);
     assert.equal(minimal.stdout, 'Installment paid (no content requested).\n');
   });
@@ -307,7 +322,7 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
   });
 
   test('a refused call with --json exits 1 and prints the error record on stdout', async () => {
-    const result = await coregate(['term-deposit', 'initiate', '--file', bodyFile(depositBody(300_000)), '--json']);
+    const result = await coregate(['term-deposit', 'initiate', '--file', bodyFile(depositBody(300_001)), '--json']);
     assert.equal(result.code, 1);
     const record = JSON.parse(result.stdout) as { status: number; reason: string; message: string; path: string; errordetail: Array<{ code: string; reason: string }> };
     assert.equal(record.status, 422);
@@ -340,6 +355,9 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
     const result = await coregate(['token'], { env: { COREGATE_URL: url } });
     assert.equal(result.code, 1);
     assert.match(result.stderr, new RegExp(`token request to ${url}/realms/sandbox/protocol/openid-connect/token failed`));
+    // issue 12 item 6: the cause, not "fetch failed".
+    assert.match(result.stderr, new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${new URL(url).port}`));
+    assert.doesNotMatch(result.stderr, /fetch failed/);
   });
 
   // --- the secret ------------------------------------------------------------------------------

@@ -330,15 +330,15 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
           .paid_minor,
       );
     const before = await paid();
-    const outcome = await client.merchandisingLoans.executeInstallment(loanId, 1, loanBody(5000), { returnMinimal: true });
+    const outcome = await client.merchandisingLoans.executeInstallment(loanId, 1, loanBody(5001), { returnMinimal: true });
     assert.equal(outcome.status, 204);
     assert.equal(outcome.result, undefined);
-    assert.equal((await paid()) - before, 500_000n);
+    assert.equal((await paid()) - before, 500_100n);
   });
 
   test('merchandisingLoans.executeInstallment with respondAsync → 202 Pending; operations.get then shows it Executed', async () => {
     const client = clientFor(server().url);
-    const { accepted: body, reference } = accepted(await client.merchandisingLoans.executeInstallment(loanId, 1, loanBody(5000), { respondAsync: true }));
+    const { accepted: body, reference } = accepted(await client.merchandisingLoans.executeInstallment(loanId, 1, loanBody(5002), { respondAsync: true }));
     assert.equal(body.merchandisingLoanFacilityStatus, 'Pending');
     assert.equal(body.executionReference, reference);
     const view = await settled(client, reference);
@@ -378,6 +378,35 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
     const second = await client.termDeposits.initiate(depositBody());
     assert.notEqual(first.correlationId, second.correlationId);
     assert.deepEqual(recording.sent.map((request) => request.echoedCorrelationId), [first.correlationId, second.correlationId]);
+  });
+
+  test('issue 12 item 1: the same call made twice without a correlationId is refused the second time (409 TD-409-002), as a raw request without the header is; an own correlationId makes a deliberate repeat', async () => {
+    const recording = recordingFetch();
+    const client = clientFor(server().url, { fetch: recording.fetch });
+    const body = depositBody();
+    const first = await client.termDeposits.initiate(body);
+    assert.equal(first.status, 200);
+    const error = await rejection(client.termDeposits.initiate(body));
+    assert.ok(error instanceof CoregateApiError, String(error));
+    assert.equal(error.status, 409);
+    assert.equal(error.code, 'TD-409-002');
+    assert.match(error.message, new RegExp(done(first).operationReference));
+    assert.equal(recording.sent.length, 2, 'one attempt each: a 409 is not retried');
+    const deliberate = await client.termDeposits.initiate(body, { correlationId: `again:${randomUUID()}` });
+    assert.equal(deliberate.status, 200, 'an id of the caller\'s own is a decision: no duplicate window');
+    assert.notEqual(done(deliberate).operationReference, done(first).operationReference);
+  });
+
+  test('issue 12 item 6: an unreachable server is a CoregateNetworkError naming the cause (ECONNREFUSED host:port), not "fetch failed"', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const client = clientFor(`http://127.0.0.1:${port}`, { retry: { attempts: 1 } });
+    const error = await rejection(client.termDeposits.initiate(depositBody()));
+    assert.ok(error instanceof CoregateNetworkError, String(error));
+    assert.match(error.message, new RegExp(`ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
+    assert.doesNotMatch(error.message, /fetch failed/);
   });
 
   test('channel is sent as x-channel and recorded in the audit trail', async () => {

@@ -27,7 +27,8 @@ export function invocationOf(request: FastifyRequest): Invocation {
       channel: typeof channel === 'string' ? channel.slice(0, 64) : undefined,
     },
     correlationId: request.correlation.id,
-    correlationSupplied: request.correlation.supplied,
+    // An id a client library generated is no decision of the caller's: the duplicate window applies.
+    correlationSupplied: request.correlation.supplied && !request.correlation.generated,
     path: `${request.method} ${request.url.split('?')[0] ?? ''}`,
     request: { body: request.body, params: (request.params ?? {}) as Record<string, string> },
     respondAsync: preferences(request).has('respond-async'),
