@@ -36,6 +36,21 @@ async function withStore<T>(flags: StoreFlags, work: (store: Store, vault: Vault
   }
 }
 
+/**
+ * For commands that read and seal nothing: no master key needed (issue 12: `check`, `audit
+ * verify`, `clients list`, `keys list` ran only with it). Signing keys and the secret-hash key stay
+ * sealed; what these commands print never comes from them.
+ */
+async function withStoreReadOnly<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
+  try {
+    await migrateToLatest(store);
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
 async function requireRealm(store: Store, name: string) {
   const realm = await findRealm(store.db, name);
   if (!realm) throw new CommandError(`Realm "${name}" does not exist`);
@@ -104,7 +119,7 @@ export async function setClientState(flags: StoreFlags & { realm: string; client
 
 /** Client descriptions without any secret material: not even the hash leaves the store. */
 export async function describeClients(flags: StoreFlags & { realm: string }) {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     await requireRealm(store, flags.realm);
     return (await listClients(store.db, flags.realm)).map((client) => ({
       clientId: client.clientId,
@@ -128,7 +143,7 @@ export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: stri
 }
 
 export async function describeKeys(flags: StoreFlags & { realm: string }) {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     await requireRealm(store, flags.realm);
     return (await listSigningKeys(store.db, flags.realm)).map((key) => ({
       kid: key.kid,
@@ -154,7 +169,7 @@ export async function revokeRealmTokens(flags: StoreFlags & { realm: string }): 
 }
 
 export async function describeRealms(flags: StoreFlags) {
-  return withStore(flags, async (store) =>
+  return withStoreReadOnly(flags, async (store) =>
     (await listRealms(store.db)).map((realm) => ({
       name: realm.name,
       audience: realm.audience,
@@ -169,7 +184,7 @@ export async function describeRealms(flags: StoreFlags) {
 export async function checkStore(flags: StoreFlags & { coreDb?: string; unknownAgeLimit?: string }) {
   const ageLimitSeconds = Number(flags.unknownAgeLimit ?? process.env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300');
   if (!Number.isInteger(ageLimitSeconds) || ageLimitSeconds < 1) throw new CommandError(`--unknown-age-limit must be a positive integer, got "${flags.unknownAgeLimit}"`);
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     if (flags.coreDb === undefined) return checkEverything(store, store, ageLimitSeconds);
     const coreStore = openStore(flags.coreDb);
     try {
@@ -182,7 +197,7 @@ export async function checkStore(flags: StoreFlags & { coreDb?: string; unknownA
 
 /** `coregate audit verify`: chains what is committed but unchained, then verifies every link. */
 export async function verifyAudit(flags: StoreFlags) {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     await extendChainIfFree(store);
     return verifyAuditChain(store);
   });
@@ -190,7 +205,7 @@ export async function verifyAudit(flags: StoreFlags) {
 
 /** `coregate audit export`: every record as one JSON line, in chain order. */
 export async function exportAuditLines(flags: StoreFlags, write: (line: string) => void): Promise<number> {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     await extendChainIfFree(store);
     let count = 0;
     for await (const entry of exportAudit(store)) {

@@ -560,6 +560,19 @@ describeEachStoreUrl('signing keys encrypted at rest with COREGATE_MASTER_KEY', 
     });
   });
 
+  test('issue 12 item 5: read-only operator commands (check, audit verify, clients list, keys list, realms list) run without the master key; a command that seals still asks for it', async () => {
+    const env = { ...process.env, COREGATE_MASTER_KEY: '' };
+    for (const args of [['check'], ['audit', 'verify'], ['clients', 'list', '--realm', 'sandbox'], ['keys', 'list', '--realm', 'sandbox'], ['realms', 'list']]) {
+      const result = await runCli([...args, '--db', dbUrl(), '--json'], { env });
+      assert.equal(result.code, 0, `${args.join(' ')}: exit ${result.code}: ${result.stderr}`);
+      assert.doesNotMatch(result.stderr, /COREGATE_MASTER_KEY/);
+      JSON.parse(result.stdout);
+    }
+    const sealing = await runCli(['clients', 'rotate-secret', '--realm', 'sandbox', '--client-id', demo.treasury.clientId, '--db', dbUrl()], { env });
+    assert.notEqual(sealing.code, 0);
+    assert.match(sealing.stderr, /COREGATE_MASTER_KEY/);
+  });
+
   test('restarting without the master key and without a data file fails too, naming COREGATE_MASTER_KEY', async () => {
     await assert.rejects(startTestServer({ db: dbUrl(), data: null }), (error: Error) => {
       assert.match(error.message, /COREGATE_MASTER_KEY/);
