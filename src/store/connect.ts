@@ -11,6 +11,7 @@ import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 import { CommitGroup } from './commit-group.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
+import { databaseProblem } from './database-problem.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -48,11 +49,23 @@ export function openStore(url: string): Store {
   throw new Error(`Unsupported database URL "${redactUrl(url)}": use sqlite:PATH or postgres://...`);
 }
 
+/** The file opened in WAL mode, or an error naming the file and the fix. */
+function openSqliteFile(path: string): SqliteDatabase.Database {
+  let database: SqliteDatabase.Database | undefined;
+  try {
+    database = new SqliteDatabase(path);
+    database.pragma('journal_mode = WAL');
+    return database;
+  } catch (error) {
+    database?.close();
+    throw new Error(`cannot open the database sqlite:${path}: ${databaseProblem(error)}`, { cause: error });
+  }
+}
+
 function openSqlite(path: string): Store {
   if (path === '') throw new Error('sqlite: URL needs a file path, e.g. sqlite:./data/coregate.db');
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const database = new SqliteDatabase(path);
-  database.pragma('journal_mode = WAL');
+  const database = openSqliteFile(path);
   // FULL: an acknowledged write survives a power loss, not only a crash of the process (WAL + NORMAL would not).
   database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');

@@ -9,6 +9,7 @@ import * as m0003 from './migrations/0003_loans.js';
 import * as m0004 from './migrations/0004_production.js';
 import * as m0005 from './migrations/0005_drop_unused_chain_index.js';
 import type { Store } from './connect.js';
+import { databaseProblem } from './database-problem.js';
 
 /** Every migration, in order. Names are frozen once landed. */
 const migrations: Record<string, Migration> = {
@@ -47,8 +48,11 @@ async function migrateOnce(store: Store): Promise<string[]> {
   const migrator = new Migrator({ db: store.db, provider: new StaticMigrationProvider() });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';
-    throw new Error(`Database migration ${failed} failed: ${(error as Error).message ?? String(error)}`);
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    // No migration ran: the database itself could not be opened or read. Say which, and what to do.
+    if (failed === undefined) throw new Error(`cannot open the database ${store.displayUrl}: ${databaseProblem(error)}`, { cause: error });
+    throw new Error(`Database migration ${failed} failed on ${store.displayUrl}: ${(error as Error).message ?? String(error)}`, { cause: error });
   }
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
+
