@@ -47,9 +47,20 @@ class OneLinePerRequest extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
-    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    const line = { req: request, res: reply, responseTime: reply.elapsedTime, ...requestFacts(request) };
+    if (error) reply.log.error({ ...line, err: error }, 'request errored');
+    else reply.log.info(line, 'request completed');
   }
+}
+
+/** The route (not the URL with its identifiers), the correlation id and the client, when known. */
+function requestFacts(request: FastifyRequest): { route?: string; correlationId?: string; client?: string } {
+  const { correlation, principal } = request as Partial<Pick<FastifyRequest, 'correlation' | 'principal'>>;
+  return {
+    ...(request.routeOptions.url === undefined ? {} : { route: request.routeOptions.url }),
+    ...(correlation?.valid ? { correlationId: correlation.id } : {}),
+    ...(principal ? { client: principal.clientKey } : {}),
+  };
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
