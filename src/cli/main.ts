@@ -54,6 +54,8 @@ program
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .option('--metrics-port <port>', 'serve GET /metrics on this port (same host) instead of the main one, 0 for any (env COREGATE_METRICS_PORT)')
   .option('--workers <n>', 'processes serving the port, or auto for one per core (env COREGATE_WORKERS, default 1)')
+  .option('--sandbox', 'sandbox mode: operator API and console on, one-time console login URL in the banner, sandbox reset allowed (env COREGATE_SANDBOX)')
+  .option('--operator-api', 'serve the operator API and the console (/operator/v1, /console) outside sandbox mode (env COREGATE_OPERATOR_API)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
 program
