@@ -125,3 +125,14 @@ export class CoreUnavailable extends Error {
 export class CoreTimeout extends Error {
   override name = 'CoreTimeout';
 }
+
+/** An advance to a date before the core's business date (CONTRACT §12: the date never goes backwards). */
+export class BusinessDateBackwards extends Error {
+  override name = 'BusinessDateBackwards';
+  constructor(
+    readonly current: string,
+    readonly requested: string,
+  ) {
+    super(`the business date is ${current} and never goes backwards: ${requested} is before it; ask for ${current} or a later date`);
+  }
+}

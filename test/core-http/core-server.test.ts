@@ -290,6 +290,15 @@ describe('core server over a failing port', () => {
     ping: async () => {
       throw new Error('store unreachable');
     },
+    businessDate: async () => {
+      throw new Error('secret internal detail');
+    },
+    advanceBusinessDate: async () => {
+      throw new Error('secret internal detail: end of day failed');
+    },
+    eventsAfter: async () => {
+      throw new Error('secret internal detail');
+    },
   };
   let app: FastifyInstance;
   before(async () => {
@@ -305,6 +314,15 @@ describe('core server over a failing port', () => {
     assert.equal(response.json().error, 'INTERNAL_ERROR');
     assert.equal(response.body.includes('secret'), false);
     assert.equal((await app.inject({ method: 'GET', url: termDepositPath(randomUUID()) })).statusCode, 500);
+  });
+
+  test('CONTRACT §12: a failing end of day → 500 INTERNAL_ERROR, its cause only in the log; the business date and the events too', async () => {
+    const response = await app.inject({ method: 'POST', url: '/core/v1/business-date/advance', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ to: '2026-03-10' }) });
+    assert.equal(response.statusCode, 500);
+    assert.equal(response.json().error, 'INTERNAL_ERROR');
+    assert.equal(response.body.includes('secret'), false);
+    assert.equal((await app.inject({ method: 'GET', url: '/core/v1/business-date' })).statusCode, 500);
+    assert.equal((await app.inject({ method: 'GET', url: '/core/v1/events?after=0' })).statusCode, 500);
   });
 
   test('GET /health/ready → 503 {status: unavailable} when the core does not answer', async () => {
