@@ -58,9 +58,8 @@ program
   .option('--operator-api', 'serve the operator API and the console (/operator/v1, /console) outside sandbox mode (env COREGATE_OPERATOR_API)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
-program
-  .command('core')
-  .description('the reference core banking system as its own service')
+const core = program.command('core').description('the reference core banking system: its own service, its business date');
+core
   .command('serve')
   .description('serve the reference core over the remote core protocol (no auth: private network or mTLS only)')
   .option('--port <port>', 'port to listen on, 0 for any (env COREGATE_CORE_PORT, default 8081)')
@@ -70,6 +69,28 @@ program
   .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_CORE_BUSINESS_DATE)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .action(async (flags) => (await import('./core-serve.js')).serveCore(flags));
+core
+  .command('advance')
+  .description('advance the core\'s business date, running end of day once for every business day passed (docs/business-days.md); resumable, never backwards')
+  .requiredOption('--to <date>', 'the new business date, YYYY-MM-DD')
+  .addOption(dbOption())
+  .option('--core-url <url>', 'a remote core (coregate core serve) runs it (env COREGATE_CORE_URL); default: the embedded core on --db')
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const advance = await import('./core-advance.js');
+    const report = await advance.coreAdvance(flags);
+    print(flags.json ? report : advance.describeAdvance(report));
+  });
+core
+  .command('date')
+  .description('print the core\'s business date')
+  .addOption(dbOption())
+  .option('--core-url <url>', 'ask a remote core (env COREGATE_CORE_URL); default: the embedded core on --db')
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const { businessDate } = await (await import('./core-advance.js')).coreDate(flags);
+    print(flags.json ? { businessDate } : businessDate);
+  });
 
 const clients = program.command('clients').description('onboard and manage OAuth clients');
 clients

@@ -14,6 +14,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { coreStorage } from '../store/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
+import { HttpCore } from './http-core-adapter.js';
 
 const packageVersion = '0.1.0';
 
@@ -80,4 +81,9 @@ export async function startCoreService(config: CoreServiceConfig, options: { log
       await store.close();
     },
   };
+}
+
+/** The HTTP adapter of a remote core for an operator command (`coregate core advance --core-url`): no metrics, the default breaker. */
+export function connectRemoteCore(url: string, timeoutMs: number): HttpCore {
+  return new HttpCore({ url, timeoutMs });
 }
