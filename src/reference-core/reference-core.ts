@@ -24,7 +24,7 @@ import {
   type TransactionalCore,
 } from '../core/port.js';
 import { isCalendarDate } from '../core/calendar-date.js';
-import { businessDaysToClose, goesBackwards } from '../core/end-of-day/days.js';
+import { advanceDaysMax, businessDaysToClose, goesBackwards, spansTooFar } from '../core/end-of-day/days.js';
 import { interestAtMaturityMinor } from '../core/term-deposits/interest.js';
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
@@ -141,6 +141,7 @@ export class ReferenceCore implements TransactionalCore {
     if (!isCalendarDate(to)) throw new TypeError(`"${to}" is not a calendar date (YYYY-MM-DD)`);
     const from = await this.#storage.reader.businessDate();
     if (goesBackwards(from, to)) throw new BusinessDateBackwards(from, to);
+    if (spansTooFar(from, to)) throw new RangeError(`an advance spans at most ${advanceDaysMax} days: from ${from}, advance in steps`);
     const report: EndOfDayReport = { from, to, daysClosed: [], maturedDeposits: 0, overdueInstallments: 0 };
     for (const day of businessDaysToClose(this.#calendar, from, to)) {
       const closed = await this.#storage.transaction((repository) => closeBusinessDay(repository, day));

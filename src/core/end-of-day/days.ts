@@ -27,3 +27,10 @@ export function dateAfterClosing(day: string): string {
 export function goesBackwards(current: string, requested: string): boolean {
   return toEpochDay(requested) < toEpochDay(current);
 }
+
+/** One advance spans at most this many calendar days (ten years): a longer one is refused, not run for hours. */
+export const advanceDaysMax = 3660;
+
+export function spansTooFar(from: string, to: string): boolean {
+  return toEpochDay(to) - toEpochDay(from) > advanceDaysMax;
+}
