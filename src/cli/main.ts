@@ -34,7 +34,7 @@ program
   .option('--host <host>', 'address to bind (env COREGATE_HOST, default localhost)')
   .addOption(dbOption())
   .option('--public-url <url>', 'public base URL of the auth service, the tokens\' issuer prefix (env COREGATE_PUBLIC_URL)')
-  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_BUSINESS_DATE)')
+  .option('--business-date <date>', 'the business date of a new store, YYYY-MM-DD; then it moves by `coregate core advance` (env COREGATE_BUSINESS_DATE)')
   .option('--role <role>', 'all, auth or api (env COREGATE_ROLE, default all)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .option('--core-timeout-ms <ms>', 'how long the API waits for the core before 504 (env COREGATE_CORE_TIMEOUT_MS, default 5000)')
@@ -66,7 +66,7 @@ core
   .option('--host <host>', 'address to bind (env COREGATE_CORE_HOST, default localhost)')
   .option('--db <url>', 'the core\'s own store: sqlite:PATH or postgres://... (env COREGATE_CORE_DB, default sqlite:./data/core.db)')
   .option('--data <file>', 'sandbox data file whose core sections to load (env COREGATE_CORE_DATA)')
-  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_CORE_BUSINESS_DATE)')
+  .option('--business-date <date>', 'the business date of a new store, YYYY-MM-DD; then it moves by `coregate core advance` (env COREGATE_CORE_BUSINESS_DATE)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .action(async (flags) => (await import('./core-serve.js')).serveCore(flags));
 core
