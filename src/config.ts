@@ -59,6 +59,13 @@ export interface Config {
   workers: number;
   /** Time-outs and the connection cap of the HTTP server (src/connection-limits.ts). */
   connectionLimits: ConnectionLimits;
+  /**
+   * Sandbox mode (CONTRACT §12, `npm start`): the operator API and the console are on, the start
+   * banner prints a one-time console login URL, and the sandbox may be reset.
+   */
+  sandbox: boolean;
+  /** The operator API and the console (/operator/v1, /console): on in sandbox mode, off otherwise unless --operator-api. */
+  operatorApi: boolean;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -90,6 +97,8 @@ export interface ConfigFlags {
   redisKeyPrefix?: string;
   metricsPort?: string;
   workers?: string;
+  sandbox?: boolean;
+  operatorApi?: boolean;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -110,6 +119,7 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
   if (coreUrl !== undefined && !/^https?:\/\/[^/]+(\/.*)?$/.test(coreUrl)) {
     throw new Error(`--core-url / COREGATE_CORE_URL must be an http(s) URL, got "${coreUrl}"`);
   }
+  const sandbox = flags.sandbox ?? booleanSetting('COREGATE_SANDBOX', env.COREGATE_SANDBOX);
   const db = flags.db ?? env.COREGATE_DB ?? defaultDbUrl;
   if (!/^(sqlite:.+|postgres(ql)?:\/\/.+)$/.test(db)) {
     throw new Error(`--db / COREGATE_DB must be sqlite:PATH or postgres://..., got "${db.replace(/\/\/[^@/]*@/, '//***@')}"`);
@@ -169,6 +179,8 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     metricsPort: metricsPortSetting(flags.metricsPort ?? env.COREGATE_METRICS_PORT, port),
     workers: workersSetting(flags.workers ?? env.COREGATE_WORKERS ?? '1'),
     connectionLimits: connectionLimitsSetting(env),
+    sandbox,
+    operatorApi: sandbox || (flags.operatorApi ?? booleanSetting('COREGATE_OPERATOR_API', env.COREGATE_OPERATOR_API)),
   };
 }
 
@@ -184,6 +196,14 @@ function connectionLimitsSetting(env: NodeJS.ProcessEnv): ConnectionLimits {
     throw new Error(`COREGATE_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed COREGATE_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
   }
   return limits;
+}
+
+/** true/false (also 1/0, yes/no); unset is false. */
+export function booleanSetting(name: string, value: string | undefined): boolean {
+  if (value === undefined || value === '') return false;
+  if (/^(true|1|yes)$/i.test(value)) return true;
+  if (/^(false|0|no)$/i.test(value)) return false;
+  throw new Error(`${name} must be true or false, got "${value}"`);
 }
 
 function redisUrl(value: string | undefined): string | undefined {

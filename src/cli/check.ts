@@ -2,13 +2,15 @@
  * `coregate check`: proves what must always hold, and exits non-zero on any finding.
  * - the ledger: every movement balances, every balance equals its postings, no customer account
  *   below zero (in the core's database: the API's own with the embedded core, `--core-db`
- *   otherwise);
+ *   otherwise); every term deposit's account agrees with its status (an Active contract's holds
+ *   the principal, a Matured one's holds nothing: its maturity repaid it, docs/business-days.md);
  * - every Executed operation has its postings (by reference) and the audit record of its success;
  * - no operation has stayed unknown (or in flight) past the age limit;
  * - the audit chain is valid.
  */
 import { extendAuditChain, verifyAuditChain } from '../audit/chain.js';
 import type { Store } from '../store/connect.js';
+import { findTermDepositAccountMismatches } from '../store/banking.js';
 import { checkLedger, findPostedReferences, type LedgerCheck } from '../store/ledger.js';
 import { findAuditedSuccesses, listExecutedReferences, listUnsettledOperations } from '../store/operations.js';
 
@@ -19,7 +21,11 @@ const findingsListedMax = 100;
 
 export interface CheckReport {
   ok: boolean;
-  ledger: LedgerCheck & { ok: boolean };
+  ledger: LedgerCheck & {
+    ok: boolean;
+    /** Term deposits whose account disagrees with their status (Active: the principal; Matured: zero). */
+    termDepositMismatches: Awaited<ReturnType<typeof findTermDepositAccountMismatches>>['listed'];
+  };
   operations: {
     ok: boolean;
     executed: number;
@@ -32,7 +38,12 @@ export interface CheckReport {
 
 export async function checkEverything(store: Store, coreStore: Store, unknownAgeLimitSeconds: number): Promise<CheckReport> {
   const ledgerCheck = await checkLedger(coreStore.db);
-  const ledgerOk = ledgerCheck.unbalancedMovements.length === 0 && ledgerCheck.balanceMismatches.length === 0 && ledgerCheck.negativeCustomerAccounts.length === 0;
+  const deposits = await findTermDepositAccountMismatches(coreStore.db, findingsListedMax);
+  const ledgerOk =
+    ledgerCheck.unbalancedMovements.length === 0 &&
+    ledgerCheck.balanceMismatches.length === 0 &&
+    ledgerCheck.negativeCustomerAccounts.length === 0 &&
+    deposits.count === 0;
 
   const withoutPostings: string[] = [];
   const withoutAudit: string[] = [];
@@ -61,7 +72,7 @@ export async function checkEverything(store: Store, coreStore: Store, unknownAge
   const operationsOk = withoutPostings.length === 0 && withoutAudit.length === 0 && unsettled.length === 0;
   return {
     ok: ledgerOk && operationsOk && audit.ok,
-    ledger: { ok: ledgerOk, ...ledgerCheck },
+    ledger: { ok: ledgerOk, ...ledgerCheck, termDepositMismatches: deposits.listed },
     operations: {
       ok: operationsOk,
       executed,
@@ -76,8 +87,8 @@ export async function checkEverything(store: Store, coreStore: Store, unknownAge
 export function describeReport(report: CheckReport): string {
   const lines = [
     report.ledger.ok
-      ? `Ledger OK: ${report.ledger.movements} movements balance, ${report.ledger.accounts} account balances equal their postings.`
-      : `Ledger BROKEN: ${JSON.stringify({ unbalancedMovements: report.ledger.unbalancedMovements, balanceMismatches: report.ledger.balanceMismatches, negativeCustomerAccounts: report.ledger.negativeCustomerAccounts }, null, 2)}`,
+      ? `Ledger OK: ${report.ledger.movements} movements balance, ${report.ledger.accounts} account balances equal their postings.\nTerm deposits OK: every contract's account agrees with its status (Active: the principal; Matured: zero).`
+      : `Ledger BROKEN: ${JSON.stringify({ unbalancedMovements: report.ledger.unbalancedMovements, balanceMismatches: report.ledger.balanceMismatches, negativeCustomerAccounts: report.ledger.negativeCustomerAccounts, termDepositMismatches: report.ledger.termDepositMismatches }, null, 2)}`,
     report.operations.ok
       ? `Operations OK: ${report.operations.executed} executed operations have their postings and audit records; none unknown past the age limit.`
       : `Operations BROKEN: ${JSON.stringify(report.operations, null, 2)}`,

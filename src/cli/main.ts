@@ -36,7 +36,7 @@ program
   .option('--host <host>', 'address to bind (env COREGATE_HOST, default localhost)')
   .addOption(dbOption())
   .option('--public-url <url>', 'public base URL of the auth service, the tokens\' issuer prefix (env COREGATE_PUBLIC_URL)')
-  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_BUSINESS_DATE)')
+  .option('--business-date <date>', 'the business date of a new store, YYYY-MM-DD; then it moves by `coregate core advance` (env COREGATE_BUSINESS_DATE)')
   .option('--role <role>', 'all, auth or api (env COREGATE_ROLE, default all)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .option('--core-timeout-ms <ms>', 'how long the API waits for the core before 504 (env COREGATE_CORE_TIMEOUT_MS, default 5000)')
@@ -56,20 +56,43 @@ program
   .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
   .option('--metrics-port <port>', 'serve GET /metrics on this port (same host) instead of the main one, 0 for any (env COREGATE_METRICS_PORT)')
   .option('--workers <n>', 'processes serving the port, or auto for one per core (env COREGATE_WORKERS, default 1)')
+  .option('--sandbox', 'sandbox mode: operator API and console on, one-time console login URL in the banner, sandbox reset allowed (env COREGATE_SANDBOX)')
+  .option('--operator-api', 'serve the operator API and the console (/operator/v1, /console) outside sandbox mode (env COREGATE_OPERATOR_API)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
-program
-  .command('core')
-  .description('the reference core banking system as its own service')
+const core = program.command('core').description('the reference core banking system: its own service, its business date');
+core
   .command('serve')
   .description('serve the reference core over the remote core protocol (no auth: private network or mTLS only)')
   .option('--port <port>', 'port to listen on, 0 for any (env COREGATE_CORE_PORT, default 8081)')
   .option('--host <host>', 'address to bind (env COREGATE_CORE_HOST, default localhost)')
   .option('--db <url>', 'the core\'s own store: sqlite:PATH or postgres://... (env COREGATE_CORE_DB, default sqlite:./data/core.db)')
   .option('--data <file>', 'sandbox data file whose core sections to load (env COREGATE_CORE_DATA)')
-  .option('--business-date <date>', 'the core\'s business date, YYYY-MM-DD (env COREGATE_CORE_BUSINESS_DATE)')
+  .option('--business-date <date>', 'the business date of a new store, YYYY-MM-DD; then it moves by `coregate core advance` (env COREGATE_CORE_BUSINESS_DATE)')
   .option('--log-level <level>', 'pino log level (env COREGATE_LOG_LEVEL, default info)')
   .action(async (flags) => (await import('./core-serve.js')).serveCore(flags));
+core
+  .command('advance')
+  .description('advance the core\'s business date, running end of day once for every business day passed (docs/business-days.md); resumable, never backwards')
+  .requiredOption('--to <date>', 'the new business date, YYYY-MM-DD')
+  .addOption(dbOption())
+  .option('--core-url <url>', 'a remote core (coregate core serve) runs it (env COREGATE_CORE_URL); default: the embedded core on --db')
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const advance = await import('./core-advance.js');
+    const report = await advance.coreAdvance(flags);
+    print(flags.json ? report : advance.describeAdvance(report));
+  });
+core
+  .command('date')
+  .description('print the core\'s business date')
+  .addOption(dbOption())
+  .option('--core-url <url>', 'ask a remote core (env COREGATE_CORE_URL); default: the embedded core on --db')
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const { businessDate } = await (await import('./core-advance.js')).coreDate(flags);
+    print(flags.json ? { businessDate } : businessDate);
+  });
 
 const clients = program.command('clients').description('onboard and manage OAuth clients');
 clients

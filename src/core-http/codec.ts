@@ -7,9 +7,17 @@
  */
 import { BusinessRefusal, errorCatalogue, errorCode, errorNameOf, isErrorName, type Family } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
-import type { CoreOutcome, LoanInstallmentResult, TermDeposit } from '../core/port.js';
+import type { CoreEvent, CoreOutcome, EndOfDayReport, LoanInstallmentResult, TermDeposit } from '../core/port.js';
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
-import type { LoanInstallmentCommandWire, LoanInstallmentResultWire, RefusalWire, TermDepositCommandWire, TermDepositWire } from './protocol.js';
+import type {
+  CoreEventWire,
+  EndOfDayReportWire,
+  LoanInstallmentCommandWire,
+  LoanInstallmentResultWire,
+  RefusalWire,
+  TermDepositCommandWire,
+  TermDepositWire,
+} from './protocol.js';
 
 /** A message that passed the schema but breaks the protocol's other rules. */
 export class ProtocolViolation extends Error {
@@ -199,4 +207,35 @@ export function outcomeFromWire<T, W>(wire: OutcomeWire<W>, family: Family, resu
   return wire.status === 'Executed'
     ? { status: 'Executed', result: resultFromWire(wire.result) }
     : { status: 'Rejected', refusal: refusalFromWire(wire.refusal, family) };
+}
+
+// ----- Business days and events -----
+
+export function reportToWire(report: EndOfDayReport): EndOfDayReportWire {
+  return { from: report.from, to: report.to, daysClosed: [...report.daysClosed], maturedDeposits: report.maturedDeposits, overdueInstallments: report.overdueInstallments };
+}
+
+/** The report of an advance to `to`: one for another date, or days out of order, breaks the protocol. */
+export function reportFromWire(wire: EndOfDayReportWire, to: string): EndOfDayReport {
+  if (wire.to !== to) throw new ProtocolViolation(`asked to advance to ${to}, got the report of ${wire.to}`);
+  const days = wire.daysClosed;
+  if (days.some((day, index) => day < wire.from || day >= wire.to || (index > 0 && day <= (days[index - 1] ?? '')))) {
+    throw new ProtocolViolation('the days closed are not in order between from and to');
+  }
+  return reportToWire(wire);
+}
+
+export function eventToWire(event: CoreEvent): CoreEventWire {
+  return { ...event, data: { ...event.data } };
+}
+
+/** Events in strictly increasing sequence after `after`; anything else breaks the protocol. */
+export function eventsFromWire(wire: readonly CoreEventWire[], after: number, limit: number): CoreEvent[] {
+  if (wire.length > limit) throw new ProtocolViolation(`asked for at most ${limit} events, got ${wire.length}`);
+  let previous = after;
+  for (const event of wire) {
+    if (event.sequence <= previous) throw new ProtocolViolation(`event sequence ${event.sequence} does not follow ${previous}`);
+    previous = event.sequence;
+  }
+  return wire.map((event) => ({ ...event, data: { ...event.data } }));
 }

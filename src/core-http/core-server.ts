@@ -12,9 +12,11 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { randomUUID } from 'node:crypto';
 import { isCalendarDate, toEpochDay } from '../core/calendar-date.js';
 import { currencyExponent } from '../core/currencies.js';
-import type { CoreBankingPort } from '../core/port.js';
+import { BusinessDateBackwards, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import {
+  eventToWire,
+  reportToWire,
   loanCommandFromWire,
   loanResultToWire,
   outcomeToWire,
@@ -22,6 +24,13 @@ import {
   termDepositToWire,
 } from './codec.js';
 import {
+  AdvanceCommandSchema,
+  BackwardsSchema,
+  BusinessDateSchema,
+  EndOfDayReportSchema,
+  EventsPageSchema,
+  EventsQuerySchema,
+  eventsPageMax,
   ContractParamsSchema,
   DirectoryEntrySchema,
   identifierLengthMax,
@@ -243,6 +252,62 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     async (request, reply) => {
       const status = await core.workstationStatus(request.params.id);
       return status === undefined ? reply.code(404).send({ status: 'NotFound' as const }) : { status };
+    },
+  );
+
+  app.get(
+    paths.businessDate,
+    {
+      schema: {
+        summary: 'The core\'s business date',
+        operationId: 'businessDate',
+        tags: ['Business days'],
+        response: { 200: BusinessDateSchema, 500: ProblemSchema },
+      },
+    },
+    async () => ({ businessDate: await core.businessDate() }),
+  );
+
+  app.post(
+    paths.businessDateAdvance,
+    {
+      schema: {
+        summary: 'Advance the business date, running end of day once for every business day passed (idempotent per day, resumable, never backwards)',
+        operationId: 'advanceBusinessDate',
+        tags: ['Business days'],
+        body: AdvanceCommandSchema,
+        response: { 200: EndOfDayReportSchema, 409: BackwardsSchema, ...problems },
+      },
+    },
+    async (request, reply) => {
+      if (!isCalendarDate(request.body.to)) throw new BadCommand(`to "${request.body.to}" is not a calendar date`);
+      try {
+        return reportToWire(await core.advanceBusinessDate(request.body.to));
+      } catch (error) {
+        if (error instanceof BusinessDateBackwards) {
+          return reply.code(409).send({ error: 'BUSINESS_DATE_BACKWARDS' as const, message: error.message, businessDate: error.current, requested: error.requested });
+        }
+        if (error instanceof RangeError) throw new BadCommand(error.message);
+        throw error;
+      }
+    },
+  );
+
+  app.get(
+    paths.events,
+    {
+      schema: {
+        summary: 'The core\'s events (maturities, overdue installments) after a sequence, in order',
+        operationId: 'eventsAfter',
+        tags: ['Business days'],
+        querystring: EventsQuerySchema,
+        response: { 200: EventsPageSchema, ...problems },
+      },
+    },
+    async (request) => {
+      const limit = Number(request.query.limit ?? '100');
+      if (limit > eventsPageMax) throw new BadCommand(`limit must be at most ${eventsPageMax}`);
+      return { events: (await core.eventsAfter(Number(request.query.after ?? '0'), limit)).map(eventToWire) };
     },
   );
 

@@ -15,6 +15,7 @@ import { coreStorage } from '../store/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
 import { version } from '../version.js';
+import { HttpCore } from './http-core-adapter.js';
 
 
 export interface CoreService {
@@ -80,4 +81,9 @@ export async function startCoreService(config: CoreServiceConfig, options: { log
       await store.close();
     },
   };
+}
+
+/** The HTTP adapter of a remote core for an operator command (`coregate core advance --core-url`): no metrics, the default breaker. */
+export function connectRemoteCore(url: string, timeoutMs: number): HttpCore {
+  return new HttpCore({ url, timeoutMs });
 }

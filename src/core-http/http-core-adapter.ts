@@ -16,9 +16,12 @@ import { Pool, type Dispatcher } from 'undici';
 import type { Family } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import {
+  BusinessDateBackwards,
   CoreTimeout,
   CoreUnavailable,
   type CoreBankingPort,
+  type CoreEvent,
+  type EndOfDayReport,
   type CoreLookup,
   type CoreOutcome,
   type DirectoryStatus,
@@ -28,6 +31,8 @@ import {
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import { CircuitBreaker, CircuitOpen, type CircuitState } from './circuit-breaker.js';
 import {
+  eventsFromWire,
+  reportFromWire,
   loanCommandToWire,
   loanResultFromWire,
   outcomeFromWire,
@@ -37,6 +42,13 @@ import {
   type OutcomeWire,
 } from './codec.js';
 import {
+  BackwardsSchema,
+  BusinessDateSchema,
+  EndOfDayReportSchema,
+  EventsPageSchema,
+  eventsPageMax,
+  type BackwardsWire,
+  type EndOfDayReportWire,
   DirectoryEntrySchema,
   LoanInstallmentOutcomeSchema,
   FencedSchema,
@@ -60,6 +72,12 @@ export const circuitCoolDownMs = 5_000;
 export const coreResponseBytesMax = 256 * 1024;
 /** An idle keep-alive connection is closed after this long (unless the core says sooner). */
 const keepAliveIdleMs = 4_000;
+/**
+ * An advance runs end of day for every business day passed: it may take longer than an operation,
+ * so it waits at least this long (the core server cuts a request at 30 s; the work it started goes
+ * on, and an advance asked again resumes where it stands).
+ */
+export const advanceTimeoutMs = 30_000;
 
 export interface HttpCoreOptions {
   /** The core's base URL, e.g. http://core.internal:8081 (a path prefix is kept). */
@@ -88,6 +106,10 @@ const check = {
   directoryEntry: TypeCompiler.Compile(DirectoryEntrySchema),
   ready: TypeCompiler.Compile(ReadySchema),
   fenced: TypeCompiler.Compile(FencedSchema),
+  businessDate: TypeCompiler.Compile(BusinessDateSchema),
+  report: TypeCompiler.Compile(EndOfDayReportSchema),
+  backwards: TypeCompiler.Compile(BackwardsSchema),
+  events: TypeCompiler.Compile(EventsPageSchema),
 };
 
 export class HttpCore implements CoreBankingPort {
@@ -165,6 +187,35 @@ export class HttpCore implements CoreBankingPort {
     return this.#call('GET', `/directory/workstations/${encodeURIComponent(id)}`, undefined, directoryStatus);
   }
 
+  businessDate(): Promise<string> {
+    return this.#call('GET', '/business-date', undefined, (answer) => expect<{ businessDate: string }>(answer, 200, check.businessDate).businessDate);
+  }
+
+  async advanceBusinessDate(to: string): Promise<EndOfDayReport> {
+    const answer = await this.#call(
+      'POST',
+      '/business-date/advance',
+      { to },
+      (answer): { report: EndOfDayReport } | { refused: BackwardsWire } => {
+        // A refusal is an answer, not a failure of the core: it leaves the breaker closed.
+        if (answer.status === 409 && check.backwards.Check(answer.body)) return { refused: answer.body as BackwardsWire };
+        return { report: reportFromWire(expect<EndOfDayReportWire>(answer, 200, check.report), to) };
+      },
+      protocolPrefix,
+      Math.max(this.#timeoutMs, advanceTimeoutMs),
+    );
+    if ('refused' in answer) throw new BusinessDateBackwards(answer.refused.businessDate, answer.refused.requested);
+    return answer.report;
+  }
+
+  eventsAfter(sequence: number, limit: number): Promise<CoreEvent[]> {
+    if (!Number.isSafeInteger(sequence) || sequence < 0) throw new RangeError(`sequence must be a non-negative integer, got ${sequence}`);
+    const asked = Math.min(Math.max(1, Math.trunc(limit)), eventsPageMax);
+    return this.#call('GET', `/events?after=${sequence}&limit=${asked}`, undefined, (answer) =>
+      eventsFromWire(expect<{ events: CoreEvent[] }>(answer, 200, check.events).events, sequence, asked),
+    );
+  }
+
   /** Readiness: the core's /health/ready answers 200, through the breaker (an open one fails at once). */
   async ping(): Promise<void> {
     await this.#call('GET', '/health/ready', undefined, (answer) => {
@@ -177,9 +228,16 @@ export class HttpCore implements CoreBankingPort {
     await this.#pool.close();
   }
 
-  async #call<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T, prefix: string = protocolPrefix): Promise<T> {
+  async #call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    read: (answer: Answer) => T,
+    prefix: string = protocolPrefix,
+    timeoutMs: number = this.#timeoutMs,
+  ): Promise<T> {
     try {
-      return await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read));
+      return await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs));
     } catch (error) {
       if (error instanceof CircuitOpen) throw new CoreUnavailable(error.message, { cause: error });
       throw error;
@@ -210,9 +268,9 @@ export class HttpCore implements CoreBankingPort {
   }
 
   /** One HTTP exchange under the time-out; every failure leaves as CoreTimeout or CoreUnavailable. */
-  async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T): Promise<T> {
+  async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T, timeoutMs: number): Promise<T> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
     const what = `${method} ${path}`;
     try {
       const response = await this.#send(method, path, body, controller.signal);
@@ -228,7 +286,7 @@ export class HttpCore implements CoreBankingPort {
       }
       return read({ status: response.statusCode, body: parsed });
     } catch (error) {
-      if (controller.signal.aborted) throw new CoreTimeout(`the core did not answer ${what} within ${this.#timeoutMs} ms`, { cause: error });
+      if (controller.signal.aborted) throw new CoreTimeout(`the core did not answer ${what} within ${timeoutMs} ms`, { cause: error });
       if (error instanceof CoreUnavailable) throw error;
       if (error instanceof ProtocolViolation) throw new CoreUnavailable(`the core's answer to ${what} breaks the protocol: ${error.message}`, { cause: error });
       throw new CoreUnavailable(`the core could not be reached (${what}): ${(error as Error).message}`, { cause: error });

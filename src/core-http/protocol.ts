@@ -19,6 +19,9 @@ export const paths = {
   termDeposit: `${protocolPrefix}/term-deposits/:contractNumber`,
   user: `${protocolPrefix}/directory/users/:login`,
   workstation: `${protocolPrefix}/directory/workstations/:id`,
+  businessDate: `${protocolPrefix}/business-date`,
+  businessDateAdvance: `${protocolPrefix}/business-date/advance`,
+  events: `${protocolPrefix}/events`,
   ready: '/health/ready',
 } as const;
 
@@ -165,6 +168,60 @@ export const ProblemSchema = Type.Object(
   { title: 'Problem' },
 );
 
+// ----- Business days and events (CONTRACT §12, docs/business-days.md) -----
+
+export const BusinessDateSchema = Type.Object({ businessDate: CalendarDate('The core\'s business date') }, { title: 'BusinessDate' });
+
+export const AdvanceCommandSchema = Type.Object({ to: CalendarDate('The new business date: today\'s or a later one') }, { title: 'BusinessDateAdvance' });
+
+/** The most business days one report lists: a longer advance lists its first ones only (the counts stay exact). */
+export const daysClosedListedMax = 3660;
+
+export const EndOfDayReportSchema = Type.Object(
+  {
+    from: CalendarDate('The business date before the advance'),
+    to: CalendarDate('The business date after it'),
+    daysClosed: Type.Array(CalendarDate('A business day whose end of day ran in this call'), { maxItems: daysClosedListedMax }),
+    maturedDeposits: Type.Integer({ minimum: 0, description: 'Term deposits matured in this call' }),
+    overdueInstallments: Type.Integer({ minimum: 0, description: 'Installments that became Overdue in this call' }),
+  },
+  { title: 'EndOfDayReport' },
+);
+
+/** 409: the advance would move the date backwards; nothing ran. */
+export const BackwardsSchema = Type.Object(
+  {
+    error: Type.Literal('BUSINESS_DATE_BACKWARDS'),
+    message: Type.String({ maxLength: textLengthMax }),
+    businessDate: CalendarDate('The core\'s business date, unchanged'),
+    requested: CalendarDate('The date asked for'),
+  },
+  { title: 'BusinessDateBackwards' },
+);
+
+/** Events read per call, at most. */
+export const eventsPageMax = 1000;
+
+/** Query values are text (the server does not coerce types): decimal integers. */
+export const EventsQuerySchema = Type.Object({
+  after: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,14})$', description: 'Answer the events with a greater sequence (0, the default: from the first)' })),
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: `At most this many (default 100, at most ${eventsPageMax})` })),
+});
+
+export const CoreEventSchema = Type.Object(
+  {
+    sequence: Type.Integer({ minimum: 1, description: 'Position in the core\'s event log: strictly increasing, gaps allowed' }),
+    id: Type.String({ pattern: '^[0-9a-fA-F-]{36}$', description: 'Stable UUID of the event' }),
+    type: Type.Union([Type.Literal('termDeposit.matured'), Type.Literal('loanInstallment.overdue')]),
+    businessDate: CalendarDate('The business day whose end of day made it'),
+    operationReference: Type.Union([Type.String({ minLength: 1, maxLength: identifierLengthMax }), Type.Null()]),
+    data: Type.Record(Type.String(), Type.Unknown(), { description: 'Details: amounts as decimal strings with their currency' }),
+  },
+  { title: 'CoreEvent' },
+);
+
+export const EventsPageSchema = Type.Object({ events: Type.Array(CoreEventSchema, { maxItems: eventsPageMax }) }, { title: 'CoreEvents' });
+
 // ----- Path parameters -----
 
 export const ReferenceParamsSchema = Type.Object({ reference: Type.String({ pattern: ReferencePattern, description: 'The operation reference: the idempotency key' }) });
@@ -180,3 +237,6 @@ export type RefusalWire = Static<typeof RefusalSchema>;
 export type TermDepositOutcomeWire = Static<typeof TermDepositOutcomeSchema>;
 export type LoanInstallmentOutcomeWire = Static<typeof LoanInstallmentOutcomeSchema>;
 export type DirectoryEntryWire = Static<typeof DirectoryEntrySchema>;
+export type EndOfDayReportWire = Static<typeof EndOfDayReportSchema>;
+export type CoreEventWire = Static<typeof CoreEventSchema>;
+export type BackwardsWire = Static<typeof BackwardsSchema>;

@@ -1,4 +1,9 @@
-/** The core's business-day calendar: weekend days, holidays and the business date. */
+/**
+ * The core's business-day calendar: weekend days, holidays and a business date. The business date
+ * moves (CONTRACT §12) and lives in the core's store: the reference core reads it inside each
+ * operation's transaction and decides with `withBusinessDate(stored)`, never with a date kept in
+ * memory since the start.
+ */
 import { addDays, toEpochDay } from './calendar-date.js';
 
 export const weekdays = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'] as const;
@@ -20,6 +25,11 @@ export class BusinessCalendar {
     if (weekend.length >= 7) throw new Error('a calendar needs at least one weekday that is not weekend');
     this.#weekend = new Set(weekend);
     this.#holidays = new Set(holidays);
+  }
+
+  /** The same weekend and holidays on another business date. */
+  withBusinessDate(businessDate: string): BusinessCalendar {
+    return new BusinessCalendar([...this.#weekend], [...this.#holidays], businessDate);
   }
 
   isBusinessDay(date: string): boolean {

@@ -45,6 +45,37 @@ export type CoreOutcome<T> = { readonly status: 'Executed'; readonly result: T }
 /** A lookup by reference: the outcome, or NotFound when the core never executed the reference. */
 export type CoreLookup<T> = CoreOutcome<T> | { readonly status: 'NotFound' };
 
+/** What one advance of the business date did (CONTRACT §12). */
+export interface EndOfDayReport {
+  /** The business date before the advance. */
+  from: string;
+  /** The business date after it (the one asked for). */
+  to: string;
+  /** The business days whose end of day ran in this call, in order (none when all had run before). */
+  daysClosed: string[];
+  /** Term deposits that matured, and installments that became overdue, in this call. */
+  maturedDeposits: number;
+  overdueInstallments: number;
+}
+
+/**
+ * An event of the core's own making (CONTRACT §12), written in the transaction of the change (the
+ * core's outbox) and read in order by the API, which turns it into webhook events.
+ */
+export interface CoreEvent {
+  /** Position in the core's event log: strictly increasing (gaps allowed). */
+  sequence: number;
+  /** Stable UUID: the same event read twice has the same id. */
+  id: string;
+  type: 'termDeposit.matured' | 'loanInstallment.overdue';
+  /** The business day whose end of day made it. */
+  businessDate: string;
+  /** The reference of the operation that made the contract (a deposit's constitution), when there is one. */
+  operationReference: string | null;
+  /** JSON-safe details: amounts as decimal strings with their currency. */
+  data: Record<string, unknown>;
+}
+
 /** A user's or workstation's status in the core's directory; undefined when unknown. */
 export type DirectoryStatus = 'Active' | 'Disabled' | 'Blocked' | undefined;
 
@@ -62,6 +93,15 @@ export interface CoreBankingPort {
   workstationStatus(id: string): Promise<DirectoryStatus>;
   /** Readiness: resolves when the core answers, rejects with the reason otherwise. */
   ping(): Promise<void>;
+  /** The core's business date (YYYY-MM-DD). */
+  businessDate(): Promise<string>;
+  /**
+   * Moves the business date forward to `to`, running end of day once for every business day
+   * passed (CONTRACT §12): idempotent per date, resumable after a crash, never backwards.
+   */
+  advanceBusinessDate(to: string): Promise<EndOfDayReport>;
+  /** The core's events after `sequence`, in order, at most `limit` of them. */
+  eventsAfter(sequence: number, limit: number): Promise<CoreEvent[]>;
 }
 
 /**
@@ -84,4 +124,15 @@ export class CoreUnavailable extends Error {
 /** The core did not answer in time: outcome unknown (504). */
 export class CoreTimeout extends Error {
   override name = 'CoreTimeout';
+}
+
+/** An advance to a date before the core's business date (CONTRACT §12: the date never goes backwards). */
+export class BusinessDateBackwards extends Error {
+  override name = 'BusinessDateBackwards';
+  constructor(
+    readonly current: string,
+    readonly requested: string,
+  ) {
+    super(`the business date is ${current} and never goes backwards: ${requested} is before it; ask for ${current} or a later date`);
+  }
 }

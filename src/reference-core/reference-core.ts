@@ -11,24 +11,31 @@ import type { Decision } from '../core/decision.js';
 import type { LoanExecution, TermDepositContract } from '../core/domain.js';
 import { BusinessRefusal, errorCatalogue, errorNameOf } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
-import type {
-  CoreBankingPort,
-  CoreLookup,
-  CoreOutcome,
-  DirectoryStatus,
-  LoanInstallmentResult,
-  TermDeposit,
-  TransactionalCore,
+import {
+  BusinessDateBackwards,
+  type CoreBankingPort,
+  type CoreEvent,
+  type CoreLookup,
+  type CoreOutcome,
+  type DirectoryStatus,
+  type EndOfDayReport,
+  type LoanInstallmentResult,
+  type TermDeposit,
+  type TransactionalCore,
 } from '../core/port.js';
+import { isCalendarDate } from '../core/calendar-date.js';
+import { advanceDaysMax, businessDaysToClose, goesBackwards, spansTooFar } from '../core/end-of-day/days.js';
 import { interestAtMaturityMinor } from '../core/term-deposits/interest.js';
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
 import { constituteTermDeposit } from './constitute-term-deposit.js';
 import { executeLoanInstallment } from './execute-loan-installment.js';
+import { closeBusinessDay } from './end-of-day.js';
 import type { CoreOperationKind, CoreRepository, CoreStorage } from './repository.js';
 
 export interface ReferenceCoreOptions {
   storage: CoreStorage;
+  /** Weekend and holidays; the business date itself is read from the storage in each operation. */
   calendar: BusinessCalendar;
   /** The core's clock: the execution time of loan installments. */
   now?: () => Date;
@@ -78,6 +85,10 @@ export class ReferenceCore implements TransactionalCore {
       userStatus: (login) => repository.userStatus(login),
       workstationStatus: (id) => repository.workstationStatus(id),
       ping: () => repository.ping(),
+      businessDate: () => repository.businessDate(),
+      // End of day runs in transactions of its own, one per day, never in the caller's.
+      advanceBusinessDate: (to) => this.advanceBusinessDate(to),
+      eventsAfter: (sequence, limit) => repository.eventsAfter(sequence, limit),
     };
   }
 
@@ -117,10 +128,45 @@ export class ReferenceCore implements TransactionalCore {
     return this.#storage.reader.ping();
   }
 
+  businessDate(): Promise<string> {
+    return this.#storage.reader.businessDate();
+  }
+
+  /**
+   * Closes every business day b with current <= b < to, in order, one transaction per day
+   * (closeBusinessDay), then sets the date to `to`. A day closed before (an earlier call, a
+   * concurrent one, a run that crashed after it) is skipped: running again resumes.
+   */
+  async advanceBusinessDate(to: string): Promise<EndOfDayReport> {
+    if (!isCalendarDate(to)) throw new TypeError(`"${to}" is not a calendar date (YYYY-MM-DD)`);
+    const from = await this.#storage.reader.businessDate();
+    if (goesBackwards(from, to)) throw new BusinessDateBackwards(from, to);
+    if (spansTooFar(from, to)) throw new RangeError(`an advance spans at most ${advanceDaysMax} days: from ${from}, advance in steps`);
+    const report: EndOfDayReport = { from, to, daysClosed: [], maturedDeposits: 0, overdueInstallments: 0 };
+    for (const day of businessDaysToClose(this.#calendar, from, to)) {
+      const closed = await this.#storage.transaction((repository) => closeBusinessDay(repository, day));
+      if (!closed) continue;
+      report.daysClosed.push(day);
+      report.maturedDeposits += closed.maturedDeposits;
+      report.overdueInstallments += closed.overdueInstallments;
+    }
+    await this.#storage.transaction((repository) => repository.moveBusinessDateForward(to));
+    return report;
+  }
+
+  eventsAfter(sequence: number, limit: number): Promise<CoreEvent[]> {
+    return this.#storage.reader.eventsAfter(sequence, limit);
+  }
+
+  /** The calendar on the business date as stored now, read in the operation's transaction. */
+  async #calendarIn(repository: CoreRepository): Promise<BusinessCalendar> {
+    return this.#calendar.withBusinessDate(await repository.businessDate());
+  }
+
   #termDeposit(reference: string, command: TermDepositInitiation): OperationKind<TermDeposit> {
     return {
       kind: 'constituteTermDeposit',
-      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, this.#calendar, reference, command)),
+      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, await this.#calendarIn(repository), reference, command)),
       lookup: (repository) => termDepositLookup(repository, reference),
     };
   }
@@ -129,7 +175,7 @@ export class ReferenceCore implements TransactionalCore {
     return {
       kind: 'executeLoanInstallment',
       execute: async (repository) => {
-        const decision = await executeLoanInstallment(repository, this.#calendar, reference, command, this.#now());
+        const decision = await executeLoanInstallment(repository, await this.#calendarIn(repository), reference, command, this.#now());
         if (!decision.ok) return decision;
         return { ok: true, value: await loanResult(repository, decision.value) };
       },

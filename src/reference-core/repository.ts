@@ -8,7 +8,8 @@
 import type { Account, Customer, Installment, LoanExecution, LoanFacility, TermDepositContract, TermDepositProduct } from '../core/domain.js';
 import type { ErrorName } from '../core/error-catalogue.js';
 import type { Movement } from '../core/ledger/movement.js';
-import type { DirectoryStatus } from '../core/port.js';
+import type { InstallmentStatus } from '../core/end-of-day/overdue.js';
+import type { CoreEvent, DirectoryStatus } from '../core/port.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
 
 /** `fenced`: a reference closed before it executed (CoreBankingPort.fenceOperation). */
@@ -56,6 +57,28 @@ export interface CoreRepository {
   userStatus(login: string): Promise<DirectoryStatus>;
   workstationStatus(id: string): Promise<DirectoryStatus>;
   ping(): Promise<void>;
+
+  // ----- Business days and end of day (docs/business-days.md) -----
+
+  /** The business date as stored: one read by primary key, inside the caller's transaction when there is one. */
+  businessDate(): Promise<string>;
+  /** Sets the business date to `to` if that is later than the stored one (never backwards). */
+  moveBusinessDateForward(to: string): Promise<void>;
+  /** Claims the day's end of day; false when it ran already (or a concurrent one committed it). */
+  claimBusinessDay(day: string): Promise<boolean>;
+  recordBusinessDayCounts(day: string, counts: { maturedDeposits: number; overdueInstallments: number }): Promise<void>;
+  /** Active contracts maturing on or before `day`. */
+  listMaturingDeposits(day: string): Promise<TermDepositContract[]>;
+  /** Active → Matured; false when it was not Active. */
+  markDepositMatured(contractNumber: string): Promise<boolean>;
+  setAccountStatus(accountNumber: string, status: string): Promise<void>;
+  /** Pending installments due on or before `day` and not fully paid, with their facility's currency. */
+  listInstallmentsPastDue(day: string): Promise<Array<Installment & { status: InstallmentStatus; currency: string }>>;
+  /** Pending → Overdue; false when it was paid in full or changed meanwhile. */
+  markInstallmentOverdue(loanId: string, sequence: number): Promise<boolean>;
+  /** Writes an event to the core's outbox, in the current transaction. */
+  appendEvent(event: Omit<CoreEvent, 'sequence'>): Promise<void>;
+  eventsAfter(sequence: number, limit: number): Promise<CoreEvent[]>;
 }
 
 export interface CoreStorage {

@@ -10,13 +10,15 @@ import { ensureInternalAccount, postMovement } from '../store/ledger.js';
 import { insertFacilityIfMissing, insertInstallment } from '../store/loans.js';
 import type { Queryable } from '../store/realms.js';
 import { getOrInitSetting, getSetting } from '../store/settings.js';
+import { businessDateSetting } from '../store/end-of-day.js';
+import { interestExpenseAccount } from '../core/end-of-day/maturity.js';
 import { BusinessCalendar, type Weekday } from '../core/business-calendar.js';
 import { toMinorUnits } from '../core/money.js';
 import { todayUtc } from '../core/calendar-date.js';
 import type { SandboxData } from './data-file.js';
 
 export const calendarSetting = 'core.calendar';
-export const businessDateSetting = 'core.business_date';
+export { businessDateSetting };
 
 /** The bank's side of every opening balance: an internal equity account per currency. */
 export function equityAccount(currency: string): string {
@@ -27,12 +29,13 @@ export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ 
   await getOrInitSetting(db, calendarSetting, () =>
     JSON.stringify({ weekend: data.calendar?.weekend ?? ['SATURDAY', 'SUNDAY'], holidays: data.calendar?.holidays ?? [] }),
   );
-  await getOrInitSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc());
+  // The data file's date starts a new store only; afterwards the date moves by advances alone.
+  if (data.businessDate !== undefined) await getOrInitSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc());
   for (const customer of data.customers ?? []) {
     await insertCustomerIfMissing(db, { customerReference: customer.customerReference, name: customer.name ?? null, status: customer.status });
   }
   let accountsAdded = 0;
-  const businessDate = data.businessDate ?? todayUtc();
+  const businessDate = (await getSetting(db, businessDateSetting)) ?? todayUtc();
   for (const account of data.accounts ?? []) {
     const added = await insertAccountIfMissing(db, {
       accountNumber: account.accountNumber,
@@ -70,6 +73,8 @@ export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ 
       maxDays: product.maxDays,
       dayCount: product.dayCount,
     });
+    // The bank's side of every maturity's interest (docs/business-days.md).
+    for (const currency of product.currencies) await ensureInternalAccount(db, interestExpenseAccount(currency), currency);
   }
   for (const loan of data.merchandisingLoans ?? []) {
     if (await loadLoanFacility(db, loan, businessDate)) accountsAdded += 1;
@@ -135,10 +140,22 @@ async function loadLoanFacility(db: Queryable, loan: SandboxLoan, businessDate: 
 }
 
 
-/** The core's calendar as stored, with the business date overridden by configuration if given. */
-export async function readBusinessCalendar(db: Queryable, businessDateOverride: string | undefined): Promise<BusinessCalendar> {
+/**
+ * The core's calendar as stored, on the stored business date. `--business-date` (initialDate) is
+ * the business date of a new store only (when neither an earlier start nor the data file set one):
+ * the date lives in the store and moves by advances alone (docs/business-days.md), so that every
+ * instance on one database and a remote core agree. A different flag on an existing store is
+ * ignored with a warning.
+ */
+export async function readBusinessCalendar(db: Queryable, initialDate: string | undefined): Promise<BusinessCalendar> {
   const stored = await getSetting(db, calendarSetting);
   const calendar = stored ? (JSON.parse(stored) as { weekend: Weekday[]; holidays: string[] }) : { weekend: ['SATURDAY', 'SUNDAY'] as Weekday[], holidays: [] };
-  const businessDate = businessDateOverride ?? (await getSetting(db, businessDateSetting)) ?? todayUtc();
+  const businessDate = await getOrInitSetting(db, businessDateSetting, () => initialDate ?? todayUtc());
+  if (initialDate !== undefined && initialDate !== businessDate) {
+    process.emitWarning(
+      `--business-date ${initialDate} is ignored: the store's business date is ${businessDate} and moves only by \`coregate core advance\``,
+      'CoregateWarning',
+    );
+  }
   return new BusinessCalendar(calendar.weekend, calendar.holidays, businessDate);
 }

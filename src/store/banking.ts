@@ -172,3 +172,56 @@ function toTermDeposit(row: Selectable<TermDepositTable>): TermDepositRecord {
     createdAt: row.created_at,
   };
 }
+
+/** Active contracts maturing on or before `day`, in maturity order (index term_deposits_maturing). */
+export async function listMaturingDeposits(db: Queryable, day: string): Promise<TermDepositRecord[]> {
+  const rows = await db
+    .selectFrom('term_deposits')
+    .selectAll()
+    .where('status', '=', 'Active')
+    .where('maturity_date', '<=', day)
+    .orderBy('maturity_date')
+    .orderBy('contract_number')
+    .execute();
+  return rows.map(toTermDeposit);
+}
+
+/** Active → Matured, guarded: false when the contract was not Active (matured already). */
+export async function markDepositMatured(db: Queryable, contractNumber: string): Promise<boolean> {
+  const result = await db.updateTable('term_deposits').set({ status: 'Matured' }).where('contract_number', '=', contractNumber).where('status', '=', 'Active').executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function setAccountStatus(db: Queryable, accountNumber: string, status: string): Promise<void> {
+  await db.updateTable('accounts').set({ status }).where('account_number', '=', accountNumber).execute();
+}
+
+/**
+ * Term deposits whose account disagrees with their status: an Active contract's account holds its
+ * principal, a Matured contract's account holds nothing (the maturity repaid it). For `coregate check`.
+ */
+export async function findTermDepositAccountMismatches(
+  db: Queryable,
+  listedMax: number,
+): Promise<{ count: number; listed: Array<{ contractNumber: string; status: string; principalMinor: string; accountBalanceMinor: string | null }> }> {
+  const rows = await db
+    .selectFrom('term_deposits')
+    .leftJoin('accounts', 'accounts.account_number', 'term_deposits.contract_number')
+    .select(['term_deposits.contract_number', 'term_deposits.status', 'term_deposits.principal_minor', 'accounts.balance_minor'])
+    .execute();
+  const mismatches = rows.filter((row) => {
+    if (row.balance_minor === null) return true;
+    const balance = toBigInt(row.balance_minor);
+    if (row.status === 'Matured') return balance !== 0n;
+    return balance !== toBigInt(row.principal_minor);
+  });
+  return {
+    count: mismatches.length,
+    listed: mismatches.slice(0, listedMax).map((row) => ({
+      contractNumber: row.contract_number,
+      status: row.status,
+      principalMinor: toBigInt(row.principal_minor).toString(),
+      accountBalanceMinor: row.balance_minor === null ? null : toBigInt(row.balance_minor).toString(),
+    })),
+  };
+}

@@ -1,11 +1,17 @@
 /** Repositories of merchandising loan facilities, installments and executions. */
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import type { InstallmentStatus } from '../core/end-of-day/overdue.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from './schema.js';
 import type { Installment, LoanExecution, LoanFacility } from '../core/domain.js';
 
-export type { Installment as InstallmentRecord, LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../core/domain.js';
+export type { LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../core/domain.js';
+
+/** An installment as stored, with its status (migration 0006): Pending, Overdue or Paid. */
+export interface InstallmentRecord extends Installment {
+  status: InstallmentStatus;
+}
 
 export async function findFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
   const row = await db.selectFrom('loan_facilities').selectAll().where('loan_id', '=', loanId).executeTakeFirst();
@@ -44,6 +50,7 @@ export async function insertInstallment(db: Queryable, installment: Installment)
       due_date: installment.dueDate,
       amount_minor: installment.amountMinor,
       paid_minor: installment.paidMinor,
+      status: installment.paidMinor >= installment.amountMinor ? 'Paid' : 'Pending',
     })
     .execute();
 }
@@ -54,7 +61,7 @@ export async function insertInstallment(db: Queryable, installment: Installment)
  * amount and the resulting status are then exact, not merely guarded.
  */
 /** Locks the installment's row for the rest of the transaction and reads it, in one statement. */
-export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<Installment | undefined> {
+export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
   const row = await db
     .updateTable('loan_installments')
     .set((eb) => ({ paid_minor: eb.ref('paid_minor') }))
@@ -65,19 +72,56 @@ export async function lockInstallment(db: Queryable, loanId: string, sequence: n
   return row && toInstallment(row);
 }
 
-export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<Installment | undefined> {
+export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
   const row = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).where('sequence', '=', sequence).executeTakeFirst();
   return row && toInstallment(row);
 }
 
-function toInstallment(row: Selectable<LoanInstallmentTable>): Installment {
+function toInstallment(row: Selectable<LoanInstallmentTable>): InstallmentRecord {
   return {
     loanId: row.loan_id,
     sequence: Number(row.sequence),
     dueDate: row.due_date,
     amountMinor: toBigInt(row.amount_minor),
     paidMinor: toBigInt(row.paid_minor),
+    status: row.status as InstallmentStatus,
   };
+}
+
+/** A facility's installments in sequence order, with their status. */
+export async function listInstallments(db: Queryable, loanId: string): Promise<InstallmentRecord[]> {
+  const rows = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).orderBy('sequence').execute();
+  return rows.map(toInstallment);
+}
+
+/** Pending installments due on or before `day` and not fully paid (index loan_installments_due), with their facility's currency. */
+export async function listInstallmentsPastDue(db: Queryable, day: string): Promise<Array<InstallmentRecord & { currency: string }>> {
+  const rows = await db
+    .selectFrom('loan_installments')
+    .innerJoin('loan_facilities', 'loan_facilities.loan_id', 'loan_installments.loan_id')
+    .selectAll('loan_installments')
+    .select('loan_facilities.currency')
+    .where('loan_installments.status', '=', 'Pending')
+    .where('loan_installments.due_date', '<=', day)
+    .whereRef('loan_installments.paid_minor', '<', 'loan_installments.amount_minor')
+    .orderBy('loan_installments.due_date')
+    .orderBy('loan_installments.loan_id')
+    .orderBy('loan_installments.sequence')
+    .execute();
+  return rows.map((row) => ({ ...toInstallment(row), currency: row.currency }));
+}
+
+/** Pending → Overdue, guarded: false when it was paid in full or changed meanwhile. */
+export async function markInstallmentOverdue(db: Queryable, loanId: string, sequence: number): Promise<boolean> {
+  const result = await db
+    .updateTable('loan_installments')
+    .set({ status: 'Overdue' })
+    .where('loan_id', '=', loanId)
+    .where('sequence', '=', sequence)
+    .where('status', '=', 'Pending')
+    .whereRef('paid_minor', '<', 'amount_minor')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
 }
 
 /**
@@ -87,7 +131,8 @@ function toInstallment(row: Selectable<LoanInstallmentTable>): Installment {
 export async function payInstallment(db: Queryable, loanId: string, sequence: number, amountMinor: bigint): Promise<boolean> {
   const result = await db
     .updateTable('loan_installments')
-    .set((eb) => ({ paid_minor: eb('paid_minor', '+', amountMinor) }))
+    // SET expressions read the row as it was: fully paid by this payment makes it Paid, Overdue included.
+    .set((eb) => ({ paid_minor: eb('paid_minor', '+', amountMinor), status: sql<string>`case when paid_minor + ${amountMinor} >= amount_minor then 'Paid' else status end` }))
     .where('loan_id', '=', loanId)
     .where('sequence', '=', sequence)
     .where((eb) => eb(eb('paid_minor', '+', amountMinor), '<=', eb.ref('amount_minor')))

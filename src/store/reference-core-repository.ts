@@ -9,7 +9,27 @@ import type { Account } from '../core/domain.js';
 import type { DirectoryStatus } from '../core/port.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
 import type { CoreRepository, CoreStorage } from '../reference-core/repository.js';
-import { findAccount, findCustomer, lockAccount, findProduct, findTermDeposit, findTermDepositByReference, insertAccountIfMissing, insertTermDeposit } from './banking.js';
+import {
+  findAccount,
+  findCustomer,
+  lockAccount,
+  findProduct,
+  findTermDeposit,
+  findTermDepositByReference,
+  insertAccountIfMissing,
+  insertTermDeposit,
+  listMaturingDeposits,
+  markDepositMatured,
+  setAccountStatus,
+} from './banking.js';
+import {
+  claimBusinessDay,
+  insertCoreEvent,
+  listCoreEventsAfter,
+  moveBusinessDateForward,
+  readBusinessDate,
+  recordBusinessDayCounts,
+} from './end-of-day.js';
 import type { Store } from './connect.js';
 import { findCoreOperation, recordCoreOperation } from './core-operations.js';
 import { findUserStatus, findWorkstationStatus } from './directory.js';
@@ -20,8 +40,10 @@ import {
   findInstallment,
   findLoanExecutionByReference,
   insertLoanExecution,
+  listInstallmentsPastDue,
   lockFacility,
   lockInstallment,
+  markInstallmentOverdue,
   payInstallment,
 } from './loans.js';
 import type { Queryable } from './realms.js';
@@ -69,6 +91,17 @@ export function coreRepository(db: Queryable): CoreRepository {
     async ping() {
       await sql`select 1`.execute(db);
     },
+    businessDate: () => readBusinessDate(db),
+    moveBusinessDateForward: (to) => moveBusinessDateForward(db, to),
+    claimBusinessDay: (day) => claimBusinessDay(db, day),
+    recordBusinessDayCounts: (day, counts) => recordBusinessDayCounts(db, day, counts),
+    listMaturingDeposits: (day) => listMaturingDeposits(db, day),
+    markDepositMatured: (contractNumber) => markDepositMatured(db, contractNumber),
+    setAccountStatus: (accountNumber, status) => setAccountStatus(db, accountNumber, status),
+    listInstallmentsPastDue: (day) => listInstallmentsPastDue(db, day),
+    markInstallmentOverdue: (loanId, sequence) => markInstallmentOverdue(db, loanId, sequence),
+    appendEvent: (event) => insertCoreEvent(db, event),
+    eventsAfter: (sequence, limit) => listCoreEventsAfter(db, sequence, limit),
   };
 }
 

@@ -2,6 +2,7 @@
  * Table types of the store: one interface per table, shared by both dialects.
  * Timestamps are ISO 8601 strings in UTC; instants compared in SQL are epoch seconds.
  */
+import type { Generated } from 'kysely';
 export interface RealmTable {
   name: string;
   audience: string;
@@ -211,6 +212,8 @@ export interface LoanInstallmentTable {
   due_date: string;
   amount_minor: bigint | string | number;
   paid_minor: bigint | string | number;
+  /** Pending | Overdue | Paid (migration 0006). */
+  status: string;
 }
 
 export interface LoanExecutionTable {
@@ -228,7 +231,29 @@ export interface LoanExecutionTable {
   executed_at: string;
 }
 
+/** One row per business day whose end of day ran (migration 0006). */
+export interface CoreBusinessDayTable {
+  business_date: string;
+  closed_at: string;
+  matured_deposits: number;
+  overdue_installments: number;
+}
+
+/** The core's outbox (migration 0006): events written with the change that made them. */
+export interface CoreEventTable {
+  sequence: Generated<number | string | bigint>;
+  id: string;
+  type: string;
+  business_date: string;
+  operation_reference: string | null;
+  /** JSON. */
+  data: string;
+  created_at: string;
+}
+
 export interface CoreDatabase {
+  core_business_days: CoreBusinessDayTable;
+  core_events: CoreEventTable;
   loan_facilities: LoanFacilityTable;
   loan_installments: LoanInstallmentTable;
   loan_executions: LoanExecutionTable;

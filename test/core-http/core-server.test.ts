@@ -104,8 +104,11 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     assert.equal(doc.openapi, '3.1.0');
     await SwaggerParser.validate(structuredClone(doc));
     assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/core/v1/business-date',
+      '/core/v1/business-date/advance',
       '/core/v1/directory/users/{login}',
       '/core/v1/directory/workstations/{id}',
+      '/core/v1/events',
       '/core/v1/fences/{reference}',
       '/core/v1/loan-installment-executions/{reference}',
       '/core/v1/term-deposit-constitutions/{reference}',
@@ -267,6 +270,47 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     assert.equal(response.statusCode, 200);
     assert.deepEqual(response.json(), { status: 'ready' });
   });
+
+  // ----- Business days (CONTRACT §12). Last: they move the business date. -----
+
+  test('CONTRACT §12: GET business-date, POST advance → 200 EndOfDayReport, again → the no-op report; events in sequence; every answer as documented', async () => {
+    const date = await app.inject({ method: 'GET', url: '/core/v1/business-date' });
+    assert.equal(date.statusCode, 200);
+    documented.check('/core/v1/business-date', 'get', 200, date.json());
+    assert.deepEqual(date.json(), { businessDate: '2026-03-02' });
+    const advanced = await post('/core/v1/business-date/advance', { to: '2026-04-02' });
+    assert.equal(advanced.statusCode, 200, advanced.body);
+    documented.check('/core/v1/business-date/advance', 'post', 200, advanced.json());
+    assert.equal(advanced.json().from, '2026-03-02');
+    assert.equal(advanced.json().daysClosed.length, 23);
+    const again = await post('/core/v1/business-date/advance', { to: '2026-04-02' });
+    assert.deepEqual(again.json(), { from: '2026-04-02', to: '2026-04-02', daysClosed: [], maturedDeposits: 0, overdueInstallments: 0 });
+    const events = await app.inject({ method: 'GET', url: '/core/v1/events?after=0&limit=1000' });
+    assert.equal(events.statusCode, 200);
+    documented.check('/core/v1/events', 'get', 200, events.json());
+    const sequences = events.json().events.map((event: { sequence: number }) => event.sequence);
+    assert.ok(sequences.length >= 1, 'the demo facility\'s installment due 2026-03-31 is overdue');
+    assert.deepEqual([...sequences].sort((a: number, b: number) => a - b), sequences);
+    const last = sequences.at(-1);
+    assert.deepEqual((await app.inject({ method: 'GET', url: `/core/v1/events?after=${last}` })).json(), { events: [] });
+  });
+
+  test('CONTRACT §12: an advance backwards → 409 BUSINESS_DATE_BACKWARDS with both dates; a date that is none, or a bad events query → 400', async () => {
+    const backwards = await post('/core/v1/business-date/advance', { to: '2026-04-01' });
+    assert.equal(backwards.statusCode, 409);
+    documented.check('/core/v1/business-date/advance', 'post', 409, backwards.json());
+    assert.equal(backwards.json().error, 'BUSINESS_DATE_BACKWARDS');
+    assert.equal(backwards.json().businessDate, '2026-04-02');
+    assert.equal(backwards.json().requested, '2026-04-01');
+    for (const payload of [{ to: '2026-02-30' }, { to: '2026-4-1' }, {}, { to: 20260501 }]) {
+      const response = await post('/core/v1/business-date/advance', payload);
+      assert.equal(response.statusCode, 400, JSON.stringify(payload));
+      assert.equal(response.json().error, 'BAD_REQUEST');
+    }
+    for (const query of ['after=-1', 'after=x', 'limit=0', 'limit=1001']) {
+      assert.equal((await app.inject({ method: 'GET', url: `/core/v1/events?${query}` })).statusCode, 400, query);
+    }
+  });
 });
 
 describe('core server over a failing port', () => {
@@ -290,6 +334,15 @@ describe('core server over a failing port', () => {
     ping: async () => {
       throw new Error('store unreachable');
     },
+    businessDate: async () => {
+      throw new Error('secret internal detail');
+    },
+    advanceBusinessDate: async () => {
+      throw new Error('secret internal detail: end of day failed');
+    },
+    eventsAfter: async () => {
+      throw new Error('secret internal detail');
+    },
   };
   let app: FastifyInstance;
   before(async () => {
@@ -305,6 +358,15 @@ describe('core server over a failing port', () => {
     assert.equal(response.json().error, 'INTERNAL_ERROR');
     assert.equal(response.body.includes('secret'), false);
     assert.equal((await app.inject({ method: 'GET', url: termDepositPath(randomUUID()) })).statusCode, 500);
+  });
+
+  test('CONTRACT §12: a failing end of day → 500 INTERNAL_ERROR, its cause only in the log; the business date and the events too', async () => {
+    const response = await app.inject({ method: 'POST', url: '/core/v1/business-date/advance', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ to: '2026-03-10' }) });
+    assert.equal(response.statusCode, 500);
+    assert.equal(response.json().error, 'INTERNAL_ERROR');
+    assert.equal(response.body.includes('secret'), false);
+    assert.equal((await app.inject({ method: 'GET', url: '/core/v1/business-date' })).statusCode, 500);
+    assert.equal((await app.inject({ method: 'GET', url: '/core/v1/events?after=0' })).statusCode, 500);
   });
 
   test('GET /health/ready → 503 {status: unavailable} when the core does not answer', async () => {

@@ -57,6 +57,9 @@ export class FaultyCore {
       userStatus: (login) => port.userStatus(login),
       workstationStatus: (id) => port.workstationStatus(id),
       ping: () => port.ping(),
+      businessDate: () => port.businessDate(),
+      advanceBusinessDate: (to) => port.advanceBusinessDate(to),
+      eventsAfter: (sequence, limit) => port.eventsAfter(sequence, limit),
     };
   }
 

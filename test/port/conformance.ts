@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { errorCatalogue as E, type ErrorEntry } from '../../src/core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../../src/core/loans/execution-request.js';
-import type { CoreBankingPort, CoreLookup, CoreOutcome, LoanInstallmentResult, TermDeposit } from '../../src/core/port.js';
+import { BusinessDateBackwards, type CoreBankingPort, type CoreLookup, type CoreOutcome, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
 import type { TermDepositInitiation } from '../../src/core/term-deposits/initiation.js';
 
 /** The data the suite's expectations are written for. */
@@ -459,6 +459,86 @@ export function describeCorePortConformance(name: string, setup: () => Promise<P
 
     test('ping resolves while the core answers', async () => {
       await port().ping();
+    });
+
+    // ----- Business days (CONTRACT §12). Last: they move the suite's business date. -----
+
+    test('CONTRACT §12: businessDate answers the data\'s business date; eventsAfter answers no event before any end of day', async () => {
+      assert.equal(await port().businessDate(), '2026-03-02');
+      assert.deepEqual(await port().eventsAfter(0, 100), []);
+    });
+
+    test('CONTRACT §12: advancing past a maturity date repays the principal to the source account and the interest, as the retrieve computes it, to the interest account; the contract is Matured; one termDeposit.matured event', async () => {
+      const reference = randomUUID();
+      // 2026-03-02 + 30 days: Wednesday 2026-04-01.
+      const contract = executed(await port().constituteTermDeposit(reference, deposit({ numberOfDays: 30, principalMinor: 250_000n })));
+      assert.equal(contract.maturityDate, '2026-04-01');
+      const expectedInterest = contract.expectedInterestMinor;
+      assert.equal(expectedInterest, 1094n, '2500.00 × 5.25 % × 30 / 360 = 10.9375 → 10.94');
+      let report: Awaited<ReturnType<CoreBankingPort['advanceBusinessDate']>> | undefined;
+      const moved = await movements([source, interest], async () => {
+        report = await port().advanceBusinessDate('2026-04-02');
+      });
+      assert.ok(report);
+      assert.equal(report.from, '2026-03-02');
+      assert.equal(report.to, '2026-04-02');
+      assert.equal(report.daysClosed[0], '2026-03-02', 'the day left is the first closed');
+      assert.equal(report.daysClosed.at(-1), '2026-04-01', 'the new business date is open: its end of day has not run');
+      assert.equal(report.daysClosed.includes('2026-03-07'), false, 'a Saturday has no end of day');
+      assert.equal(report.maturedDeposits, 1, 'only the contract maturing by 2026-04-01');
+      assert.equal(await port().businessDate(), '2026-04-02');
+      if (moved) {
+        assert.equal(moved.get(source), 250_000n, 'the principal back to the source account');
+        assert.equal(moved.get(interest), expectedInterest, 'the interest to the cent');
+      }
+      const retrieved = await port().retrieveTermDeposit(contract.contractNumber);
+      assert.equal(retrieved?.status, 'Matured');
+      assert.equal(retrieved?.expectedInterestMinor, expectedInterest);
+      const events = (await port().eventsAfter(0, 1000)).filter((event) => event.type === 'termDeposit.matured');
+      assert.equal(events.length, 1);
+      const [event] = events;
+      assert.ok(event);
+      assert.equal(event.operationReference, reference);
+      assert.equal(event.businessDate, '2026-04-01');
+      assert.equal(event.data.contractNumber, contract.contractNumber);
+      assert.deepEqual(event.data.interest, { amount: '10.94', currency: 'USD' });
+      assert.deepEqual(event.data.principal, { amount: '2500.00', currency: 'USD' });
+      assert.match(event.id, /^[0-9a-f-]{36}$/);
+      const again = await port().eventsAfter(0, 1000);
+      assert.deepEqual(again.find((e) => e.id === event.id), event, 'an event read twice is the same event (stable id and sequence)');
+      assert.deepEqual(await port().eventsAfter(again.at(-1)?.sequence ?? 0, 10), [], 'nothing after the last sequence');
+    });
+
+    test('CONTRACT §12: advancing to the current date is a no-op report, and moves nothing', async () => {
+      const moved = await movements([source, interest], async () => {
+        assert.deepEqual(await port().advanceBusinessDate('2026-04-02'), { from: '2026-04-02', to: '2026-04-02', daysClosed: [], maturedDeposits: 0, overdueInstallments: 0 });
+      });
+      if (moved) assert.deepEqual([...moved.values()], [0n, 0n]);
+    });
+
+    test('CONTRACT §12: a maturity rolled over Good Friday to Monday 2026-04-06 is repaid by the end of day of 2026-04-06, not before: two steps', async () => {
+      const first = await port().advanceBusinessDate('2026-04-06');
+      assert.deepEqual(first.daysClosed, ['2026-04-02'], 'Good Friday and the weekend have no end of day');
+      const rolled = (await port().eventsAfter(0, 1000)).filter((event) => event.type === 'termDeposit.matured' && event.businessDate === '2026-04-06');
+      assert.equal(rolled.length, 0, 'the new business date is open: 2026-04-06 has not closed');
+      const second = await port().advanceBusinessDate('2026-04-07');
+      assert.deepEqual(second.daysClosed, ['2026-04-06']);
+      assert.ok(second.maturedDeposits >= 1, 'the deposit constituted for 32 days matures');
+      const events = (await port().eventsAfter(0, 1000)).filter((event) => event.type === 'termDeposit.matured' && event.businessDate === '2026-04-06');
+      assert.equal(events.length, second.maturedDeposits);
+      for (const event of events) assert.equal((await port().retrieveTermDeposit(String(event.data.contractNumber)))?.status, 'Matured');
+    });
+
+    test('CONTRACT §12: the business date never goes backwards (BusinessDateBackwards naming both dates) and a value date before the new date is refused', async () => {
+      await assert.rejects(port().advanceBusinessDate('2026-04-01'), (error: unknown) => {
+        assert.ok(error instanceof BusinessDateBackwards, String(error));
+        assert.match(error.message, /2026-04-07/);
+        assert.match(error.message, /2026-04-01/);
+        return true;
+      });
+      assert.equal(await port().businessDate(), '2026-04-07');
+      assertRejected(await port().constituteTermDeposit(randomUUID(), deposit({ valueDate: '2026-04-06' })), E.valueDateBeforeBusinessDate);
+      executed(await port().constituteTermDeposit(randomUUID(), deposit({ valueDate: '2026-04-07' })));
     });
   });
 }
