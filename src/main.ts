@@ -40,6 +40,9 @@ import { startMetricsServer, type MetricsServer } from './metrics/metrics-server
 import { Metrics, type OperationOutcome } from './metrics/registry.js';
 import type { CoreCallObserver } from './operations/core-call.js';
 import { watchStore } from './metrics/store-sources.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { activityRoutes } from './operator/routes/activity.js';
+import { bankRoutes } from './operator/routes/bank.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -164,6 +167,7 @@ async function serveOn(
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
+    operator: config.operatorApi ? operatorParts(config, store, core, verifier, () => publicUrl) : undefined,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -231,6 +235,27 @@ async function serveOn(
       await limits.close();
       await store.close();
     },
+  };
+}
+
+/**
+ * The operator API's route modules (issue 11), all behind its authentication hook. Each branch
+ * adds its module to this list: business date (A), webhooks (B), sandbox reset (D).
+ */
+function operatorRoutes(config: Config, store: Store, _core: CoreBankingPort): FastifyPluginAsync[] {
+  return [
+    activityRoutes({ store }),
+    bankRoutes({ store, embeddedCore: config.coreUrl === undefined }),
+    // A: businessDateRoutes({ core }),
+    // B: webhookRoutes({ ... }),
+    // D: sandboxRoutes({ ... }),
+  ];
+}
+
+function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string) {
+  return {
+    api: { store, verifier, sandbox: config.sandbox, publicUrl, routes: operatorRoutes(config, store, core) },
+    console: { store, publicUrl },
   };
 }
 
