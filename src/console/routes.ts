@@ -21,15 +21,13 @@ export interface ConsoleRoutesOptions {
 
 /**
  * Scripts and styles from this origin only, nothing inline; the page talks to this origin only
- * and may not be framed. uPlot sets element styles from script (style-src 'unsafe-inline' would
- * allow injected <style>; style attributes set through the DOM are not blocked by style-src-attr
- * 'unsafe-inline' alone, which is all it needs).
+ * and may not be framed. uPlot and Preact set styles through the CSSOM (element.style), which
+ * style-src does not restrict, so no 'unsafe-inline' is needed anywhere.
  */
 export const consoleCsp = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
-  "style-src-attr 'unsafe-inline'",
   "img-src 'self' data:",
   "connect-src 'self'",
   "object-src 'none'",
@@ -44,6 +42,8 @@ const ownFiles: Record<string, string> = {
   'api.js': 'api.js',
   'format.js': 'format.js',
   'sections.js': 'sections.js',
+  'html.js': 'html.js',
+  'poll.js': 'poll.js',
   'charts.js': 'charts.js',
   'token-decoder.js': 'token-decoder.js',
   'console.css': 'console.css',
