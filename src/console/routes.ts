@@ -50,14 +50,14 @@ const ownFiles: Record<string, string> = {
 };
 
 /** Exactly these library files, by URL path under /console/vendor/. */
-const vendorFiles: Record<string, { module: string; rewrite?: (source: string) => string }> = {
-  'preact.js': { module: 'preact/dist/preact.module.js' },
+const vendorFiles: Record<string, { packageName: string; file: string; rewrite?: (source: string) => string }> = {
+  'preact.js': { packageName: 'preact', file: 'dist/preact.module.js' },
   // The hooks import "preact" by its bare name, which a browser cannot resolve without an import
   // map (an inline script the CSP forbids): it is pointed at the file served beside it.
-  'hooks.js': { module: 'preact/hooks/dist/hooks.module.js', rewrite: (source) => source.replace(/from\s*"preact"/g, 'from"./preact.js"') },
-  'htm.js': { module: 'htm/dist/htm.module.js' },
-  'uplot.js': { module: 'uplot/dist/uPlot.esm.js' },
-  'uplot.css': { module: 'uplot/dist/uPlot.min.css' },
+  'hooks.js': { packageName: 'preact', file: 'hooks/dist/hooks.module.js', rewrite: (source) => source.replace(/from\s*"preact"/g, 'from"./preact.js"') },
+  'htm.js': { packageName: 'htm', file: 'dist/htm.module.js' },
+  'uplot.js': { packageName: 'uplot', file: 'dist/uPlot.esm.js' },
+  'uplot.css': { packageName: 'uplot', file: 'dist/uPlot.min.css' },
 };
 
 /** src/console/static, whether this module runs from src (tsx) or from dist/src (the build). */
@@ -67,6 +67,20 @@ function staticDirectory(): string {
   const found = candidates.find((candidate) => existsSync(join(candidate, 'index.html')));
   if (!found) throw new Error(`the console's files are missing (looked in ${candidates.join(', ')})`);
   return found;
+}
+
+/**
+ * A package's directory: its entry point resolved, then up to its package.json (the packages'
+ * "exports" do not name the ESM files served here, so they cannot be resolved by subpath).
+ */
+function packageRoot(require: NodeJS.Require, packageName: string): string {
+  let directory = dirname(require.resolve(packageName));
+  for (let depth = 0; depth < 5; depth += 1) {
+    const manifest = join(directory, 'package.json');
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string }).name === packageName) return directory;
+    directory = dirname(directory);
+  }
+  throw new Error(`the console's library ${packageName} is not installed`);
 }
 
 function contentTypeOf(name: string): string {
@@ -88,7 +102,7 @@ function loadAssets(): { index: Asset; own: Map<string, Asset>; vendor: Map<stri
   const require = createRequire(import.meta.url);
   const vendor = new Map(
     Object.entries(vendorFiles).map(([path, file]) => {
-      const source = readFileSync(require.resolve(file.module), 'utf8');
+      const source = readFileSync(join(packageRoot(require, file.packageName), file.file), 'utf8');
       return [path, { body: file.rewrite ? file.rewrite(source) : source, contentType: contentTypeOf(path) }];
     }),
   );

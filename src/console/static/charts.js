@@ -24,8 +24,10 @@ function Chart({ options, data, label }) {
 /** Points { at, balance: { amount, currency } }, oldest first. */
 export function BalanceChart({ history }) {
   if (!history || history.points.length === 0) return html`<p class="hint">No postings yet: nothing to draw.</p>`;
-  const xs = history.points.map((point) => Date.parse(point.at) / 1000);
+  // The balance holds from the last posting until now: the line runs to the right edge.
+  const xs = [...history.points.map((point) => Date.parse(point.at) / 1000), Date.now() / 1000];
   const ys = history.points.map((point) => Number(point.balance.amount));
+  ys.push(ys[ys.length - 1]);
   const options = {
     series: [{}, { label: `Balance (${history.currency})`, stroke: '#2b6cb0', width: 2, fill: 'rgba(43,108,176,0.08)', paths: uPlot.paths.stepped({ align: 1 }) }],
     axes: [{}, { size: 80 }],
