@@ -118,6 +118,13 @@ export function LoansSection() {
     </section>`;
 }
 
+/** "422 BUSINESS_RULE_VIOLATION TD-422-002: message" from an error record (the loan family wraps it in { error }). */
+function errorSummary(error) {
+  const record = error.error ?? error;
+  const code = record.errordetail?.[0]?.code;
+  return `${record.status ?? ''} ${record.reason ?? ''}${code ? ` ${code}` : ''}: ${record.message ?? ''}`;
+}
+
 const operationStatuses = ['', 'Executed', 'Rejected', 'Pending', 'Unknown', 'InFlight'];
 
 export function OperationsSection() {
@@ -147,7 +154,7 @@ export function OperationsSection() {
             ${open === operation.reference || operation.error ? html`
               <tr class="outcome" key=${`${operation.reference}-outcome`}><td colspan="8">
                 ${operation.error ? html`<div class="error-record" data-error-record=${operation.reference}>
-                    <strong>Error record</strong> ${operation.error.status ?? operation.error.error?.status} ${operation.error.reason ?? operation.error.error?.reason}: ${operation.error.message ?? operation.error.error?.message}
+                    <strong>Error record</strong> ${errorSummary(operation.error)}
                     ${open === operation.reference ? html`<pre>${JSON.stringify(operation.error, null, 2)}</pre>` : null}</div>` : null}
                 ${open === operation.reference && operation.result ? html`<div><strong>Result</strong><pre>${JSON.stringify(operation.result, null, 2)}</pre></div>` : null}
               </td></tr>` : null}`)}
