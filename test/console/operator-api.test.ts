@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';
+import { spawnCoregate } from '../helpers/processes.js';
+import { waitFor } from '../helpers/wait.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { storeTargets } from '../helpers/stores.js';
@@ -261,6 +263,26 @@ test('coregate console prints a one-time login URL that opens a session', async 
     assert.match(bad.stderr, /--url must be/);
   } finally {
     await server.close();
+    await created.drop();
+  }
+});
+
+test('sandbox mode: the start banner prints a one-time console login URL on standard output, and the log line says so without the token', async () => {
+  const target = storeTargets[0];
+  assert.ok(target);
+  const created = await target.create();
+  const serving = await spawnCoregate(['serve', '--sandbox', '--data', dataFile, '--db', created.url]);
+  try {
+    const url = await waitFor('the banner\'s login URL', async () => /(http:\/\/\S+\/console\/login\?token=(\S+))/.exec(serving.output().stdout) ?? undefined, 20_000);
+    const [, loginUrl, token] = url;
+    assert.ok(loginUrl && token);
+    const lines = serving.output().stdout.split('\n');
+    assert.equal(lines.filter((line) => line.includes(token)).length, 1, 'the token is printed once');
+    assert.ok(!lines.some((line) => line.startsWith('{') && line.includes(token)), 'no log line carries the token');
+    assert.ok(lines.some((line) => line.startsWith('{') && line.includes('one-time console login URL printed on standard output')));
+    assert.equal((await fetch(loginUrl, { redirect: 'manual' })).status, 303);
+  } finally {
+    await serving.stop();
     await created.drop();
   }
 });
