@@ -142,7 +142,9 @@ describeEachStore(
       const retrieve = await fetch(`${server().url}/v1/term-deposits/${contract.termDepositAccount}/retrieve`, { headers: { authorization: `Bearer ${await demoToken(server())}` } });
       const retrieved = (await retrieve.json()) as any;
       assert.equal(retrieved.expectedInterestAmount.amountValue, 163.84);
-      assert.equal(contract.status, deposit.body.termDepositStatus ?? contract.status);
+      assert.equal(contract.status, retrieved.termDepositStatus, 'the status the retrieve answers');
+      assert.deepEqual([contract.valueDate, contract.maturityDate], ['2026-03-02', '2026-06-01']);
+      assert.deepEqual(contract.principal, { amount: '12345.67', currency: 'USD' });
     });
 
     test('operations newest first with client, user, workstation and correlation id; a refused one carries its error record; one by reference; 404 for an unknown one', async () => {
@@ -283,6 +285,28 @@ test('sandbox mode: the start banner prints a one-time console login URL on stan
     assert.equal((await fetch(loginUrl, { redirect: 'manual' })).status, 303);
   } finally {
     await serving.stop();
+    await created.drop();
+  }
+});
+
+test('behind an https public URL the cookie is Secure, and the public URL\'s origin is accepted for a POST with the cookie', async () => {
+  const target = storeTargets[0];
+  assert.ok(target);
+  const created = await target.create();
+  const server = await startTestServer({ db: created.url, data: dataFile, flags: { operatorApi: true }, publicUrl: 'https://console.bank.example', deployment: 'embedded' });
+  try {
+    const { url } = await loginUrl(server);
+    const login = await fetch(url, { redirect: 'manual' });
+    const cookie = login.headers.get('set-cookie') ?? '';
+    assert.ok(cookie.split('; ').includes('Secure'), cookie);
+    const logout = await fetch(`${server.url}/operator/v1/session/logout`, {
+      method: 'POST',
+      headers: { cookie: cookie.split(';')[0] ?? '', 'content-type': 'application/json', origin: 'https://console.bank.example' },
+      body: '{}',
+    });
+    assert.equal(logout.status, 204);
+  } finally {
+    await server.close();
     await created.drop();
   }
 });
