@@ -62,9 +62,17 @@ export function operatorAuthHook(options: OperatorAuthOptions) {
     }
     if (!unsafeMethods.has(request.method)) return;
     if (request.operator.via === 'session') requireSameOrigin(request, options.publicUrl());
+    // A DELETE carries no body, and no form or simple request can send one (a cross-origin
+    // DELETE needs a CORS preflight this API never grants): only a body needs to be JSON.
+    if (request.method === 'DELETE' && !hasBody(request)) return;
     const contentType = (request.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
     if (contentType !== 'application/json') throw new OperatorError(415, `${request.method} on the operator API needs Content-Type: application/json (send {} when there is nothing to say)`);
   };
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 async function bearerIdentity(verifier: TokenVerifier, authorization: string): Promise<OperatorIdentity> {
