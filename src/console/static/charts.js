@@ -36,15 +36,34 @@ export function BalanceChart({ history }) {
   return html`<${Chart} options=${options} data=${[xs, ys]} label="Balance over time" />`;
 }
 
-/** { minutes: ISO[], series: { outcome: counts[] } } */
+/**
+ * { minutes: ISO[], series: { outcome: counts[] } } as stacked bars: series k is drawn as the sum
+ * of the outcomes up to k, the tallest first, so each outcome shows as its own band; the legend
+ * shows each outcome's own count.
+ */
 export function OperationsPerMinuteChart({ perMinute }) {
   if (!perMinute) return null;
   const outcomes = Object.keys(perMinute.series);
   const xs = perMinute.minutes.map((minute) => Date.parse(minute) / 1000);
+  const stacked = [];
+  outcomes.forEach((outcome, index) => stacked.push(perMinute.series[outcome].map((count, minute) => count + (index === 0 ? 0 : stacked[index - 1][minute]))));
+  const order = outcomes.map((_, index) => index).reverse();
+  const bars = uPlot.paths.bars({ size: [0.8, 24] });
   const options = {
-    series: [{}, ...outcomes.map((outcome) => ({ label: outcome, stroke: outcomeColours[outcome] ?? '#333', width: 2, points: { show: false } }))],
+    series: [
+      {},
+      ...order.map((index) => ({
+        label: outcomes[index],
+        stroke: outcomeColours[outcomes[index]] ?? '#333',
+        fill: outcomeColours[outcomes[index]] ?? '#333',
+        width: 0,
+        paths: bars,
+        points: { show: false },
+        value: (_plot, _value, _series, minute) => (minute === null ? '--' : String(perMinute.series[outcomes[index]][minute])),
+      })),
+    ],
     axes: [{}, { size: 50 }],
     scales: { y: { range: (_plot, _min, max) => [0, Math.max(4, max + 1)] } },
   };
-  return html`<${Chart} options=${options} data=${[xs, ...outcomes.map((outcome) => perMinute.series[outcome])]} label="Operations per minute by outcome" />`;
+  return html`<${Chart} options=${options} data=${[xs, ...order.map((index) => stacked[index])]} label="Operations per minute by outcome" />`;
 }
