@@ -3,6 +3,7 @@
  * one-time login, CSRF and JSON rules, and what the read routes answer, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { test } from 'node:test';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';
@@ -204,6 +205,22 @@ describeEachStore(
       assert.equal(perMinute.body.minutes.length, 60);
       const executed = perMinute.body.series.Executed.reduce((sum: number, count: number) => sum + count, 0);
       assert.ok(executed >= 1, 'the executed deposits of this suite are counted');
+    });
+
+    test('the console serves exactly its own files and the named library files, each with the CSP; nothing else under /console', async () => {
+      const own = readdirSync(new URL('../../src/console/static/', import.meta.url)).filter((name) => name !== 'index.html');
+      const paths = ['/console', ...own.map((name) => `/console/${name}`), ...['preact.js', 'hooks.js', 'htm.js', 'uplot.js', 'uplot.css'].map((name) => `/console/vendor/${name}`)];
+      for (const path of paths) {
+        const response = await fetch(`${server().url}${path}`);
+        assert.equal(response.status, 200, path);
+        assert.match(response.headers.get('content-security-policy') ?? '', /default-src 'self'; script-src 'self'; style-src 'self'/, path);
+        assert.equal(response.headers.get('x-content-type-options'), 'nosniff', path);
+        const text = await response.text();
+        if (path.endsWith('.js')) assert.doesNotMatch(text, /from\s*["']preact["']/, `${path} imports only paths a browser resolves`);
+      }
+      for (const path of ['/console/vendor/', '/console/vendor/react.js', '/console/static/app.js', '/console/..%2Fpackage.json', '/console/routes.ts']) {
+        assert.equal((await fetch(`${server().url}${path}`)).status, 404, path);
+      }
     });
 
     test('the login token and the session value never appear in a log line', async () => {
