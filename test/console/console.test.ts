@@ -180,4 +180,13 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
     const session = await page.evaluate(async () => (await fetch('/operator/v1/session')).status);
     assert.equal(session, 200);
   });
+
+  test('log out ends the session: the page says to run coregate console, and the operator API answers 401', async () => {
+    await page.click('button:has-text("Log out")');
+    await page.locator('main.notice', { hasText: 'not logged in' }).waitFor();
+    const status = await page.evaluate(async () => (await fetch('/operator/v1/session')).status);
+    assert.equal(status, 401);
+    await page.reload();
+    assert.match(await page.locator('main.notice').innerText(), /coregate console/);
+  });
 });

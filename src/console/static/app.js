@@ -4,7 +4,7 @@ import { html, render } from './html.js';
 import { useEffect, useState } from './vendor/hooks.js';
 import { getJson, postJson } from './api.js';
 import { formatInstant } from './format.js';
-import { usePoll } from './poll.js';
+import { sessionEndedEvent, usePoll } from './poll.js';
 import { AuditSection, BankSection, BusinessDateSection, ClientsSection, LoansSection, OperationsSection, SandboxSection, TermDepositsSection, WebhooksSection } from './sections.js';
 import { TokenDecoder } from './token-decoder.js';
 
@@ -48,8 +48,13 @@ function App() {
   useEffect(() => {
     getJson('/session').then(setSession, (error) => setSession({ status: 0, body: { message: error.message } }));
     const follow = () => setSectionId(currentSectionId());
+    const ended = () => setSession({ status: 401, body: null });
     window.addEventListener('hashchange', follow);
-    return () => window.removeEventListener('hashchange', follow);
+    window.addEventListener(sessionEndedEvent, ended);
+    return () => {
+      window.removeEventListener('hashchange', follow);
+      window.removeEventListener(sessionEndedEvent, ended);
+    };
   }, []);
   if (session === null) return html`<p class="loading">Loading the console…</p>`;
   if (session.status === 401) return html`<${LoggedOut} message="You are not logged in, or your session has ended." />`;
