@@ -12,7 +12,7 @@ import { waitFor } from '../helpers/wait.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { storeTargets } from '../helpers/stores.js';
-import { createLoginToken } from '../../src/store/operator-sessions.js';
+import { consumeLoginToken, createLoginToken } from '../../src/store/operator-sessions.js';
 import { dataFileSecrets, loginUrl, operatorClient, operatorDataFile, sessionCookie } from './helpers.js';
 
 const dataFile = operatorDataFile();
@@ -68,6 +68,12 @@ describeEachStore(
       assert.equal(again.headers.get('set-cookie'), null);
       assert.match(again.headers.get('content-type') ?? '', /^text\/html/);
       assert.match(await again.text(), /Run <code>coregate console<\/code>/);
+    });
+
+    test('two requests racing with one login token open one session', async () => {
+      const { token } = await createLoginToken(server().coregate.store.db, 'cli');
+      const sessions = await Promise.all([1, 2, 3, 4].map(() => consumeLoginToken(server().coregate.store, token)));
+      assert.equal(sessions.filter((session) => session !== undefined).length, 1);
     });
 
     test('an expired or unknown login token opens no session', async () => {
