@@ -41,6 +41,10 @@ import { Metrics, type OperationOutcome } from './metrics/registry.js';
 import type { CoreCallObserver } from './operations/core-call.js';
 import { watchStore } from './metrics/store-sources.js';
 import { version } from './version.js';
+import type { FastifyPluginAsync } from 'fastify';
+import { activityRoutes } from './operator/routes/activity.js';
+import { bankRoutes } from './operator/routes/bank.js';
+import { businessDateRoutes } from './operator/routes/business-date.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -164,6 +168,7 @@ async function serveOn(
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
+    operator: config.operatorApi ? operatorParts(config, store, core, verifier, () => publicUrl) : undefined,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -233,6 +238,27 @@ async function serveOn(
       await limits.close();
       await store.close();
     },
+  };
+}
+
+/**
+ * The operator API's route modules (issue 11), all behind its authentication hook. Each branch
+ * adds its module to this list: business date (A), webhooks (B), sandbox reset (D).
+ */
+function operatorRoutes(config: Config, store: Store, core: CoreBankingPort): FastifyPluginAsync[] {
+  return [
+    activityRoutes({ store }),
+    bankRoutes({ store, embeddedCore: config.coreUrl === undefined }),
+    businessDateRoutes({ core }),
+    // B: webhookRoutes({ ... }),
+    // D: sandboxRoutes({ ... }),
+  ];
+}
+
+function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string) {
+  return {
+    api: { store, verifier, sandbox: config.sandbox, publicUrl, routes: operatorRoutes(config, store, core) },
+    console: { store, publicUrl },
   };
 }
 

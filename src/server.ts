@@ -16,6 +16,8 @@ import type { Logger } from './log.js';
 import { countHttpRequests } from './metrics/http-metrics.js';
 import { metricsRoute } from './metrics/metrics-route.js';
 import type { Metrics } from './metrics/registry.js';
+import { operatorApi, operatorApiPrefix, type OperatorApiOptions } from './operator/plugin.js';
+import { consoleRoutes, type ConsoleRoutesOptions } from './console/routes.js';
 
 /** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
 export const bodyBytesMax = 64 * 1024;
@@ -35,6 +37,8 @@ export interface ServerParts {
   metrics?: { metrics: Metrics; serveOnMainPort: boolean } | undefined;
   /** Time-outs and the connection cap (slow and greedy clients); the defaults when absent. */
   connectionLimits?: ConnectionLimits | undefined;
+  /** The operator API and the console (config.operatorApi); absent when off. */
+  operator?: { api: OperatorApiOptions; console: ConsoleRoutesOptions } | undefined;
 }
 
 /**
@@ -115,5 +119,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   if (parts.metrics?.serveOnMainPort) await app.register(metricsRoute, { metrics: parts.metrics.metrics });
   if (parts.role === 'all' || parts.role === 'auth') await app.register(authRoutes, { ctx: parts.auth });
   if (parts.role === 'all' || parts.role === 'api') await app.register(businessApi, parts.api);
+  if (parts.operator) {
+    await app.register(operatorApi, { prefix: operatorApiPrefix, ...parts.operator.api });
+    await app.register(consoleRoutes, parts.operator.console);
+  }
   return app;
 }

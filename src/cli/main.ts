@@ -218,6 +218,18 @@ program
     if (!report.ok) process.exitCode = 1;
   });
 
+program
+  .command('console')
+  .description('print a one-time URL that logs in to the console (/console); it works once, within 10 minutes, and opens an 8-hour session')
+  .addOption(dbOption())
+  .option('--url <base>', 'the service\'s base URL as the browser reaches it (env COREGATE_PUBLIC_URL, default http://localhost:8080)')
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const login = await (await import('./console-command.js')).consoleCommand(flags);
+    if (flags.json) return print(login);
+    print(`Open this URL to log in to the console (once, before ${login.expiresAt}):\n  ${login.url}`);
+  });
+
 const audit = program.command('audit').description('the hash-chained audit trail');
 audit
   .command('verify')

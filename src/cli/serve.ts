@@ -6,6 +6,7 @@ import cluster from 'node:cluster';
 import { resolveConfig, type ConfigFlags } from '../config.js';
 import { startCoregate, type Coregate } from '../main.js';
 import { clusterPortVariable, superviseWorkers } from './workers.js';
+import { consoleLoginUrl } from './console-command.js';
 
 export async function serve(flags: ConfigFlags): Promise<void> {
   const config = resolveConfig(flags);
@@ -14,7 +15,15 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   if (worker) config.port = Number(process.env[clusterPortVariable]);
   const coregate = await startCoregate(config, worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {});
   // One banner per deployment: the first worker prints it.
-  if (!worker || worker.id === 1) process.stdout.write(banner(coregate, config.workers));
+  if (!worker || worker.id === 1) {
+    process.stdout.write(banner(coregate, config.workers));
+    // Sandbox mode: a one-time console login URL (the token is printed, never logged).
+    if (config.sandbox) {
+      const login = await consoleLoginUrl(coregate.store, coregate.url, 'banner');
+      coregate.logger.info({ console: `${coregate.url}/console`, expiresAt: login.expiresAt }, 'one-time console login URL printed on standard output');
+      process.stdout.write(`Console (one-time login URL, valid 10 minutes; \`coregate console\` prints another):\n  ${login.url}\n\n`);
+    }
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

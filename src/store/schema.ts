@@ -67,6 +67,25 @@ export interface Database extends CoreDatabase {
   settings: SettingTable;
   directory_users: DirectoryUserTable;
   workstations: WorkstationTable;
+  operator_login_tokens: OperatorLoginTokenTable;
+  operator_sessions: OperatorSessionTable;
+}
+
+/** One-time console login tokens (migration 0008), kept as hashes. */
+export interface OperatorLoginTokenTable {
+  token_hash: string;
+  created_at: string;
+  expires_epoch_ms: bigint | string | number;
+  used_epoch_ms: bigint | string | number | null;
+  issued_by: string;
+}
+
+/** Console sessions (migration 0008), kept as hashes. */
+export interface OperatorSessionTable {
+  session_hash: string;
+  created_at: string;
+  expires_epoch_ms: bigint | string | number;
+  issued_by: string;
 }
 
 export interface CustomerTable {

@@ -1,0 +1,44 @@
+/**
+ * `coregate console`: prints a one-time URL that opens a console session (issue 11). The token
+ * is created in the store, where every instance finds it; it is printed once and never logged.
+ */
+import { defaultDbUrl } from '../config.js';
+import { openStore, type Store } from '../store/connect.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { createLoginToken, type IssuedBy } from '../store/operator-sessions.js';
+import { CommandError } from './command-error.js';
+
+export interface ConsoleFlags {
+  db?: string;
+  url?: string;
+  json?: boolean;
+}
+
+/** The default base URL: the public URL, else what `npm start` serves. */
+const defaultBaseUrl = 'http://localhost:8080';
+
+export async function consoleLoginUrl(store: Store, baseUrl: string, issuedBy: IssuedBy): Promise<{ url: string; expiresAt: string }> {
+  const { token, expiresEpochMs } = await createLoginToken(store.db, issuedBy);
+  return { url: `${baseUrl.replace(/\/+$/, '')}/console/login?token=${encodeURIComponent(token)}`, expiresAt: new Date(expiresEpochMs).toISOString() };
+}
+
+export async function consoleCommand(flags: ConsoleFlags): Promise<{ url: string; expiresAt: string }> {
+  const baseUrl = flags.url ?? process.env.COREGATE_PUBLIC_URL ?? defaultBaseUrl;
+  if (!isHttpBaseUrl(baseUrl)) throw new CommandError(`--url must be the service's http(s) base URL, got "${baseUrl}"`);
+  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
+  try {
+    await migrateToLatest(store);
+    return await consoleLoginUrl(store, baseUrl, 'cli');
+  } finally {
+    await store.close();
+  }
+}
+
+function isHttpBaseUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.search === '' && url.hash === '';
+  } catch {
+    return false;
+  }
+}

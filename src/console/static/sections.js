@@ -1,0 +1,264 @@
+// The console's sections. Each reads one or two operator API paths (auto-refreshed) and shows
+// them; controls post JSON to the operator API. Views of modules a server lacks say so.
+import { html } from './html.js';
+import { useState } from './vendor/hooks.js';
+import { failureText, postJson } from './api.js';
+import { BalanceChart, OperationsPerMinuteChart } from './charts.js';
+import { formatInstant, formatMoney, statusClass } from './format.js';
+import { usePoll } from './poll.js';
+
+/** Renders an answer's body with `view`, or why there is none. */
+function Answer({ answer, children: view }) {
+  if (answer === null) return html`<p class="hint">Loading…</p>`;
+  if (answer.status !== 200) return html`<p class=${answer.status === 404 || answer.status === 501 ? 'unavailable' : 'error'}>${failureText(answer)}</p>`;
+  return view(answer.body);
+}
+
+function Money({ money }) {
+  return html`<span class="money" data-amount=${money?.amount} data-currency=${money?.currency}>${formatMoney(money)}</span>`;
+}
+
+export function BankSection() {
+  const customers = usePoll('/customers');
+  const accounts = usePoll('/accounts');
+  const [selected, setSelected] = useState(null);
+  return html`
+    <section class="panel" id="bank">
+      <h2>Customers and accounts</h2>
+      <${Answer} answer=${customers}>${(body) => html`
+        <table>
+          <thead><tr><th>Customer</th><th>Name</th><th>Status</th><th>Accounts</th></tr></thead>
+          <tbody>${body.customers.map((customer) => html`
+            <tr key=${customer.customerReference}><td>${customer.customerReference}</td><td>${customer.name ?? '–'}</td><td><span class=${statusClass(customer.status)}>${customer.status}</span></td><td class="number">${customer.accounts}</td></tr>`)}
+          </tbody>
+        </table>`}<//>
+      <h3>Accounts <span class="hint">(live balances; click an account for its postings)</span></h3>
+      <${Answer} answer=${accounts}>${(body) => html`
+        <table class="clickable">
+          <thead><tr><th>Account</th><th>Customer</th><th>Status</th><th class="number">Balance</th></tr></thead>
+          <tbody>${body.accounts.map((account) => html`
+            <tr key=${account.accountNumber} data-account=${account.accountNumber} class=${selected === account.accountNumber ? 'selected' : ''} onClick=${() => setSelected(account.accountNumber)}>
+              <td><a href=${`#account-${account.accountNumber}`} onClick=${(event) => { event.preventDefault(); setSelected(account.accountNumber); }}>${account.accountNumber}</a></td>
+              <td>${account.customerReference ?? '–'}</td>
+              <td><span class=${statusClass(account.status)}>${account.status}</span></td>
+              <td class="number" data-balance=${account.balance.amount}><${Money} money=${account.balance} /></td>
+            </tr>`)}
+          </tbody>
+        </table>`}<//>
+      ${selected ? html`<${AccountDetail} accountNumber=${selected} />` : null}
+    </section>`;
+}
+
+function AccountDetail({ accountNumber }) {
+  const postings = usePoll(`/accounts/${encodeURIComponent(accountNumber)}/postings?limit=20`);
+  const history = usePoll(`/accounts/${encodeURIComponent(accountNumber)}/balance-history`);
+  return html`
+    <div class="detail" id="account-detail" data-detail-account=${accountNumber}>
+      <h3>Account ${accountNumber}</h3>
+      <${Answer} answer=${history}>${(body) => html`<${BalanceChart} history=${body} />`}<//>
+      <${Answer} answer=${postings}>${(body) => html`
+        <table>
+          <thead><tr><th>When</th><th>Business date</th><th>Movement</th><th>Reference</th><th class="number">Amount</th><th class="number">Balance after</th></tr></thead>
+          <tbody>${body.postings.map((posting) => html`
+            <tr key=${`${posting.movementId}:${posting.line}`} data-posting=${posting.reference}>
+              <td>${formatInstant(posting.createdAt)}</td><td>${posting.businessDate}</td><td>${posting.description ?? posting.kind}</td>
+              <td class="mono">${posting.reference}</td>
+              <td class="number"><${Money} money=${posting.amount} /></td><td class="number"><${Money} money=${posting.balanceAfter} /></td>
+            </tr>`)}
+          </tbody>
+        </table>
+        ${body.more ? html`<p class="hint">Showing the newest ${body.limit} postings.</p>` : null}`}<//>
+    </div>`;
+}
+
+export function TermDepositsSection() {
+  const deposits = usePoll('/term-deposits');
+  return html`
+    <section class="panel" id="term-deposits">
+      <h2>Term deposits</h2>
+      <${Answer} answer=${deposits}>${(body) => body.termDeposits.length === 0 ? html`<p class="hint">No term deposit yet: initiate one through the business API.</p>` : html`
+        <table>
+          <thead><tr><th>Deposit</th><th>Customer</th><th class="number">Principal</th><th class="number">Rate</th><th>Day count</th><th>Value date</th><th>Maturity</th><th class="number">Expected interest</th><th>Status</th></tr></thead>
+          <tbody>${body.termDeposits.map((deposit) => html`
+            <tr key=${deposit.termDepositAccount} data-deposit=${deposit.termDepositAccount}>
+              <td class="mono">${deposit.termDepositAccount}</td><td>${deposit.customerReference}</td>
+              <td class="number"><${Money} money=${deposit.principal} /></td><td class="number">${deposit.ratePercent} %</td><td>${deposit.dayCount}</td>
+              <td>${deposit.valueDate}</td><td>${deposit.maturityDate} <span class="hint">(${deposit.numberOfDays} d)</span></td>
+              <td class="number"><${Money} money=${deposit.expectedInterest} /></td>
+              <td data-deposit-status><span class=${statusClass(deposit.status)}>${deposit.status}</span></td>
+            </tr>`)}
+          </tbody>
+        </table>`}<//>
+    </section>`;
+}
+
+export function LoansSection() {
+  const loans = usePoll('/loan-facilities');
+  return html`
+    <section class="panel" id="loans">
+      <h2>Loan facilities</h2>
+      <${Answer} answer=${loans}>${(body) => body.loanFacilities.map((facility) => html`
+        <div class="facility" key=${facility.merchandisingLoanId} data-facility=${facility.merchandisingLoanId}>
+          <h3>${facility.merchandisingLoanId} <span class="hint">${facility.loanType} · ${facility.parameterType} · customer ${facility.customerReference}</span> <span class=${statusClass(facility.status)}>${facility.status}</span></h3>
+          <dl class="figures">
+            <div><dt>Outstanding</dt><dd><${Money} money=${facility.outstanding} /></dd></div>
+            <div><dt>Limit used</dt><dd><${Money} money=${facility.limitUsed} /> of <${Money} money=${facility.approvedLimit} /> (${facility.limitUsedPercent} %)</dd></div>
+            <div><dt>Final maturity</dt><dd>${facility.finalMaturityDate}</dd></div>
+          </dl>
+          <div class="meter" aria-hidden="true"><span style=${`width: ${Math.min(100, Number(facility.limitUsedPercent))}%`}></span></div>
+          <table>
+            <thead><tr><th>#</th><th>Due</th><th class="number">Amount</th><th class="number">Paid</th><th class="number">Outstanding</th><th>Status</th></tr></thead>
+            <tbody>${facility.installments.map((installment) => html`
+              <tr key=${installment.sequence}><td>${installment.sequence}</td><td>${installment.dueDate}</td>
+                <td class="number"><${Money} money=${installment.amount} /></td><td class="number"><${Money} money=${installment.paid} /></td>
+                <td class="number"><${Money} money=${installment.outstanding} /></td><td><span class=${statusClass(installment.status)}>${installment.status}</span></td></tr>`)}
+            </tbody>
+          </table>
+        </div>`)}<//>
+    </section>`;
+}
+
+/** "422 BUSINESS_RULE_VIOLATION TD-422-002: message" from an error record (the loan family wraps it in { error }). */
+function errorSummary(error) {
+  const record = error.error ?? error;
+  const code = record.errordetail?.[0]?.code;
+  return `${record.status ?? ''} ${record.reason ?? ''}${code ? ` ${code}` : ''}: ${record.message ?? ''}`;
+}
+
+const operationStatuses = ['', 'Executed', 'Rejected', 'Pending', 'Unknown', 'InFlight'];
+
+export function OperationsSection() {
+  const [status, setStatus] = useState('');
+  const [open, setOpen] = useState(null);
+  const operations = usePoll(`/operations?limit=50${status ? `&status=${status}` : ''}`);
+  const perMinute = usePoll('/metrics/operations-per-minute', 5000);
+  return html`
+    <section class="panel" id="operations">
+      <h2>Operations</h2>
+      <h3>Per minute, by outcome <span class="hint">(last hour)</span></h3>
+      <${Answer} answer=${perMinute}>${(body) => html`<${OperationsPerMinuteChart} perMinute=${body} />`}<//>
+      <label class="filter">Status <select value=${status} onChange=${(event) => setStatus(event.target.value)}>
+        ${operationStatuses.map((value) => html`<option value=${value}>${value || 'any'}</option>`)}
+      </select></label>
+      <${Answer} answer=${operations}>${(body) => body.operations.length === 0 ? html`<p class="hint">No operation yet.</p>` : html`
+        <table class="clickable">
+          <thead><tr><th>Created</th><th>Operation</th><th>Status</th><th>Client</th><th>User</th><th>Workstation</th><th>Correlation id</th><th>Reference</th></tr></thead>
+          <tbody>${body.operations.map((operation) => html`
+            <tr key=${operation.reference} data-operation=${operation.reference} onClick=${() => setOpen(open === operation.reference ? null : operation.reference)}>
+              <td>${formatInstant(operation.createdAt)}</td><td>${operation.operation}</td>
+              <td><span class=${statusClass(operation.status)}>${operation.status}</span>${operation.httpStatus ? html` <span class="hint">${operation.httpStatus}</span>` : null}</td>
+              <td>${operation.client.realm ? `${operation.client.realm}/` : ''}${operation.client.clientId}</td>
+              <td>${operation.user ?? '–'}</td><td>${operation.workstation ?? '–'}</td>
+              <td class="mono">${operation.correlationId}</td><td class="mono">${operation.reference}</td>
+            </tr>
+            ${open === operation.reference || operation.error ? html`
+              <tr class="outcome" key=${`${operation.reference}-outcome`}><td colspan="8">
+                ${operation.error ? html`<div class="error-record" data-error-record=${operation.reference}>
+                    <strong>Error record</strong> ${errorSummary(operation.error)}
+                    ${open === operation.reference ? html`<pre>${JSON.stringify(operation.error, null, 2)}</pre>` : null}</div>` : null}
+                ${open === operation.reference && operation.result ? html`<div><strong>Result</strong><pre>${JSON.stringify(operation.result, null, 2)}</pre></div>` : null}
+              </td></tr>` : null}`)}
+          </tbody>
+        </table>`}<//>
+    </section>`;
+}
+
+export function AuditSection() {
+  const records = usePoll('/audit?limit=50');
+  const verification = usePoll('/audit/verification', 5000);
+  return html`
+    <section class="panel" id="audit">
+      <h2>Audit trail</h2>
+      <${Answer} answer=${verification}>${(body) => html`
+        <p class=${body.ok ? 'chain ok' : 'chain error'} data-chain=${body.ok ? 'ok' : 'broken'}>
+          ${body.ok ? `Chain verified: ${body.chained} records link up${body.unchained ? `, ${body.unchained} awaiting chaining` : ''}.` : `Chain BROKEN at position ${body.problem?.chainSeq} (record ${body.problem?.id}): ${body.problem?.issue}.`}
+          <span class="hint"> Verified ${formatInstant(body.verifiedAt)}.</span>
+        </p>`}<//>
+      <${Answer} answer=${records}>${(body) => html`
+        <table>
+          <thead><tr><th>#</th><th>Recorded</th><th>Operation</th><th>Outcome</th><th>HTTP</th><th>Client</th><th>User</th><th>Workstation</th><th>Correlation id</th><th class="number">ms</th></tr></thead>
+          <tbody>${body.records.map((record) => html`
+            <tr key=${record.id}><td>${record.chainSeq ?? '…'}</td><td>${formatInstant(record.recordedAt)}</td><td>${record.operation}</td>
+              <td><span class=${statusClass(record.outcome)}>${record.outcome}</span></td><td>${record.httpStatus}</td>
+              <td>${record.client.realm ? `${record.client.realm}/` : ''}${record.client.clientId}</td><td>${record.user ?? '–'}</td><td>${record.workstation ?? '–'}</td>
+              <td class="mono">${record.correlationId ?? '–'}</td><td class="number">${record.durationMs}</td></tr>`)}
+          </tbody>
+        </table>`}<//>
+    </section>`;
+}
+
+export function ClientsSection() {
+  const clients = usePoll('/clients', 10000);
+  return html`
+    <section class="panel" id="clients">
+      <h2>Clients</h2>
+      <p class="hint">Client secrets are stored only as hashes and never shown; <code>coregate clients rotate-secret</code> issues a new one.</p>
+      <${Answer} answer=${clients}>${(body) => html`
+        <table>
+          <thead><tr><th>Realm</th><th>Client</th><th>Enabled</th><th>Scopes</th><th>Technical user</th><th>Default workstation</th></tr></thead>
+          <tbody>${body.clients.map((client) => html`
+            <tr key=${`${client.realm}/${client.clientId}`}><td>${client.realm}</td><td>${client.clientId}</td><td>${client.enabled ? 'yes' : 'no'}</td>
+              <td>${client.scopes.map((scope) => html`<span class="scope">${scope}</span> `)}</td><td>${client.technicalUser ?? '–'}</td><td>${client.defaultWorkstation ?? '–'}</td></tr>`)}
+          </tbody>
+        </table>`}<//>
+    </section>`;
+}
+
+export function WebhooksSection() {
+  const deliveries = usePoll('/webhooks/deliveries?limit=50', 3000);
+  return html`
+    <section class="panel" id="webhooks">
+      <h2>Webhook deliveries</h2>
+      <${Answer} answer=${deliveries}>${(body) => body.deliveries.length === 0 ? html`<p class="hint">No delivery yet.</p>` : html`
+        <table>
+          <thead><tr><th>Created</th><th>Event</th><th>Endpoint</th><th>Status</th><th class="number">Attempts</th><th>Last answer</th><th>Next attempt</th></tr></thead>
+          <tbody>${body.deliveries.map((delivery) => html`
+            <tr key=${delivery.id}><td>${formatInstant(delivery.createdAt)}</td><td>${delivery.eventType}</td><td class="mono">${delivery.url}</td>
+              <td><span class=${statusClass(delivery.status)}>${delivery.status}</span></td><td class="number">${delivery.attempts}</td>
+              <td>${delivery.lastStatusCode ?? ''} ${delivery.lastError ?? ''}</td><td>${delivery.nextAttemptAt ? formatInstant(delivery.nextAttemptAt) : '–'}</td></tr>`)}
+          </tbody>
+        </table>`}<//>
+    </section>`;
+}
+
+export function BusinessDateSection() {
+  const date = usePoll('/business-date', 3000);
+  const [to, setTo] = useState('');
+  const [outcome, setOutcome] = useState(null);
+  const advance = async (event) => {
+    event.preventDefault();
+    setOutcome({ text: 'Running end of day…' });
+    const answer = await postJson('/business-date/advance', { to });
+    if (answer.status === 200) {
+      const report = answer.body;
+      setOutcome({ ok: true, text: `Advanced from ${report.from} to ${report.to}: ${report.daysClosed.length} business days closed, ${report.maturedDeposits} deposits matured, ${report.overdueInstallments} installments overdue.` });
+    } else setOutcome({ ok: false, text: failureText(answer) });
+  };
+  return html`
+    <section class="panel" id="business-date">
+      <h2>Business date</h2>
+      <${Answer} answer=${date}>${(body) => html`
+        <p class="big" data-business-date=${body.businessDate}>${body.businessDate}</p>
+        <form class="inline" onSubmit=${advance}>
+          <label>Advance to <input type="date" required value=${to} min=${body.businessDate} onInput=${(event) => setTo(event.target.value)} name="to" /></label>
+          <button type="submit">Run end of day</button>
+        </form>
+        ${outcome ? html`<p class=${outcome.ok === false ? 'error' : 'ok'} data-advance-outcome>${outcome.text}</p>` : null}`}<//>
+    </section>`;
+}
+
+export function SandboxSection() {
+  const [outcome, setOutcome] = useState(null);
+  const reset = async () => {
+    if (!window.confirm('Reset the sandbox? Every operation, deposit and balance goes back to the data file.')) return;
+    const answer = await postJson('/sandbox/reset', { confirm: 'reset' });
+    setOutcome(answer.status === 200 ? { ok: true, text: 'The sandbox was reset to its data file.' } : { ok: false, text: failureText(answer) });
+  };
+  return html`
+    <section class="panel" id="sandbox">
+      <h2>Sandbox</h2>
+      <p class="hint">Reloads the data file into an empty store: every operation, deposit and posting made since is gone.</p>
+      <button type="button" class="danger" onClick=${reset} data-sandbox-reset>Reset the sandbox…</button>
+      ${outcome ? html`<p class=${outcome.ok ? 'ok' : 'error'}>${outcome.text}</p>` : null}
+    </section>`;
+}

@@ -1,0 +1,60 @@
+/**
+ * Errors of the operator API: `{ "status", "reason", "message" }`, the shape of the server's 404
+ * handler. Route modules throw OperatorError; the plugin's error handler writes the body.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+
+const reasons: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  500: 'INTERNAL_ERROR',
+  501: 'NOT_IMPLEMENTED',
+  502: 'CORE_UNAVAILABLE',
+  504: 'CORE_TIMEOUT',
+};
+
+export class OperatorError extends Error {
+  override name = 'OperatorError';
+  constructor(
+    readonly statusCode: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}
+
+export interface OperatorErrorBody {
+  status: number;
+  reason: string;
+  message: string;
+}
+
+export function operatorErrorBody(status: number, message: string): OperatorErrorBody {
+  return { status, reason: reasons[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), message };
+}
+
+/** The plugin's error handler: expected errors keep their status and message, others are a logged 500. */
+export async function handleOperatorError(error: FastifyError | OperatorError, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (error instanceof OperatorError) return reply.code(error.statusCode).headers(error.headers).send(operatorErrorBody(error.statusCode, error.message));
+  const fastifyError = error as FastifyError & { validation?: Array<{ instancePath?: string; message?: string; params?: Record<string, unknown> }>; validationContext?: string };
+  if (fastifyError.validation && fastifyError.validation.length > 0) {
+    const issue = fastifyError.validation[0];
+    const where = `${fastifyError.validationContext ?? 'request'}${issue?.instancePath ? issue.instancePath.replace(/\//g, '.') : ''}`;
+    const property = typeof issue?.params?.additionalProperty === 'string' ? ` (${issue.params.additionalProperty})` : typeof issue?.params?.missingProperty === 'string' ? ` (${issue.params.missingProperty})` : '';
+    return reply.code(400).send(operatorErrorBody(400, `The ${where} is invalid: ${issue?.message ?? 'not as documented'}${property}; see docs/console.md`));
+  }
+  const status = fastifyError.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const message =
+      status === 415 ? 'Content-Type must be application/json' : status === 413 ? 'The request body is too large' : fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? 'The request body is not valid JSON' : error.message;
+    return reply.code(status).send(operatorErrorBody(status, message));
+  }
+  request.log.error({ err: error }, 'operator API request failed');
+  return reply.code(500).send(operatorErrorBody(500, 'The operator API failed unexpectedly; the log has the cause'));
+}

@@ -1,0 +1,50 @@
+/**
+ * The operator API (`/operator/v1`, issue 11): what the console reads and the controls it offers,
+ * for operators only. Every route, the other branches' route modules included, is registered in
+ * this plugin's scope, so the authentication hook (auth.ts) runs before each of them.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { TokenVerifier } from '../api/bearer-auth.js';
+import type { Store } from '../store/connect.js';
+import { deleteOperatorSession } from '../store/operator-sessions.js';
+import { operatorAuthHook, operatorScope, sessionCookieName } from './auth.js';
+import { handleOperatorError } from './errors.js';
+
+export const operatorApiPrefix = '/operator/v1';
+
+export interface OperatorApiOptions {
+  store: Store;
+  verifier: TokenVerifier;
+  /** Sandbox mode: the console shows the sandbox controls (reset). */
+  sandbox: boolean;
+  /** The service's public base URL (its origin is accepted in `Origin`). */
+  publicUrl: () => string;
+  /** Route modules (this branch's read routes, business date, webhooks, sandbox), registered behind the authentication hook. */
+  routes: FastifyPluginAsync[];
+}
+
+export async function operatorApi(app: FastifyInstance, options: OperatorApiOptions): Promise<void> {
+  app.decorateRequest('operator', undefined);
+  app.setErrorHandler(handleOperatorError);
+  app.addHook('onRequest', operatorAuthHook({ store: options.store, verifier: options.verifier, publicUrl: options.publicUrl }));
+  app.addHook('onSend', async (_request, reply) => {
+    // Operator answers name customers and balances: never kept by a cache.
+    void reply.header('cache-control', 'no-store');
+  });
+
+  app.get('/session', { schema: { hide: true } }, async (request) => {
+    const operator = request.operator;
+    if (operator?.via === 'bearer') return { via: 'bearer', clientId: operator.clientId, issuer: operator.issuer, scope: operatorScope, sandbox: options.sandbox };
+    return { via: 'session', issuedBy: operator?.issuedBy, expiresAt: operator?.expiresAt, sandbox: options.sandbox };
+  });
+
+  app.post('/session/logout', { schema: { hide: true } }, async (request, reply) => {
+    if (request.operator?.via === 'session') await deleteOperatorSession(options.store.db, request.operator.sessionValue);
+    return reply
+      .code(204)
+      .header('set-cookie', `${sessionCookieName}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`)
+      .send();
+  });
+
+  for (const routes of options.routes) await app.register(routes);
+}

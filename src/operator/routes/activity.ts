@@ -1,0 +1,85 @@
+/**
+ * The API's own records as the console shows them (issue 11): operations with their outcome, the
+ * audit trail and its chain's verification, the clients (never a secret), operations per minute.
+ * They read the API's store, so they work with the embedded and with a remote core alike.
+ */
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import { verifyAuditChain, type ChainVerification } from '../../audit/chain.js';
+import type { Store } from '../../store/connect.js';
+import { findOperationView, listAuditRecords, listClientViews, listOperations, listRowsMax, operationsPerMinute } from '../../store/operator-queries.js';
+import { OperatorError } from '../errors.js';
+import { countParameter, countSchema } from './query.js';
+
+export interface ActivityRoutesOptions {
+  store: Store;
+}
+
+/**
+ * Verifying the chain reads every record: the console asks every few seconds, so one answer
+ * serves every asker for this long (the page shows when it was verified).
+ */
+const chainVerificationReuseMs = 5_000;
+const pageQuery = { limit: countSchema, offset: countSchema } as const;
+const offsetMax = 100_000;
+const pageOf = (query: { limit?: string; offset?: string }) => ({
+  limit: countParameter('limit', query.limit, { defaultValue: 50, minimum: 1, maximum: listRowsMax }),
+  offset: countParameter('offset', query.offset, { defaultValue: 0, minimum: 0, maximum: offsetMax }),
+});
+
+export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsync {
+  return async (app: FastifyInstance) => {
+    const { store } = options;
+    let verification: { at: number; result: Promise<ChainVerification> } | undefined;
+
+    app.get<{ Querystring: { status?: string; limit?: string; offset?: string } }>(
+      '/operations',
+      {
+        schema: {
+          hide: true,
+          querystring: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { status: { type: 'string', enum: ['Pending', 'InFlight', 'Unknown', 'Executed', 'Rejected'] }, ...pageQuery },
+          },
+        },
+      },
+      async (request) => ({ operations: await listOperations(store.db, { status: request.query.status, ...pageOf(request.query) }) }),
+    );
+
+    app.get<{ Params: { reference: string } }>(
+      '/operations/:reference',
+      { schema: { hide: true, params: { type: 'object', required: ['reference'], properties: { reference: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' } } } } },
+      async (request) => {
+        const operation = await findOperationView(store.db, request.params.reference);
+        if (!operation) throw new OperatorError(404, `No operation ${request.params.reference}: GET /operator/v1/operations lists them`);
+        return operation;
+      },
+    );
+
+    app.get<{ Querystring: { limit?: string; offset?: string } }>(
+      '/audit',
+      { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
+      async (request) => {
+        const { limit, offset } = pageOf(request.query);
+        return { records: await listAuditRecords(store.db, limit, offset) };
+      },
+    );
+
+    app.get('/audit/verification', { schema: { hide: true } }, async () => {
+      const now = Date.now();
+      if (!verification || now - verification.at > chainVerificationReuseMs) {
+        verification = { at: now, result: verifyAuditChain(store) };
+        // A failed verification is not reused: the next asker tries again.
+        verification.result.catch(() => {
+          verification = undefined;
+        });
+      }
+      const { at, result } = verification;
+      return { ...(await result), verifiedAt: new Date(at).toISOString() };
+    });
+
+    app.get('/clients', { schema: { hide: true } }, async () => ({ clients: await listClientViews(store.db) }));
+
+    app.get('/metrics/operations-per-minute', { schema: { hide: true } }, async () => operationsPerMinute(store.db));
+  };
+}

@@ -1,0 +1,20 @@
+/** The console's amount formatting groups the exact decimal strings as text, never through a float. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+const { groupDigits, formatMoney } = (await import(new URL('../../src/console/static/format.js', import.meta.url).href)) as {
+  groupDigits(amount: string): string;
+  formatMoney(money: { amount: string; currency: string } | null): string;
+};
+
+test('amounts are grouped by thousands as text, exactly, whatever their size or sign', () => {
+  assert.equal(groupDigits('240000.00'), '240,000.00');
+  assert.equal(groupDigits('-10000.00'), '-10,000.00');
+  assert.equal(groupDigits('999.99'), '999.99');
+  assert.equal(groupDigits('1000'), '1,000');
+  assert.equal(groupDigits('0.05'), '0.05');
+  // Beyond a double's 15-16 significant digits: still exact.
+  assert.equal(groupDigits('999999999999999.99'), '999,999,999,999,999.99');
+  assert.equal(formatMoney({ amount: '1543.75', currency: 'USD' }), '1,543.75 USD');
+  assert.equal(formatMoney(null), '–');
+});
