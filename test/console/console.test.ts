@@ -6,6 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -15,7 +17,9 @@ import { storeTargets } from '../helpers/stores.js';
 import { dataFileSecrets, findChromium, loginUrl, operatorDataFile } from './helpers.js';
 
 const browserFound = findChromium();
-const screenshotPath = new URL('../../docs/console.png', import.meta.url).pathname;
+// docs/console.png is rewritten only when asked (COREGATE_UPDATE_SCREENSHOT=1): a test run leaves the tree clean.
+const screenshotPath =
+  process.env.COREGATE_UPDATE_SCREENSHOT === '1' ? new URL('../../docs/console.png', import.meta.url).pathname : join(tmpdir(), `coregate-console-${process.pid}.png`);
 
 describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.skip : undefined }, () => {
   let server: TestServer;
@@ -93,7 +97,9 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
 
   test('the screenshot of the console (docs/console.png, shown in the README)', async () => {
     await page.locator('#account-detail .chart canvas').waitFor();
-    await page.screenshot({ path: screenshotPath, fullPage: false });
+    const image = await page.screenshot({ path: screenshotPath, fullPage: false });
+    assert.ok(image.length > 10_000, `a real picture of the page (${image.length} bytes)`);
+    assert.deepEqual([...image.subarray(1, 4)], [0x50, 0x4e, 0x47], 'a PNG');
   });
 
   test('a refused operation shows its error record in the operations section', async () => {
