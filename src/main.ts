@@ -56,6 +56,8 @@ export interface Coregate {
   readonly publicUrl: string;
   /** The data file as loaded, when one was given. */
   readonly data: SandboxData | undefined;
+  /** Whether the operator API and the console are served (sandbox mode or --operator-api). */
+  readonly operatorApi: boolean;
   readonly runner: OperationRunner;
   readonly reconciler: Reconciler;
   readonly worker: PendingWorker;
@@ -216,6 +218,7 @@ async function serveOn(
     url,
     publicUrl,
     data,
+    operatorApi: config.operatorApi,
     runner,
     reconciler,
     worker,

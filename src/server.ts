@@ -10,6 +10,8 @@ import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
 import { ExpectedError } from './core/expected-error.js';
 import { authRoutes } from './auth/routes.js';
+import { postOnlyEndpoints } from './auth/method-not-allowed.js';
+import { homeRoute } from './web/home.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
 import type { Logger } from './log.js';
@@ -117,7 +119,11 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   });
   await app.register(healthRoutes, { readiness: parts.readiness });
   if (parts.metrics?.serveOnMainPort) await app.register(metricsRoute, { metrics: parts.metrics.metrics });
-  if (parts.role === 'all' || parts.role === 'auth') await app.register(authRoutes, { ctx: parts.auth });
+  if (parts.role === 'all' || parts.role === 'auth') {
+    await app.register(authRoutes, { ctx: parts.auth });
+    await app.register(postOnlyEndpoints);
+  }
+  await app.register(homeRoute, { version: parts.version, console: parts.operator !== undefined });
   if (parts.role === 'all' || parts.role === 'api') await app.register(businessApi, parts.api);
   if (parts.operator) {
     await app.register(operatorApi, { prefix: operatorApiPrefix, ...parts.operator.api });

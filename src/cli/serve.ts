@@ -52,19 +52,22 @@ export async function serve(flags: ConfigFlags): Promise<void> {
 
 /** What a person needs to start: the URLs and a token request they can paste. */
 function banner(coregate: Coregate, workers: number): string {
-  const lines = ['', `coregate is ready on ${coregate.url}${workers > 1 ? ` (${workers} workers)` : ''}`, `  health:  ${coregate.url}/health/ready`];
-  lines.push(`  metrics: ${coregate.metricsUrl}`);
+  const lines = ['', `coregate is ready on ${coregate.url}${workers > 1 ? ` (${workers} workers)` : ''}`];
+  lines.push(`  API docs: ${coregate.url}/docs`, `  OpenAPI:  ${coregate.url}/openapi.json`);
+  if (coregate.operatorApi) lines.push(`  console:  ${coregate.url}/console`);
+  lines.push(`  health:   ${coregate.url}/health/ready`, `  metrics:  ${coregate.metricsUrl}`);
   const realm = coregate.data?.realms?.[0];
   const client = realm?.clients?.find((c) => c.enabled !== false);
   if (realm) {
     const realmUrl = `${coregate.url}/realms/${realm.name}`;
-    lines.push(`  realm:   ${realmUrl}/.well-known/openid-configuration`, `  JWKS:    ${realmUrl}/protocol/openid-connect/certs`);
+    lines.push(`  realm:    ${realmUrl}/.well-known/openid-configuration`, `  JWKS:     ${realmUrl}/protocol/openid-connect/certs`);
     if (client) {
       lines.push(
         '',
-        `Demo token request (client ${client.clientId} from the data file):`,
-        `  curl -s -X POST ${realmUrl}/protocol/openid-connect/token \\`,
-        `    -d grant_type=client_credentials -d client_id=${client.clientId} -d 'client_secret=${client.secret}'`,
+        `Demo token (client ${client.clientId} from the data file), kept in $TOKEN for the next commands:`,
+        `  TOKEN=$(curl -s -X POST ${realmUrl}/protocol/openid-connect/token \\`,
+        `    -d grant_type=client_credentials -d client_id=${client.clientId} -d 'client_secret=${client.secret}' \\`,
+        `    | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
       );
     }
   }
