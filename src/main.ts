@@ -40,6 +40,7 @@ import { startMetricsServer, type MetricsServer } from './metrics/metrics-server
 import { Metrics, type OperationOutcome } from './metrics/registry.js';
 import type { CoreCallObserver } from './operations/core-call.js';
 import { watchStore } from './metrics/store-sources.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -64,6 +65,8 @@ export interface Coregate {
   readonly metrics: Metrics;
   /** Where GET /metrics answers: on the main port, or on --metrics-port. */
   readonly metricsUrl: string;
+  /** Signed events: relay, fan-out and delivery in the background (CONTRACT §12). */
+  readonly webhooks: WebhookService;
   close(): Promise<void>;
 }
 
@@ -76,6 +79,10 @@ export interface StartOptions {
 }
 
 const packageVersion = '0.1.0';
+/** How long one webhook POST may take before it counts as failed (and is retried). */
+const webhookRequestTimeoutMs = 10_000;
+/** How often each instance relays, fans out and sends signed events. */
+const webhookIntervalMs = 500;
 
 /** Opens and prepares the store: migrations, data file, a signing key for every realm. */
 export async function prepareStore(
@@ -147,6 +154,15 @@ async function serveOn(
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger, metrics);
+  const webhooks = new WebhookService({
+    store,
+    vault,
+    core,
+    logger,
+    schedule: { firstRetryMs: config.webhookFirstRetryMs, retryPeriodMs: config.webhookRetrySeconds * 1000 },
+    requestTimeoutMs: webhookRequestTimeoutMs,
+    intervalMs: webhookIntervalMs,
+  });
   const verifier = new TokenVerifier({
     keyring: auth.keyring,
     snapshot: auth.snapshot,
@@ -196,6 +212,7 @@ async function serveOn(
   if (config.role !== 'auth') {
     worker.start();
     reconciler.start();
+    webhooks.start();
   }
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');
@@ -218,6 +235,7 @@ async function serveOn(
     limits,
     metrics,
     metricsUrl,
+    webhooks,
     close: async () => {
       if (closing) return;
       closing = true;
@@ -226,6 +244,7 @@ async function serveOn(
       await metricsServer?.close();
       await worker.stop();
       await reconciler.stop();
+      await webhooks.stop();
       await remoteCore?.close();
       await chainer.idle();
       await limits.close();

@@ -8,6 +8,7 @@ import * as m0002 from './migrations/0002_core.js';
 import * as m0003 from './migrations/0003_loans.js';
 import * as m0004 from './migrations/0004_production.js';
 import * as m0005 from './migrations/0005_drop_unused_chain_index.js';
+import * as m0007 from './migrations/0007_webhooks.js';
 import type { Store } from './connect.js';
 
 /** Every migration, in order. Names are frozen once landed. */
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0003_loans': m0003,
   '0004_production': m0004,
   '0005_drop_unused_chain_index': m0005,
+  '0007_webhooks': m0007,
 };
 
 class StaticMigrationProvider implements MigrationProvider {
