@@ -2,6 +2,7 @@
 /** The `coregate` command: the server, and the operator's commands on its store. */
 import { Command, Option } from 'commander';
 import { CommandError } from './command-error.js';
+import { addWebhookCommands } from './webhook-commands.js';
 
 /** Operator commands load the store layer and the server only when they run, so client commands start fast. */
 const admin = () => import('./admin.js');
@@ -279,6 +280,8 @@ addClientOptions(program.command('operations').command('get').description('state
     print(`Operation ${view.reference} (${view.operation}): ${view.status}${view.error ? ` — ${view.error.status} ${view.error.message}` : ''}`);
     if (view.result !== undefined) print(JSON.stringify(view.result, null, 2));
   });
+
+addWebhookCommands(program);
 
 function print(value: unknown): void {
   process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
