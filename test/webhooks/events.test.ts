@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
+import Fastify from 'fastify';
 import { Webhook } from 'standardwebhooks';
+import { webhookRoutes } from '../../src/operator/routes/webhooks.js';
 import { Vault } from '../../src/auth/vault.js';
 import { verifyWebhook, WebhookSignatureError } from '../../src/sdk/index.js';
 import { listDeliveries, listEventsOf } from '../../src/store/webhooks.js';
@@ -135,7 +137,7 @@ describeEachStore(
       }
     });
 
-    test('CONTRACT §12: a delivery still refused after the retry period is failed, with its last status and error visible', async () => {
+    test('CONTRACT §12: a delivery still refused after the retry period is failed, with its last status and error visible; an operator\'s retry sends it again', async () => {
       const correlationId = randomUUID();
       receiver.respond = (event) => (event.data.correlationId === correlationId ? 500 : 200);
       try {
@@ -156,6 +158,23 @@ describeEachStore(
         assert.equal(delivery.lastError, 'the endpoint answered HTTP 500');
         assert.equal(delivery.nextAttemptAt, null);
         assert.equal(receiver.about(correlationId).length, delivery.attempts, 'every attempt reached the receiver');
+
+        // The operator retries it (POST /operator/v1/webhooks/deliveries/{id}/retry) once the receiver is fixed.
+        receiver.respond = () => 200;
+        const operator = Fastify();
+        await operator.register(webhookRoutes({ store: server().coregate.store, vault, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
+        try {
+          const retried = await operator.inject({ method: 'POST', url: `/operator/v1/webhooks/deliveries/${delivery.id}/retry`, payload: {} });
+          assert.equal(retried.statusCode, 202, retried.body);
+        } finally {
+          await operator.close();
+        }
+        const redelivered = await waitFor('the retried delivery to be delivered', async () => {
+          const [found] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
+          return found?.status === 'delivered' ? found : undefined;
+        });
+        assert.equal(redelivered.attempts, delivery.attempts + 1);
+        assert.equal(receiver.about(correlationId).at(-1)?.status, 200);
       } finally {
         receiver.respond = () => 200;
       }

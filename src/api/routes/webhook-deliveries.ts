@@ -9,6 +9,8 @@ import { Type } from '@sinclair/typebox';
 import type { Store } from '../../store/connect.js';
 import { deliveryStatuses, listDeliveries, type DeliveryStatus } from '../../store/webhooks.js';
 import { errorResponses } from '../../operations/schemas/common.js';
+import { errorCatalogue as E } from '../../core/error-catalogue.js';
+import { ApiError } from '../error-record.js';
 import { clientOfKey } from '../../webhooks/events.js';
 import { deliveriesListedDefault, deliveriesListedMax } from '../../webhooks/webhook-admin.js';
 
@@ -34,7 +36,7 @@ export const WebhookDeliverySchema = Type.Object(
 
 export async function webhookDeliveryRoutes(app: FastifyInstance, options: { store: Store }): Promise<void> {
   app.addSchema(WebhookDeliverySchema);
-  app.get<{ Querystring: { limit?: number; status?: DeliveryStatus } }>(
+  app.get<{ Querystring: { limit?: string; status?: DeliveryStatus } }>(
     '/v1/webhooks/deliveries',
     {
       config: { business: { family: undefined, wrapped: false, scope: undefined, auditedOperation: undefined } },
@@ -45,7 +47,8 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, options: { sto
         security: [{ bearer: [] }],
         querystring: Type.Object(
           {
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: deliveriesListedMax, default: deliveriesListedDefault })),
+            // Query strings are not coerced by the business API's validator: the digits are checked here, the bound in the handler.
+            limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: `1 to ${deliveriesListedMax}; ${deliveriesListedDefault} by default` })),
             status: Type.Optional(Type.Union(deliveryStatuses.map((status) => Type.Literal(status)))),
           },
           { additionalProperties: false },
@@ -56,10 +59,12 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, options: { sto
     async (request) => {
       const principal = request.principal;
       if (!principal) throw new Error('the business API authenticated no principal');
+      const limit = request.query.limit === undefined ? deliveriesListedDefault : Number(request.query.limit);
+      if (limit > deliveriesListedMax) throw new ApiError(E.invalidField, `limit must be at most ${deliveriesListedMax}`);
       const client = clientOfKey(principal.clientKey);
       const deliveries = await listDeliveries(options.store.db, {
         client,
-        limit: request.query.limit ?? deliveriesListedDefault,
+        limit,
         ...(request.query.status === undefined ? {} : { status: request.query.status }),
       });
       return { deliveries };
