@@ -21,7 +21,8 @@ import { waitFor } from '../helpers/wait.js';
 import { Receiver } from './receiver.js';
 
 /** Short schedule for the tests: first retry after 100-200 ms, failed after 3 s. */
-const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', COREGATE_WEBHOOK_RETRY_SECONDS: '3' };
+const masterKey = 'webhooks-test-master-key-0123456789abcdef';
+const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', COREGATE_WEBHOOK_RETRY_SECONDS: '3', COREGATE_MASTER_KEY: masterKey };
 
 async function initiate(server: TestServer, body: unknown, correlationId: string): Promise<HttpResult> {
   const token = await demoToken(server);
@@ -42,11 +43,14 @@ describeEachStore(
   ({ server }) => {
     let receiver: Receiver;
     let secret: string;
-    const vault = new Vault(process.env.COREGATE_MASTER_KEY);
+    const vault = new Vault(masterKey);
     before(async () => {
       receiver = await Receiver.start();
       const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url });
       secret = endpoint.secret;
+      const stored = await server().coregate.store.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+      assert.match(stored.secret, /^enc:v1:/, 'the secret is sealed with the master key');
+      assert.ok(!stored.secret.includes(secret.slice('whsec_'.length)));
     });
     after(() => receiver.close());
 
