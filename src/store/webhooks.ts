@@ -175,6 +175,13 @@ export async function claimEventDispatch(db: Queryable, eventId: string): Promis
   return result.numUpdatedRows > 0n;
 }
 
+/** Marks events dispatched without deliveries (no endpoint takes them); answers how many it marked. */
+export async function markEventsDispatched(db: Queryable, eventIds: readonly string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  const result = await db.updateTable('webhook_events').set({ dispatched: 1 }).where('id', 'in', [...eventIds]).where('dispatched', '=', 0).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 // Deliveries
 
 export async function insertDelivery(db: Queryable, delivery: { id: string; eventId: string; endpointId: string; nowMs: number }): Promise<void> {

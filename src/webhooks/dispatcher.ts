@@ -7,7 +7,7 @@
  */
 import type { Store } from '../store/connect.js';
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
-import { claimEventDispatch, insertDelivery, listEndpoints, listUndispatchedEvents, type StoredWebhookEvent } from '../store/webhooks.js';
+import { claimEventDispatch, insertDelivery, listEndpoints, listUndispatchedEvents, markEventsDispatched, type StoredWebhookEvent, type WebhookEndpoint } from '../store/webhooks.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 
 /** Events fanned out per pass: bounds one pass's work. */
@@ -16,20 +16,34 @@ const dispatchBatchMax = 100;
 /** Fans out what is waiting; answers how many events it dispatched. */
 export async function dispatchEvents(store: Store, nowMs: number = Date.now()): Promise<number> {
   const events = await listUndispatchedEvents(store.db, dispatchBatchMax);
-  let dispatched = 0;
-  for (const event of events) {
+  if (events.length === 0) return 0;
+  // Most events belong to clients without a matching endpoint: they are marked in one update,
+  // so the dispatcher does not cost the store a transaction per operation.
+  const endpoints = await listEndpoints(store.db);
+  const wanted = (event: StoredWebhookEvent) => endpoints.some((endpoint) => takes(endpoint, event));
+  const unwanted = events.filter((event) => !wanted(event)).map((event) => event.id);
+  let dispatched = await markEventsDispatched(store.db, unwanted);
+  for (const event of events.filter(wanted)) {
     if (await dispatchOne(store, event, nowMs)) dispatched += 1;
   }
   return dispatched;
 }
 
+function takes(endpoint: WebhookEndpoint, event: StoredWebhookEvent): boolean {
+  return (
+    endpoint.enabled &&
+    endpoint.realm === event.realm &&
+    endpoint.clientId === event.clientId &&
+    (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.type))
+  );
+}
+
 async function dispatchOne(store: Store, event: StoredWebhookEvent, nowMs: number): Promise<boolean> {
   return inUnitOfWork(store, async ({ db }) => {
     if (!(await claimEventDispatch(db, event.id))) return false;
+    // Read again in the transaction: an endpoint removed meanwhile gets no delivery.
     const endpoints = await listEndpoints(db, { realm: event.realm, clientId: event.clientId });
-    for (const endpoint of endpoints) {
-      if (!endpoint.enabled) continue;
-      if (endpoint.eventTypes.length > 0 && !endpoint.eventTypes.includes(event.type)) continue;
+    for (const endpoint of endpoints.filter((candidate) => takes(candidate, event))) {
       await insertDelivery(db, { id: timeOrderedUuid(nowMs), eventId: event.id, endpointId: endpoint.id, nowMs });
     }
     return true;
