@@ -5,7 +5,7 @@
  */
 
 /** Attempts of one delivery at most, whatever the retry period: a limit on everything. */
-export const deliveryAttemptsMax = 50;
+export const deliveryAttemptsMax = 64;
 /** Retries are never further apart than this. */
 export const deliveryIntervalMaxMs = 60 * 60_000;
 
