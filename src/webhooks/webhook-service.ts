@@ -14,6 +14,12 @@ import type { DeliverySchedule } from './delivery-schedule.js';
 import { dispatchEvents } from './dispatcher.js';
 import { relayCoreEvents } from './maturity-relay.js';
 
+/**
+ * The core's event log is read at most this often: maturities come from end of day, and a remote
+ * core is not asked over HTTP on every pass of every instance.
+ */
+export const relayIntervalMs = 5_000;
+
 export interface WebhookServiceOptions {
   store: Store;
   vault: Vault;
@@ -33,6 +39,7 @@ export class WebhookService {
   readonly #deliverer: Deliverer;
   /** The relay's failure is logged once until it works again (a core without an event log, a remote core down). */
   #relayFailing = false;
+  #relayedAtMs = 0;
 
   constructor(options: WebhookServiceOptions) {
     this.#options = options;
@@ -71,6 +78,9 @@ export class WebhookService {
   }
 
   async #relay(): Promise<void> {
+    const nowMs = Date.now();
+    if (nowMs - this.#relayedAtMs < relayIntervalMs) return;
+    this.#relayedAtMs = nowMs;
     try {
       const pass = await relayCoreEvents(this.#options.store, this.#options.core);
       if (this.#relayFailing) this.#options.logger.info('core events relayed again');
