@@ -124,10 +124,11 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
   });
 });
 
+// About loading and the CLI, not deployments: one embedded instance, whatever COREGATE_TEST_DEPLOYMENT says.
 describeEachStoreUrl('webhook endpoints from the CLI and the data file', ({ dbUrl }) => {
   test('CONTRACT §12: coregate webhooks add prints the secret once; list, deliveries and remove; --json', async () => {
     const dataFile = writeTempDataFile(readDemoData());
-    const server = await startTestServer({ db: dbUrl(), data: dataFile });
+    const server = await startTestServer({ deployment: 'embedded', db: dbUrl(), data: dataFile });
     await server.close();
     const added = await runCli(['webhooks', 'add', '--realm', demo.realm, '--client-id', demo.treasury.clientId, '--url', 'https://example.com/cli', '--event-types', 'operation.executed,termDeposit.matured', '--db', dbUrl(), '--json']);
     assert.equal(added.code, 0, added.stderr);
@@ -158,20 +159,20 @@ describeEachStoreUrl('webhook endpoints from the CLI and the data file', ({ dbUr
   test('CONTRACT §9, §12: the data file\'s webhooks are loaded once and never overwritten; a wrong one is refused naming the field', async () => {
     const url = 'https://example.com/from-file';
     const data = { ...readDemoData(), webhooks: [{ realm: demo.realm, clientId: demo.treasury.clientId, url, secret: givenSecret, eventTypes: ['operation.rejected'] }] };
-    const first = await startTestServer({ db: dbUrl(), data: writeTempDataFile(data) });
+    const first = await startTestServer({ deployment: 'embedded', db: dbUrl(), data: writeTempDataFile(data) });
     const [loaded] = (await listEndpoints(first.coregate.store.db)).filter((e) => e.url === url);
     assert.ok(loaded);
     assert.deepEqual(loaded.eventTypes, ['operation.rejected']);
     await first.close();
     // The file changes: the stored endpoint stays as it was.
     const changed = { ...data, webhooks: [{ ...data.webhooks[0], eventTypes: ['operation.executed'] }] };
-    const second = await startTestServer({ db: dbUrl(), data: writeTempDataFile(changed) });
+    const second = await startTestServer({ deployment: 'embedded', db: dbUrl(), data: writeTempDataFile(changed) });
     const now = (await listEndpoints(second.coregate.store.db)).filter((e) => e.url === url);
     assert.deepEqual(now.map((e) => [e.id, e.eventTypes]), [[loaded.id, ['operation.rejected']]]);
     await second.close();
     const wrong = { ...data, webhooks: [{ realm: demo.realm, clientId: 'nobody', url: 'https://example.com/x' }] };
-    await assert.rejects(startTestServer({ db: dbUrl(), data: writeTempDataFile(wrong) }), /webhooks\[0\]: client "nobody" of realm "sandbox" does not exist/);
+    await assert.rejects(startTestServer({ deployment: 'embedded', db: dbUrl(), data: writeTempDataFile(wrong) }), /webhooks\[0\]: client "nobody" of realm "sandbox" does not exist/);
     const badSecret = { ...data, webhooks: [{ realm: demo.realm, clientId: demo.treasury.clientId, url: 'https://example.com/y', secret: 'whsec_short' }] };
-    await assert.rejects(startTestServer({ db: dbUrl(), data: writeTempDataFile(badSecret) }), /webhooks\[0\]: a webhook secret holds 24 to 64 bytes/);
+    await assert.rejects(startTestServer({ deployment: 'embedded', db: dbUrl(), data: writeTempDataFile(badSecret) }), /webhooks\[0\]: a webhook secret holds 24 to 64 bytes/);
   });
 });
