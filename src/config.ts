@@ -66,6 +66,10 @@ export interface Config {
   sandbox: boolean;
   /** The operator API and the console (/operator/v1, /console): on in sandbox mode, off otherwise unless --operator-api. */
   operatorApi: boolean;
+  /** Signed events (docs/webhooks.md): a delivery not delivered this long after it was created is failed. */
+  webhookRetrySeconds: number;
+  /** Signed events: the first retry of a failed delivery comes between half of this and this later; each next one twice as late. */
+  webhookFirstRetryMs: number;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -160,6 +164,8 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
       1,
       31_536_000,
     ),
+    webhookRetrySeconds: integerSetting('COREGATE_WEBHOOK_RETRY_SECONDS', env.COREGATE_WEBHOOK_RETRY_SECONDS ?? '86400', 1, 604_800),
+    webhookFirstRetryMs: integerSetting('COREGATE_WEBHOOK_FIRST_RETRY_MS', env.COREGATE_WEBHOOK_FIRST_RETRY_MS ?? '5000', 10, 3_600_000),
     reconcileBackoffMaxMs: integerSetting(
       'COREGATE_RECONCILE_BACKOFF_MAX_MS',
       env.COREGATE_RECONCILE_BACKOFF_MAX_MS ?? '60000',

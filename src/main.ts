@@ -45,6 +45,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { activityRoutes } from './operator/routes/activity.js';
 import { bankRoutes } from './operator/routes/bank.js';
 import { businessDateRoutes } from './operator/routes/business-date.js';
+import { webhookRoutes } from './operator/routes/webhooks.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -71,6 +73,8 @@ export interface Coregate {
   readonly metrics: Metrics;
   /** Where GET /metrics answers: on the main port, or on --metrics-port. */
   readonly metricsUrl: string;
+  /** Signed events: relay, fan-out and delivery in the background (CONTRACT §12). */
+  readonly webhooks: WebhookService;
   close(): Promise<void>;
 }
 
@@ -82,6 +86,10 @@ export interface StartOptions {
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
 }
 
+/** How long one webhook POST may take before it counts as failed (and is retried). */
+const webhookRequestTimeoutMs = 10_000;
+/** How often each instance relays, fans out and sends signed events. */
+const webhookIntervalMs = 500;
 
 /** Opens and prepares the store: migrations, data file, a signing key for every realm. */
 export async function prepareStore(
@@ -153,6 +161,15 @@ async function serveOn(
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger, metrics);
+  const webhooks = new WebhookService({
+    store,
+    vault,
+    core,
+    logger,
+    schedule: { firstRetryMs: config.webhookFirstRetryMs, retryPeriodMs: config.webhookRetrySeconds * 1000 },
+    requestTimeoutMs: webhookRequestTimeoutMs,
+    intervalMs: webhookIntervalMs,
+  });
   const verifier = new TokenVerifier({
     keyring: auth.keyring,
     snapshot: auth.snapshot,
@@ -170,7 +187,9 @@ async function serveOn(
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
-    operator: config.operatorApi ? operatorParts(config, store, core, verifier, () => publicUrl) : undefined,
+    operator: config.operatorApi
+      ? operatorParts(config, store, core, verifier, () => publicUrl, [webhookRoutes({ store, vault, kick: () => void webhooks.kick() })])
+      : undefined,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -205,6 +224,7 @@ async function serveOn(
   if (config.role !== 'auth') {
     worker.start();
     reconciler.start();
+    webhooks.start();
   }
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');
@@ -228,6 +248,7 @@ async function serveOn(
     limits,
     metrics,
     metricsUrl,
+    webhooks,
     close: async () => {
       if (closing) return;
       closing = true;
@@ -236,6 +257,7 @@ async function serveOn(
       await metricsServer?.close();
       await worker.stop();
       await reconciler.stop();
+      await webhooks.stop();
       await remoteCore?.close();
       await chainer.idle();
       await limits.close();
@@ -248,19 +270,20 @@ async function serveOn(
  * The operator API's route modules (issue 11), all behind its authentication hook. Each branch
  * adds its module to this list: business date (A), webhooks (B), sandbox reset (D).
  */
-function operatorRoutes(config: Config, store: Store, core: CoreBankingPort): FastifyPluginAsync[] {
+function operatorRoutes(config: Config, store: Store, core: CoreBankingPort, instanceRoutes: FastifyPluginAsync[]): FastifyPluginAsync[] {
   return [
     activityRoutes({ store }),
     bankRoutes({ store, embeddedCore: config.coreUrl === undefined }),
     businessDateRoutes({ core }),
-    // B: webhookRoutes({ ... }),
+    // Routes that need this instance's services (its webhook service).
+    ...instanceRoutes,
     // D: sandboxRoutes({ ... }),
   ];
 }
 
-function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string) {
+function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string, instanceRoutes: FastifyPluginAsync[]) {
   return {
-    api: { store, verifier, sandbox: config.sandbox, publicUrl, routes: operatorRoutes(config, store, core) },
+    api: { store, verifier, sandbox: config.sandbox, publicUrl, routes: operatorRoutes(config, store, core, instanceRoutes) },
     console: { store, publicUrl },
   };
 }

@@ -19,6 +19,7 @@ import { auditEntry } from '../operations/operation-audit.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import './request-context.js';
 import { operationRoutes } from './routes/operations.js';
+import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { termDepositRoutes } from './routes/term-deposits.js';
 import { merchandisingLoanRoutes } from './routes/merchandising-loans.js';
 import {
@@ -138,4 +139,5 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   await app.register(termDepositRoutes, { core, runner });
   await app.register(merchandisingLoanRoutes, { core, runner });
   await app.register(operationRoutes, { store, runner });
+  await app.register(webhookDeliveryRoutes, { store });
 }

@@ -3,6 +3,7 @@
 import { Command, Option } from 'commander';
 import { CommandError } from './command-error.js';
 import { version } from '../version.js';
+import { addWebhookCommands } from './webhook-commands.js';
 
 /** Operator commands load the store layer and the server only when they run, so client commands start fast. */
 const admin = () => import('./admin.js');
@@ -314,6 +315,8 @@ addClientOptions(program.command('operations').description('business operations:
     print(`Operation ${view.reference} (${view.operation}): ${view.status}${view.error ? ` — ${view.error.status} ${view.error.message}` : ''}`);
     if (view.result !== undefined) print(JSON.stringify(view.result, null, 2));
   });
+
+addWebhookCommands(program);
 
 function print(value: unknown): void {
   process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);

@@ -21,6 +21,7 @@ import { errorRecord, type ErrorRecord } from './error-record.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
 import { nextAttemptAt } from './retry-schedule.js';
+import { writeOperationEvent } from '../webhooks/operation-events.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -153,6 +154,8 @@ export class Execution {
       request: null,
       atEpochMs: Date.now(),
     });
+    // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
+    await writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body });
     await this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome);
   }
 
@@ -165,6 +168,8 @@ export class Execution {
         const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: Date.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
         if (job.from.kind === 'new') await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: refusal.entry.status, error, request: undefined }, 'Rejected');
         else await claims.move(unitOfWork.db, job.record.reference, job.from.guard, change);
+        // With the embedded core the postings rolled back; the rejection and its event commit here.
+        await writeOperationEvent(unitOfWork.db, job.record, { status: 'Rejected', error });
         await audit.write(unitOfWork.db, job.audit, job.record.reference, refusal.entry.status, 'Rejected', refusal.entry);
       });
     } catch (failure) {

@@ -24,6 +24,7 @@ import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
 import { Periodic } from './periodic.js';
 import { nextAttemptAt } from './retry-schedule.js';
+import { writeOperationEvent } from '../webhooks/operation-events.js';
 
 /** Operations settled per pass: bounds one pass's work. */
 const reconcileBatchMax = 20;
@@ -153,10 +154,12 @@ export class Reconciler {
     await inUnitOfWork(store, async (unitOfWork) => {
       if (found.status === 'Executed') {
         await claims.move(unitOfWork.db, record.reference, guard, { status: 'Executed', httpStatus: 200, result: found.body, request: null, atEpochMs: Date.now() });
+        await writeOperationEvent(unitOfWork.db, record, { status: 'Executed', result: found.body });
         await audit.write(unitOfWork.db, context, record.reference, 200, found.outcome);
       } else {
         const error = errorRecord(found.refusal.entry, found.refusal.message, record.path, operation.family);
         await claims.move(unitOfWork.db, record.reference, guard, { status: 'Rejected', httpStatus: found.refusal.entry.status, error, request: null, atEpochMs: Date.now() });
+        await writeOperationEvent(unitOfWork.db, record, { status: 'Rejected', error });
         await audit.write(unitOfWork.db, context, record.reference, found.refusal.entry.status, 'Rejected', found.refusal.entry);
       }
     });

@@ -48,6 +48,17 @@ const Installment = Type.Object({
   amountPaid: Type.Optional(Amount),
 });
 
+/** A webhook endpoint of a client (CONTRACT §12, docs/webhooks.md); loaded once, never overwritten. */
+export const SandboxWebhook = Type.Object({
+  realm: Type.String({ minLength: 1, maxLength: 64 }),
+  clientId: Type.String({ minLength: 1, maxLength: 128 }),
+  url: Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://', description: 'absolute http(s) URL' }),
+  secret: Type.Optional(Type.String({ pattern: '^whsec_', maxLength: 200, description: 'whsec_ and base64; generated when absent' })),
+  eventTypes: Type.Optional(
+    Type.Array(Type.Union(['operation.executed', 'operation.rejected', 'termDeposit.matured', 'loanInstallment.overdue'].map((t) => Type.Literal(t)))),
+  ),
+});
+
 export const SandboxDataFile = Type.Object({
   businessDate: Type.Optional(IsoDate),
   calendar: Type.Optional(
@@ -108,11 +119,13 @@ export const SandboxDataFile = Type.Object({
       }),
     ),
   ),
+  webhooks: Type.Optional(Type.Array(SandboxWebhook)),
 });
 
 export type SandboxData = Static<typeof SandboxDataFile>;
 export type SandboxRealmData = Static<typeof SandboxRealm>;
 export type SandboxClientData = Static<typeof SandboxClient>;
+export type SandboxWebhookData = Static<typeof SandboxWebhook>;
 
 const compiled = TypeCompiler.Compile(SandboxDataFile);
 

@@ -14,6 +14,8 @@ import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
 import type { SandboxData } from './data-file.js';
 import { loadCoreData } from './load-core.js';
+import { findEndpointByUrl } from '../store/webhooks.js';
+import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
 
 export const realmDefaults = {
   lifespanSeconds: 300,
@@ -25,6 +27,7 @@ export interface LoadSummary {
   realmsAdded: number;
   clientsAdded: number;
   accountsAdded: number;
+  webhooksAdded: number;
 }
 
 export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData): Promise<LoadSummary> {
@@ -32,7 +35,7 @@ export async function loadSandboxData(store: Store, vault: Vault, data: SandboxD
     await lockForAdministration(store, trx);
     const hashKey = await loadSecretHashKey(trx, vault);
     const now = new Date().toISOString();
-    const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0 };
+    const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
 
     for (const realm of data.realms ?? []) {
       if (!(await findRealm(trx, realm.name))) summary.realmsAdded += 1;
@@ -66,6 +69,7 @@ export async function loadSandboxData(store: Store, vault: Vault, data: SandboxD
     }
     await loadDirectory(trx, data);
     summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+    summary.webhooksAdded = await loadWebhooks(trx, vault, data);
     return summary;
   });
 }
@@ -86,4 +90,24 @@ export async function loadCoreSandboxData(store: Store, data: SandboxData): Prom
 async function loadDirectory(db: Queryable, data: SandboxData): Promise<void> {
   for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
   for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(db, workstation.id, workstation.status);
+}
+
+/**
+ * Webhook endpoints (CONTRACT §12): one per client and URL, added when missing, never
+ * overwritten. Without a `secret` in the file one is generated and sealed, and nobody can read
+ * it: give one in the file to verify the events (docs/webhooks.md).
+ */
+async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData): Promise<number> {
+  let added = 0;
+  for (const [index, webhook] of (data.webhooks ?? []).entries()) {
+    if (await findEndpointByUrl(db, webhook.realm, webhook.clientId, webhook.url)) continue;
+    try {
+      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] });
+    } catch (error) {
+      if (error instanceof EndpointRefused) throw new Error(`data file: webhooks[${index}]: ${error.message}`);
+      throw error;
+    }
+    added += 1;
+  }
+  return added;
 }

@@ -13,6 +13,8 @@ export type {
   TermDepositInitiation,
 } from './client.js';
 export { TokenProvider } from './token-provider.js';
+export { verifyWebhook, WebhookSignatureError } from './webhooks.js';
+export type { WebhookEvent, WebhookEventType, WebhookHeaders } from './webhooks.js';
 export type { SessionIdentity, TokenProviderOptions } from './token-provider.js';
 export { CoregateApiError, CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
 export type { ErrorDetail } from './errors.js';

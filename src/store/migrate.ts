@@ -9,6 +9,7 @@ import * as m0003 from './migrations/0003_loans.js';
 import * as m0004 from './migrations/0004_production.js';
 import * as m0005 from './migrations/0005_drop_unused_chain_index.js';
 import * as m0006 from './migrations/0006_end_of_day.js';
+import * as m0007 from './migrations/0007_webhooks.js';
 import * as m0008 from './migrations/0008_operator_sessions.js';
 import type { Store } from './connect.js';
 import { databaseProblem } from './database-problem.js';
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0004_production': m0004,
   '0005_drop_unused_chain_index': m0005,
   '0006_end_of_day': m0006,
+  '0007_webhooks': m0007,
   '0008_operator_sessions': m0008,
 };
 

@@ -67,6 +67,9 @@ export interface Database extends CoreDatabase {
   settings: SettingTable;
   directory_users: DirectoryUserTable;
   workstations: WorkstationTable;
+  webhook_endpoints: WebhookEndpointTable;
+  webhook_events: WebhookEventTable;
+  webhook_deliveries: WebhookDeliveryTable;
   operator_login_tokens: OperatorLoginTokenTable;
   operator_sessions: OperatorSessionTable;
 }
@@ -285,4 +288,47 @@ export interface CoreDatabase {
   core_operations: CoreOperationTable;
   operations: OperationTable;
   audit_records: AuditRecordTable;
+}
+
+/** Signed events (CONTRACT §12, migration 0007): see src/store/webhooks.ts. */
+export interface WebhookEndpointTable {
+  id: string;
+  realm: string;
+  client_id: string;
+  url: string;
+  /** `whsec_...`, sealed by the vault (`enc:v1:...`) when a master key is set. */
+  secret: string;
+  enabled: number;
+  /** JSON array of event types; empty: every type. */
+  event_types: string;
+  created_at: string;
+}
+
+export interface WebhookEventTable {
+  id: string;
+  type: string;
+  realm: string;
+  client_id: string;
+  reference: string | null;
+  payload: string;
+  created_at: string;
+  created_epoch_ms: bigint | string | number;
+  dispatched: number;
+}
+
+export interface WebhookDeliveryTable {
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  status: string;
+  attempts: number;
+  next_attempt_epoch_ms: bigint | string | number;
+  lease_owner: string | null;
+  lease_until_epoch_ms: bigint | string | number;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: string | null;
+  created_at: string;
+  created_epoch_ms: bigint | string | number;
+  updated_at: string;
 }

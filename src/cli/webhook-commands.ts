@@ -1,0 +1,137 @@
+/**
+ * `coregate webhooks add|list|remove|deliveries|retry`: operator commands on the store's webhook
+ * endpoints and deliveries (docs/webhooks.md). They open the store themselves, as the other
+ * operator commands do; the store layer loads only when a command runs. `add` prints the new
+ * endpoint's signing secret once (or takes one from COREGATE_WEBHOOK_SECRET, never from a flag).
+ */
+import { Option, type Command } from 'commander';
+import { CommandError } from './command-error.js';
+
+const actions = async () => {
+  const [{ Vault }, { loadSecretHashKey }, { defaultDbUrl }, { openStore }, { migrateToLatest }, admin] = await Promise.all([
+    import('../auth/vault.js'),
+    import('../auth/secret-hash-key.js'),
+    import('../config.js'),
+    import('../store/connect.js'),
+    import('../store/migrate.js'),
+    import('../webhooks/webhook-admin.js'),
+  ]);
+  return {
+    admin,
+    async withStore<T>(db: string | undefined, work: (store: import('../store/connect.js').Store, vault: InstanceType<typeof Vault>) => Promise<T>): Promise<T> {
+      const vault = new Vault(process.env.COREGATE_MASTER_KEY);
+      const store = openStore(db ?? process.env.COREGATE_DB ?? defaultDbUrl);
+      try {
+        await migrateToLatest(store);
+        // Refuses a missing or wrong master key before a secret could be sealed (or not) with it.
+        await loadSecretHashKey(store.db, vault);
+        return await work(store, vault);
+      } catch (error) {
+        if (error instanceof admin.EndpointRefused) throw new CommandError(error.message);
+        throw error;
+      } finally {
+        await store.close();
+      }
+    },
+  };
+};
+
+const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
+const jsonOption = () => new Option('--json', 'print JSON for scripts');
+
+function print(value: unknown): void {
+  process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
+
+function splitList(value: string | undefined): string[] {
+  return value === undefined ? [] : value.split(/[\s,]+/).filter((item) => item !== '');
+}
+
+export function addWebhookCommands(program: Command): void {
+  const webhooks = program.command('webhooks').description('signed events: endpoints of clients and their deliveries (docs/webhooks.md)');
+  webhooks
+    .command('add')
+    .description('register an endpoint of a client; prints its signing secret once (COREGATE_WEBHOOK_SECRET gives one)')
+    .requiredOption('--realm <realm>', 'realm of the client')
+    .requiredOption('--client-id <id>', 'the client the events are about')
+    .requiredOption('--url <url>', 'where events are POSTed (https, or http for a local receiver)')
+    .option('--event-types <types>', 'comma-separated event types (default: every type)')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (flags: { realm: string; clientId: string; url: string; eventTypes?: string; db?: string; json?: boolean }) => {
+      const { admin, withStore } = await actions();
+      const given = process.env.COREGATE_WEBHOOK_SECRET;
+      const endpoint = await withStore(flags.db, (store, vault) =>
+        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }),
+      );
+      if (flags.json) return print(endpoint);
+      print(`Endpoint ${endpoint.id} of ${endpoint.clientId} (${endpoint.realm}): ${endpoint.url}`);
+      print(`Event types: ${endpoint.eventTypes.length === 0 ? 'all' : endpoint.eventTypes.join(', ')}`);
+      if (given) print('Signing secret: the one given in COREGATE_WEBHOOK_SECRET.');
+      else print(`Signing secret: ${endpoint.secret}\nStore it now: it is shown only once.`);
+    });
+  webhooks
+    .command('list')
+    .description('list endpoints (never their secrets)')
+    .option('--realm <realm>', 'only this realm\'s client (with --client-id)')
+    .option('--client-id <id>', 'only this client\'s endpoints')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (flags: { realm?: string; clientId?: string; db?: string; json?: boolean }) => {
+      if ((flags.realm === undefined) !== (flags.clientId === undefined)) throw new CommandError('give --realm and --client-id together, or neither');
+      const { admin, withStore } = await actions();
+      const client = flags.realm !== undefined && flags.clientId !== undefined ? { realm: flags.realm, clientId: flags.clientId } : undefined;
+      const endpoints = await withStore(flags.db, (store) => admin.endpointsOf(store.db, client));
+      if (flags.json) return print(endpoints);
+      print(
+        table(
+          ['ID', 'REALM', 'CLIENT ID', 'URL', 'ENABLED', 'EVENT TYPES', 'CREATED'],
+          endpoints.map((e) => [e.id, e.realm, e.clientId, e.url, String(e.enabled), e.eventTypes.length === 0 ? 'all' : e.eventTypes.join(','), e.createdAt]),
+        ),
+      );
+    });
+  webhooks
+    .command('remove')
+    .description('remove an endpoint (its deliveries not sent yet are dropped)')
+    .argument('<id>', 'endpoint id (coregate webhooks list)')
+    .addOption(dbOption())
+    .action(async (id: string, flags: { db?: string }) => {
+      const { admin, withStore } = await actions();
+      if (!(await withStore(flags.db, (store) => admin.removeEndpoint(store.db, id)))) throw new CommandError(`Endpoint ${id} does not exist (coregate webhooks list)`);
+      print(`Endpoint ${id} removed.`);
+    });
+  webhooks
+    .command('deliveries')
+    .description('list deliveries, newest first: status, attempts, last status code and error')
+    .option('--status <status>', 'pending, delivered or failed')
+    .option('--limit <n>', 'how many (1-500)', '50')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (flags: { status?: string; limit: string; db?: string; json?: boolean }) => {
+      const limit = Number(flags.limit);
+      const { admin, withStore } = await actions();
+      const deliveries = await withStore(flags.db, (store) => admin.deliveriesOf(store.db, { limit, ...(flags.status === undefined ? {} : { status: flags.status }) }));
+      if (flags.json) return print(deliveries);
+      print(
+        table(
+          ['ID', 'EVENT', 'TYPE', 'URL', 'STATUS', 'ATTEMPTS', 'LAST CODE', 'LAST ERROR', 'CREATED'],
+          deliveries.map((d) => [d.id, d.eventId, d.eventType, d.url, d.status, String(d.attempts), d.lastStatusCode === null ? '-' : String(d.lastStatusCode), d.lastError ?? '-', d.createdAt]),
+        ),
+      );
+    });
+  webhooks
+    .command('retry')
+    .description('send a failed delivery again now')
+    .argument('<id>', 'delivery id (coregate webhooks deliveries)')
+    .addOption(dbOption())
+    .action(async (id: string, flags: { db?: string }) => {
+      const { admin, withStore } = await actions();
+      if (!(await withStore(flags.db, (store) => admin.retryDeliveryNow(store.db, id)))) throw new CommandError(`Delivery ${id} does not exist or was delivered already`);
+      print(`Delivery ${id} is due now.`);
+    });
+}

@@ -1,0 +1,86 @@
+/**
+ * The operator API's webhook routes (CONTRACT §12; mounted under /operator/v1 by the operator
+ * plugin, which authenticates every request): endpoints of clients and the deliveries of their
+ * events. A secret is answered once, when the endpoint is registered; nothing lists it again.
+ * Errors are `{ status, reason, message }` with a message that says what to do.
+ */
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { Vault } from '../../auth/vault.js';
+import type { Store } from '../../store/connect.js';
+import { addEndpoint, deliveriesOf, EndpointRefused, endpointsOf, removeEndpoint, retryDeliveryNow } from '../../webhooks/webhook-admin.js';
+
+export interface WebhookRoutesOptions {
+  store: Store;
+  vault: Vault;
+  /** Wakes the instance's webhook service after a retry, so that it does not wait for its next pass. */
+  kick?: () => void;
+}
+
+/** Longest identifier, realm or client id accepted in a request. */
+const identifierCharsMax = 255;
+
+function refuse(reply: FastifyReply, status: 400 | 404, message: string) {
+  return reply.code(status).send({ status, reason: status === 400 ? 'BAD_REQUEST' : 'NOT_FOUND', message });
+}
+
+function stringField(body: Record<string, unknown>, name: string): string | undefined {
+  const value = body[name];
+  return typeof value === 'string' && value !== '' && value.length <= identifierCharsMax * 8 ? value : undefined;
+}
+
+export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync {
+  const { store, vault } = options;
+  return async (app) => {
+    app.get('/webhooks/endpoints', async () => ({ endpoints: await endpointsOf(store.db) }));
+
+    app.post('/webhooks/endpoints', async (request, reply) => {
+      const body = request.body;
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        return refuse(reply, 400, 'Send a JSON object: { "realm", "clientId", "url", "eventTypes"? }');
+      }
+      const fields = body as Record<string, unknown>;
+      const unknown = Object.keys(fields).filter((name) => !['realm', 'clientId', 'url', 'eventTypes'].includes(name));
+      if (unknown.length > 0) return refuse(reply, 400, `Unknown field ${unknown.join(', ')}: send realm, clientId, url and optionally eventTypes (the secret is generated)`);
+      const realm = stringField(fields, 'realm');
+      const clientId = stringField(fields, 'clientId');
+      const url = stringField(fields, 'url');
+      if (realm === undefined || clientId === undefined || url === undefined) return refuse(reply, 400, 'realm, clientId and url are required, as non-empty strings');
+      const eventTypes = fields.eventTypes ?? [];
+      if (!Array.isArray(eventTypes) || eventTypes.some((type) => typeof type !== 'string')) {
+        return refuse(reply, 400, 'eventTypes must be an array of event type names, e.g. ["operation.executed"]');
+      }
+      try {
+        const endpoint = await addEndpoint(store.db, vault, { realm, clientId, url, eventTypes: eventTypes as string[] });
+        return reply.code(201).send(endpoint);
+      } catch (error) {
+        if (error instanceof EndpointRefused) return refuse(reply, 400, error.message);
+        throw error;
+      }
+    });
+
+    app.delete<{ Params: { id: string } }>('/webhooks/endpoints/:id', async (request, reply) => {
+      if (!(await removeEndpoint(store.db, request.params.id))) return refuse(reply, 404, `Endpoint ${request.params.id} does not exist: GET /operator/v1/webhooks/endpoints lists them`);
+      return reply.code(204).send();
+    });
+
+    app.get<{ Querystring: Record<string, string | undefined> }>('/webhooks/deliveries', async (request, reply) => {
+      const { limit, status } = request.query;
+      const parsedLimit = limit === undefined ? undefined : /^\d{1,4}$/.test(limit) ? Number(limit) : Number.NaN;
+      try {
+        const deliveries = await deliveriesOf(store.db, { ...(parsedLimit === undefined ? {} : { limit: parsedLimit }), ...(status === undefined || status === '' ? {} : { status }) });
+        return { deliveries };
+      } catch (error) {
+        if (error instanceof EndpointRefused) return refuse(reply, 400, error.message);
+        throw error;
+      }
+    });
+
+    app.post<{ Params: { id: string } }>('/webhooks/deliveries/:id/retry', async (request, reply) => {
+      if (!(await retryDeliveryNow(store.db, request.params.id))) {
+        return refuse(reply, 404, `Delivery ${request.params.id} does not exist or was delivered already: GET /operator/v1/webhooks/deliveries lists them`);
+      }
+      options.kick?.();
+      return reply.code(202).send({ id: request.params.id, status: 'pending' });
+    });
+  };
+}

@@ -1,0 +1,354 @@
+/**
+ * Signed events in the store (CONTRACT §12): endpoints, the outbox of events and their
+ * deliveries. An event is inserted in the transaction of the change it reports; fan-out and
+ * delivery happen later, in the background (src/webhooks). Every claim of work by an instance is
+ * an update guarded by the state it leaves, so several instances never do the same work at once.
+ */
+import type { Selectable } from 'kysely';
+import { toBigInt } from './bigint.js';
+import type { Queryable } from './realms.js';
+import type { WebhookEndpointTable } from './schema.js';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+export const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
+
+export interface WebhookEndpoint {
+  id: string;
+  realm: string;
+  clientId: string;
+  url: string;
+  enabled: boolean;
+  /** Empty: every event type. */
+  eventTypes: string[];
+  createdAt: string;
+}
+
+export interface NewWebhookEvent {
+  id: string;
+  type: string;
+  realm: string;
+  clientId: string;
+  reference: string | null;
+  /** The JSON body as it is signed and sent. */
+  payload: string;
+  createdAtMs: number;
+}
+
+export interface StoredWebhookEvent extends NewWebhookEvent {
+  dispatched: boolean;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  endpointId: string;
+  url: string;
+  status: DeliveryStatus;
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  deliveredAt: string | null;
+  createdAt: string;
+}
+
+/** A delivery leased by an instance, with what it needs to send it. */
+export interface LeasedDelivery {
+  id: string;
+  eventId: string;
+  eventCreatedAtMs: number;
+  payload: string;
+  url: string;
+  sealedSecret: string;
+  attempts: number;
+  createdAtMs: number;
+  leaseUntilMs: number;
+}
+
+// Endpoints
+
+export async function insertEndpoint(db: Queryable, endpoint: WebhookEndpoint, sealedSecret: string): Promise<void> {
+  await db
+    .insertInto('webhook_endpoints')
+    .values({
+      id: endpoint.id,
+      realm: endpoint.realm,
+      client_id: endpoint.clientId,
+      url: endpoint.url,
+      secret: sealedSecret,
+      enabled: endpoint.enabled ? 1 : 0,
+      event_types: JSON.stringify(endpoint.eventTypes),
+      created_at: endpoint.createdAt,
+    })
+    .execute();
+}
+
+export async function listEndpoints(db: Queryable, client?: { realm: string; clientId: string }): Promise<WebhookEndpoint[]> {
+  let query = db.selectFrom('webhook_endpoints').selectAll();
+  if (client) query = query.where('realm', '=', client.realm).where('client_id', '=', client.clientId);
+  const rows = await query.orderBy('created_at').orderBy('id').execute();
+  return rows.map(toEndpoint);
+}
+
+/** The endpoint with the same client and URL (the data file loads each once). */
+export async function findEndpointByUrl(db: Queryable, realm: string, clientId: string, url: string): Promise<WebhookEndpoint | undefined> {
+  const row = await db.selectFrom('webhook_endpoints').selectAll().where('realm', '=', realm).where('client_id', '=', clientId).where('url', '=', url).executeTakeFirst();
+  return row && toEndpoint(row);
+}
+
+/** Removes the endpoint and its deliveries not sent yet; answers whether it existed. */
+export async function deleteEndpoint(db: Queryable, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webhook_endpoints').where('id', '=', id).executeTakeFirst();
+  if (result.numDeletedRows === 0n) return false;
+  await db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', id).where('status', '=', 'pending').execute();
+  return true;
+}
+
+function toEndpoint(row: Selectable<WebhookEndpointTable>): WebhookEndpoint {
+  return {
+    id: row.id,
+    realm: row.realm,
+    clientId: row.client_id,
+    url: row.url,
+    enabled: Number(row.enabled) === 1,
+    eventTypes: JSON.parse(row.event_types) as string[],
+    createdAt: row.created_at,
+  };
+}
+
+// Events (the outbox)
+
+/** Inserts the event unless one with its id exists already (a re-read relay, a repeat). */
+export async function insertEvent(db: Queryable, event: NewWebhookEvent): Promise<void> {
+  await db
+    .insertInto('webhook_events')
+    .values({
+      id: event.id,
+      type: event.type,
+      realm: event.realm,
+      client_id: event.clientId,
+      reference: event.reference,
+      payload: event.payload,
+      created_at: new Date(event.createdAtMs).toISOString(),
+      created_epoch_ms: BigInt(event.createdAtMs),
+      dispatched: 0,
+    })
+    .onConflict((c) => c.column('id').doNothing())
+    .execute();
+}
+
+export async function listUndispatchedEvents(db: Queryable, limit: number): Promise<StoredWebhookEvent[]> {
+  const rows = await db.selectFrom('webhook_events').selectAll().where('dispatched', '=', 0).orderBy('created_epoch_ms').limit(limit).execute();
+  return rows.map((row) => ({
+    id: row.id,
+    type: row.type,
+    realm: row.realm,
+    clientId: row.client_id,
+    reference: row.reference,
+    payload: row.payload,
+    createdAtMs: Number(toBigInt(row.created_epoch_ms)),
+    dispatched: Number(row.dispatched) === 1,
+  }));
+}
+
+export async function listEventsOf(db: Queryable, filter: { reference?: string; type?: string }): Promise<StoredWebhookEvent[]> {
+  let query = db.selectFrom('webhook_events').selectAll();
+  if (filter.reference !== undefined) query = query.where('reference', '=', filter.reference);
+  if (filter.type !== undefined) query = query.where('type', '=', filter.type);
+  const rows = await query.orderBy('created_epoch_ms').execute();
+  return rows.map((row) => ({
+    id: row.id,
+    type: row.type,
+    realm: row.realm,
+    clientId: row.client_id,
+    reference: row.reference,
+    payload: row.payload,
+    createdAtMs: Number(toBigInt(row.created_epoch_ms)),
+    dispatched: Number(row.dispatched) === 1,
+  }));
+}
+
+/** Marks the event dispatched if it was not; answers whether this caller won the fan-out. */
+export async function claimEventDispatch(db: Queryable, eventId: string): Promise<boolean> {
+  const result = await db.updateTable('webhook_events').set({ dispatched: 1 }).where('id', '=', eventId).where('dispatched', '=', 0).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** Marks events dispatched without deliveries (no endpoint takes them); answers how many it marked. */
+export async function markEventsDispatched(db: Queryable, eventIds: readonly string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  const result = await db.updateTable('webhook_events').set({ dispatched: 1 }).where('id', 'in', [...eventIds]).where('dispatched', '=', 0).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
+// Deliveries
+
+export async function insertDelivery(db: Queryable, delivery: { id: string; eventId: string; endpointId: string; nowMs: number }): Promise<void> {
+  const now = new Date(delivery.nowMs).toISOString();
+  await db
+    .insertInto('webhook_deliveries')
+    .values({
+      id: delivery.id,
+      event_id: delivery.eventId,
+      endpoint_id: delivery.endpointId,
+      status: 'pending',
+      attempts: 0,
+      next_attempt_epoch_ms: BigInt(delivery.nowMs),
+      lease_owner: null,
+      lease_until_epoch_ms: 0n,
+      last_status_code: null,
+      last_error: null,
+      delivered_at: null,
+      created_at: now,
+      created_epoch_ms: BigInt(delivery.nowMs),
+      updated_at: now,
+    })
+    .onConflict((c) => c.columns(['event_id', 'endpoint_id']).doNothing())
+    .execute();
+}
+
+/** Pending deliveries due now and not leased (or whose lease ran out), oldest due first. */
+export async function listDueDeliveryIds(db: Queryable, nowMs: number, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('status', '=', 'pending')
+    .where('next_attempt_epoch_ms', '<=', BigInt(nowMs))
+    .where('lease_until_epoch_ms', '<=', BigInt(nowMs))
+    .orderBy('next_attempt_epoch_ms')
+    .limit(limit)
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Leases one delivery for `owner` until `untilMs`, only if it is still pending, due and unleased:
+ * of several instances racing for it, one wins. Answers what the winner needs to send it.
+ */
+export async function leaseDelivery(db: Queryable, id: string, owner: string, nowMs: number, untilMs: number): Promise<LeasedDelivery | undefined> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: owner, lease_until_epoch_ms: BigInt(untilMs) })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('next_attempt_epoch_ms', '<=', BigInt(nowMs))
+    .where('lease_until_epoch_ms', '<=', BigInt(nowMs))
+    .executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return undefined;
+  const row = await db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
+    .select(['d.id', 'd.event_id', 'd.attempts', 'd.created_epoch_ms', 'e.payload', 'e.created_epoch_ms as event_created_epoch_ms', 'p.url', 'p.secret'])
+    .where('d.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    eventCreatedAtMs: Number(toBigInt(row.event_created_epoch_ms)),
+    payload: row.payload,
+    url: row.url,
+    sealedSecret: row.secret,
+    attempts: Number(row.attempts),
+    createdAtMs: Number(toBigInt(row.created_epoch_ms)),
+    leaseUntilMs: untilMs,
+  };
+}
+
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  attempts: number;
+  statusCode: number | null;
+  error: string | null;
+  nextAttemptMs: number;
+  nowMs: number;
+}
+
+/** Records an attempt's outcome and releases the lease, only while `owner` still holds it. */
+export async function recordAttempt(db: Queryable, id: string, owner: string, leaseUntilMs: number, outcome: AttemptOutcome): Promise<boolean> {
+  const now = new Date(outcome.nowMs).toISOString();
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: outcome.status,
+      attempts: outcome.attempts,
+      last_status_code: outcome.statusCode,
+      last_error: outcome.error,
+      next_attempt_epoch_ms: BigInt(outcome.nextAttemptMs),
+      lease_owner: null,
+      lease_until_epoch_ms: 0n,
+      updated_at: now,
+      ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
+    })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('lease_owner', '=', owner)
+    .where('lease_until_epoch_ms', '=', BigInt(leaseUntilMs))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * An operator's retry: a failed (or pending) delivery is due again now. Its retry period is not
+ * renewed: past it, one more attempt is made, and a failure is final again.
+ */
+export async function retryDelivery(db: Queryable, id: string, nowMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'pending', next_attempt_epoch_ms: BigInt(nowMs), updated_at: new Date(nowMs).toISOString() })
+    .where('id', '=', id)
+    .where('status', 'in', ['failed', 'pending'])
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  /** A client's own deliveries only. */
+  client?: { realm: string; clientId: string };
+  eventId?: string;
+  limit: number;
+}
+
+/** Deliveries newest first, with their event's type and their endpoint's URL. */
+export async function listDeliveries(db: Queryable, filter: DeliveryFilter): Promise<WebhookDelivery[]> {
+  let query = db
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
+    .select([
+      'd.id',
+      'd.event_id',
+      'e.type',
+      'd.endpoint_id',
+      'p.url',
+      'd.status',
+      'd.attempts',
+      'd.last_status_code',
+      'd.last_error',
+      'd.next_attempt_epoch_ms',
+      'd.delivered_at',
+      'd.created_at',
+    ]);
+  if (filter.status !== undefined) query = query.where('d.status', '=', filter.status);
+  if (filter.eventId !== undefined) query = query.where('d.event_id', '=', filter.eventId);
+  if (filter.client) query = query.where('p.realm', '=', filter.client.realm).where('p.client_id', '=', filter.client.clientId);
+  const rows = await query.orderBy('d.created_epoch_ms', 'desc').orderBy('d.id', 'desc').limit(filter.limit).execute();
+  return rows.map((row) => ({
+    id: row.id,
+    eventId: row.event_id,
+    eventType: row.type,
+    endpointId: row.endpoint_id,
+    url: row.url,
+    status: row.status as DeliveryStatus,
+    attempts: Number(row.attempts),
+    lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
+    lastError: row.last_error,
+    nextAttemptAt: row.status === 'pending' ? new Date(Number(toBigInt(row.next_attempt_epoch_ms))).toISOString() : null,
+    deliveredAt: row.delivered_at,
+    createdAt: row.created_at,
+  }));
+}
+

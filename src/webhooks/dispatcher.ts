@@ -1,0 +1,51 @@
+/**
+ * The dispatcher: fans each new event of the outbox out to its client's enabled endpoints whose
+ * filter takes its type, as pending deliveries. Each event is fanned out in one transaction that
+ * first marks it dispatched with a guarded update, so of several instances one does it; the
+ * unique (event, endpoint) index makes a repeat harmless anyway. An endpoint registered after an
+ * event was dispatched does not receive it.
+ */
+import type { Store } from '../store/connect.js';
+import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
+import { claimEventDispatch, insertDelivery, listEndpoints, listUndispatchedEvents, markEventsDispatched, type StoredWebhookEvent, type WebhookEndpoint } from '../store/webhooks.js';
+import { inUnitOfWork } from '../store/unit-of-work.js';
+
+/** Events fanned out per pass: bounds one pass's work. */
+const dispatchBatchMax = 100;
+
+/** Fans out what is waiting; answers how many events it dispatched. */
+export async function dispatchEvents(store: Store, nowMs: number = Date.now()): Promise<number> {
+  const events = await listUndispatchedEvents(store.db, dispatchBatchMax);
+  if (events.length === 0) return 0;
+  // Most events belong to clients without a matching endpoint: they are marked in one update,
+  // so the dispatcher does not cost the store a transaction per operation.
+  const endpoints = await listEndpoints(store.db);
+  const wanted = (event: StoredWebhookEvent) => endpoints.some((endpoint) => takes(endpoint, event));
+  const unwanted = events.filter((event) => !wanted(event)).map((event) => event.id);
+  let dispatched = await markEventsDispatched(store.db, unwanted);
+  for (const event of events.filter(wanted)) {
+    if (await dispatchOne(store, event, nowMs)) dispatched += 1;
+  }
+  return dispatched;
+}
+
+function takes(endpoint: WebhookEndpoint, event: StoredWebhookEvent): boolean {
+  return (
+    endpoint.enabled &&
+    endpoint.realm === event.realm &&
+    endpoint.clientId === event.clientId &&
+    (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.type))
+  );
+}
+
+async function dispatchOne(store: Store, event: StoredWebhookEvent, nowMs: number): Promise<boolean> {
+  return inUnitOfWork(store, async ({ db }) => {
+    if (!(await claimEventDispatch(db, event.id))) return false;
+    // Read again in the transaction: an endpoint removed meanwhile gets no delivery.
+    const endpoints = await listEndpoints(db, { realm: event.realm, clientId: event.clientId });
+    for (const endpoint of endpoints.filter((candidate) => takes(candidate, event))) {
+      await insertDelivery(db, { id: timeOrderedUuid(nowMs), eventId: event.id, endpointId: endpoint.id, nowMs });
+    }
+    return true;
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Registering webhook endpoints, the same way from the data file, the CLI and the operator API:
+ * the URL and the event types are checked, the client must exist, and the secret (given or
+ * generated) is sealed by the vault before it is stored. The secret is answered once, to the
+ * caller that registered the endpoint; nothing reads it back out.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Vault } from '../auth/vault.js';
+import { findClient } from '../store/clients.js';
+import type { Queryable } from '../store/realms.js';
+import { insertEndpoint, type WebhookEndpoint } from '../store/webhooks.js';
+import { isWebhookEventType, webhookEventTypes } from './events.js';
+import { newEndpointSecret, secretProblem } from './secret.js';
+
+/** The longest endpoint URL accepted. */
+export const endpointUrlCharsMax = 2_048;
+
+/** A registration refused for a reason the caller can fix; the message says how. */
+export class EndpointRefused extends Error {
+  override name = 'EndpointRefused';
+}
+
+export interface EndpointRequest {
+  realm: string;
+  clientId: string;
+  url: string;
+  /** `whsec_...`; generated when absent. */
+  secret?: string;
+  /** Empty or absent: every event type. */
+  eventTypes?: readonly string[];
+}
+
+/** Answers why the URL cannot receive events, or undefined. */
+export function endpointUrlProblem(url: string): string | undefined {
+  if (url.length > endpointUrlCharsMax) return `the URL must have at most ${endpointUrlCharsMax} characters`;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `"${url.slice(0, 100)}" is not a URL: give an absolute http(s) URL, e.g. https://example.com/webhooks`;
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'the URL must use https (or http for a local receiver)';
+  // Credentials in the URL would be stored and shown in clear: the signature authenticates instead.
+  if (parsed.username !== '' || parsed.password !== '') return 'the URL must not carry a user name or password: the signature authenticates the events';
+  return undefined;
+}
+
+export function eventTypesProblem(eventTypes: readonly string[]): string | undefined {
+  const unknown = eventTypes.filter((type) => !isWebhookEventType(type));
+  if (unknown.length > 0) return `unknown event type ${unknown.map((t) => `"${t}"`).join(', ')}: use ${webhookEventTypes.join(', ')}`;
+  return undefined;
+}
+
+/** Registers the endpoint; answers it with its secret (to show once). */
+export async function registerEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, nowMs: number = Date.now()): Promise<WebhookEndpoint & { secret: string }> {
+  const problem =
+    endpointUrlProblem(request.url) ?? eventTypesProblem(request.eventTypes ?? []) ?? (request.secret === undefined ? undefined : secretProblem(request.secret));
+  if (problem) throw new EndpointRefused(problem);
+  if (!(await findClient(db, request.realm, request.clientId))) {
+    throw new EndpointRefused(`client "${request.clientId}" of realm "${request.realm}" does not exist: endpoints belong to a client of the auth service`);
+  }
+  const secret = request.secret ?? newEndpointSecret();
+  const endpoint: WebhookEndpoint = {
+    id: randomUUID(),
+    realm: request.realm,
+    clientId: request.clientId,
+    url: request.url,
+    enabled: true,
+    eventTypes: [...new Set(request.eventTypes ?? [])],
+    createdAt: new Date(nowMs).toISOString(),
+  };
+  await insertEndpoint(db, endpoint, vault.seal(secret));
+  return { ...endpoint, secret };
+}

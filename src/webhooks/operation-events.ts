@@ -1,0 +1,12 @@
+/**
+ * The outbox write of a settled operation: one insert, in the transaction that settles it, so
+ * that the event exists exactly when the final state does (CONTRACT §12). Fan-out to endpoints
+ * happens later, in the dispatcher, off the request's path.
+ */
+import type { Queryable } from '../store/realms.js';
+import { insertEvent } from '../store/webhooks.js';
+import { operationEvent, type FinalOutcome, type SettledOperation } from './events.js';
+
+export async function writeOperationEvent(db: Queryable, operation: SettledOperation, outcome: FinalOutcome): Promise<void> {
+  await insertEvent(db, operationEvent(operation, outcome));
+}

@@ -1,0 +1,94 @@
+/**
+ * Signed events in the background of every instance (CONTRACT §12): each pass relays the core's
+ * new events, fans new events out to endpoints and sends the deliveries that are due. Every step
+ * claims its work with a guarded update, so instances share the work and never repeat it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Vault } from '../auth/vault.js';
+import type { CoreBankingPort } from '../core/port.js';
+import type { Logger } from '../log.js';
+import { Periodic } from '../operations/periodic.js';
+import type { Store } from '../store/connect.js';
+import { Deliverer } from './deliverer.js';
+import type { DeliverySchedule } from './delivery-schedule.js';
+import { dispatchEvents } from './dispatcher.js';
+import { relayCoreEvents } from './maturity-relay.js';
+
+/**
+ * The core's event log is read at most this often: maturities come from end of day, and a remote
+ * core is not asked over HTTP on every pass of every instance.
+ */
+export const relayIntervalMs = 5_000;
+
+export interface WebhookServiceOptions {
+  store: Store;
+  vault: Vault;
+  core: Pick<CoreBankingPort, 'eventsAfter'>;
+  logger: Logger;
+  schedule: DeliverySchedule;
+  /** How long one POST to an endpoint may take. */
+  requestTimeoutMs: number;
+  /** How often a pass runs. */
+  intervalMs: number;
+  onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
+}
+
+export class WebhookService {
+  readonly #options: WebhookServiceOptions;
+  readonly #periodic: Periodic;
+  readonly #deliverer: Deliverer;
+  /** The relay's failure is logged once until it works again (a core without an event log, a remote core down). */
+  #relayFailing = false;
+  #relayedAtMs = 0;
+
+  constructor(options: WebhookServiceOptions) {
+    this.#options = options;
+    this.#deliverer = new Deliverer({
+      store: options.store,
+      vault: options.vault,
+      logger: options.logger,
+      instanceId: randomUUID(),
+      requestTimeoutMs: options.requestTimeoutMs,
+      schedule: options.schedule,
+      ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
+    });
+    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'webhook pass failed'));
+  }
+
+  start(): void {
+    this.#periodic.start();
+    void this.kick();
+  }
+
+  stop(): Promise<void> {
+    return this.#periodic.stop();
+  }
+
+  /** Runs a pass now unless one is under way; resolves when it ends. */
+  kick(): Promise<void> {
+    return this.#periodic.kick();
+  }
+
+  async #pass(): Promise<void> {
+    await this.#relay();
+    if (this.#periodic.stopped) return;
+    await dispatchEvents(this.#options.store);
+    if (this.#periodic.stopped) return;
+    await this.#deliverer.deliverDue();
+  }
+
+  async #relay(): Promise<void> {
+    const nowMs = Date.now();
+    if (nowMs - this.#relayedAtMs < relayIntervalMs) return;
+    this.#relayedAtMs = nowMs;
+    try {
+      const pass = await relayCoreEvents(this.#options.store, this.#options.core);
+      if (this.#relayFailing) this.#options.logger.info('core events relayed again');
+      this.#relayFailing = false;
+      if (pass.written > 0 || pass.skipped > 0) this.#options.logger.debug(pass, 'core events relayed');
+    } catch (error) {
+      if (!this.#relayFailing) this.#options.logger.warn({ err: error }, 'core events cannot be read; retrying each pass');
+      this.#relayFailing = true;
+    }
+  }
+}

@@ -1,0 +1,210 @@
+/**
+ * Signed events (CONTRACT §12) against a started server and a real HTTP receiver: an event per
+ * final state, written with it, signed as Standard Webhooks says, redelivered after a failure
+ * with the same webhook-id, and a failure visible once the retry period is over.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, test } from 'node:test';
+import Fastify from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { webhookRoutes } from '../../src/operator/routes/webhooks.js';
+import { Vault } from '../../src/auth/vault.js';
+import { verifyWebhook, WebhookSignatureError } from '../../src/sdk/index.js';
+import { listDeliveries, listEventsOf } from '../../src/store/webhooks.js';
+import { registerEndpoint } from '../../src/webhooks/endpoints.js';
+import { depositBody, depositBodyWithTerms } from '../helpers/bodies.js';
+import { initiatePath, send, type HttpResult } from '../helpers/http.js';
+import { demo, demoToken, type TestServer } from '../helpers/server.js';
+import { describeEachStore } from '../helpers/suite.js';
+import { waitFor } from '../helpers/wait.js';
+import { Receiver } from './receiver.js';
+
+/** Short schedule for the tests: first retry after 100-200 ms, failed after 3 s. */
+const masterKey = 'webhooks-test-master-key-0123456789abcdef';
+const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', COREGATE_WEBHOOK_RETRY_SECONDS: '3', COREGATE_MASTER_KEY: masterKey };
+
+async function initiate(server: TestServer, body: unknown, correlationId: string): Promise<HttpResult> {
+  const token = await demoToken(server);
+  return send(`${server.url}${initiatePath}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
+    body: JSON.stringify(body),
+  });
+}
+
+async function referenceOf(server: TestServer, correlationId: string): Promise<string> {
+  const row = await server.coregate.store.db.selectFrom('operations').select('reference').where('correlation_id', '=', correlationId).executeTakeFirstOrThrow();
+  return row.reference;
+}
+
+describeEachStore(
+  'signed events',
+  ({ server }) => {
+    let receiver: Receiver;
+    let secret: string;
+    const vault = new Vault(masterKey);
+    before(async () => {
+      receiver = await Receiver.start();
+      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url });
+      secret = endpoint.secret;
+      const stored = await server().coregate.store.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
+      assert.match(stored.secret, /^enc:v1:/, 'the secret is sealed with the master key');
+      assert.ok(!stored.secret.includes(secret.slice('whsec_'.length)));
+    });
+    after(() => receiver.close());
+
+    test('CONTRACT §12: an Executed operation produces one operation.executed event, signed (verified by the SDK and by the standardwebhooks package)', async () => {
+      const correlationId = randomUUID();
+      const response = await initiate(server(), depositBody(), correlationId);
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const reference = await referenceOf(server(), correlationId);
+      const events = await listEventsOf(server().coregate.store.db, { reference });
+      assert.equal(events.length, 1, 'one event per final state');
+      assert.equal(events[0]?.type, 'operation.executed');
+
+      const [request] = await receiver.waitFor(correlationId);
+      assert.ok(request);
+      assert.equal(request.headers['webhook-id'], events[0]?.id, 'webhook-id is the event\'s stable id');
+      assert.match(String(request.headers['webhook-timestamp']), /^\d{10}$/);
+      assert.match(String(request.headers['webhook-signature']), /^v1,[A-Za-z0-9+/=]+$/);
+      const headers = request.headers as Record<string, string>;
+      const byPackage = new Webhook(secret).verify(request.body, headers) as { type: string; data: Record<string, unknown> };
+      assert.equal(byPackage.type, 'operation.executed');
+      const bySdk = verifyWebhook(request.body, headers, secret);
+      assert.equal(bySdk.id, events[0]?.id);
+      assert.equal(bySdk.type, 'operation.executed');
+      assert.equal(bySdk.data.reference, reference);
+      assert.equal(bySdk.data.operation, 'initiateTermDeposit');
+      assert.equal(bySdk.data.realm, demo.realm);
+      assert.equal(bySdk.data.clientId, demo.treasury.clientId);
+      assert.equal(bySdk.data.correlationId, correlationId);
+      assert.equal(bySdk.data.status, 'Executed');
+      assert.deepEqual(bySdk.data.result, response.body, 'the result is the 200 body');
+      assert.ok(!Number.isNaN(Date.parse(bySdk.timestamp)));
+
+      // A tampered body or a wrong secret does not verify.
+      assert.throws(() => verifyWebhook(request.body.replace('Executed', 'Rejected'), headers, secret), WebhookSignatureError);
+      assert.throws(() => verifyWebhook(request.body, headers, `whsec_${Buffer.alloc(32, 7).toString('base64')}`), WebhookSignatureError);
+      assert.throws(() => verifyWebhook(request.body, { ...headers, 'webhook-signature': '' }, secret), WebhookSignatureError);
+
+      const deliveries = await waitFor('the delivery recorded as delivered', async () => {
+        const found = await listDeliveries(server().coregate.store.db, { eventId: events[0]?.id ?? '', limit: 10 });
+        return found[0]?.status === 'delivered' ? found : undefined;
+      });
+      assert.equal(deliveries.length, 1);
+      assert.equal(deliveries[0]?.attempts, 1);
+      assert.equal(deliveries[0]?.lastStatusCode, 200);
+      assert.equal(deliveries[0]?.lastError, null);
+    });
+
+    test('CONTRACT §12: a Rejected operation produces one operation.rejected event with its error record, signed', async () => {
+      const correlationId = randomUUID();
+      const response = await initiate(server(), depositBodyWithTerms({ amount: 1500.01, source: '1000000002' }), correlationId);
+      assert.equal(response.status, 422, JSON.stringify(response.body));
+      const reference = await referenceOf(server(), correlationId);
+      const events = await listEventsOf(server().coregate.store.db, { reference });
+      assert.deepEqual(events.map((event) => event.type), ['operation.rejected']);
+
+      const [request] = await receiver.waitFor(correlationId);
+      assert.ok(request);
+      const event = verifyWebhook(request.body, request.headers as Record<string, string>, secret);
+      assert.equal(event.type, 'operation.rejected');
+      assert.equal(event.data.status, 'Rejected');
+      assert.equal(event.data.reference, reference);
+      const error = event.data.error as { status: number; errordetail: Array<{ code: string }> };
+      assert.equal(error.status, 422);
+      assert.equal(error.errordetail[0]?.code, 'TD-422-002');
+      assert.equal(event.data.result, undefined);
+    });
+
+    test('CONTRACT §12: redelivered after the receiver fails (503 then 200), with the same webhook-id and a valid signature each time', async () => {
+      const correlationId = randomUUID();
+      let failures = 0;
+      receiver.respond = (event) => (event.data.correlationId === correlationId && failures++ < 2 ? 503 : 200);
+      try {
+        const response = await initiate(server(), depositBody(), correlationId);
+        assert.equal(response.status, 200);
+        const requests = await receiver.waitFor(correlationId, 3);
+        assert.deepEqual(requests.map((r) => r.status), [503, 503, 200]);
+        assert.equal(new Set(requests.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id for every attempt');
+        for (const request of requests) verifyWebhook(request.body, request.headers as Record<string, string>, secret);
+        const eventId = String(requests[0]?.headers['webhook-id']);
+        const delivery = await waitFor('the redelivery recorded', async () => {
+          const [found] = await listDeliveries(server().coregate.store.db, { eventId, limit: 1 });
+          return found?.status === 'delivered' ? found : undefined;
+        });
+        assert.equal(delivery.attempts, 3);
+        assert.equal(delivery.lastStatusCode, 200);
+      } finally {
+        receiver.respond = () => 200;
+      }
+    });
+
+    test('CONTRACT §12: a delivery still refused after the retry period is failed, with its last status and error visible; an operator\'s retry sends it again', async () => {
+      const correlationId = randomUUID();
+      receiver.respond = (event) => (event.data.correlationId === correlationId ? 500 : 200);
+      try {
+        const response = await initiate(server(), depositBody(), correlationId);
+        assert.equal(response.status, 200);
+        const reference = await referenceOf(server(), correlationId);
+        const [event] = await listEventsOf(server().coregate.store.db, { reference });
+        const delivery = await waitFor(
+          'the delivery to fail',
+          async () => {
+            const [found] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
+            return found?.status === 'failed' ? found : undefined;
+          },
+          20_000,
+        );
+        assert.ok(delivery.attempts >= 2, `retried before failing (${delivery.attempts} attempts)`);
+        assert.equal(delivery.lastStatusCode, 500);
+        assert.equal(delivery.lastError, 'the endpoint answered HTTP 500');
+        assert.equal(delivery.nextAttemptAt, null);
+        assert.equal(receiver.about(correlationId).length, delivery.attempts, 'every attempt reached the receiver');
+
+        // The operator retries it (POST /operator/v1/webhooks/deliveries/{id}/retry) once the receiver is fixed.
+        receiver.respond = () => 200;
+        const operator = Fastify();
+        await operator.register(webhookRoutes({ store: server().coregate.store, vault, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
+        try {
+          const retried = await operator.inject({ method: 'POST', url: `/operator/v1/webhooks/deliveries/${delivery.id}/retry`, payload: {} });
+          assert.equal(retried.statusCode, 202, retried.body);
+        } finally {
+          await operator.close();
+        }
+        const redelivered = await waitFor('the retried delivery to be delivered', async () => {
+          const [found] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
+          return found?.status === 'delivered' ? found : undefined;
+        });
+        assert.equal(redelivered.attempts, delivery.attempts + 1);
+        assert.equal(receiver.about(correlationId).at(-1)?.status, 200);
+      } finally {
+        receiver.respond = () => 200;
+      }
+    });
+
+    test('CONTRACT §12: an endpoint receives its own client\'s events only, and only the types of its filter', async () => {
+      const reporting = await Receiver.start();
+      const rejectedOnly = await Receiver.start();
+      try {
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url });
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] });
+        const executedId = randomUUID();
+        const rejectedId = randomUUID();
+        assert.equal((await initiate(server(), depositBody(), executedId)).status, 200);
+        assert.equal((await initiate(server(), depositBodyWithTerms({ amount: 1500.01, source: '1000000002' }), rejectedId)).status, 422);
+        await receiver.waitFor(executedId);
+        await receiver.waitFor(rejectedId);
+        await rejectedOnly.waitFor(rejectedId);
+        // Both events were fanned out (the treasury endpoint has them): the others had their chance.
+        assert.equal(rejectedOnly.about(executedId).length, 0, 'the filter leaves operation.executed out');
+        assert.equal(reporting.received.length, 0, 'another client\'s endpoint receives nothing');
+      } finally {
+        await reporting.close();
+        await rejectedOnly.close();
+      }
+    });
+  },
+  { env },
+);

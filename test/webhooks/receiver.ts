@@ -1,0 +1,66 @@
+/**
+ * A webhook receiver for the tests: a real node:http server that records every request (headers
+ * and raw body) and answers the status `respond` decides (200 unless told otherwise).
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { waitFor } from '../helpers/wait.js';
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  /** The parsed body. */
+  event: { type: string; timestamp: string; data: Record<string, any> };
+  /** What the receiver answered. */
+  status: number;
+}
+
+export class Receiver {
+  readonly received: Received[] = [];
+  /** Decides the answer to each request; 200 by default. */
+  respond: (event: Received['event'], headers: IncomingHttpHeaders) => number = () => 200;
+
+  private constructor(
+    private readonly server: Server,
+    readonly url: string,
+  ) {}
+
+  static async start(port = 0): Promise<Receiver> {
+    const server = createServer();
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', resolve);
+    });
+    const receiver = new Receiver(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
+    server.on('request', (request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const event = JSON.parse(body) as Received['event'];
+        const status = receiver.respond(event, request.headers);
+        receiver.received.push({ headers: request.headers, body, event, status });
+        response.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'not now');
+      });
+    });
+    return receiver;
+  }
+
+  /** Requests about the operation with this correlation id. */
+  about(correlationId: string): Received[] {
+    return this.received.filter((request) => request.event.data.correlationId === correlationId);
+  }
+
+  /** Waits until `count` requests about the correlation id have arrived; answers them. */
+  waitFor(correlationId: string, count = 1, timeoutMs = 15_000): Promise<Received[]> {
+    return waitFor(`${count} webhook request(s) about ${correlationId}`, async () => {
+      const found = this.about(correlationId);
+      return found.length >= count ? found : undefined;
+    }, timeoutMs);
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
