@@ -17,11 +17,6 @@ export interface SandboxRouteOptions {
   sandbox: boolean;
   /** The data file the server was started with (config.dataFile); none: 409. */
   dataFile: string | undefined;
-  /**
-   * Called after the reset committed, to drop what this process keeps in memory (the auth
-   * snapshot); other instances see the reset within their snapshots' bound (about a second).
-   */
-  onReset?: () => void;
 }
 
 export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync {
@@ -46,7 +41,6 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
         throw error;
       }
       const summary = await resetSandbox(options.store, options.vault, data);
-      options.onReset?.();
       request.log.warn({ tablesEmptied: summary.tablesEmptied.length, rowsDeleted: summary.rowsDeleted }, 'sandbox reset');
       return reply.code(200).send(summary);
     });
