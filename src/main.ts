@@ -164,6 +164,7 @@ async function serveOn(
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
+    docsRealm: data?.realms?.[0]?.name,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
