@@ -10,7 +10,7 @@ import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
 import { ExpectedError } from './core/expected-error.js';
 import { authRoutes } from './auth/routes.js';
-import { coregateLogoSvg } from './docs-page/logo.js';
+import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
@@ -95,9 +95,11 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
-    theme: { title: 'coregate API' },
+    theme: {
+      title: 'coregate API',
+      favicon: [{ filename: 'coregate.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: coregateIconSvg }],
+    },
     logo: { type: 'image/svg+xml', content: coregateLogoSvg, href: '/docs', target: '_self' },
-    uiConfig: { docExpansion: 'list', tryItOutEnabled: false },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

@@ -10,3 +10,10 @@ export const coregateLogoSvg = `<svg xmlns="http://www.w3.org/2000/svg" width="2
   <text x="140" y="28" font-family="Helvetica, Arial, sans-serif" font-size="22" font-weight="400" fill="#99f6e4">API</text>
 </svg>
 `;
+
+/** The wordmark's square "c" alone, as the docs page's favicon (instead of the framework's). */
+export const coregateIconSvg = `<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 32 32">
+  <rect x="2" y="2" width="28" height="28" rx="6" fill="#0f766e"/>
+  <path d="M22 10.5a8 8 0 1 0 0 11" fill="none" stroke="#ffffff" stroke-width="3.5" stroke-linecap="round"/>
+</svg>
+`;

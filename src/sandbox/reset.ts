@@ -42,14 +42,40 @@ export interface ResetSummary extends LoadSummary {
   realmsDeleted: string[];
 }
 
+/**
+ * On PostgreSQL the reset locks every table it changes at once and without waiting (NOWAIT): a
+ * reset that waited for a table while holding others could deadlock with a running server's
+ * transaction, and PostgreSQL would abort that request. When a table is busy the reset rolls back,
+ * pauses and tries again; server transactions only ever wait for a reset that holds every lock.
+ */
+const lockAttemptsMax = 50;
+const lockRetryPauseMsMax = 250;
+const postgresLockNotAvailable = '55P03';
+
 export async function resetSandbox(store: Store, vault: Vault, data: SandboxData): Promise<ResetSummary> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await resetOnce(store, vault, data);
+    } catch (error) {
+      const busy = store.dialect === 'postgres' && (error as { code?: unknown })?.code === postgresLockNotAvailable;
+      if (!busy || attempt >= lockAttemptsMax) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(10 * attempt, lockRetryPauseMsMax)));
+    }
+  }
+}
+
+async function resetOnce(store: Store, vault: Vault, data: SandboxData): Promise<ResetSummary> {
   return store.db.transaction().execute(async (trx) => {
     // The same lock as data loading and key rotation: two resets, or a reset and an instance
-    // starting on the same store, run one after the other. On PostgreSQL TRUNCATE also takes each
-    // table's exclusive lock, so a running server's requests wait for the commit and then see the
-    // reset data; on SQLite the transaction holds the database's write lock.
+    // starting on the same store, run one after the other. Then every table's exclusive lock on
+    // PostgreSQL (see resetSandbox), the database's write lock on SQLite: a running server's
+    // requests wait for the commit and then see the reset data.
     await lockForAdministration(store, trx);
     const tables = (await listTables(store, trx)).filter((name) => !untouchedTables.has(name) && !prunedTables.has(name)).sort();
+    if (store.dialect === 'postgres') {
+      const changed = [...tables, ...prunedTables].map((table) => sql.table(table));
+      await sql`lock table ${sql.join(changed)} in access exclusive mode nowait`.execute(trx);
+    }
     const rowsDeleted = await emptyTables(store, trx, tables);
 
     await trx.deleteFrom('settings').where('name', 'not in', keptSettings).execute();

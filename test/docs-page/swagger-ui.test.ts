@@ -55,6 +55,9 @@ describe('API docs page in Chromium (/docs)', { skip }, () => {
     assert.match(svg, /coregate/);
     assert.doesNotMatch(svg, /swagger/i);
     assert.match((await page.locator('.information-container .title').textContent()) ?? '', /coregate/);
+    const icon = await page.locator('link[rel="icon"]').first().getAttribute('href');
+    assert.equal(icon, '/docs/theme/coregate.svg');
+    assert.match(await (await fetch(`${server.url}${icon}`)).text(), /<svg/);
   });
 
   test('the auth endpoints have their own tag "Auth service", and the description links the console', async () => {
