@@ -56,7 +56,7 @@ describe('API docs page in Chromium (/docs)', { skip }, () => {
     assert.doesNotMatch(svg, /swagger/i);
     assert.match((await page.locator('.information-container .title').textContent()) ?? '', /coregate/);
     const icon = await page.locator('link[rel="icon"]').first().getAttribute('href');
-    assert.equal(icon, '/docs/theme/coregate.svg');
+    assert.equal(icon, '/docs/static/theme/coregate.svg');
     assert.match(await (await fetch(`${server.url}${icon}`)).text(), /<svg/);
   });
 
