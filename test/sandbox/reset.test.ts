@@ -8,7 +8,10 @@ import { after, before, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Vault } from '../../src/auth/vault.js';
 import { sandboxRoutes } from '../../src/operator/routes/sandbox.js';
+import { sql } from 'kysely';
+import { secretHashKeySetting } from '../../src/auth/secret-hash-key.js';
 import { findAccount } from '../../src/store/banking.js';
+import { getSetting } from '../../src/store/settings.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';
@@ -35,6 +38,12 @@ async function retrieveStatus(server: TestServer, contract: string): Promise<num
   const token = await demoToken(server, demo.treasury);
   const response = await send(`${server.url}/v1/term-deposits/${contract}/retrieve`, { headers: { authorization: `Bearer ${token}` } });
   return response.status;
+}
+
+async function publishedKids(server: TestServer): Promise<string[]> {
+  const response = await fetch(`${server.realmUrl()}/protocol/openid-connect/certs`);
+  const { keys } = (await response.json()) as { keys: Array<{ kid: string }> };
+  return keys.map((key) => key.kid).sort();
 }
 
 async function balanceOf(dbUrl: string, accountNumber: string): Promise<bigint> {
@@ -165,6 +174,24 @@ describeEachStore('sandbox reset through the operator route module (POST /sandbo
     await server().coregate.chainer.idle();
     const check = await runCli(['check', '--db', dbUrl()]);
     assert.equal(check.code, 0, check.stdout + check.stderr);
+  });
+
+  test('a table the reset does not know (another migration\'s) is emptied too; the secret-hash key and the realm\'s signing keys survive', async () => {
+    await withDb(dbUrl(), async (db) => {
+      await sql`create table reset_probe (id varchar(16) primary key)`.execute(db);
+      await sql`insert into reset_probe (id) values ('left-over')`.execute(db);
+    });
+    const hashKeyBefore = await withDb(dbUrl(), (db) => getSetting(db, secretHashKeySetting));
+    const kidsBefore = await publishedKids(server());
+    const response = await reset(sandboxApp, { confirm: 'reset' });
+    assert.equal(response.statusCode, 200, response.body);
+    assert.ok((response.json().tablesEmptied as string[]).includes('reset_probe'));
+    const left = await withDb(dbUrl(), async (db) => (await sql<{ id: string }>`select id from reset_probe`.execute(db)).rows);
+    assert.deepEqual(left, []);
+    assert.ok(hashKeyBefore !== undefined);
+    assert.equal(await withDb(dbUrl(), (db) => getSetting(db, secretHashKeySetting)), hashKeyBefore);
+    assert.deepEqual(await publishedKids(server()), kidsBefore);
+    await withDb(dbUrl(), (db) => sql`drop table reset_probe`.execute(db));
   });
 
   test('two resets at once run one after the other (the administration lock): both succeed, the data is the file\'s', async () => {
