@@ -4,6 +4,7 @@
  * a running server, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Vault } from '../../src/auth/vault.js';
@@ -16,9 +17,24 @@ import { openStore, type Store } from '../../src/store/connect.js';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';
 import { initiatePath, send } from '../helpers/http.js';
-import { demo, demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
+import { cliPath, demo, demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
 import { withDb } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
+
+const scriptMissing = spawnSync('script', ['--version']).status === 0 ? false : 'util-linux `script` is not installed (it gives the CLI a terminal)';
+
+function shellQuoted(value: string): string {
+  return `'${value.replace(/'/g, `'\\''`)}'`;
+}
+
+function runProgram(program: string, args: string[], input: string): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(program, args, { timeout: 30_000 }, (error, stdout) => {
+      resolve({ code: error ? (typeof error.code === 'number' ? error.code : -1) : 0, stdout: String(stdout) });
+    });
+    child.stdin?.end(input);
+  });
+}
 
 /** Account 1000000001's balance in the demo data file: 250,000.00 USD. */
 const demoBalanceMinor = 25_000_000n;
@@ -70,6 +86,24 @@ describeEachStore('sandbox reset through the CLI (coregate sandbox reset)', ({ s
     assert.match(result.stderr, /add --yes to confirm/);
     assert.equal(await retrieveStatus(server(), made.contract), 200);
     assert.equal(await balanceOf(dbUrl(), sourceAccount), demoBalanceMinor - 500_000n);
+  });
+
+  test('on a terminal it asks: an answer other than "reset" cancels, "reset" resets', { skip: scriptMissing }, async () => {
+    const command = ['node', cliPath, 'sandbox', 'reset', '--db', dbUrl(), '--data', demoDataFile].map(shellQuoted).join(' ');
+    // util-linux `script` runs the command on a pseudo-terminal fed from our standard input.
+    const onTerminal = (answer: string) => runProgram('script', ['-qec', command, '/dev/null'], `${answer}\n`);
+    const declined = await onTerminal('no');
+    assert.equal(declined.code, 2, declined.stdout);
+    assert.match(declined.stdout, /Type "reset" to confirm/);
+    assert.match(declined.stdout, /cancelled, nothing changed/);
+    assert.ok((await rowCount(dbUrl(), 'term_deposits')) > 0);
+    const accepted = await onTerminal('reset');
+    assert.equal(accepted.code, 0, accepted.stdout);
+    assert.match(accepted.stdout, /Sandbox reset: \d+ tables emptied/);
+    assert.equal(await rowCount(dbUrl(), 'term_deposits'), 0);
+    assert.equal(await balanceOf(dbUrl(), sourceAccount), demoBalanceMinor);
+    // The next tests start from the first test's deposit again.
+    assert.equal((await initiate(server(), 5000)).status, 200);
   });
 
   test('a missing data file is refused before anything is deleted', async () => {
