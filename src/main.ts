@@ -46,6 +46,7 @@ import { activityRoutes } from './operator/routes/activity.js';
 import { bankRoutes } from './operator/routes/bank.js';
 import { businessDateRoutes } from './operator/routes/business-date.js';
 import { webhookRoutes } from './operator/routes/webhooks.js';
+import { sandboxRoutes } from './operator/routes/sandbox.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface Coregate {
@@ -188,8 +189,12 @@ async function serveOn(
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
-      ? operatorParts(config, store, core, verifier, () => publicUrl, [webhookRoutes({ store, vault, kick: () => void webhooks.kick() })])
+      ? operatorParts(config, store, core, verifier, () => publicUrl, [
+          webhookRoutes({ store, vault, kick: () => void webhooks.kick() }),
+          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile }),
+        ])
       : undefined,
+    docsRealm: data?.realms?.[0]?.name,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -275,9 +280,8 @@ function operatorRoutes(config: Config, store: Store, core: CoreBankingPort, ins
     activityRoutes({ store }),
     bankRoutes({ store, embeddedCore: config.coreUrl === undefined }),
     businessDateRoutes({ core }),
-    // Routes that need this instance's services (its webhook service).
+    // Routes that need this instance's own services (the vault, the webhook service).
     ...instanceRoutes,
-    // D: sandboxRoutes({ ... }),
   ];
 }
 

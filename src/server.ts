@@ -12,6 +12,8 @@ import { ExpectedError } from './core/expected-error.js';
 import { authRoutes } from './auth/routes.js';
 import { postOnlyEndpoints } from './auth/method-not-allowed.js';
 import { homeRoute } from './web/home.js';
+import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
+import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
 import type { Logger } from './log.js';
@@ -41,6 +43,8 @@ export interface ServerParts {
   connectionLimits?: ConnectionLimits | undefined;
   /** The operator API and the console (config.operatorApi); absent when off. */
   operator?: { api: OperatorApiOptions; console: ConsoleRoutesOptions } | undefined;
+  /** The realm whose token endpoint the docs page's "Authorize" uses: the data file's first (default "sandbox"). */
+  docsRealm?: string | undefined;
 }
 
 /**
@@ -99,16 +103,22 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'coregate business API',
-        version: parts.version,
-        description: 'Term deposits and merchandising loan installments over a core banking system. Tokens: OAuth 2.0 client credentials at /realms/{realm}/protocol/openid-connect/token.',
-      },
-      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      info: { title: 'coregate business API', version: parts.version, description: apiDescription },
+      tags: apiTags,
+      components: { securitySchemes: securitySchemes(parts.docsRealm ?? 'sandbox') },
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`) },
+    // The probes declare no schema of their own: they get their tag here rather than "default".
+    transform: ({ schema, url }) => ({ schema: url.startsWith('/health') ? { ...schema, tags: ['Health'] } : schema, url }),
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    theme: {
+      title: 'coregate API',
+      favicon: [{ filename: 'coregate.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: coregateIconSvg }],
+    },
+    logo: { type: 'image/svg+xml', content: coregateLogoSvg, href: '/docs', target: '_self' },
+  });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   app.setNotFoundHandler(async (request, reply) => {

@@ -10,12 +10,22 @@ import { discoveryDocument } from './discovery.js';
 import { handleIntrospection } from './introspection.js';
 import { OAuthError } from './oauth-error.js';
 import { handleTokenRequest, type TokenRequest } from './token-endpoint.js';
+import { discoveryRouteSchema, introspectionRouteSchema, jwksRouteSchema, tokenRouteSchema } from './route-schemas.js';
 
 /** Token and introspection requests are a few hundred bytes; this bounds what a caller can send. */
 export const authBodyBytesMax = 16 * 1024;
 
 type RealmRoute = { Params: { realm: string } };
 type RealmRequest = FastifyRequest<RealmRoute>;
+
+/**
+ * The schemas of these routes document them (the API docs page) and nothing more: the endpoints
+ * read and check their forms themselves, and answer exactly what they send.
+ */
+const documentationOnly = {
+  validatorCompiler: () => () => true,
+  serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+};
 
 export async function authRoutes(app: FastifyInstance, options: { ctx: AuthContext }): Promise<void> {
   const { ctx } = options;
@@ -27,25 +37,25 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
     reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
   };
 
-  app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token', { onRequest: noStore }, async (request, reply) => {
+  app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token', { onRequest: noStore, schema: tokenRouteSchema, ...documentationOnly }, async (request, reply) => {
     // Read afresh: a token is signed with the realm's current key and never born before its not-before.
     const realm = await realmOf(ctx, request);
     const response = await handleTokenRequest(ctx, realm, tokenRequestOf(request));
     return reply.send(response);
   });
 
-  app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token/introspect', { onRequest: noStore }, async (request, reply) => {
+  app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token/introspect', { onRequest: noStore, schema: introspectionRouteSchema, ...documentationOnly }, async (request, reply) => {
     const realm = await realmOf(ctx, request);
     return reply.send(await handleIntrospection(ctx, realm, tokenRequestOf(request)));
   });
 
-  app.get<RealmRoute>('/realms/:realm/protocol/openid-connect/certs', async (request, reply) => {
+  app.get<RealmRoute>('/realms/:realm/protocol/openid-connect/certs', { schema: jwksRouteSchema, ...documentationOnly }, async (request, reply) => {
     const realm = await realmOf(ctx, request);
     const keys = await ctx.keyring.publishedKeys(realm);
     return reply.header('Cache-Control', 'no-cache').send({ keys: keys.map((key) => key.publicJwk) });
   });
 
-  app.get<RealmRoute>('/realms/:realm/.well-known/openid-configuration', async (request, reply) => {
+  app.get<RealmRoute>('/realms/:realm/.well-known/openid-configuration', { schema: discoveryRouteSchema, ...documentationOnly }, async (request, reply) => {
     const realm = await realmOf(ctx, request);
     return reply.send(discoveryDocument(ctx.issuer(realm.name)));
   });

@@ -4,7 +4,9 @@ import type { Queryable } from '../store/realms.js';
 import { getOrInitSetting } from '../store/settings.js';
 import type { Vault } from './vault.js';
 
-const settingName = 'client_secret_hash_key';
+/** Its settings row: the one setting a sandbox reset keeps (src/sandbox/reset.ts). */
+export const secretHashKeySetting = 'client_secret_hash_key';
+const settingName = secretHashKeySetting;
 
 export async function loadSecretHashKey(db: Queryable, vault: Vault): Promise<Buffer> {
   const sealed = await getOrInitSetting(db, settingName, () => vault.seal(randomBytes(32).toString('base64')));

@@ -317,6 +317,25 @@ addClientOptions(program.command('operations').description('business operations:
   });
 
 addWebhookCommands(program);
+const sandbox = program.command('sandbox').description('the integration sandbox (docs/sandbox.md)');
+sandbox
+  .command('reset')
+  .description('empty the store and load the data file again, as a new sandbox (asks first; --yes without a terminal)')
+  .addOption(new Option('--data <file>', 'the sandbox data file to load').makeOptionMandatory())
+  .option('--yes', 'do not ask for confirmation')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const commands = await import('./sandbox-commands.js');
+    const summary = await commands.sandboxReset(flags);
+    if (!summary) {
+      process.stderr.write('coregate: sandbox reset cancelled, nothing changed\n');
+      process.exitCode = 2;
+      return;
+    }
+    if (flags.json) return print(summary);
+    print(commands.describeReset(summary));
+  });
 
 function print(value: unknown): void {
   process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);

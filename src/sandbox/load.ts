@@ -3,7 +3,9 @@
  * as they are, whatever the file says now; only missing ones are added. One transaction.
  */
 import { randomUUID } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import type { Store } from '../store/connect.js';
+import type { Database } from '../store/schema.js';
 import { insertClientIfMissing } from '../store/clients.js';
 import { insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
 import { findRealm, insertRealmIfMissing, type Queryable } from '../store/realms.js';
@@ -33,45 +35,50 @@ export interface LoadSummary {
 export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData): Promise<LoadSummary> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
-    const hashKey = await loadSecretHashKey(trx, vault);
-    const now = new Date().toISOString();
-    const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
-
-    for (const realm of data.realms ?? []) {
-      if (!(await findRealm(trx, realm.name))) summary.realmsAdded += 1;
-      await insertRealmIfMissing(trx, {
-        name: realm.name,
-        audience: realm.audience ?? realmDefaults.audience,
-        lifespan_seconds: realm.accessTokenLifespanSeconds ?? realmDefaults.lifespanSeconds,
-        signing_alg: realm.signatureAlgorithm ?? realmDefaults.signingAlg,
-        not_before: 0,
-        key_generation: 0,
-        created_at: now,
-      });
-      for (const client of realm.clients ?? []) {
-        const added = await insertClientIfMissing(trx, {
-          realm: realm.name,
-          clientId: client.clientId,
-          serviceAccountId: randomUUID(),
-          secretHash: hashClientSecret(hashKey, client.secret),
-          enabled: client.enabled ?? true,
-          grants: client.grants ?? ['client_credentials'],
-          scopes: client.scopes,
-          technicalUser: client.technicalUser ?? null,
-          defaultWorkstation: client.defaultWorkstation ?? null,
-          createdAt: now,
-          updatedAt: now,
-        });
-        if (added) summary.clientsAdded += 1;
-      }
-      const stored = await findRealm(trx, realm.name);
-      if (stored) await ensureSigningKey(trx, vault, stored);
-    }
-    await loadDirectory(trx, data);
-    summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
-    summary.webhooksAdded = await loadWebhooks(trx, vault, data);
-    return summary;
+    return loadSandboxDataWithin(trx, vault, data);
   });
+}
+
+/** The same load inside a transaction the caller holds, under the administration lock (a sandbox reset). */
+export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData): Promise<LoadSummary> {
+  const hashKey = await loadSecretHashKey(trx, vault);
+  const now = new Date().toISOString();
+  const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
+
+  for (const realm of data.realms ?? []) {
+    if (!(await findRealm(trx, realm.name))) summary.realmsAdded += 1;
+    await insertRealmIfMissing(trx, {
+      name: realm.name,
+      audience: realm.audience ?? realmDefaults.audience,
+      lifespan_seconds: realm.accessTokenLifespanSeconds ?? realmDefaults.lifespanSeconds,
+      signing_alg: realm.signatureAlgorithm ?? realmDefaults.signingAlg,
+      not_before: 0,
+      key_generation: 0,
+      created_at: now,
+    });
+    for (const client of realm.clients ?? []) {
+      const added = await insertClientIfMissing(trx, {
+        realm: realm.name,
+        clientId: client.clientId,
+        serviceAccountId: randomUUID(),
+        secretHash: hashClientSecret(hashKey, client.secret),
+        enabled: client.enabled ?? true,
+        grants: client.grants ?? ['client_credentials'],
+        scopes: client.scopes,
+        technicalUser: client.technicalUser ?? null,
+        defaultWorkstation: client.defaultWorkstation ?? null,
+        createdAt: now,
+        updatedAt: now,
+      });
+      if (added) summary.clientsAdded += 1;
+    }
+    const stored = await findRealm(trx, realm.name);
+    if (stored) await ensureSigningKey(trx, vault, stored);
+  }
+  await loadDirectory(trx, data);
+  summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+  summary.webhooksAdded = await loadWebhooks(trx, vault, data);
+  return summary;
 }
 
 /**

@@ -14,6 +14,7 @@ import { errorResponses } from '../../operations/schemas/common.js';
 import { LoanExecutionAcceptedSchema, LoanExecutionRequestSchema, LoanExecutionResponseSchema } from '../../operations/schemas/merchandising-loan.js';
 import { correlationHeaders } from './term-deposits.js';
 import { invocationOf, preferences, sendOutcome } from './outcome.js';
+import { businessSecurity } from '../../docs-page/openapi-info.js';
 
 export { executeScope, loanExecutionResponse };
 
@@ -28,16 +29,18 @@ export async function merchandisingLoanRoutes(app: FastifyInstance, options: { c
       config,
       schema: {
         summary: 'Execute (pay) one installment of a merchandising loan facility',
+        description:
+          'Pays the amount from the PaymentAccount and the charges, fees and taxes from the ExpenseAccount. The example pays 1,000.00 USD of installment 1 of the demo facility 7000000001 (PartiallyExecuted): it succeeds again until the installment is paid. The same body sent again within the duplicate window (10 minutes) without an `x-correlation-id` is a 409: change the amount to try again.',
         operationId: 'executeMerchandisingLoanPayment',
         tags: ['Merchandising loans'],
-        security: [{ bearer: [executeScope] }],
+        security: businessSecurity(executeScope),
         headers: Type.Object({
           ...correlationHeaders.properties,
           prefer: Type.Optional(Type.String({ description: 'respond-async → 202; return=minimal → 204 on success (RFC 7240)' })),
         }),
         params: Type.Object({
-          merchandisingLoanId: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern, description: 'The facility: its credit account number' }),
-          installmentSequence: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'Sequence of the installment, from 1' }),
+          merchandisingLoanId: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern, description: 'The facility: its credit account number', examples: ['7000000001'] }),
+          installmentSequence: Type.String({ pattern: '^[1-9][0-9]{0,8}$', description: 'Sequence of the installment, from 1', examples: ['1'] }),
         }),
         body: Type.Ref(LoanExecutionRequestSchema),
         response: {

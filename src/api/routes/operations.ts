@@ -14,6 +14,7 @@ import { requireScope } from '../guards.js';
 import type { OperationRunner } from '../../operations/operation-runner.js';
 import { visibleStatus } from '../../operations/operation-states.js';
 import { errorResponses, OperationViewSchema, type OperationView } from '../../operations/schemas/common.js';
+import { businessSecurity } from '../../docs-page/openapi-info.js';
 
 export async function operationRoutes(app: FastifyInstance, options: { store: Store; runner: OperationRunner }): Promise<void> {
   app.get<{ Params: { reference: string } }>(
@@ -24,8 +25,16 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
         summary: 'State of an operation accepted with 202 (or any operation of the client)',
         operationId: 'getOperation',
         tags: ['Operations'],
-        security: [{ bearer: [] }],
-        params: Type.Object({ reference: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern }) }),
+        security: businessSecurity(undefined),
+        params: Type.Object({
+          reference: Type.String({
+            minLength: 1,
+            maxLength: identifierCharsMax,
+            pattern: identifierPattern,
+            description: 'The `operationReference` (term deposit) or `executionReference` (loan) of a 202 answer',
+            examples: ['0192f0c4-5b6e-7c1a-9d2e-3f4a5b6c7d8e'],
+          }),
+        }),
         response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 429, 500]) },
       },
     },

@@ -17,6 +17,7 @@ import {
 } from '../../operations/schemas/term-deposit.js';
 import { retrieveResponse } from '../../operations/term-deposit-presenter.js';
 import { invocationOf, sendOutcome } from './outcome.js';
+import { businessSecurity } from '../../docs-page/openapi-info.js';
 import type { BusinessRouteConfig } from '../request-context.js';
 
 export { initiateScope };
@@ -34,9 +35,11 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
       config: tdConfig(initiateScope, operation.name),
       schema: {
         summary: 'Constitute (initiate) a term deposit',
+        description:
+          'Debits the source account and creates the contract; the answer\'s `termDepositAccount` is the contract number to retrieve. The example succeeds on the demo data: its `valueDate` is the demo business date, 2026-03-02 (after the business date is advanced, use the new one: a business day on or after it). The same body sent again within the duplicate window (10 minutes) without an `x-correlation-id` is a 409: change `amountValue` to try again.',
         operationId: 'initiateTermDeposit',
         tags: ['Term deposits'],
-        security: [{ bearer: [initiateScope] }],
+        security: businessSecurity(initiateScope),
         headers: correlationHeaders,
         body: Type.Ref(TermDepositInitiationRequestSchema),
         response: {
@@ -58,8 +61,16 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
           summary: `Retrieve a term deposit (also spelled /v1/${segment === 'term-deposits' ? 'term-deposit' : 'term-deposits'}/...)`,
           operationId: segment === 'term-deposits' ? 'retrieveTermDeposit' : 'retrieveTermDepositSingular',
           tags: ['Term deposits'],
-          security: [{ bearer: [retrieveScope] }],
-          params: Type.Object({ termDepositId: Type.String({ minLength: 1, maxLength: identifierCharsMax, pattern: identifierPattern }) }),
+          security: businessSecurity(retrieveScope),
+          params: Type.Object({
+            termDepositId: Type.String({
+              minLength: 1,
+              maxLength: identifierCharsMax,
+              pattern: identifierPattern,
+              description: 'The contract number: `termDepositAccount` in the answer of the initiation (POST /v1/term-deposits/initiate)',
+              examples: ['TD000012345678901'],
+            }),
+          }),
           response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 429, 500]) },
         },
       },

@@ -8,6 +8,23 @@ import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierC
 const Text = (description: string, maxLength = referenceCharsMax) => Type.String({ minLength: 1, maxLength, pattern: identifierPattern, description });
 const IsoDate = (description: string) => Type.String({ format: 'date', description: `${description} (YYYY-MM-DD)` });
 
+/**
+ * The request example of the API docs page ("Try it out"): it succeeds on the demo data
+ * (demo/sandbox.json): customer C0001, product TDFIX/TD30-365, its USD accounts, and the demo
+ * business date 2026-03-02 as value date (test/docs-page checks it against a running server).
+ */
+export const termDepositInitiationExample = {
+  customerReference: 'C0001',
+  termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
+  principalAmount: { amountValue: 5000, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
+  interestRate: { rateValue: 5.25, rateType: 'Nominal' },
+  termDepositPeriod: { numberOfDays: 90 },
+  valueDate: '2026-03-02',
+  sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
+  interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
+  transactionDescription: 'Term deposit tried from the API docs page',
+};
+
 const Product = Type.Object({ productCode: Text('Product code in the core'), componentCode: Text('Product component code') });
 
 export const TermDepositInitiationRequestSchema = Type.Object(
@@ -36,7 +53,7 @@ export const TermDepositInitiationRequestSchema = Type.Object(
     interestSettlementAccount: Type.Object({ accountIdentification: Text('Account credited with interest', identifierCharsMax), accountType: Type.Literal('CreditAccount') }),
     transactionDescription: Type.Optional(Type.String({ maxLength: descriptionCharsMax, pattern: freeTextPattern, description: 'Description of the movement recorded in the core' })),
   },
-  { $id: 'TermDepositInitiationRequest' },
+  { $id: 'TermDepositInitiationRequest', examples: [termDepositInitiationExample] },
 );
 
 const Amount = Type.Object({ amountValue: Type.Number(), amountCurrency: Type.Object({ currencycode: Type.String() }) });

@@ -1,0 +1,59 @@
+/**
+ * `coregate sandbox reset`: empties the store and loads the data file again (src/sandbox/reset.ts).
+ * Destructive, so it asks first: on a terminal the operator types "reset"; without a terminal
+ * (a script, CI) it refuses unless --yes says the caller meant it.
+ */
+import { createInterface } from 'node:readline/promises';
+import { Vault } from '../auth/vault.js';
+import { defaultDbUrl } from '../config.js';
+import { readSandboxFile } from '../sandbox/data-file.js';
+import { resetSandbox, type ResetSummary } from '../sandbox/reset.js';
+import { openStore, redactUrl } from '../store/connect.js';
+import { migrateToLatest } from '../store/migrate.js';
+import { loadSecretHashKey } from '../auth/secret-hash-key.js';
+import { CommandError } from './command-error.js';
+
+export interface SandboxResetFlags {
+  db?: string;
+  data: string;
+  yes?: boolean;
+}
+
+/** Answers the summary, or undefined when the operator declined. */
+export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSummary | undefined> {
+  const dbUrl = flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl;
+  // The file is checked before anything is asked or deleted: a typo must not empty the store.
+  const data = readSandboxFile(flags.data);
+  if (!flags.yes && !(await confirmed(redactUrl(dbUrl), flags.data))) return undefined;
+  const vault = new Vault(process.env.COREGATE_MASTER_KEY);
+  const store = openStore(dbUrl);
+  try {
+    await migrateToLatest(store);
+    // Refuses a missing or wrong master key before anything is deleted.
+    await loadSecretHashKey(store.db, vault);
+    return await resetSandbox(store, vault, data);
+  } finally {
+    await store.close();
+  }
+}
+
+async function confirmed(store: string, file: string): Promise<boolean> {
+  if (!process.stdin.isTTY) {
+    throw new CommandError('sandbox reset deletes every deposit, operation and balance change: add --yes to confirm (no terminal to ask)');
+  }
+  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await prompt.question(`This empties ${store} and loads ${file} again: every deposit, operation, posting and audit record is deleted.\nType "reset" to confirm: `);
+    return answer.trim() === 'reset';
+  } finally {
+    prompt.close();
+  }
+}
+
+export function describeReset(summary: ResetSummary): string {
+  return [
+    `Sandbox reset: ${summary.tablesEmptied.length} tables emptied (${summary.rowsDeleted} rows deleted), data file loaded again.`,
+    `Realms kept with their signing keys: ${summary.realmsKept.join(', ') || '-'}; realms deleted: ${summary.realmsDeleted.join(', ') || '-'}.`,
+    `Loaded: ${summary.realmsAdded} realms added, ${summary.clientsAdded} clients, ${summary.accountsAdded} accounts.`,
+  ].join('\n');
+}

@@ -1,0 +1,71 @@
+/**
+ * What the API docs page (/docs) says beyond the routes' own schemas: the document's description
+ * (with the link to the console), the tags with their descriptions, and the OAuth 2.0
+ * client-credentials scheme that Swagger UI's "Authorize" uses to obtain a token.
+ */
+import { executeScope } from '../operations/loan-installment-execution.js';
+import { initiateScope } from '../operations/term-deposit-initiation.js';
+
+export const authServiceTag = 'Auth service';
+export const oauthScheme = 'oauth2';
+export const bearerScheme = 'bearer';
+export const retrieveScopeName = 'termDeposit:retrieve';
+
+export const apiDescription = [
+  'Term deposits and merchandising loan installments over a core banking system.',
+  '',
+  '**Try it**: click **Authorize**, enter a client of the data file (the demo: `treasury-app` and its secret from `demo/sandbox.json`), tick the scopes and authorize: Swagger UI obtains a token from the sandbox realm\'s token endpoint (client credentials in the Authorization header). Then **Try it out** on an operation: every request example succeeds on the demo data.',
+  '',
+  'Tokens: OAuth 2.0 client credentials at `/realms/{realm}/protocol/openid-connect/token` (see the **Auth service** section).',
+  '',
+  'See the bank behind the API in the [operator console](/console) (sandbox mode; `coregate console` prints a login link).',
+].join('\n');
+
+export const apiTags = [
+  {
+    name: authServiceTag,
+    description:
+      'OAuth 2.0 authorization server, one per realm (CONTRACT §2): the token endpoint (client credentials, RFC 6749 §4.4), token introspection (RFC 7662), the realm\'s signing keys (JWKS) and its OpenID discovery document. The demo realm is `sandbox`. Errors are OAuth error bodies (`error`, `error_description`).',
+  },
+  {
+    name: 'Term deposits',
+    description: `Constitute a term deposit from a customer's account, and retrieve it with its expected interest. Scopes: \`${initiateScope}\` to initiate, \`${retrieveScopeName}\` to retrieve.`,
+  },
+  {
+    name: 'Merchandising loans',
+    description: `Pay one installment of a merchandising loan facility (whole or partial), charges and taxes from an expense account. Scope: \`${executeScope}\`. Errors are wrapped in \`{"error": ...}\`.`,
+  },
+  {
+    name: 'Operations',
+    description: 'The state of an operation answered with 202 (`Prefer: respond-async`, or a slow core): Pending, then Executed with its result or Rejected with its error record. Any scope of the original operation.',
+  },
+  { name: 'Health', description: 'Liveness and readiness probes for the orchestrator (no token).' },
+];
+
+/** The security schemes: a token from the realm's token endpoint (Authorize), or one pasted as is. */
+export function securitySchemes(realm: string) {
+  return {
+    [oauthScheme]: {
+      type: 'oauth2' as const,
+      description: `Client credentials at the \`${realm}\` realm's token endpoint. Swagger UI sends the client id and secret in the Authorization header (Basic) and the ticked scopes in the form; no scope ticked: every scope of the client.`,
+      flows: {
+        clientCredentials: {
+          // Relative: resolved against the page's origin, so that it works behind any public URL.
+          tokenUrl: `/realms/${encodeURIComponent(realm)}/protocol/openid-connect/token`,
+          scopes: {
+            [initiateScope]: 'Initiate (constitute) term deposits',
+            [retrieveScopeName]: 'Retrieve term deposits',
+            [executeScope]: 'Execute (pay) merchandising loan installments',
+          },
+        },
+      },
+    },
+    [bearerScheme]: { type: 'http' as const, scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token obtained elsewhere (e.g. `coregate token`), pasted as is.' },
+  };
+}
+
+/** A business route's security: either scheme, with the route's scope. */
+export function businessSecurity(scope: string | undefined): Array<Record<string, string[]>> {
+  const scopes = scope === undefined ? [] : [scope];
+  return [{ [oauthScheme]: scopes }, { [bearerScheme]: scopes }];
+}
