@@ -76,7 +76,7 @@ export const TermDepositInitiationResponseSchema = Type.Object(contractFields, {
 export const TermDepositRetrieveResponseSchema = Type.Object(
   {
     ...contractFields,
-    termDepositStatus: Type.String({ description: 'Active' }),
+    termDepositStatus: Type.String({ description: 'Active until maturity; Matured once end of day has repaid it (docs/business-days.md)' }),
     interestRate: Type.Object({ rateValue: Type.Number(), rateType: Type.Literal('Nominal') }),
     expectedInterestAmount: Type.Object(
       { amountValue: Type.Number(), amountCurrency: Type.Object({ currencycode: Type.String() }) },
