@@ -14,6 +14,11 @@ import { migrateToLatest } from '../store/migrate.js';
 import { findRealm, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
 import { checkEverything } from './check.js';
+import { findUserStatus, findWorkstationStatus, insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
+import { initiateScope } from '../operations/term-deposit-initiation.js';
+import { retrieveScope } from '../api/routes/term-deposits.js';
+import { executeScope } from '../operations/loan-installment-execution.js';
+import { operatorScope } from '../operator/auth.js';
 import { exportAudit, extendAuditChain, verifyAuditChain } from '../audit/chain.js';
 
 export { CommandError } from './command-error.js';
@@ -70,14 +75,60 @@ export function splitScopes(values: string[]): string[] {
   return [...new Set(values.flatMap((value) => value.split(/[\s,]+/)).filter((scope) => scope !== ''))];
 }
 
-export async function createClient(flags: CreateClientFlags): Promise<{ clientId: string; secret: string }> {
+/** Every scope the service knows: a client granted another one could never use it. */
+export const knownScopes: readonly string[] = [initiateScope, retrieveScope, executeScope, operatorScope];
+
+/** The known scope a misspelt one was meant to be, when one is close (edit distance at most 3). */
+export function closestScope(scope: string): string | undefined {
+  let best: { scope: string; distance: number } | undefined;
+  for (const known of knownScopes) {
+    const distance = editDistance(scope.toLowerCase(), known.toLowerCase());
+    if (distance <= 3 && (!best || distance < best.distance)) best = { scope: known, distance };
+  }
+  return best?.scope;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+export async function createClient(flags: CreateClientFlags & { createMissing?: boolean }): Promise<{ clientId: string; secret: string; created: string[] }> {
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(flags.clientId)) {
     throw new CommandError('--client-id must be 1-128 characters of A-Z a-z 0-9 . _ : -');
   }
   const scopes = splitScopes(flags.scopes);
   if (scopes.length === 0) throw new CommandError('--scopes needs at least one scope');
+  for (const scope of scopes.filter((candidate) => !knownScopes.includes(candidate))) {
+    const closest = closestScope(scope);
+    throw new CommandError(`Unknown scope "${scope}"${closest ? `: did you mean "${closest}"?` : '.'} The known scopes are ${knownScopes.join(', ')}.`);
+  }
   return withStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
+    // A client whose technical user or workstation the directory does not know gets 403 on every
+    // call: say so now, or add them (Active) with --create-missing.
+    const created: string[] = [];
+    const missing: Array<{ kind: 'user' | 'workstation'; id: string; flag: string; command: string }> = [];
+    if (flags.technicalUser !== undefined && (await findUserStatus(store.db, flags.technicalUser)) === undefined) {
+      missing.push({ kind: 'user', id: flags.technicalUser, flag: '--technical-user', command: `coregate users add ${flags.technicalUser}` });
+    }
+    if (flags.defaultWorkstation !== undefined && (await findWorkstationStatus(store.db, flags.defaultWorkstation)) === undefined) {
+      missing.push({ kind: 'workstation', id: flags.defaultWorkstation, flag: '--default-workstation', command: `coregate workstations add ${flags.defaultWorkstation}` });
+    }
+    if (missing.length > 0 && !flags.createMissing) {
+      const what = missing.map((entry) => `${entry.flag} ${entry.id} is not in the directory`).join('; ');
+      throw new CommandError(`${what}: every call of the client would be refused (403). Add ${missing.length === 1 ? 'it' : 'them'} with ${missing.map((entry) => `\`${entry.command}\``).join(' and ')}, or pass --create-missing`);
+    }
+    for (const entry of missing) {
+      if (entry.kind === 'user') await insertUserIfMissing(store.db, entry.id, 'Active');
+      else await insertWorkstationIfMissing(store.db, entry.id, 'Active');
+      created.push(`${entry.kind} ${entry.id}`);
+    }
     const secret = generateClientSecret();
     const now = new Date().toISOString();
     const inserted = await insertClientIfMissing(store.db, {
@@ -94,7 +145,7 @@ export async function createClient(flags: CreateClientFlags): Promise<{ clientId
       updatedAt: now,
     });
     if (!inserted) throw new CommandError(`Client "${flags.clientId}" already exists in realm "${flags.realm}"`);
-    return { clientId: flags.clientId, secret };
+    return { clientId: flags.clientId, secret, created };
   });
 }
 

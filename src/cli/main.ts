@@ -104,11 +104,13 @@ clients
   .requiredOption('--scopes <scopes...>', 'granted scopes (space- or comma-separated)')
   .option('--technical-user <login>', 'user associated when a token request sends no username')
   .option('--default-workstation <id>', 'workstation used when a token request sends none')
+  .option('--create-missing', 'add the technical user and default workstation to the directory (Active) when they are not in it')
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {
-    const { clientId, secret } = await (await admin()).createClient(flags);
-    if (flags.json) return print({ clientId, clientSecret: secret });
+    const { clientId, secret, created } = await (await admin()).createClient(flags);
+    if (flags.json) return print({ clientId, clientSecret: secret, created });
+    for (const entry of created) print(`Added ${entry} to the directory (Active).`);
     print(`Client ${clientId} created in realm ${flags.realm}.\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
   });
 clients
@@ -176,6 +178,135 @@ keys
     if (flags.json) return print(rows);
     print(table(['KID', 'ALG', 'STATUS', 'CREATED', 'RETIRED'], rows.map((k) => [k.kid, k.alg, k.status, k.createdAt, k.retiredAt ?? '-'])));
   });
+
+// The operator's toolkit on the store: the directory, customers and accounts, and what they hold.
+const toolkit = () => import('./operator-toolkit.js');
+const users = program.command('users').description('the core\'s directory of users (backbone_user)');
+users
+  .command('add')
+  .description('add a user (Active unless --status); an existing one is left as it is')
+  .argument('<login>')
+  .option('--status <status>', 'Active, Disabled or Blocked')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (login: string, flags) => {
+    const result = await (await toolkit()).addUser({ ...flags, login });
+    if (flags.json) return print(result);
+    print(result.added ? `User ${login} added (${result.status}).` : `User ${login} already exists (${result.status}): left as it is.`);
+  });
+users
+  .command('list')
+  .description('list the directory\'s users')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await (await toolkit()).listUsers(flags);
+    if (flags.json) return print(rows);
+    print(table(['LOGIN', 'STATUS'], rows.map((row) => [row.login, row.status])));
+  });
+const workstations = program.command('workstations').description('the core\'s directory of workstations');
+workstations
+  .command('add')
+  .description('add a workstation (Active unless --status); an existing one is left as it is')
+  .argument('<id>')
+  .option('--status <status>', 'Active, Disabled or Blocked')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (id: string, flags) => {
+    const result = await (await toolkit()).addWorkstation({ ...flags, id });
+    if (flags.json) return print(result);
+    print(result.added ? `Workstation ${id} added (${result.status}).` : `Workstation ${id} already exists (${result.status}): left as it is.`);
+  });
+workstations
+  .command('list')
+  .description('list the directory\'s workstations')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await (await toolkit()).listWorkstations(flags);
+    if (flags.json) return print(rows);
+    print(table(['ID', 'STATUS'], rows.map((row) => [row.id, row.status])));
+  });
+const customers = program.command('customers').description('the reference core\'s customers');
+customers
+  .command('add')
+  .description('add a customer')
+  .requiredOption('--customer <reference>', 'customer reference, e.g. C0003')
+  .option('--name <name>', 'the customer\'s name')
+  .option('--status <status>', 'Active (default), Blocked, Closed or Inactive')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const result = await (await toolkit()).addCustomer(flags);
+    if (flags.json) return print(result);
+    print(`Customer ${result.customerReference} (${result.name}) added, ${result.status}.`);
+  });
+customers
+  .command('list')
+  .description('list customers with their number of accounts')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await (await toolkit()).listCustomerRows(flags);
+    if (flags.json) return print(rows);
+    print(table(['CUSTOMER', 'NAME', 'STATUS', 'ACCOUNTS'], rows.map((row) => [row.customerReference, row.name ?? '', row.status, String(row.accounts)])));
+  });
+const accounts = program.command('accounts').description('the reference core\'s customer accounts');
+accounts
+  .command('add')
+  .description('open an account with an opening balance (posted against the bank\'s equity, as the data file does)')
+  .requiredOption('--account <number>', 'account number')
+  .requiredOption('--customer <reference>', 'the owning customer')
+  .requiredOption('--currency <code>', 'ISO 4217 currency, e.g. USD')
+  .option('--balance <amount>', 'opening balance as a decimal, e.g. 1500.00 (default 0)')
+  .option('--status <status>', 'Active (default), Blocked, Closed or Inactive')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const account = await (await toolkit()).addAccount(flags);
+    if (flags.json) return print(account);
+    print(`Account ${account?.accountNumber} of ${account?.customerReference} opened: ${account?.balance.amount} ${account?.currency}.`);
+  });
+accounts
+  .command('list')
+  .description('list customer accounts with their live balances')
+  .option('--customer <reference>', 'only this customer\'s')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const rows = await (await toolkit()).listAccountRows(flags);
+    if (flags.json) return print(rows);
+    print(table(['ACCOUNT', 'CUSTOMER', 'STATUS', 'BALANCE'], rows.map((row) => [row.accountNumber, row.customerReference ?? '', row.status, `${row.balance.amount} ${row.currency}`])));
+  });
+accounts
+  .command('show')
+  .description('an account\'s balance and its latest postings')
+  .argument('<accountNumber>')
+  .option('--limit <n>', 'postings to show (default 20)')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (account: string, flags) => {
+    const shown = await (await toolkit()).showAccount({ ...flags, account });
+    if (flags.json) return print(shown);
+    print(`Account ${shown.account.accountNumber} (${shown.account.status}) of ${shown.account.customerReference ?? '-'}: ${shown.account.balance.amount} ${shown.account.currency}`);
+    print(JSON.stringify(shown.postings, null, 2));
+  });
+program
+  .command('term-deposits')
+  .description('the reference core\'s term deposits')
+  .command('show')
+  .description('a term deposit as the core keeps it, with its expected interest and status')
+  .argument('<termDepositAccount>')
+  .addOption(dbOption())
+  .action(async (contract: string, flags) => print(await (await toolkit()).showTermDeposit({ ...flags, contract })));
+program
+  .command('facilities')
+  .description('the reference core\'s loan facilities')
+  .command('show')
+  .description('a loan facility: installments, outstanding, limit used')
+  .argument('<merchandisingLoanId>')
+  .addOption(dbOption())
+  .action(async (loanId: string, flags) => print(await (await toolkit()).showFacility({ ...flags, loanId })));
 
 const realms = program.command('realms').description('manage realms');
 realms

@@ -140,9 +140,10 @@ export async function balanceHistory(db: Queryable, account: AccountView) {
 }
 
 /** Term deposits, newest first, with the interest expected at maturity as the retrieve computes it. */
-export async function listTermDeposits(db: Queryable, filter: { status?: string | undefined; limit: number }) {
+export async function listTermDeposits(db: Queryable, filter: { status?: string | undefined; contractNumber?: string | undefined; limit: number }) {
   let query = db.selectFrom('term_deposits').selectAll();
   if (filter.status !== undefined) query = query.where('status', '=', filter.status);
+  if (filter.contractNumber !== undefined) query = query.where('contract_number', '=', filter.contractNumber);
   const rows = await query.orderBy('created_at', 'desc').orderBy('contract_number', 'desc').limit(filter.limit).execute();
   return rows.map((row) => {
     const principalMinor = toBigInt(row.principal_minor);
