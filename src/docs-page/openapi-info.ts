@@ -39,6 +39,10 @@ export const apiTags = [
     name: 'Operations',
     description: 'The state of an operation answered with 202 (`Prefer: respond-async`, or a slow core): Pending, then Executed with its result or Rejected with its error record. Any scope of the original operation.',
   },
+  {
+    name: 'Webhooks',
+    description: 'The deliveries of the client\'s signed events (Standard Webhooks) to its endpoints: operation.executed, operation.rejected, termDeposit.matured. Any valid token of the client; its own deliveries only. Endpoints are registered by the operator (docs/webhooks.md).',
+  },
   { name: 'Health', description: 'Liveness and readiness probes for the orchestrator (no token).' },
 ];
 

@@ -13,6 +13,7 @@ import { errorCatalogue as E } from '../../core/error-catalogue.js';
 import { ApiError } from '../error-record.js';
 import { clientOfKey } from '../../webhooks/events.js';
 import { deliveriesListedDefault, deliveriesListedMax } from '../../webhooks/webhook-admin.js';
+import { businessSecurity } from '../../docs-page/openapi-info.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
@@ -44,7 +45,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, options: { sto
         summary: 'Deliveries of the client\'s signed events to its webhook endpoints, newest first',
         operationId: 'listWebhookDeliveries',
         tags: ['Webhooks'],
-        security: [{ bearer: [] }],
+        security: businessSecurity(undefined),
         querystring: Type.Object(
           {
             // Query strings are not coerced by the business API's validator: the digits are checked here, the bound in the handler.
