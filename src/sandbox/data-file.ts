@@ -3,6 +3,7 @@
  * The project may add fields (signatureAlgorithm, ...) but never renames the documented ones.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isCalendarDate } from '../core/calendar-date.js';
@@ -135,7 +136,7 @@ export class DataFileError extends Error {
     readonly field: string,
     problem: string,
   ) {
-    super(`${file}: ${field === '' ? 'the file' : field}: ${problem}`);
+    super(field === '' ? `data file ${file}: ${problem}` : `${file}: ${field}: ${problem}`);
     this.name = 'DataFileError';
   }
 }
@@ -145,7 +146,7 @@ export function readSandboxFile(file: string): SandboxData {
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new DataFileError(file, '', `cannot be read (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+    throw new DataFileError(file, '', unreadable(file, error as NodeJS.ErrnoException));
   }
   let value: unknown;
   try {
@@ -154,6 +155,22 @@ export function readSandboxFile(file: string): SandboxData {
     throw new DataFileError(file, '', `is not valid JSON (${(error as Error).message})`);
   }
   return parseSandboxData(value, file);
+}
+
+/** Why the file cannot be read, and what to do, in words (issue 12: "cannot be read (ENOENT)"). */
+function unreadable(file: string, error: NodeJS.ErrnoException): string {
+  const where = `(looked for ${resolve(file)})`;
+  switch (error.code) {
+    case 'ENOENT':
+      return `does not exist ${where}: check --data / COREGATE_DATA; the demo data is demo/sandbox.json`;
+    case 'EACCES':
+    case 'EPERM':
+      return `cannot be read: permission denied ${where}`;
+    case 'EISDIR':
+      return `is a directory, not a JSON file ${where}`;
+    default:
+      return `cannot be read (${error.code ?? error.message}) ${where}`;
+  }
 }
 
 /** Checks the shape, then the rules a schema cannot say (real dates, unique ids). */

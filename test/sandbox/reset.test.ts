@@ -109,7 +109,7 @@ describeEachStore('sandbox reset through the CLI (coregate sandbox reset)', ({ s
   test('a missing data file is refused before anything is deleted', async () => {
     const result = await runCli(['sandbox', 'reset', '--db', dbUrl(), '--data', 'demo/no-such-file.json', '--yes']);
     assert.equal(result.code, 2, result.stderr);
-    assert.match(result.stderr, /cannot be read/);
+    assert.match(result.stderr, /data file demo\/no-such-file\.json: does not exist/);
     assert.ok((await rowCount(dbUrl(), 'term_deposits')) > 0);
   });
 

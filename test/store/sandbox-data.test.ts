@@ -286,7 +286,7 @@ describe('malformed data files are refused with an error naming the field', () =
         assert.equal(error.field, '');
         assert.equal(error.file, file);
         assert.match(error.message, /not valid JSON/);
-        assert.ok(error.message.startsWith(file));
+        assert.ok(error.message.startsWith(`data file ${file}: `));
         return true;
       });
     } finally {
@@ -294,19 +294,19 @@ describe('malformed data files are refused with an error naming the field', () =
     }
   });
 
-  test('missing file: readSandboxFile says it cannot be read (ENOENT)', () => {
+  test('missing file (issue 12 item 9): readSandboxFile names the file, where it looked and the fix', () => {
     const file = join(tmpdir(), `coregate-no-such-file-${process.pid}.json`);
     assert.throws(() => readSandboxFile(file), (error: unknown) => {
       assert.ok(error instanceof DataFileError);
       assert.equal(error.field, '');
-      assert.match(error.message, /cannot be read/);
-      assert.match(error.message, /ENOENT/);
+      assert.equal(error.message, `data file ${file}: does not exist (looked for ${file}): check --data / COREGATE_DATA; the demo data is demo/sandbox.json`);
+      assert.doesNotMatch(error.message, /the file:/);
       return true;
     });
   });
 
   test('a JSON array instead of an object', () => {
-    assert.throws(() => parseSandboxData([], 'array.json'), (error: unknown) => error instanceof DataFileError && /^array\.json: /.test(error.message));
+    assert.throws(() => parseSandboxData([], 'array.json'), (error: unknown) => error instanceof DataFileError && /^data file array\.json: /.test(error.message));
   });
 
   test('coregate serve --data bad.json exits non-zero and prints the field name', async () => {
