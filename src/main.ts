@@ -14,6 +14,7 @@ import type { Config } from './config.js';
 import { createLogger, type LogOptions, type Logger } from './log.js';
 import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
 import { loadSandboxData } from './sandbox/load.js';
+import { driftRemedy, findDrift } from './sandbox/drift.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
 import { RateLimiter } from './api/rate-limit.js';
@@ -110,6 +111,13 @@ export async function prepareStore(
     if (data) {
       const summary = await loadSandboxData(store, vault, data);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
+      // Records are never overwritten: say what the file changes that was not applied, one line per kind.
+      for (const drift of await findDrift(store.db, data, secretHashKey)) {
+        logger.warn(
+          { file: config.dataFile, kind: drift.kind, records: drift.records },
+          `data file: ${drift.records.length} ${drift.kind} differ from the store and were not applied (records are never overwritten): ${drift.records.join('; ')}. Apply with ${driftRemedy[drift.kind] ?? '`coregate sandbox reset`'}`,
+        );
+      }
     }
     for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm);
     return { store, data, secretHashKey };

@@ -1,0 +1,95 @@
+/**
+ * What the data file says that the store does not (issue 12: editing the file and restarting
+ * silently changed nothing). Loading never overwrites a record (a sandbox keeps what happened in
+ * it), so at start each kind of record that differs is named, with how to apply the file:
+ * `coregate sandbox reset`, or the operator commands. Reads only; secrets are compared as hashes.
+ */
+import { verifyClientSecret } from '../auth/client-secret.js';
+import { toMinorUnits } from '../core/money.js';
+import { listClients } from '../store/clients.js';
+import type { Queryable } from '../store/realms.js';
+import type { SandboxData } from './data-file.js';
+
+export interface Drift {
+  /** The kind of record: "clients", "accounts", ... */
+  kind: string;
+  /** Each record that differs, with what differs: "treasury-app (secret, scopes)". */
+  records: string[];
+}
+
+/** How to apply a kind's changes, for the start-up line. */
+export const driftRemedy: Readonly<Record<string, string>> = {
+  realms: '`coregate sandbox reset`',
+  clients: '`coregate clients rotate-secret|enable|disable`, or `coregate sandbox reset`',
+  users: '`coregate sandbox reset` (or add new users with `coregate users add`)',
+  workstations: '`coregate sandbox reset` (or add new ones with `coregate workstations add`)',
+  customers: '`coregate sandbox reset`',
+  accounts: '`coregate sandbox reset` (balances move only by postings)',
+};
+
+function differing(fields: Array<[string, boolean]>): string[] {
+  return fields.filter(([, differs]) => differs).map(([name]) => name);
+}
+
+export async function findDrift(db: Queryable, data: SandboxData, secretHashKey: Buffer): Promise<Drift[]> {
+  const drifts: Drift[] = [];
+  const add = (kind: string, record: string, fields: string[]) => {
+    if (fields.length === 0) return;
+    let drift = drifts.find((candidate) => candidate.kind === kind);
+    if (!drift) drifts.push((drift = { kind, records: [] }));
+    drift.records.push(`${record} (${fields.join(', ')})`);
+  };
+
+  for (const realm of data.realms ?? []) {
+    const stored = await db.selectFrom('realms').selectAll().where('name', '=', realm.name).executeTakeFirst();
+    if (!stored) continue;
+    add('realms', realm.name, differing([
+      ['audience', realm.audience !== undefined && realm.audience !== stored.audience],
+      ['accessTokenLifespanSeconds', realm.accessTokenLifespanSeconds !== undefined && realm.accessTokenLifespanSeconds !== Number(stored.lifespan_seconds)],
+    ]));
+    const clients = new Map((await listClients(db, realm.name)).map((client) => [client.clientId, client]));
+    for (const client of realm.clients ?? []) {
+      const stored = clients.get(client.clientId);
+      if (!stored) continue;
+      add('clients', `${realm.name}/${client.clientId}`, differing([
+        ['secret', !verifyClientSecret(secretHashKey, client.secret, stored.secretHash)],
+        ['enabled', (client.enabled ?? true) !== stored.enabled],
+        ['scopes', [...client.scopes].sort().join(' ') !== [...stored.scopes].sort().join(' ')],
+        ['technicalUser', (client.technicalUser ?? null) !== stored.technicalUser],
+        ['defaultWorkstation', (client.defaultWorkstation ?? null) !== stored.defaultWorkstation],
+      ]));
+    }
+  }
+  for (const user of data.users ?? []) {
+    const stored = await db.selectFrom('directory_users').select('status').where('login', '=', user.login).executeTakeFirst();
+    if (stored) add('users', user.login, differing([['status', stored.status !== user.status]]));
+  }
+  for (const workstation of data.workstations ?? []) {
+    const stored = await db.selectFrom('workstations').select('status').where('id', '=', workstation.id).executeTakeFirst();
+    if (stored) add('workstations', workstation.id, differing([['status', stored.status !== workstation.status]]));
+  }
+  for (const customer of data.customers ?? []) {
+    const stored = await db.selectFrom('customers').selectAll().where('customer_reference', '=', customer.customerReference).executeTakeFirst();
+    if (stored) add('customers', customer.customerReference, differing([['name', (customer.name ?? null) !== stored.name], ['status', customer.status !== stored.status]]));
+  }
+  for (const account of data.accounts ?? []) {
+    const stored = await db.selectFrom('accounts').selectAll().where('account_number', '=', account.accountNumber).executeTakeFirst();
+    if (!stored) continue;
+    // The file's balance is the opening balance: compare it with the opening posting, not with today's balance.
+    const opening = await db
+      .selectFrom('postings')
+      .innerJoin('movements', 'movements.id', 'postings.movement_id')
+      .select('postings.amount_minor')
+      .where('movements.reference', '=', `opening-${account.accountNumber}`)
+      .where('postings.account_number', '=', account.accountNumber)
+      .executeTakeFirst();
+    const openingMinor = opening === undefined ? 0n : BigInt(opening.amount_minor);
+    add('accounts', account.accountNumber, differing([
+      ['opening balance', toMinorUnits(account.balance, account.currency) !== openingMinor],
+      ['currency', account.currency !== stored.currency],
+      ['status', account.status !== stored.status],
+      ['customerReference', account.customerReference !== stored.customer_reference],
+    ]));
+  }
+  return drifts;
+}
