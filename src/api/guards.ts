@@ -33,6 +33,15 @@ export function readCorrelation(request: FastifyRequest, reply: FastifyReply): v
   if (valid) void reply.header('x-correlation-id', id);
 }
 
+const tokenHint = 'get one with POST /realms/{realm}/protocol/openid-connect/token (grant_type=client_credentials)';
+
+/** What is wrong with the Authorization header, and how to get it right (issue 12: an empty $TOKEN). */
+function authorizationProblem(authorization: string | undefined): string {
+  if (authorization === undefined) return `A Bearer token is required: send "Authorization: Bearer <token>"; ${tokenHint}`;
+  if (/^Bearer\s*$/i.test(authorization)) return `The Authorization header has no token after "Bearer" (an empty shell variable such as $TOKEN?); ${tokenHint}`;
+  return 'The Authorization header is not a Bearer token: send "Authorization: Bearer <token>"';
+}
+
 export async function authenticate(
   request: FastifyRequest,
   verifier: TokenVerifier,
@@ -49,7 +58,7 @@ export async function authenticate(
   const authorization = request.headers.authorization;
   const match = authorization === undefined ? null : /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
   if (!match?.[1]) {
-    const message = authorization === undefined ? 'A Bearer token is required' : 'The Authorization header is not a Bearer token';
+    const message = authorizationProblem(authorization);
     // RFC 6750 §3.1: no error code when the client sent no Bearer credentials at all.
     const bearerAttempt = authorization !== undefined && /^Bearer\b/i.test(authorization);
     throw new ApiError(authorization === undefined ? E.missingToken : E.invalidToken, message, {

@@ -4,14 +4,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
-import { isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
+import { ensureSigningKey, isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
+import { realmDefaults } from '../sandbox/load.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import { Vault } from '../auth/vault.js';
 import { defaultDbUrl } from '../config.js';
 import { insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
 import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
-import { findRealm, listRealms, setRealmNotBefore } from '../store/realms.js';
+import { findRealm, insertRealmIfMissing, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
 import { checkEverything } from './check.js';
 import { findUserStatus, findWorkstationStatus, insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
@@ -216,6 +217,30 @@ export async function revokeRealmTokens(flags: StoreFlags & { realm: string }): 
     const notBefore = Math.floor(Date.now() / 1000) + 1;
     await setRealmNotBefore(store.db, flags.realm, notBefore);
     return notBefore;
+  });
+}
+
+/** A new realm with its first signing key (sealed with the master key when one is set). */
+export async function createRealm(flags: StoreFlags & { realm: string; audience?: string; lifespan?: string; alg?: string }) {
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(flags.realm)) throw new CommandError('--realm must be 1-64 characters of A-Z a-z 0-9 . _ -');
+  const lifespan = Number(flags.lifespan ?? realmDefaults.lifespanSeconds);
+  if (!Number.isInteger(lifespan) || lifespan < 30 || lifespan > 86_400) throw new CommandError(`--lifespan must be whole seconds from 30 to 86400, got "${flags.lifespan}"`);
+  const alg = flags.alg ?? realmDefaults.signingAlg;
+  if (!isSigningAlgorithm(alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
+  return withStore(flags, async (store, vault) => {
+    if (await findRealm(store.db, flags.realm)) throw new CommandError(`Realm "${flags.realm}" already exists`);
+    await insertRealmIfMissing(store.db, {
+      name: flags.realm,
+      audience: flags.audience ?? realmDefaults.audience,
+      lifespan_seconds: lifespan,
+      signing_alg: alg,
+      not_before: 0,
+      key_generation: 0,
+      created_at: new Date().toISOString(),
+    });
+    const stored = await findRealm(store.db, flags.realm);
+    if (stored) await ensureSigningKey(store.db, vault, stored);
+    return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg };
   });
 }
 

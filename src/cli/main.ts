@@ -109,7 +109,7 @@ clients
   .addOption(jsonOption())
   .action(async (flags) => {
     const { clientId, secret, created } = await (await admin()).createClient(flags);
-    if (flags.json) return print({ clientId, clientSecret: secret, created });
+    if (flags.json) return print(created.length > 0 ? { clientId, clientSecret: secret, created } : { clientId, clientSecret: secret });
     for (const entry of created) print(`Added ${entry} to the directory (Active).`);
     print(`Client ${clientId} created in realm ${flags.realm}.\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
   });
@@ -319,6 +319,20 @@ realms
     const notBefore = await (await admin()).revokeRealmTokens(flags);
     if (flags.json) return print({ realm: flags.realm, notBefore });
     print(`Tokens of realm ${flags.realm} issued before ${new Date(notBefore * 1000).toISOString()} are now refused (not-before-policy ${notBefore}).`);
+  });
+realms
+  .command('add')
+  .description('create a realm with its first signing key (its clients: coregate clients create)')
+  .addOption(realmOption())
+  .option('--audience <aud>', 'the audience of its tokens (default coregate-api, the API\'s own)')
+  .option('--lifespan <seconds>', 'access token lifespan (default 300)')
+  .option('--alg <alg>', 'RS256 (default), ES256 or EdDSA')
+  .addOption(dbOption())
+  .addOption(jsonOption())
+  .action(async (flags) => {
+    const realm = await (await admin()).createRealm(flags);
+    if (flags.json) return print(realm);
+    print(`Realm ${realm.name} created (audience ${realm.audience}, tokens for ${realm.accessTokenLifespanSeconds} s, ${realm.signatureAlgorithm}). Token endpoint: /realms/${realm.name}/protocol/openid-connect/token`);
   });
 realms
   .command('list')

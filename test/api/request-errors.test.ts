@@ -246,6 +246,18 @@ describeEachStore('business API request errors', ({ server }) => {
     assert.doesNotMatch(JSON.stringify(response.body), /\^|\[0-9\]|\{0,/);
   });
 
+  test('issue 12 item 9: "Authorization: Bearer " with no token (an empty $TOKEN) is 401 saying so and how to get a token', async () => {
+    const response = await send(`${server().url}${initiatePath}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer ', 'content-type': 'application/json', 'x-correlation-id': randomUUID() },
+      body: JSON.stringify(depositBody()),
+    });
+    assert.equal(response.status, 401);
+    assert.match(response.body.message, /no token after "Bearer" \(an empty shell variable such as \$TOKEN\?\); get one with POST \/realms\/\{realm\}\/protocol\/openid-connect\/token/);
+    const missing = await post(server(), { token: null, contentType: 'application/json' });
+    assert.match(missing.body.message, /^A Bearer token is required: send "Authorization: Bearer <token>"/);
+  });
+
   test('unknown fields are ignored → 200', async () => {
     const body = { ...depositBody(), channelNote: 'hello', principalAmount: { ...(depositBody().principalAmount as object), extra: true } };
     assertExecuted(await post(server(), { token: await token(), contentType: 'application/json', body: JSON.stringify(body) }));
