@@ -7,11 +7,8 @@ import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js
 import { ensureSigningKey, isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
 import { realmDefaults } from '../sandbox/load.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
-import { Vault } from '../auth/vault.js';
-import { defaultDbUrl } from '../config.js';
 import { insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
 import { openStore, type Store } from '../store/connect.js';
-import { migrateToLatest } from '../store/migrate.js';
 import { findRealm, insertRealmIfMissing, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
 import { checkEverything } from './check.js';
@@ -24,38 +21,9 @@ import { exportAudit, extendAuditChain, verifyAuditChain } from '../audit/chain.
 
 export { CommandError } from './command-error.js';
 import { CommandError } from './command-error.js';
+import { withSealingStore, withStoreReadOnly, type StoreFlags } from './store-session.js';
 
-export interface StoreFlags {
-  db?: string;
-}
-
-async function withStore<T>(flags: StoreFlags, work: (store: Store, vault: Vault) => Promise<T>): Promise<T> {
-  const vault = new Vault(process.env.COREGATE_MASTER_KEY);
-  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
-  try {
-    await migrateToLatest(store);
-    // Refuses a missing or wrong master key before anything could be sealed (or not) with it.
-    await loadSecretHashKey(store.db, vault);
-    return await work(store, vault);
-  } finally {
-    await store.close();
-  }
-}
-
-/**
- * For commands that read and seal nothing: no master key needed (issue 12: `check`, `audit
- * verify`, `clients list`, `keys list` ran only with it). Signing keys and the secret-hash key stay
- * sealed; what these commands print never comes from them.
- */
-async function withStoreReadOnly<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
-  try {
-    await migrateToLatest(store);
-    return await work(store);
-  } finally {
-    await store.close();
-  }
-}
+export type { StoreFlags };
 
 async function requireRealm(store: Store, name: string) {
   const realm = await findRealm(store.db, name);
@@ -109,7 +77,7 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
     const closest = closestScope(scope);
     throw new CommandError(`Unknown scope "${scope}"${closest ? `: did you mean "${closest}"?` : '.'} The known scopes are ${knownScopes.join(', ')}.`);
   }
-  return withStore(flags, async (store, vault) => {
+  return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
     // A client whose technical user or workstation the directory does not know gets 403 on every
     // call: say so now, or add them (Active) with --create-missing.
@@ -151,7 +119,7 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
 }
 
 export async function rotateClientSecret(flags: StoreFlags & { realm: string; clientId: string }): Promise<string> {
-  return withStore(flags, async (store, vault) => {
+  return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
     const secret = generateClientSecret();
     const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret));
@@ -161,7 +129,7 @@ export async function rotateClientSecret(flags: StoreFlags & { realm: string; cl
 }
 
 export async function setClientState(flags: StoreFlags & { realm: string; clientId: string }, enabled: boolean): Promise<void> {
-  await withStore(flags, async (store) => {
+  await withSealingStore(flags, async (store) => {
     await requireRealm(store, flags.realm);
     if (!(await setClientEnabled(store.db, flags.realm, flags.clientId, enabled))) {
       throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
@@ -188,7 +156,7 @@ export async function describeClients(flags: StoreFlags & { realm: string }) {
 
 export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: string }): Promise<string> {
   if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
-  return withStore(flags, async (store, vault) => {
+  return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
     return rotateSigningKey(store, vault, flags.realm, flags.alg as Parameters<typeof rotateSigningKey>[3]);
   });
@@ -212,7 +180,7 @@ export async function describeKeys(flags: StoreFlags & { realm: string }) {
  * this moment carries an earlier `iat` and is refused; tokens issued from now on are not.
  */
 export async function revokeRealmTokens(flags: StoreFlags & { realm: string }): Promise<number> {
-  return withStore(flags, async (store) => {
+  return withSealingStore(flags, async (store) => {
     await requireRealm(store, flags.realm);
     const notBefore = Math.floor(Date.now() / 1000) + 1;
     await setRealmNotBefore(store.db, flags.realm, notBefore);
@@ -227,7 +195,7 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
   if (!Number.isInteger(lifespan) || lifespan < 30 || lifespan > 86_400) throw new CommandError(`--lifespan must be whole seconds from 30 to 86400, got "${flags.lifespan}"`);
   const alg = flags.alg ?? realmDefaults.signingAlg;
   if (!isSigningAlgorithm(alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
-  return withStore(flags, async (store, vault) => {
+  return withSealingStore(flags, async (store, vault) => {
     if (await findRealm(store.db, flags.realm)) throw new CommandError(`Realm "${flags.realm}" already exists`);
     await insertRealmIfMissing(store.db, {
       name: flags.realm,

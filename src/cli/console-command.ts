@@ -2,11 +2,10 @@
  * `coregate console`: prints a one-time URL that opens a console session (issue 11). The token
  * is created in the store, where every instance finds it; it is printed once and never logged.
  */
-import { defaultDbUrl } from '../config.js';
-import { openStore, type Store } from '../store/connect.js';
-import { migrateToLatest } from '../store/migrate.js';
+import type { Store } from '../store/connect.js';
 import { createLoginToken, type IssuedBy } from '../store/operator-sessions.js';
 import { CommandError } from './command-error.js';
+import { withStoreReadOnly } from './store-session.js';
 
 export interface ConsoleFlags {
   db?: string;
@@ -25,13 +24,7 @@ export async function consoleLoginUrl(store: Store, baseUrl: string, issuedBy: I
 export async function consoleCommand(flags: ConsoleFlags): Promise<{ url: string; expiresAt: string }> {
   const baseUrl = flags.url ?? process.env.COREGATE_PUBLIC_URL ?? defaultBaseUrl;
   if (!isHttpBaseUrl(baseUrl)) throw new CommandError(`--url must be the service's http(s) base URL, got "${baseUrl}"`);
-  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
-  try {
-    await migrateToLatest(store);
-    return await consoleLoginUrl(store, baseUrl, 'cli');
-  } finally {
-    await store.close();
-  }
+  return withStoreReadOnly(flags, (store) => consoleLoginUrl(store, baseUrl, 'cli'));
 }
 
 function isHttpBaseUrl(value: string): boolean {

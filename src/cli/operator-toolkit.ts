@@ -5,29 +5,14 @@
  * what the same record in `demo/sandbox.json` would be, and an existing one is never overwritten.
  * Reads need no master key: nothing sealed is read.
  */
-import { defaultDbUrl } from '../config.js';
 import { parseSandboxData, type SandboxData } from '../sandbox/data-file.js';
 import { loadCoreSandboxData } from '../sandbox/load.js';
-import { openStore, type Store } from '../store/connect.js';
-import { migrateToLatest } from '../store/migrate.js';
+import type { Store } from '../store/connect.js';
 import { findAccountView, listAccounts, listCustomers, listLoanFacilities, listPostings, listTermDeposits } from '../store/operator-queries.js';
 import { CommandError } from './command-error.js';
-
-export interface StoreFlags {
-  db?: string;
-}
+import { withStoreReadOnly, type StoreFlags } from './store-session.js';
 
 const directoryStatuses = ['Active', 'Disabled', 'Blocked'];
-
-async function withStore<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
-  try {
-    await migrateToLatest(store);
-    return await work(store);
-  } finally {
-    await store.close();
-  }
-}
 
 /** Adds core records as a data-file fragment: the same schema, checks and insert-if-missing rules. */
 async function addRecords(store: Store, fragment: SandboxData): Promise<void> {
@@ -41,7 +26,7 @@ function status(value: string | undefined): string {
 }
 
 export async function addUser(flags: StoreFlags & { login: string; status?: string }): Promise<{ login: string; status: string; added: boolean }> {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     const existing = await store.db.selectFrom('directory_users').select('status').where('login', '=', flags.login).executeTakeFirst();
     if (!existing) await addRecords(store, { users: [{ login: flags.login, status: status(flags.status) }] } as SandboxData);
     return { login: flags.login, status: existing?.status ?? status(flags.status), added: !existing };
@@ -49,11 +34,11 @@ export async function addUser(flags: StoreFlags & { login: string; status?: stri
 }
 
 export async function listUsers(flags: StoreFlags) {
-  return withStore(flags, (store) => store.db.selectFrom('directory_users').select(['login', 'status']).orderBy('login').execute());
+  return withStoreReadOnly(flags, (store) => store.db.selectFrom('directory_users').select(['login', 'status']).orderBy('login').execute());
 }
 
 export async function addWorkstation(flags: StoreFlags & { id: string; status?: string }): Promise<{ id: string; status: string; added: boolean }> {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     const existing = await store.db.selectFrom('workstations').select('status').where('id', '=', flags.id).executeTakeFirst();
     if (!existing) await addRecords(store, { workstations: [{ id: flags.id, status: status(flags.status) }] } as SandboxData);
     return { id: flags.id, status: existing?.status ?? status(flags.status), added: !existing };
@@ -61,11 +46,11 @@ export async function addWorkstation(flags: StoreFlags & { id: string; status?: 
 }
 
 export async function listWorkstations(flags: StoreFlags) {
-  return withStore(flags, (store) => store.db.selectFrom('workstations').select(['id', 'status']).orderBy('id').execute());
+  return withStoreReadOnly(flags, (store) => store.db.selectFrom('workstations').select(['id', 'status']).orderBy('id').execute());
 }
 
 export async function addCustomer(flags: StoreFlags & { customer: string; name?: string; status?: string }) {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     const existing = await store.db.selectFrom('customers').select('customer_reference').where('customer_reference', '=', flags.customer).executeTakeFirst();
     if (existing) throw new CommandError(`Customer "${flags.customer}" already exists (records are never overwritten)`);
     await addRecords(store, { customers: [{ customerReference: flags.customer, name: flags.name ?? flags.customer, status: flags.status ?? 'Active' }] } as SandboxData);
@@ -74,14 +59,14 @@ export async function addCustomer(flags: StoreFlags & { customer: string; name?:
 }
 
 export async function listCustomerRows(flags: StoreFlags) {
-  return withStore(flags, (store) => listCustomers(store.db));
+  return withStoreReadOnly(flags, (store) => listCustomers(store.db));
 }
 
 /** A customer account with its opening balance, posted against the bank's equity as the data file does. */
 export async function addAccount(flags: StoreFlags & { account: string; customer: string; currency: string; balance?: string; status?: string }) {
   const balance = Number(flags.balance ?? '0');
   if (!/^\d+(\.\d+)?$/.test(flags.balance ?? '0') || !Number.isFinite(balance)) throw new CommandError(`--balance must be a plain decimal amount, e.g. 1500.00, got "${flags.balance}"`);
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     if (await findAccountView(store.db, flags.account)) throw new CommandError(`Account "${flags.account}" already exists (records are never overwritten)`);
     const customer = await store.db.selectFrom('customers').selectAll().where('customer_reference', '=', flags.customer).executeTakeFirst();
     if (!customer) throw new CommandError(`Customer "${flags.customer}" does not exist: add it first with \`coregate customers add --customer ${flags.customer}\``);
@@ -94,12 +79,12 @@ export async function addAccount(flags: StoreFlags & { account: string; customer
 }
 
 export async function listAccountRows(flags: StoreFlags & { customer?: string }) {
-  return withStore(flags, (store) => listAccounts(store.db, { customerReference: flags.customer }));
+  return withStoreReadOnly(flags, (store) => listAccounts(store.db, { customerReference: flags.customer }));
 }
 
 export async function showAccount(flags: StoreFlags & { account: string; limit?: string }) {
   if (!/^[1-9][0-9]{0,2}$/.test(flags.limit ?? '20') || Number(flags.limit ?? '20') > 500) throw new CommandError(`--limit must be a whole number from 1 to 500, got "${flags.limit}"`);
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     const account = await findAccountView(store.db, flags.account);
     if (!account) throw new CommandError(`Account "${flags.account}" does not exist`);
     const { postings, more } = await listPostings(store.db, account, Number(flags.limit ?? '20'), 0);
@@ -108,7 +93,7 @@ export async function showAccount(flags: StoreFlags & { account: string; limit?:
 }
 
 export async function showTermDeposit(flags: StoreFlags & { contract: string }) {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     const [deposit] = await listTermDeposits(store.db, { contractNumber: flags.contract, limit: 1 });
     if (!deposit) throw new CommandError(`Term deposit "${flags.contract}" does not exist`);
     return deposit;
@@ -116,7 +101,7 @@ export async function showTermDeposit(flags: StoreFlags & { contract: string }) 
 }
 
 export async function showFacility(flags: StoreFlags & { loanId: string }) {
-  return withStore(flags, async (store) => {
+  return withStoreReadOnly(flags, async (store) => {
     const facility = (await listLoanFacilities(store.db)).find((candidate) => candidate.merchandisingLoanId === flags.loanId);
     if (!facility) throw new CommandError(`Loan facility "${flags.loanId}" does not exist`);
     return facility;

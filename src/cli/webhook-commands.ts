@@ -8,29 +8,16 @@ import { Option, type Command } from 'commander';
 import { CommandError } from './command-error.js';
 
 const actions = async () => {
-  const [{ Vault }, { loadSecretHashKey }, { defaultDbUrl }, { openStore }, { migrateToLatest }, admin] = await Promise.all([
-    import('../auth/vault.js'),
-    import('../auth/secret-hash-key.js'),
-    import('../config.js'),
-    import('../store/connect.js'),
-    import('../store/migrate.js'),
-    import('../webhooks/webhook-admin.js'),
-  ]);
+  const [{ withSealingStore }, admin] = await Promise.all([import('./store-session.js'), import('../webhooks/webhook-admin.js')]);
   return {
     admin,
-    async withStore<T>(db: string | undefined, work: (store: import('../store/connect.js').Store, vault: InstanceType<typeof Vault>) => Promise<T>): Promise<T> {
-      const vault = new Vault(process.env.COREGATE_MASTER_KEY);
-      const store = openStore(db ?? process.env.COREGATE_DB ?? defaultDbUrl);
+    /** The store with the vault (endpoint secrets are sealed); a refusal of the admin layer is a usage error. */
+    async withStore<T>(db: string | undefined, work: (store: import('../store/connect.js').Store, vault: import('../auth/vault.js').Vault) => Promise<T>): Promise<T> {
       try {
-        await migrateToLatest(store);
-        // Refuses a missing or wrong master key before a secret could be sealed (or not) with it.
-        await loadSecretHashKey(store.db, vault);
-        return await work(store, vault);
+        return await withSealingStore({ ...(db === undefined ? {} : { db }) }, work);
       } catch (error) {
         if (error instanceof admin.EndpointRefused) throw new CommandError(error.message);
         throw error;
-      } finally {
-        await store.close();
       }
     },
   };

@@ -7,7 +7,7 @@
 import type { Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
-import type { WebhookEndpointTable } from './schema.js';
+import type { WebhookEndpointTable, WebhookEventTable } from './schema.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
@@ -138,9 +138,8 @@ export async function insertEvent(db: Queryable, event: NewWebhookEvent): Promis
     .execute();
 }
 
-export async function listUndispatchedEvents(db: Queryable, limit: number): Promise<StoredWebhookEvent[]> {
-  const rows = await db.selectFrom('webhook_events').selectAll().where('dispatched', '=', 0).orderBy('created_epoch_ms').limit(limit).execute();
-  return rows.map((row) => ({
+function toStoredEvent(row: Selectable<WebhookEventTable>): StoredWebhookEvent {
+  return {
     id: row.id,
     type: row.type,
     realm: row.realm,
@@ -149,7 +148,12 @@ export async function listUndispatchedEvents(db: Queryable, limit: number): Prom
     payload: row.payload,
     createdAtMs: Number(toBigInt(row.created_epoch_ms)),
     dispatched: Number(row.dispatched) === 1,
-  }));
+  };
+}
+
+export async function listUndispatchedEvents(db: Queryable, limit: number): Promise<StoredWebhookEvent[]> {
+  const rows = await db.selectFrom('webhook_events').selectAll().where('dispatched', '=', 0).orderBy('created_epoch_ms').limit(limit).execute();
+  return rows.map(toStoredEvent);
 }
 
 export async function listEventsOf(db: Queryable, filter: { reference?: string; type?: string }): Promise<StoredWebhookEvent[]> {
@@ -157,16 +161,7 @@ export async function listEventsOf(db: Queryable, filter: { reference?: string; 
   if (filter.reference !== undefined) query = query.where('reference', '=', filter.reference);
   if (filter.type !== undefined) query = query.where('type', '=', filter.type);
   const rows = await query.orderBy('created_epoch_ms').execute();
-  return rows.map((row) => ({
-    id: row.id,
-    type: row.type,
-    realm: row.realm,
-    clientId: row.client_id,
-    reference: row.reference,
-    payload: row.payload,
-    createdAtMs: Number(toBigInt(row.created_epoch_ms)),
-    dispatched: Number(row.dispatched) === 1,
-  }));
+  return rows.map(toStoredEvent);
 }
 
 /** Marks the event dispatched if it was not; answers whether this caller won the fan-out. */
