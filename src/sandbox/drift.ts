@@ -31,6 +31,11 @@ function differing(fields: Array<[string, boolean]>): string[] {
   return fields.filter(([, differs]) => differs).map(([name]) => name);
 }
 
+/** The stored rows of a section's records, in one query (none for an empty section). */
+async function rowsIn<Record, Row>(records: readonly Record[] | undefined, query: (keys: string[]) => Promise<Row[]>, keyOf: (record: Record) => string): Promise<Row[]> {
+  return records === undefined || records.length === 0 ? [] : query(records.map(keyOf));
+}
+
 export async function findDrift(db: Queryable, data: SandboxData, secretHashKey: Buffer): Promise<Drift[]> {
   const drifts: Drift[] = [];
   const add = (kind: string, record: string, fields: string[]) => {
@@ -60,32 +65,41 @@ export async function findDrift(db: Queryable, data: SandboxData, secretHashKey:
       ]));
     }
   }
+  // One query per kind (start-up work): the records of the file that the store holds.
+  const users = new Map((await rowsIn(data.users, (logins) => db.selectFrom('directory_users').select(['login', 'status']).where('login', 'in', logins).execute(), (user) => user.login)).map((row) => [row.login, row]));
   for (const user of data.users ?? []) {
-    const stored = await db.selectFrom('directory_users').select('status').where('login', '=', user.login).executeTakeFirst();
+    const stored = users.get(user.login);
     if (stored) add('users', user.login, differing([['status', stored.status !== user.status]]));
   }
+  const workstations = new Map((await rowsIn(data.workstations, (ids) => db.selectFrom('workstations').select(['id', 'status']).where('id', 'in', ids).execute(), (workstation) => workstation.id)).map((row) => [row.id, row]));
   for (const workstation of data.workstations ?? []) {
-    const stored = await db.selectFrom('workstations').select('status').where('id', '=', workstation.id).executeTakeFirst();
+    const stored = workstations.get(workstation.id);
     if (stored) add('workstations', workstation.id, differing([['status', stored.status !== workstation.status]]));
   }
+  const customers = new Map((await rowsIn(data.customers, (references) => db.selectFrom('customers').selectAll().where('customer_reference', 'in', references).execute(), (customer) => customer.customerReference)).map((row) => [row.customer_reference, row]));
   for (const customer of data.customers ?? []) {
-    const stored = await db.selectFrom('customers').selectAll().where('customer_reference', '=', customer.customerReference).executeTakeFirst();
+    const stored = customers.get(customer.customerReference);
     if (stored) add('customers', customer.customerReference, differing([['name', (customer.name ?? null) !== stored.name], ['status', customer.status !== stored.status]]));
   }
+  const accountNumbers = (data.accounts ?? []).map((account) => account.accountNumber);
+  const accounts = new Map((await rowsIn(data.accounts, (numbers) => db.selectFrom('accounts').selectAll().where('account_number', 'in', numbers).execute(), (account) => account.accountNumber)).map((row) => [row.account_number, row]));
+  // The file's balance is the opening balance: compare it with the opening posting, not with today's balance.
+  const openings = new Map(
+    (accountNumbers.length === 0
+      ? []
+      : await db
+          .selectFrom('postings')
+          .innerJoin('movements', 'movements.id', 'postings.movement_id')
+          .select(['postings.account_number', 'postings.amount_minor'])
+          .where('movements.reference', 'in', accountNumbers.map((number) => `opening-${number}`))
+          .execute()
+    ).map((row) => [row.account_number, BigInt(row.amount_minor)]),
+  );
   for (const account of data.accounts ?? []) {
-    const stored = await db.selectFrom('accounts').selectAll().where('account_number', '=', account.accountNumber).executeTakeFirst();
+    const stored = accounts.get(account.accountNumber);
     if (!stored) continue;
-    // The file's balance is the opening balance: compare it with the opening posting, not with today's balance.
-    const opening = await db
-      .selectFrom('postings')
-      .innerJoin('movements', 'movements.id', 'postings.movement_id')
-      .select('postings.amount_minor')
-      .where('movements.reference', '=', `opening-${account.accountNumber}`)
-      .where('postings.account_number', '=', account.accountNumber)
-      .executeTakeFirst();
-    const openingMinor = opening === undefined ? 0n : BigInt(opening.amount_minor);
     add('accounts', account.accountNumber, differing([
-      ['opening balance', toMinorUnits(account.balance, account.currency) !== openingMinor],
+      ['opening balance', toMinorUnits(account.balance, account.currency) !== (openings.get(account.accountNumber) ?? 0n)],
       ['currency', account.currency !== stored.currency],
       ['status', account.status !== stored.status],
       ['customerReference', account.customerReference !== stored.customer_reference],
