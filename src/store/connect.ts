@@ -5,10 +5,12 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
+import { DurableSqliteDialect } from './sqlite-driver.js';
+import { WalSync } from './wal-sync.js';
 import { CommitGroup } from './commit-group.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 import { databaseProblem } from './database-problem.js';
@@ -55,6 +57,8 @@ function openSqliteFile(path: string): SqliteDatabase.Database {
   try {
     database = new SqliteDatabase(path);
     database.pragma('journal_mode = WAL');
+    // A first read creates the write-ahead log, which WalSync opens.
+    database.prepare('select count(*) from sqlite_master').get();
     return database;
   } catch (error) {
     database?.close();
@@ -64,25 +68,31 @@ function openSqliteFile(path: string): SqliteDatabase.Database {
 
 function openSqlite(path: string): Store {
   if (path === '') throw new Error('sqlite: URL needs a file path, e.g. sqlite:./data/coregate.db');
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const inMemory = path === ':memory:';
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const database = openSqliteFile(path);
-  // FULL: an acknowledged write survives a power loss, not only a crash of the process (WAL + NORMAL would not).
-  database.pragma('synchronous = FULL');
+  // NORMAL: SQLite writes the log without syncing it; coregate syncs it off the event loop before
+  // any commit is acknowledged (wal-sync.ts), which keeps FULL's guarantee: an acknowledged
+  // write survives a power loss.
+  database.pragma(`synchronous = ${inMemory ? 'FULL' : 'NORMAL'}`);
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
   // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event loop.
-  const checkpointer =
-    path === ':memory:'
-      ? undefined
-      : startWalCheckpointer(path, {
-          onFailure(error) {
-            // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
-            database.pragma('wal_autocheckpoint = 1000');
-            process.emitWarning(`${error.message}; SQLite's automatic checkpoints are back on`, 'CoregateWarning');
-          },
-        });
+  const checkpointer = inMemory
+    ? undefined
+    : startWalCheckpointer(path, {
+        onFailure(error) {
+          // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
+          database.pragma('wal_autocheckpoint = 1000');
+          process.emitWarning(`${error.message}; SQLite's automatic checkpoints are back on`, 'CoregateWarning');
+        },
+      });
   if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
+  const reader = inMemory ? undefined : openSqliteReader(path);
+  const db = new Kysely<Database>({
+    dialect: new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), walSync }),
+  });
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {
     db,
@@ -95,6 +105,14 @@ function openSqlite(path: string): Store {
       await db.destroy();
     },
   };
+}
+
+/** The connection for reads outside transactions (sqlite-driver.ts): it can never write. */
+function openSqliteReader(path: string): SqliteDatabase.Database {
+  const reader = new SqliteDatabase(path);
+  reader.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
+  reader.pragma('query_only = 1');
+  return reader;
 }
 
 function openPostgres(url: string): Store {

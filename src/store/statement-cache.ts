@@ -5,24 +5,25 @@
  * first out. A statement still iterating (a stream) is never handed out twice.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import type { SqliteDatabase } from 'kysely';
 import { LruMap } from '../cache/lru-map.js';
 
 /** Distinct SQL texts kept prepared; the application has a few hundred at most. */
 export const preparedStatementsMax = 1000;
 
-export function withStatementCache(database: Database, capacity = preparedStatementsMax): SqliteDatabase {
+/** A connection as the driver (sqlite-driver.ts) uses it. */
+export interface StatementSource {
+  prepare(sql: string): Statement;
+  close(): void;
+}
+
+export function withStatementCache(database: Database, capacity = preparedStatementsMax): StatementSource {
   const cache = new LruMap<string, Statement>(capacity);
   return {
     close: () => {
       cache.clear();
       database.close();
     },
-    prepare: (text: string) => {
-      // Kysely begins deferred transactions. Every transaction coregate runs writes, so it takes
-      // the write lock at once: with several processes on one file (--workers), a transaction
-      // that read first could otherwise fail on a snapshot gone stale instead of waiting its turn.
-      const sql = text === 'begin' ? 'begin immediate' : text;
+    prepare: (sql: string) => {
       const cached = cache.get(sql);
       if (cached !== undefined && !cached.busy) return cached;
       const statement = database.prepare(sql);

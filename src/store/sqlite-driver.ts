@@ -1,0 +1,234 @@
+/**
+ * Kysely's driver for the embedded store, in place of Kysely's own SqliteDriver, for two reasons
+ * measured under load:
+ *
+ * - **Durability off the event loop** (wal-sync.ts): a write transaction commits without an
+ *   fsync on the event loop and answers once the write-ahead log is synced in the thread pool.
+ * - **Reads beside the writer.** Kysely's driver has one connection behind one mutex, so a read
+ *   outside a transaction (a retrieve, a snapshot refresh) waited for a whole commit group to
+ *   finish. Here reads outside a transaction run at once on a second, read-only connection: in
+ *   WAL mode it reads the last commit and never sees a transaction in progress.
+ *
+ * Write transactions take the write lock in order (FIFO) and `begin immediate`: every
+ * transaction coregate runs writes, so it takes SQLite's write lock at once (with several
+ * processes on one file, a transaction that read first could fail on a stale snapshot instead
+ * of waiting its turn). A write outside a transaction (autocommit) takes the same lock.
+ */
+import type { Statement } from 'better-sqlite3';
+import {
+  CompiledQuery,
+  IdentifierNode,
+  RawNode,
+  SqliteAdapter,
+  createQueryId,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type DatabaseIntrospector,
+  type Dialect,
+  type DialectAdapter,
+  type Driver,
+  type Kysely,
+  type QueryCompiler,
+  type QueryResult,
+} from 'kysely';
+import type { StatementSource } from './statement-cache.js';
+import type { WalSync } from './wal-sync.js';
+
+export interface DurableSqliteConfig {
+  /** The connection that writes, and reads inside transactions. */
+  writer: StatementSource;
+  /** A read-only connection to the same file for reads outside transactions; without it (an in-memory database) they queue for the writer. */
+  reader?: StatementSource;
+  /** Syncs the write-ahead log; without it (an in-memory database) a commit is final at once. */
+  walSync?: WalSync;
+}
+
+export class DurableSqliteDialect implements Dialect {
+  constructor(readonly config: DurableSqliteConfig) {}
+
+  createDriver(): Driver {
+    return new DurableSqliteDriver(this.config);
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
+    return new SqliteAdapter();
+  }
+
+  createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}
+
+/** A caller's use of the store: inside a write transaction, or statement by statement. */
+class Session implements DatabaseConnection {
+  inTransaction = false;
+
+  constructor(readonly driver: DurableSqliteDriver) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.driver.execute<R>(this, query);
+  }
+
+  async *streamQuery<R>(query: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    // Rows are read in one go and yielded one at a time: an open iterator would hold the connection.
+    const { rows } = await this.driver.execute<R>(this, query);
+    for (const row of rows) yield { rows: [row] };
+  }
+}
+
+/** First come, first served; `tryLock` takes a free lock without a promise. */
+class WriteLock {
+  #held = false;
+  readonly #queue: Array<() => void> = [];
+
+  tryLock(): boolean {
+    if (this.#held) return false;
+    this.#held = true;
+    return true;
+  }
+
+  lock(): Promise<void> {
+    if (this.tryLock()) return Promise.resolve();
+    return new Promise((resolve) => this.#queue.push(resolve));
+  }
+
+  unlock(): void {
+    const next = this.#queue.shift();
+    if (next) next();
+    else this.#held = false;
+  }
+}
+
+class DurableSqliteDriver implements Driver {
+  readonly #writer: StatementSource;
+  readonly #reader: StatementSource | undefined;
+  readonly #walSync: WalSync | undefined;
+  readonly #lock = new WriteLock();
+
+  constructor(config: DurableSqliteConfig) {
+    this.#writer = config.writer;
+    this.#reader = config.reader;
+    this.#walSync = config.walSync;
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new Session(this);
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    await this.#lock.lock();
+    try {
+      this.#writer.prepare('begin immediate').run();
+      session.inTransaction = true;
+    } catch (error) {
+      this.#lock.unlock();
+      throw error;
+    }
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    // A failed commit leaves the transaction open: Kysely then rolls it back (below).
+    this.#writer.prepare('commit').run();
+    session.inTransaction = false;
+    this.#lock.unlock();
+    if (this.#walSync) {
+      this.#walSync.committed();
+      await this.#walSync.durable();
+    }
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const session = connection as Session;
+    if (!session.inTransaction) return;
+    try {
+      this.#writer.prepare('rollback').run();
+    } catch (error) {
+      // SQLite rolled back on its own already (some errors end the transaction).
+      if (!/no transaction is active/.test((error as Error).message)) throw error;
+    } finally {
+      session.inTransaction = false;
+      this.#lock.unlock();
+    }
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.#savepointCommand(connection, 'savepoint', name, compile);
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.#savepointCommand(connection, 'rollback to', name, compile);
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.#savepointCommand(connection, 'release', name, compile);
+  }
+
+  async destroy(): Promise<void> {
+    await this.#walSync?.close();
+    this.#reader?.close();
+    this.#writer.close();
+  }
+
+  execute<R>(session: Session, query: CompiledQuery): Promise<QueryResult<R>> {
+    if (session.inTransaction) return Promise.resolve(run<R>(this.#writer.prepare(query.sql), query.parameters));
+    // Pragmas are settings of a connection: they are the writer's, whatever they read.
+    if (this.#reader && !isPragma(query.sql)) {
+      const statement = this.#reader.prepare(query.sql);
+      if (statement.readonly) return this.#durable(run<R>(statement, query.parameters));
+    }
+    // A write outside a transaction (or, without a reader, any statement): its own commit.
+    if (this.#lock.tryLock()) return this.#autocommit<R>(query);
+    return this.#lock.lock().then(() => this.#autocommit<R>(query));
+  }
+
+  #autocommit<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    let result: QueryResult<R>;
+    let wrote: boolean;
+    try {
+      const statement = this.#writer.prepare(query.sql);
+      wrote = !statement.readonly;
+      result = run<R>(statement, query.parameters);
+    } finally {
+      this.#lock.unlock();
+    }
+    if (wrote) this.#walSync?.committed();
+    return this.#durable(result);
+  }
+
+  /** The result once every commit it may have read is on disk. */
+  #durable<T>(result: T): Promise<T> {
+    if (!this.#walSync) return Promise.resolve(result);
+    return this.#walSync.durable().then(() => result);
+  }
+
+  async #savepointCommand(connection: DatabaseConnection, command: string, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    // As Kysely's own driver does: the compiler quotes the name as an identifier.
+    const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
+    await connection.executeQuery(compile(node, createQueryId()));
+  }
+}
+
+function isPragma(sql: string): boolean {
+  return /^\s*pragma\b/i.test(sql);
+}
+
+function run<R>(statement: Statement, parameters: readonly unknown[]): QueryResult<R> {
+  if (statement.reader) return { rows: statement.all(parameters) as R[] };
+  const { changes, lastInsertRowid } = statement.run(parameters);
+  return {
+    numAffectedRows: BigInt(changes),
+    insertId: BigInt(lastInsertRowid),
+    rows: [],
+  };
+}
