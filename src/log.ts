@@ -3,7 +3,7 @@
  * headers or bodies, sensitive query parameters are masked, and known secret fields are redacted
  * wherever they appear.
  */
-import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
+import { levels, pino, stdSerializers, symbols, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -48,6 +48,45 @@ export function createLogger(options: LogOptions = {}): Logger {
     },
     options.destination,
   );
+}
+
+/** The fields of the one line logged per request (server.ts): safe by construction, no header or body. */
+export interface RequestLine {
+  reqId: string;
+  method: string;
+  url: string;
+  remoteAddress: string | undefined;
+  statusCode: number;
+  responseTimeMs: number;
+  route: string | undefined;
+  correlationId: string | undefined;
+  client: string | undefined;
+}
+
+/**
+ * Writes the per-request line straight to the logger's destination, in pino's own format and
+ * with the logger's bindings. pino's general path (serializers, then redaction of every line,
+ * then a generic stringify) was a third of the CPU of a refused request (measured: 11 µs of a
+ * 401). These fields are known and hold no secret (the URL's sensitive query parameters are
+ * masked as the `req` serializer does), so nothing here needs redacting.
+ */
+export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
+  const stream = (logger as unknown as Record<symbol, DestinationStream>)[symbols.streamSym];
+  const bindings = (logger as unknown as Record<symbol, string>)[symbols.chindingsSym] ?? '';
+  const infoLevel = levels.values.info ?? 30;
+  return (line) => {
+    if (!stream || !logger.isLevelEnabled('info')) return;
+    const reqId = JSON.stringify(line.reqId);
+    let text =
+      `{"level":${infoLevel},"time":"${new Date().toISOString()}"${bindings},"reqId":${reqId},` +
+      `"req":{"id":${reqId},"method":${JSON.stringify(line.method)},"url":${JSON.stringify(maskQuery(line.url))}` +
+      `${line.remoteAddress === undefined ? '' : `,"remoteAddress":${JSON.stringify(line.remoteAddress)}`}},` +
+      `"res":{"statusCode":${line.statusCode}},"responseTime":${line.responseTimeMs}`;
+    if (line.route !== undefined) text += `,"route":${JSON.stringify(line.route)}`;
+    if (line.correlationId !== undefined) text += `,"correlationId":${JSON.stringify(line.correlationId)}`;
+    if (line.client !== undefined) text += `,"client":${JSON.stringify(line.client)}`;
+    stream.write(`${text},"msg":"request completed"}\n`);
+  };
 }
 
 /** Replaces the value of any sensitive query parameter (a client may misplace a secret there). */

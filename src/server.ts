@@ -16,7 +16,7 @@ import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
-import type { Logger } from './log.js';
+import { requestLineWriter, type Logger, type RequestLine } from './log.js';
 import { countHttpRequests } from './metrics/http-metrics.js';
 import { metricsRoute } from './metrics/metrics-route.js';
 import type { Metrics } from './metrics/registry.js';
@@ -52,25 +52,42 @@ export interface ServerParts {
  * (incoming, completed) cost a quarter of a 401's CPU. "incoming request" stays, at debug.
  */
 class OneLinePerRequest extends LogController {
+  readonly #writeLine: (line: RequestLine) => void;
+
+  constructor(logger: Logger) {
+    super();
+    this.#writeLine = requestLineWriter(logger);
+  }
+
   override incomingRequest(request: FastifyRequest): void {
-    request.log.debug({ req: request }, 'incoming request');
+    if ((request.log as Logger).isLevelEnabled('debug')) request.log.debug({ req: request }, 'incoming request');
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const line = { req: request, res: reply, responseTime: reply.elapsedTime, ...requestFacts(request) };
-    if (error) reply.log.error({ ...line, err: error }, 'request errored');
-    else reply.log.info(line, 'request completed');
+    const { correlation, principal } = request as Partial<Pick<FastifyRequest, 'correlation' | 'principal'>>;
+    const facts = {
+      route: request.routeOptions.url,
+      correlationId: correlation?.valid ? correlation.id : undefined,
+      client: principal?.clientKey,
+    };
+    if (error) {
+      reply.log.error({ req: request, res: reply, responseTime: reply.elapsedTime, ...definedOnly(facts), err: error }, 'request errored');
+      return;
+    }
+    this.#writeLine({
+      reqId: String(request.id),
+      method: request.method,
+      url: request.url,
+      remoteAddress: request.ip,
+      statusCode: reply.statusCode,
+      responseTimeMs: reply.elapsedTime,
+      ...facts,
+    });
   }
 }
 
-/** The route (not the URL with its identifiers), the correlation id and the client, when known. */
-function requestFacts(request: FastifyRequest): { route?: string; correlationId?: string; client?: string } {
-  const { correlation, principal } = request as Partial<Pick<FastifyRequest, 'correlation' | 'principal'>>;
-  return {
-    ...(request.routeOptions.url === undefined ? {} : { route: request.routeOptions.url }),
-    ...(correlation?.valid ? { correlationId: correlation.id } : {}),
-    ...(principal ? { client: principal.clientKey } : {}),
-  };
+function definedOnly<T extends object>(fields: T): Partial<T> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
@@ -86,7 +103,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     genReqId: () => randomUUID(),
     return503OnClosing: true,
-    logController: new OneLinePerRequest(),
+    logController: new OneLinePerRequest(parts.logger),
     trustProxy: false,
     // allErrors: a refused request hears every problem at once (its cost is on refused requests only).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, verbose: true } },
@@ -95,8 +112,9 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     schemaErrorFormatter: (_issues, dataVar) => new ExpectedError(`the request's ${dataVar} is invalid`),
   });
   applyConnectionLimits(app.server, limits);
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
+    done(null, payload);
   });
   if (parts.metrics) countHttpRequests(app, parts.metrics.metrics);
   for (const schema of sharedSchemas) app.addSchema(schema);

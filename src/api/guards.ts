@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
-import type { Directory } from '../cache/directory-snapshot.js';
+import type { Directory, DirectorySnapshot } from '../cache/directory-snapshot.js';
+import type { DirectoryStatus } from '../core/port.js';
 import { TokenRejected, type TokenVerifier } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
 import type { BusinessRouteConfig } from './request-context.js';
@@ -42,13 +43,52 @@ function authorizationProblem(authorization: string | undefined): string {
   return 'The Authorization header is not a Bearer token: send "Authorization: Bearer <token>"';
 }
 
-export async function authenticate(
+/**
+ * Authenticates and authorizes a business request (401, 429, 403, in that order). Answers
+ * undefined when it could decide at once (a token verified before, no rate limit, the directory
+ * fresh in its snapshot: the common case, with no promise), a promise otherwise; throws the
+ * refusal either way.
+ */
+export function authenticate(
   request: FastifyRequest,
   verifier: TokenVerifier,
-  directory: Directory,
+  directory: DirectorySnapshot,
+  config: BusinessRouteConfig,
+  limiter: RateLimiter,
+): Promise<void> | undefined {
+  const token = bearerToken(request);
+  const cached = rejectedAsInvalidToken(() => verifier.verifyCached(token));
+  if (cached === undefined || limiter.enabled) return authenticateSlowly(request, token, verifier, directory, config, limiter);
+  request.principal = cached;
+  if (config.scope !== undefined) requireScope(request, config.scope);
+  return checkDirectory(request, directory);
+}
+
+async function authenticateSlowly(
+  request: FastifyRequest,
+  token: string,
+  verifier: TokenVerifier,
+  directory: DirectorySnapshot,
   config: BusinessRouteConfig,
   limiter: RateLimiter,
 ): Promise<void> {
+  try {
+    request.principal = await verifier.verify(token);
+  } catch (error) {
+    throw invalidTokenError(error);
+  }
+  const allowance = await limiter.take(request.principal.clientKey);
+  if (!allowance.allowed) {
+    throw new ApiError(E.tooManyRequests, `Too many requests from client ${request.principal.clientId}; retry after ${allowance.retryAfterSeconds} s`, {
+      'Retry-After': String(allowance.retryAfterSeconds),
+    });
+  }
+  if (config.scope !== undefined) requireScope(request, config.scope);
+  await checkDirectory(request, directory);
+}
+
+/** The Bearer token of the request, or the 400/401 that says what is wrong with its Authorization header. */
+function bearerToken(request: FastifyRequest): string {
   // Node keeps the first of two Authorization headers and drops the other: count them in the raw
   // headers. RFC 6750 §3.1: a request with more than one credential is an invalid_request.
   if (authorizationHeaderCount(request.raw.rawHeaders) > 1) {
@@ -65,20 +105,20 @@ export async function authenticate(
       'WWW-Authenticate': bearerAttempt ? bearerChallenge('invalid_request', message) : `Bearer realm="${realmName}"`,
     });
   }
+  return match[1];
+}
+
+function rejectedAsInvalidToken<T>(verify: () => T): T {
   try {
-    request.principal = await verifier.verify(match[1]);
+    return verify();
   } catch (error) {
-    if (!(error instanceof TokenRejected)) throw error;
-    throw new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': bearerChallenge('invalid_token', error.message) });
+    throw invalidTokenError(error);
   }
-  const allowance = await limiter.take(request.principal.clientKey);
-  if (!allowance.allowed) {
-    throw new ApiError(E.tooManyRequests, `Too many requests from client ${request.principal.clientId}; retry after ${allowance.retryAfterSeconds} s`, {
-      'Retry-After': String(allowance.retryAfterSeconds),
-    });
-  }
-  if (config.scope !== undefined) requireScope(request, config.scope);
-  await checkDirectory(request, directory);
+}
+
+function invalidTokenError(error: unknown): unknown {
+  if (!(error instanceof TokenRejected)) return error;
+  return new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': bearerChallenge('invalid_token', error.message) });
 }
 
 export function requireScope(request: FastifyRequest, scope: string): void {
@@ -89,15 +129,31 @@ export function requireScope(request: FastifyRequest, scope: string): void {
   });
 }
 
-/** CONTRACT §3: backbone_user and workstation, when present, must be active in the directory (a snapshot at most a second old). */
-async function checkDirectory(request: FastifyRequest, directory: Directory): Promise<void> {
+/**
+ * CONTRACT §3: backbone_user and workstation, when present, must be active in the directory (a
+ * snapshot at most a second old). Undefined when the snapshot answered at once.
+ */
+function checkDirectory(request: FastifyRequest, directory: DirectorySnapshot): Promise<void> | undefined {
   const { backboneUser, workstation } = request.principal ?? {};
-  if (backboneUser !== undefined && (await directory.userStatus(backboneUser)) !== 'Active') {
-    throw new ApiError(E.userNotAuthorized, `User ${backboneUser} is not an active user of the core`);
-  }
-  if (workstation !== undefined && (await directory.workstationStatus(workstation)) !== 'Active') {
-    throw new ApiError(E.workstationNotAuthorized, `Workstation ${workstation} is not an active workstation of the core`);
-  }
+  const active = { value: 'Active' as const };
+  const user = backboneUser === undefined ? active : directory.peekUserStatus(backboneUser);
+  const station = workstation === undefined ? active : directory.peekWorkstationStatus(workstation);
+  if (user === undefined || station === undefined) return checkDirectorySlowly(request, directory);
+  requireActive(backboneUser, user.value, workstation, station.value);
+  return undefined;
+}
+
+async function checkDirectorySlowly(request: FastifyRequest, directory: Directory): Promise<void> {
+  const { backboneUser, workstation } = request.principal ?? {};
+  const userStatus = backboneUser === undefined ? 'Active' : await directory.userStatus(backboneUser);
+  requireActive(backboneUser, userStatus, undefined, 'Active');
+  const workstationStatus = workstation === undefined ? 'Active' : await directory.workstationStatus(workstation);
+  requireActive(undefined, 'Active', workstation, workstationStatus);
+}
+
+function requireActive(backboneUser: string | undefined, userStatus: DirectoryStatus, workstation: string | undefined, workstationStatus: DirectoryStatus): void {
+  if (userStatus !== 'Active') throw new ApiError(E.userNotAuthorized, `User ${backboneUser ?? ''} is not an active user of the core`);
+  if (workstationStatus !== 'Active') throw new ApiError(E.workstationNotAuthorized, `Workstation ${workstation ?? ''} is not an active workstation of the core`);
 }
 
 export function requireValidCorrelation(request: FastifyRequest): void {

@@ -88,32 +88,59 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
 
   const directory = new DirectorySnapshot(core);
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: a request whose token and directory entries are at hand
+  // (the common case) passes without a promise (guards.ts).
+  app.addHook('onRequest', (request, reply, done) => {
     request.startedAtMs = Date.now();
     readCorrelation(request, reply);
     const config = request.routeOptions.config.business;
-    if (!config) return;
-    await authenticate(request, verifier, directory, config, limiter);
-    requireValidCorrelation(request);
+    if (!config) return done();
+    let pending: Promise<void> | undefined;
+    try {
+      pending = authenticate(request, verifier, directory, config, limiter);
+      if (pending === undefined) requireValidCorrelation(request);
+    } catch (error) {
+      return done(error as FastifyError);
+    }
+    if (pending === undefined) return done();
+    pending.then(
+      () => {
+        try {
+          requireValidCorrelation(request);
+        } catch (error) {
+          return done(error as FastifyError);
+        }
+        done();
+      },
+      (error: FastifyError) => done(error),
+    );
   });
 
-  app.setErrorHandler(async (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const config = request.routeOptions.config.business;
     const mapped = mapError(error);
     if (mapped.unexpected) request.log.error({ err: error }, 'business API request failed');
     const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family, mapped.details);
-    await auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
-    return reply
-      .code(mapped.entry.status)
-      .headers(mapped.headers)
-      .send(errorBody(record, { family: config?.family, wrapped: config?.wrapped ?? false }));
+    const send = () =>
+      reply
+        .code(mapped.entry.status)
+        .headers(mapped.headers)
+        .send(errorBody(record, { family: config?.family, wrapped: config?.wrapped ?? false }));
+    // Only a refusal that must be audited waits for a write; the others are answered at once.
+    const audit = auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
+    return audit === undefined ? send() : audit.then(send);
   });
 
-  /** CONTRACT §8: every execution attempt that passed authentication is audited, refusals too. */
-  async function auditRefusal(request: FastifyRequest, status: number, code: string | null): Promise<void> {
+  /** CONTRACT §8: every execution attempt that passed authentication is audited, refusals too; undefined when none is owed. */
+  function auditRefusal(request: FastifyRequest, status: number, code: string | null): Promise<void> | undefined {
     const operation = request.routeOptions.config.business?.auditedOperation;
-    if (!operation || !request.principal || request.audited) return;
+    if (!operation || !request.principal || request.audited) return undefined;
     request.audited = true;
+    return writeRefusalAudit(request, operation, status, code);
+  }
+
+  async function writeRefusalAudit(request: FastifyRequest, operation: string, status: number, code: string | null): Promise<void> {
+    if (!request.principal) return;
     try {
       await recordAuditEntry(
         store,

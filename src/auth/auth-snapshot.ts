@@ -36,6 +36,11 @@ export class AuthSnapshot {
     return this.#realms.get(name);
   }
 
+  /** The realm as `realm` would answer it, when the snapshot holds it fresh (Snapshot.peek). */
+  peekRealm(name: string): { value: Realm | undefined } | undefined {
+    return this.#realms.peek(name);
+  }
+
   /** `fresh`: read the store now (and refresh the snapshot), e.g. before refusing a client. */
   client(realm: string, clientId: string, fresh = false): Promise<Client | undefined> {
     const key = `${realm}\u0000${clientId}`;

@@ -33,8 +33,9 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
   app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: authBodyBytesMax }, (_request, body, done) => done(null, body));
   app.setErrorHandler(oauthErrorHandler);
 
-  const noStore = async (_request: FastifyRequest, reply: FastifyReply) => {
+  const noStore = (_request: FastifyRequest, reply: FastifyReply, done: () => void) => {
     reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache');
+    done();
   };
 
   app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token', { onRequest: noStore, schema: tokenRouteSchema, ...documentationOnly }, async (request, reply) => {

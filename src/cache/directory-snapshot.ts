@@ -30,4 +30,13 @@ export class DirectorySnapshot implements Directory {
   workstationStatus(id: string): Promise<DirectoryStatus> {
     return this.#workstations.get(id);
   }
+
+  /** The status as `userStatus` would answer it, when it is in the snapshot and fresh (Snapshot.peek); undefined otherwise. */
+  peekUserStatus(login: string): { value: DirectoryStatus } | undefined {
+    return this.#users.peek(login);
+  }
+
+  peekWorkstationStatus(id: string): { value: DirectoryStatus } | undefined {
+    return this.#workstations.peek(id);
+  }
 }

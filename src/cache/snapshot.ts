@@ -9,6 +9,8 @@ import { LruMap } from './lru-map.js';
 interface Entry<V> {
   value: Promise<V>;
   loadedAtMs: number;
+  /** Set once the load has answered: `peek` reads it without a promise. */
+  loaded?: { value: V };
 }
 
 export interface SnapshotOptions {
@@ -35,12 +37,29 @@ export class Snapshot<K, V> {
     const entry = this.#entries.get(key);
     if (entry !== undefined && now - entry.loadedAtMs < this.#maxAgeMs) return entry.value;
     const value = this.#load(key);
-    this.#entries.set(key, { value, loadedAtMs: now });
-    // A failed read is not remembered: the next caller tries again.
-    value.catch(() => {
-      if (this.#entries.get(key)?.value === value) this.#entries.delete(key);
-    });
+    const loading: Entry<V> = { value, loadedAtMs: now };
+    this.#entries.set(key, loading);
+    value.then(
+      (loaded) => {
+        loading.loaded = { value: loaded };
+      },
+      // A failed read is not remembered: the next caller tries again.
+      () => {
+        if (this.#entries.get(key)?.value === value) this.#entries.delete(key);
+      },
+    );
     return value;
+  }
+
+  /**
+   * The value `get` would answer, without a promise, when it is loaded and fresh; undefined when
+   * `get` would have to read (the caller then awaits `get`). The request path's common case costs
+   * no microtask this way.
+   */
+  peek(key: K): { value: V } | undefined {
+    const entry = this.#entries.get(key);
+    if (entry?.loaded === undefined || this.#now() - entry.loadedAtMs >= this.#maxAgeMs) return undefined;
+    return entry.loaded;
   }
 
   /** Forgets one key (a change made by this instance), or every key. */
