@@ -127,9 +127,16 @@ export class TokenVerifier {
   async #verifyLocal(token: string, issuer: string, kid: string | undefined): Promise<{ payload: JWTPayload; realm: Realm } | undefined> {
     const prefix = `${this.#options.publicUrl()}/realms/`;
     if (!issuer.startsWith(prefix)) return undefined;
-    const realm = await this.#options.snapshot.realm(realmNameOf(issuer.slice(prefix.length)));
+    const name = realmNameOf(issuer.slice(prefix.length));
+    let realm = await this.#options.snapshot.realm(name);
+    let key = realm && (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
+    if (!key) {
+      // Read again before refusing: the realm may be new, or another instance may have rotated
+      // its key within the snapshot's second and signed this token with the new one.
+      realm = await this.#options.snapshot.realm(name, true);
+      key = realm && (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
+    }
     if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
-    const key = (await this.#options.keyring.publishedKeys(realm)).find((entry) => entry.kid === kid);
     if (!key) throw new TokenRejected('The token is signed by an unknown key');
     // CONTRACT §3: the API's own audience, whatever the realm issues for: a realm configured for
     // another API (audience "partner-api") issues tokens this API must refuse.

@@ -1,7 +1,8 @@
 /**
- * Clients as the token endpoint authenticates them, and realms as Bearer validation checks them:
- * from snapshots at most `authSnapshotMaxAgeMs` old instead of reads on every request (the token
- * endpoint still reads its realm afresh, to sign with the current key). A change made by the CLI
+ * Clients as the token endpoint authenticates them, and realms as the token endpoint and Bearer
+ * validation use them: from snapshots at most `authSnapshotMaxAgeMs` old instead of reads on
+ * every request (a realm read was a database round trip per token on PostgreSQL). Only the JWKS
+ * reads its realm afresh: a key must be published before any instance signs with it. A change made by the CLI
  * or another instance (a realm's not-before, a disabled client, a new secret)
  * takes effect within that bound on every instance (CONTRACT §11: caches bounded in time).
  * What grants access is re-read before a refusal: a new client, secret or an enabled client
@@ -32,7 +33,9 @@ export class AuthSnapshot {
     );
   }
 
-  realm(name: string): Promise<Realm | undefined> {
+  /** `fresh`: read the store now (and refresh the snapshot), e.g. before answering that a realm does not exist. */
+  realm(name: string, fresh = false): Promise<Realm | undefined> {
+    if (fresh) this.#realms.invalidate(name);
     return this.#realms.get(name);
   }
 

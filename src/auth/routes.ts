@@ -4,7 +4,7 @@
  * every failure to an OAuth error body.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { findRealm, type Realm } from '../store/realms.js';
+import type { Realm } from '../store/realms.js';
 import type { AuthContext } from './auth-context.js';
 import { discoveryDocument } from './discovery.js';
 import { handleIntrospection } from './introspection.js';
@@ -39,19 +39,22 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
   };
 
   app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token', { onRequest: noStore, schema: tokenRouteSchema, ...documentationOnly }, async (request, reply) => {
-    // Read afresh: a token is signed with the realm's current key and never born before its not-before.
+    // From the snapshot (at most a second old): a key rotated meanwhile stays published until the
+    // tokens it signs expire, and a not-before is set to "now", so no token is born revoked.
     const realm = await realmOf(ctx, request);
     const response = await handleTokenRequest(ctx, realm, tokenRequestOf(request));
     return reply.send(response);
   });
 
   app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token/introspect', { onRequest: noStore, schema: introspectionRouteSchema, ...documentationOnly }, async (request, reply) => {
-    const realm = await realmOf(ctx, request);
+    // Read afresh: "active" reflects the realm's keys and not-before as stored now.
+    const realm = await realmOf(ctx, request, true);
     return reply.send(await handleIntrospection(ctx, realm, tokenRequestOf(request)));
   });
 
   app.get<RealmRoute>('/realms/:realm/protocol/openid-connect/certs', { schema: jwksRouteSchema, ...documentationOnly }, async (request, reply) => {
-    const realm = await realmOf(ctx, request);
+    // Read afresh: a key is published here before any instance signs with it.
+    const realm = await realmOf(ctx, request, true);
     const keys = await ctx.keyring.publishedKeys(realm);
     return reply.header('Cache-Control', 'no-cache').send({ keys: keys.map((key) => key.publicJwk) });
   });
@@ -62,8 +65,10 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
   });
 }
 
-async function realmOf(ctx: AuthContext, request: RealmRequest): Promise<Realm> {
-  const realm = await findRealm(ctx.store.db, request.params.realm);
+/** The realm of the URL from the auth snapshot (`fresh`: from the store); one not found is read again before the 404. */
+async function realmOf(ctx: AuthContext, request: RealmRequest, fresh = false): Promise<Realm> {
+  const name = request.params.realm;
+  const realm = (await ctx.snapshot.realm(name, fresh)) ?? (fresh ? undefined : await ctx.snapshot.realm(name, true));
   if (!realm) throw new OAuthError(404, 'not_found', 'Realm does not exist');
   return realm;
 }

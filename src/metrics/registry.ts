@@ -9,6 +9,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PoolStats } from '../store/connect.js';
 import { LabelBudget } from './label-budget.js';
+import { RequestSeries } from './request-series.js';
 
 /** How an operation request ended, as the operations layer reports it. */
 export type OperationOutcome = 'Executed' | 'Rejected' | 'Unknown' | 'Pending' | 'Duplicate' | 'Refused';
@@ -64,8 +65,7 @@ export class Metrics {
   readonly #coreCalls = new LabelBudget(operationLabelsMax);
   readonly #circuitTargets = new LabelBudget(circuitTargetLabelsMax);
 
-  readonly #httpRequests: Counter<'route' | 'method' | 'status'>;
-  readonly #httpDuration: Histogram<'route' | 'method' | 'status'>;
+  readonly #httpRequests: RequestSeries;
   readonly #tokensIssued: Counter<'realm'>;
   readonly #tokenRequests: Counter<'realm' | 'status'>;
   readonly #operationsSettled: Counter<'operation' | 'outcome'>;
@@ -89,19 +89,16 @@ export class Metrics {
     const registers = [this.registry];
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
 
-    this.#httpRequests = new Counter({
-      name: 'coregate_http_requests_total',
-      help: 'HTTP requests answered, by route pattern (unmatched: no route), method and status.',
-      labelNames: ['route', 'method', 'status'],
-      registers,
-    });
-    this.#httpDuration = new Histogram({
-      name: 'coregate_http_request_duration_seconds',
-      help: 'Time from receiving an HTTP request to its response, by route pattern, method and status.',
-      labelNames: ['route', 'method', 'status'],
-      buckets: httpDurationBucketsSeconds,
-      registers,
-    });
+    this.#httpRequests = new RequestSeries(
+      this.registry,
+      {
+        total: 'coregate_http_requests_total',
+        totalHelp: 'HTTP requests answered, by route pattern (unmatched: no route), method and status.',
+        duration: 'coregate_http_request_duration_seconds',
+        durationHelp: 'Time from receiving an HTTP request to its response, by route pattern, method and status.',
+      },
+      httpDurationBucketsSeconds,
+    );
     this.#tokensIssued = new Counter({
       name: 'coregate_tokens_issued_total',
       help: 'Access tokens issued by the token endpoint, by realm.',
@@ -231,13 +228,7 @@ export class Metrics {
    * labelled `unmatched`, never with the URL.
    */
   httpRequestFinished(request: { route: string | undefined; method: string; status: number; durationSeconds: number }): void {
-    const labels = {
-      route: request.route ?? unmatchedRoute,
-      method: knownMethods.has(request.method) ? request.method : 'other',
-      status: String(request.status),
-    };
-    this.#httpRequests.inc(labels);
-    this.#httpDuration.observe(labels, request.durationSeconds);
+    this.#httpRequests.observe(request.route ?? unmatchedRoute, knownMethods.has(request.method) ? request.method : 'other', request.status, request.durationSeconds);
   }
 
   /**
