@@ -19,6 +19,7 @@ import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
+import { RefusalAudit } from './audit/refusal-audit.js';
 import type { CoreBankingPort } from './core/port.js';
 import { HttpCore } from './core-http/http-core-adapter.js';
 import { probe } from './health.js';
@@ -169,7 +170,7 @@ async function serveOn(
   const { core: portCore, remoteCore } = await coreOf(config, store, logger, metrics);
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
-  const { runner, reconciler, worker } = operationsLayer(config, store, core, chainer, logger, metrics);
+  const { runner, reconciler, worker, audit } = operationsLayer(config, store, core, chainer, logger, metrics);
   const webhooks = new WebhookService({
     store,
     vault,
@@ -191,7 +192,7 @@ async function serveOn(
     logger,
     role: config.role,
     auth,
-    api: { store, core, verifier, runner, chainer, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
+    api: { store, core, verifier, runner, refusals: audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
     version: version,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
@@ -322,7 +323,7 @@ async function coreOf(config: Config, store: Store, logger: Logger, metrics: Met
 function operationsLayer(config: Config, store: Store, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
   const window = new DuplicateWindow(config.duplicateWindowSeconds);
   const claims = new Claims(window);
-  const audit = new OperationAudit(chainer);
+  const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer));
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
   const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
@@ -361,5 +362,5 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     batchWindow: config.coreBatchWindow,
     onOutcome: settled,
   });
-  return { runner, reconciler, worker };
+  return { runner, reconciler, worker, audit };
 }

@@ -5,10 +5,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { CoreBankingPort } from '../core/port.js';
-import type { AuditChainer } from '../audit/chain.js';
+import type { RefusalAudit } from '../audit/refusal-audit.js';
 import { DirectorySnapshot } from '../cache/directory-snapshot.js';
 import type { Store } from '../store/connect.js';
-import { recordAuditEntry } from '../store/audit.js';
 import type { TokenVerifier } from './bearer-auth.js';
 import type { RateLimiter } from './rate-limit.js';
 import { ApiError, errorBody, errorRecord } from './error-record.js';
@@ -44,7 +43,8 @@ export interface BusinessApiOptions {
   core: CoreBankingPort;
   verifier: TokenVerifier;
   runner: OperationRunner;
-  chainer: AuditChainer;
+  /** Audit records of refused requests, written in batches. */
+  refusals: RefusalAudit;
   limiter: RateLimiter;
 }
 
@@ -68,7 +68,7 @@ export const sharedSchemas = [
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
-  const { store, core, verifier, runner, chainer, limiter } = options;
+  const { store, core, verifier, runner, refusals, limiter } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
   // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
@@ -142,8 +142,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   async function writeRefusalAudit(request: FastifyRequest, operation: string, status: number, code: string | null): Promise<void> {
     if (!request.principal) return;
     try {
-      await recordAuditEntry(
-        store,
+      await refusals.record(
         auditEntry({
           operation,
           clientId: request.principal.clientKey,
@@ -157,7 +156,6 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
           details: { path: `${request.method} ${request.url.split('?')[0] ?? ''}`, code },
         }),
       );
-      chainer.schedule();
     } catch (error) {
       request.log.error({ err: error }, 'audit record of a refused request could not be written');
     }

@@ -5,8 +5,8 @@
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import type { AuditChainer } from '../audit/chain.js';
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
-import { insertAuditEntry, recordAuditEntry, type AuditEntry } from '../store/audit.js';
-import type { Store } from '../store/connect.js';
+import { insertAuditEntry, type AuditEntry } from '../store/audit.js';
+import type { RefusalAudit } from '../audit/refusal-audit.js';
 import type { Queryable } from '../store/realms.js';
 import type { Caller } from './invocation.js';
 
@@ -41,7 +41,11 @@ export function operationAuditEntry(context: AuditContext, reference: string | n
 }
 
 export class OperationAudit {
-  constructor(readonly chainer: AuditChainer) {}
+  constructor(
+    readonly chainer: AuditChainer,
+    /** Refusals outside any unit of work, written in batches. */
+    readonly refusals: RefusalAudit,
+  ) {}
 
   /** Inside a unit of work: the record commits with it. Call `chained()` after the commit. */
   async write(db: Queryable, context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
@@ -49,9 +53,8 @@ export class OperationAudit {
   }
 
   /** On its own (a refusal before any unit of work): durable when this answers, chained soon after. */
-  async record(store: Store, context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
-    await recordAuditEntry(store, operationAuditEntry(context, reference, httpStatus, outcome, entry));
-    this.chained();
+  async record(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
+    await this.refusals.record(operationAuditEntry(context, reference, httpStatus, outcome, entry));
   }
 
   /** Records committed: the chain is extended soon after, by one chainer at a time. */

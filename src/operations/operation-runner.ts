@@ -178,8 +178,8 @@ export class OperationRunner {
   }
 
   async #refused(operation: Operation, context: AuditContext, entry: ErrorEntry, message: string, reference: string | undefined): Promise<RunOutcome & { kind: 'refused' }> {
-    const { audit, store } = this.#options;
-    await audit.record(store, context, reference ?? null, entry.status, 'Refused', entry);
+    const { audit } = this.#options;
+    await audit.record(context, reference ?? null, entry.status, 'Refused', entry);
     if (entry.status === 400) this.#options.onOutcome?.(operation.name, 'Refused');
     return { kind: 'refused', status: entry.status, record: errorRecord(entry, message, context.path, operation.family), audited: true };
   }

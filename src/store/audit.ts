@@ -26,35 +26,37 @@ export interface ChainedAuditEntry extends AuditEntry {
   hash: string | null;
 }
 
-/**
- * Writes one audit record on its own (a refused request's): grouped with other writes into one
- * commit on SQLite, a single autocommitted statement on PostgreSQL. Answers once it is durable.
- */
-export function recordAuditEntry(store: Store, entry: AuditEntry): Promise<void> {
-  return store.dialect === 'sqlite' ? store.transaction((trx) => insertAuditEntry(trx, entry)) : insertAuditEntry(store.db, entry);
+export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
+  await insertAuditEntries(db, [entry]);
 }
 
-export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
-  await db
-    .insertInto('audit_records')
-    .values({
-      id: entry.id,
-      recorded_at: entry.recordedAt,
-      client_id: entry.clientId,
-      backbone_user: entry.backboneUser,
-      workstation: entry.workstation,
-      operation: entry.operation,
-      correlation_id: entry.correlationId,
-      reference: entry.reference,
-      http_status: entry.httpStatus,
-      outcome: entry.outcome,
-      duration_ms: entry.durationMs,
-      details: JSON.stringify(entry.details),
-      chain_seq: null,
-      prev_hash: null,
-      hash: null,
-    })
-    .execute();
+/** Audit rows written by one statement, for a batch of refusals (src/audit/refusal-audit.ts). */
+export const auditRowsPerStatementMax = 200;
+
+export async function insertAuditEntries(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  if (entries.length > auditRowsPerStatementMax) throw new RangeError(`at most ${auditRowsPerStatementMax} audit rows per statement`);
+  await db.insertInto('audit_records').values(entries.map(auditRow)).execute();
+}
+
+function auditRow(entry: AuditEntry) {
+  return {
+    id: entry.id,
+    recorded_at: entry.recordedAt,
+    client_id: entry.clientId,
+    backbone_user: entry.backboneUser,
+    workstation: entry.workstation,
+    operation: entry.operation,
+    correlation_id: entry.correlationId,
+    reference: entry.reference,
+    http_status: entry.httpStatus,
+    outcome: entry.outcome,
+    duration_ms: entry.durationMs,
+    details: JSON.stringify(entry.details),
+    chain_seq: null,
+    prev_hash: null,
+    hash: null,
+  };
 }
 
 export async function lastChained(db: Queryable): Promise<{ seq: number; hash: string } | undefined> {
