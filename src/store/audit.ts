@@ -1,5 +1,6 @@
 /** The audit trail's rows: appended in business transactions, chained just after commit. */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { preparedInsert } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Store } from './connect.js';
 import type { Queryable } from './realms.js';
@@ -33,13 +34,35 @@ export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promis
 /** Audit rows written by one statement, for a batch of refusals (src/audit/refusal-audit.ts). */
 export const auditRowsPerStatementMax = 200;
 
+const auditColumns = [
+  'id',
+  'recorded_at',
+  'client_id',
+  'backbone_user',
+  'workstation',
+  'operation',
+  'correlation_id',
+  'reference',
+  'http_status',
+  'outcome',
+  'duration_ms',
+  'details',
+  'chain_seq',
+  'prev_hash',
+  'hash',
+] as const satisfies ReadonlyArray<keyof AuditRecordTable>;
+
+const auditInsert = preparedInsert<Insertable<AuditRecordTable>>(auditColumns, (db, rows) => db.insertInto('audit_records').values(rows));
+
 export async function insertAuditEntries(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
   if (entries.length === 0) return;
   if (entries.length > auditRowsPerStatementMax) throw new RangeError(`at most ${auditRowsPerStatementMax} audit rows per statement`);
-  await db.insertInto('audit_records').values(entries.map(auditRow)).execute();
+  // One row (an operation's own record) is the prepared statement; a batch of refusals is built once.
+  if (entries.length === 1) await auditInsert.execute(db, auditRow(entries[0] as AuditEntry));
+  else await db.insertInto('audit_records').values(entries.map(auditRow)).execute();
 }
 
-function auditRow(entry: AuditEntry) {
+function auditRow(entry: AuditEntry): Insertable<AuditRecordTable> {
   return {
     id: entry.id,
     recorded_at: entry.recordedAt,

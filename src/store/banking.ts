@@ -1,5 +1,6 @@
 /** Repositories of the reference core's records: customers, accounts, products, term deposits. */
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { preparedInsert, preparedQuery } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { AccountTable, TermDepositProductTable, TermDepositTable } from './schema.js';
@@ -12,8 +13,10 @@ export interface TermDepositRecord extends TermDepositContract {
   createdAt: string;
 }
 
+const customerByReference = preparedQuery((db, reference: string) => db.selectFrom('customers').selectAll().where('customer_reference', '=', reference));
+
 export async function findCustomer(db: Queryable, reference: string): Promise<Customer | undefined> {
-  const row = await db.selectFrom('customers').selectAll().where('customer_reference', '=', reference).executeTakeFirst();
+  const row = await customerByReference.first(db, reference);
   return row && { customerReference: row.customer_reference, name: row.name, status: row.status };
 }
 
@@ -25,8 +28,10 @@ export async function insertCustomerIfMissing(db: Queryable, customer: Customer)
     .execute();
 }
 
+const accountByNumber = preparedQuery((db, accountNumber: string) => db.selectFrom('accounts').selectAll().where('account_number', '=', accountNumber));
+
 export async function findAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
-  const row = await db.selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
+  const row = await accountByNumber.first(db, accountNumber);
   return row && toAccount(row);
 }
 
@@ -35,13 +40,16 @@ export async function findAccount(db: Queryable, accountNumber: string): Promise
  * update takes the row lock on PostgreSQL and the write lock on SQLite): one round trip less
  * than a lock and a read.
  */
-export async function lockAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
-  const row = await db
+const accountLock = preparedQuery((db, accountNumber: string) =>
+  db
     .updateTable('accounts')
     .set((eb) => ({ balance_minor: eb.ref('balance_minor') }))
     .where('account_number', '=', accountNumber)
-    .returningAll()
-    .executeTakeFirst();
+    .returningAll(),
+);
+
+export async function lockAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
+  const row = await accountLock.first(db, accountNumber);
   return row && toAccount(row);
 }
 
@@ -57,30 +65,30 @@ function toAccount(row: Selectable<AccountTable>): Account {
 }
 
 /** Inserts an account with a zero balance; answers whether it was missing. */
+const accountInsert = preparedInsert<Insertable<AccountTable>>(
+  ['account_number', 'customer_reference', 'currency', 'status', 'kind', 'balance_minor', 'created_at'],
+  (db, rows) => db.insertInto('accounts').values(rows).onConflict((c) => c.column('account_number').doNothing()),
+);
+
 export async function insertAccountIfMissing(db: Queryable, account: Omit<Account, 'balanceMinor'>): Promise<boolean> {
-  const result = await db
-    .insertInto('accounts')
-    .values({
-      account_number: account.accountNumber,
-      customer_reference: account.customerReference,
-      currency: account.currency,
-      status: account.status,
-      kind: account.kind,
-      balance_minor: 0n,
-      created_at: new Date().toISOString(),
-    })
-    .onConflict((c) => c.column('account_number').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  const result = await accountInsert.execute(db, {
+    account_number: account.accountNumber,
+    customer_reference: account.customerReference,
+    currency: account.currency,
+    status: account.status,
+    kind: account.kind,
+    balance_minor: 0n,
+    created_at: new Date().toISOString(),
+  });
+  return Number(result.numAffectedRows ?? 0n) > 0;
 }
 
+const productByCodes = preparedQuery((db, productCode: string, componentCode: string) =>
+  db.selectFrom('term_deposit_products').selectAll().where('product_code', '=', productCode).where('component_code', '=', componentCode),
+);
+
 export async function findProduct(db: Queryable, productCode: string, componentCode: string): Promise<TermDepositProduct | undefined> {
-  const row = await db
-    .selectFrom('term_deposit_products')
-    .selectAll()
-    .where('product_code', '=', productCode)
-    .where('component_code', '=', componentCode)
-    .executeTakeFirst();
+  const row = await productByCodes.first(db, productCode, componentCode);
   return row && toProduct(row);
 }
 
@@ -102,33 +110,55 @@ export async function insertProductIfMissing(db: Queryable, product: TermDeposit
     .execute();
 }
 
+const termDepositInsert = preparedInsert<Insertable<TermDepositTable>>(
+  [
+    'contract_number',
+    'customer_reference',
+    'product_code',
+    'component_code',
+    'principal_minor',
+    'currency',
+    'rate_percent',
+    'day_count',
+    'value_date',
+    'maturity_date',
+    'number_of_days',
+    'source_account',
+    'interest_account',
+    'description',
+    'operation_reference',
+    'status',
+    'created_at',
+  ],
+  (db, rows) => db.insertInto('term_deposits').values(rows),
+);
+
 export async function insertTermDeposit(db: Queryable, record: TermDepositContract & { createdAt?: string }): Promise<void> {
-  await db
-    .insertInto('term_deposits')
-    .values({
-      contract_number: record.contractNumber,
-      customer_reference: record.customerReference,
-      product_code: record.productCode,
-      component_code: record.componentCode,
-      principal_minor: record.principalMinor,
-      currency: record.currency,
-      rate_percent: record.ratePercent,
-      day_count: record.dayCount,
-      value_date: record.valueDate,
-      maturity_date: record.maturityDate,
-      number_of_days: record.numberOfDays,
-      source_account: record.sourceAccount,
-      interest_account: record.interestAccount,
-      description: record.description,
-      operation_reference: record.operationReference,
-      status: record.status,
-      created_at: record.createdAt ?? new Date().toISOString(),
-    })
-    .execute();
+  await termDepositInsert.execute(db, {
+    contract_number: record.contractNumber,
+    customer_reference: record.customerReference,
+    product_code: record.productCode,
+    component_code: record.componentCode,
+    principal_minor: record.principalMinor,
+    currency: record.currency,
+    rate_percent: record.ratePercent,
+    day_count: record.dayCount,
+    value_date: record.valueDate,
+    maturity_date: record.maturityDate,
+    number_of_days: record.numberOfDays,
+    source_account: record.sourceAccount,
+    interest_account: record.interestAccount,
+    description: record.description,
+    operation_reference: record.operationReference,
+    status: record.status,
+    created_at: record.createdAt ?? new Date().toISOString(),
+  });
 }
 
+const termDepositByContract = preparedQuery((db, contractNumber: string) => db.selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber));
+
 export async function findTermDeposit(db: Queryable, contractNumber: string): Promise<TermDepositRecord | undefined> {
-  const row = await db.selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber).executeTakeFirst();
+  const row = await termDepositByContract.first(db, contractNumber);
   return row && toTermDeposit(row);
 }
 

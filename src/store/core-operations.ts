@@ -2,23 +2,27 @@
 import type { ErrorName } from '../core/error-catalogue.js';
 import { isErrorName } from '../core/error-catalogue.js';
 import type { CoreOperationKind, CoreOperationRecord } from '../reference-core/repository.js';
+import type { Insertable } from 'kysely';
+import { preparedInsert } from './prepared-query.js';
 import type { Queryable } from './realms.js';
+import type { CoreOperationTable } from './schema.js';
 
 /** Inserts the reference's outcome unless it has one; answers whether it was inserted. */
+const coreOperationInsert = preparedInsert<Insertable<CoreOperationTable>>(
+  ['reference', 'kind', 'status', 'refusal_name', 'refusal_message', 'recorded_at'],
+  (db, rows) => db.insertInto('core_operations').values(rows).onConflict((c) => c.column('reference').doNothing()),
+);
+
 export async function recordCoreOperation(db: Queryable, record: CoreOperationRecord): Promise<boolean> {
-  const result = await db
-    .insertInto('core_operations')
-    .values({
-      reference: record.reference,
-      kind: record.kind,
-      status: record.status,
-      refusal_name: record.status === 'Rejected' ? record.refusalName : null,
-      refusal_message: record.status === 'Rejected' ? record.refusalMessage : null,
-      recorded_at: new Date().toISOString(),
-    })
-    .onConflict((c) => c.column('reference').doNothing())
-    .executeTakeFirst();
-  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+  const result = await coreOperationInsert.execute(db, {
+    reference: record.reference,
+    kind: record.kind,
+    status: record.status,
+    refusal_name: record.status === 'Rejected' ? record.refusalName : null,
+    refusal_message: record.status === 'Rejected' ? record.refusalMessage : null,
+    recorded_at: new Date().toISOString(),
+  });
+  return Number(result.numAffectedRows ?? 0n) > 0;
 }
 
 export async function findCoreOperation(db: Queryable, reference: string): Promise<CoreOperationRecord | undefined> {

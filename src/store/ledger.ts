@@ -12,8 +12,11 @@ import {
   negativeBalanceKinds,
   type Movement,
 } from '../core/ledger/movement.js';
+import type { Insertable } from 'kysely';
 import type { Queryable } from './realms.js';
 import { toBigInt } from './bigint.js';
+import { preparedInsert, preparedQuery } from './prepared-query.js';
+import type { MovementTable, PostingTable } from './schema.js';
 import { insertAccountIfMissing } from './banking.js';
 
 
@@ -22,22 +25,43 @@ export async function ensureInternalAccount(db: Queryable, accountNumber: string
   await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
 }
 
+/** A credit: the balance grows. */
+const creditAccount = preparedQuery((db, amountMinor: bigint, accountNumber: string, currency: string) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ balance_minor: eb('balance_minor', '+', amountMinor) }))
+    .where('account_number', '=', accountNumber)
+    .where('currency', '=', currency),
+);
+
+/** A debit: only an account that may go negative, or one that stays at or above zero. */
+const debitAccount = preparedQuery((db, amountMinor: bigint, accountNumber: string, currency: string, sameAmountMinor: bigint) =>
+  db
+    .updateTable('accounts')
+    .set((eb) => ({ balance_minor: eb('balance_minor', '+', amountMinor) }))
+    .where('account_number', '=', accountNumber)
+    .where('currency', '=', currency)
+    .where((eb) => eb.or([eb('kind', 'in', [...negativeBalanceKinds]), eb(eb('balance_minor', '+', sameAmountMinor), '>=', 0n)])),
+);
+
+const movementInsert = preparedInsert<Insertable<MovementTable>>(['id', 'reference', 'kind', 'description', 'business_date', 'created_at'], (db, rows) =>
+  db.insertInto('movements').values(rows),
+);
+
+const postingsInsert = preparedInsert<Insertable<PostingTable>>(['movement_id', 'line', 'account_number', 'amount_minor', 'currency'], (db, rows) =>
+  db.insertInto('postings').values(rows),
+);
+
 export async function postMovement(db: Queryable, movement: Movement): Promise<void> {
   assertBalanced(movement);
   // Row locks are taken in account-number order so that concurrent movements never deadlock.
   const byAccount = [...movement.lines].sort((a, b) => (a.accountNumber < b.accountNumber ? -1 : a.accountNumber > b.accountNumber ? 1 : 0));
   for (const line of byAccount) {
-    const update = db
-      .updateTable('accounts')
-      .set((eb) => ({ balance_minor: eb('balance_minor', '+', line.amountMinor) }))
-      .where('account_number', '=', line.accountNumber)
-      .where('currency', '=', line.currency);
-    const guarded =
+    const result =
       line.amountMinor < 0n
-        ? update.where((eb) => eb.or([eb('kind', 'in', [...negativeBalanceKinds]), eb(eb('balance_minor', '+', line.amountMinor), '>=', 0n)]))
-        : update;
-    const result = await guarded.executeTakeFirst();
-    if (result.numUpdatedRows === 0n) {
+        ? await debitAccount.execute(db, line.amountMinor, line.accountNumber, line.currency, line.amountMinor)
+        : await creditAccount.execute(db, line.amountMinor, line.accountNumber, line.currency);
+    if ((result.numAffectedRows ?? 0n) === 0n) {
       const exists = await db.selectFrom('accounts').select('currency').where('account_number', '=', line.accountNumber).executeTakeFirst();
       if (!exists || exists.currency !== line.currency) {
         throw new LedgerInvariantError(`posting to ${line.accountNumber} in ${line.currency}: no such account in that currency`);
@@ -45,30 +69,24 @@ export async function postMovement(db: Queryable, movement: Movement): Promise<v
       throw new LedgerInvariantError(`posting ${line.amountMinor} to ${line.accountNumber} would take a guarded account below zero`);
     }
   }
-  const createdAt = new Date().toISOString();
-  await db
-    .insertInto('movements')
-    .values({
-      id: movement.id,
-      reference: movement.reference,
-      kind: movement.kind,
-      description: movement.description,
-      business_date: movement.businessDate,
-      created_at: createdAt,
-    })
-    .execute();
-  await db
-    .insertInto('postings')
-    .values(
-      movement.lines.map((line, index) => ({
-        movement_id: movement.id,
-        line: index + 1,
-        account_number: line.accountNumber,
-        amount_minor: line.amountMinor,
-        currency: line.currency,
-      })),
-    )
-    .execute();
+  await movementInsert.execute(db, {
+    id: movement.id,
+    reference: movement.reference,
+    kind: movement.kind,
+    description: movement.description,
+    business_date: movement.businessDate,
+    created_at: new Date().toISOString(),
+  });
+  await postingsInsert.executeRows(
+    db,
+    movement.lines.map((line, index) => ({
+      movement_id: movement.id,
+      line: index + 1,
+      account_number: line.accountNumber,
+      amount_minor: line.amountMinor,
+      currency: line.currency,
+    })),
+  );
 }
 
 export interface LedgerCheck {

@@ -4,7 +4,8 @@
  * the reconciler's bookkeeping. Every status change is an update guarded by the state it leaves
  * (src/operations/operation-states.ts has the table of allowed transitions).
  */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Compilable, type Selectable } from 'kysely';
+import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { OperationTable } from './schema.js';
@@ -45,8 +46,34 @@ export interface OperationRecord {
   accepted: boolean;
 }
 
+const operationColumns = [
+  'reference',
+  'client_key',
+  'correlation_id',
+  'correlation_supplied',
+  'operation',
+  'scope',
+  'path',
+  'request_hash',
+  'request',
+  'status',
+  'http_status',
+  'result',
+  'error',
+  'actor',
+  'created_at',
+  'created_epoch_ms',
+  'updated_at',
+  'updated_epoch_ms',
+  'attempts',
+  'next_attempt_epoch_ms',
+  'accepted',
+] as const satisfies ReadonlyArray<keyof OperationTable>;
+
+const insertOperationRow = preparedInsert<Selectable<OperationTable>>(operationColumns, (db, rows) => db.insertInto('operations').values(rows));
+
 export async function insertOperation(db: Queryable, record: OperationRecord): Promise<void> {
-  await db.insertInto('operations').values(toRow(record)).execute();
+  await insertOperationRow.execute(db, toRow(record));
 }
 
 export async function findOperation(db: Queryable, reference: string): Promise<OperationRecord | undefined> {
@@ -107,27 +134,57 @@ export interface OperationChange {
   atEpochMs: number;
 }
 
+/** The columns an OperationChange may set, in the order of their parameters. */
+type ChangeColumn = 'http_status' | 'result' | 'error' | 'request' | 'attempts' | 'accepted' | 'next_attempt_epoch_ms';
+
+function changedColumns(change: OperationChange): Array<[ChangeColumn, unknown]> {
+  const columns: Array<[ChangeColumn, unknown]> = [];
+  if (change.httpStatus !== undefined) columns.push(['http_status', change.httpStatus]);
+  if (change.result !== undefined) columns.push(['result', JSON.stringify(change.result)]);
+  if (change.error !== undefined) columns.push(['error', JSON.stringify(change.error)]);
+  if (change.request !== undefined) columns.push(['request', change.request === null ? null : JSON.stringify(change.request)]);
+  if (change.attempts !== undefined) columns.push(['attempts', change.attempts]);
+  if (change.accepted !== undefined) columns.push(['accepted', change.accepted ? 1 : 0]);
+  if (change.nextAttemptEpochMs !== undefined) columns.push(['next_attempt_epoch_ms', BigInt(change.nextAttemptEpochMs)]);
+  return columns;
+}
+
+/** One prepared update per shape of change (which columns, whether the guard names the claim's instant): a handful in all. */
+const operationUpdates = new Map<string, PreparedQuery<unknown[], never>>();
+
+function operationUpdate(columns: readonly ChangeColumn[], guardsInstant: boolean): PreparedQuery<unknown[], never> {
+  const key = `${columns.join(',')}|${guardsInstant}`;
+  let update = operationUpdates.get(key);
+  if (update === undefined) {
+    // Arguments: status, updated_at, updated_epoch_ms, the changed columns, reference, guard status[, guard instant].
+    const arity = 3 + columns.length + 2 + (guardsInstant ? 1 : 0);
+    update = preparedQueryOfArity<never>(arity, (db, args) => {
+      const set: Record<string, unknown> = { status: args[0], updated_at: args[1], updated_epoch_ms: args[2] };
+      columns.forEach((column, index) => (set[column] = args[3 + index]));
+      let query = db
+        .updateTable('operations')
+        .set(set as never)
+        .where('reference', '=', args[3 + columns.length] as string)
+        .where('status', '=', args[4 + columns.length] as string);
+      if (guardsInstant) query = query.where('updated_epoch_ms', '=', args[5 + columns.length] as bigint);
+      return query as unknown as Compilable<never>;
+    });
+    operationUpdates.set(key, update);
+  }
+  return update;
+}
+
 /** Moves an operation from the guarded state to its change; answers whether it was in that state. */
 export async function updateOperation(db: Queryable, reference: string, guard: OperationGuard, change: OperationChange): Promise<boolean> {
-  let update = db
-    .updateTable('operations')
-    .set({
-      status: change.status,
-      updated_at: new Date(change.atEpochMs).toISOString(),
-      updated_epoch_ms: BigInt(change.atEpochMs),
-      ...(change.httpStatus !== undefined ? { http_status: change.httpStatus } : {}),
-      ...(change.result !== undefined ? { result: JSON.stringify(change.result) } : {}),
-      ...(change.error !== undefined ? { error: JSON.stringify(change.error) } : {}),
-      ...(change.request !== undefined ? { request: change.request === null ? null : JSON.stringify(change.request) } : {}),
-      ...(change.attempts !== undefined ? { attempts: change.attempts } : {}),
-      ...(change.accepted !== undefined ? { accepted: change.accepted ? 1 : 0 } : {}),
-      ...(change.nextAttemptEpochMs !== undefined ? { next_attempt_epoch_ms: BigInt(change.nextAttemptEpochMs) } : {}),
-    })
-    .where('reference', '=', reference)
-    .where('status', '=', guard.status);
-  if (guard.updatedEpochMs !== undefined) update = update.where('updated_epoch_ms', '=', BigInt(guard.updatedEpochMs));
-  const result = await update.executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  const changed = changedColumns(change);
+  const guardsInstant = guard.updatedEpochMs !== undefined;
+  const args: unknown[] = [change.status, new Date(change.atEpochMs).toISOString(), BigInt(change.atEpochMs), ...changed.map(([, value]) => value), reference, guard.status];
+  if (guardsInstant) args.push(BigInt(guard.updatedEpochMs as number));
+  const result = await operationUpdate(
+    changed.map(([column]) => column),
+    guardsInstant,
+  ).execute(db, ...args);
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** Pending operations (202 answers) with their request, oldest first, for the pending worker. */

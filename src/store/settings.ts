@@ -1,9 +1,11 @@
 /** Store-wide named values (for instance the sealed client-secret hash key). */
+import { preparedQuery } from './prepared-query.js';
 import type { Queryable } from './realms.js';
 
+const settingByName = preparedQuery((db, name: string) => db.selectFrom('settings').select('value').where('name', '=', name));
+
 export async function getSetting(db: Queryable, name: string): Promise<string | undefined> {
-  const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirst();
-  return row?.value;
+  return (await settingByName.first(db, name))?.value;
 }
 
 /** Sets the value only if the name is unset, then answers the value that won (safe under races). */

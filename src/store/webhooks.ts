@@ -4,7 +4,8 @@
  * delivery happen later, in the background (src/webhooks). Every claim of work by an instance is
  * an update guarded by the state it leaves, so several instances never do the same work at once.
  */
-import type { Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { preparedInsert } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { WebhookEndpointTable, WebhookEventTable } from './schema.js';
@@ -120,22 +121,23 @@ function toEndpoint(row: Selectable<WebhookEndpointTable>): WebhookEndpoint {
 // Events (the outbox)
 
 /** Inserts the event unless one with its id exists already (a re-read relay, a repeat). */
+const eventInsert = preparedInsert<Insertable<WebhookEventTable>>(
+  ['id', 'type', 'realm', 'client_id', 'reference', 'payload', 'created_at', 'created_epoch_ms', 'dispatched'],
+  (db, rows) => db.insertInto('webhook_events').values(rows).onConflict((c) => c.column('id').doNothing()),
+);
+
 export async function insertEvent(db: Queryable, event: NewWebhookEvent): Promise<void> {
-  await db
-    .insertInto('webhook_events')
-    .values({
-      id: event.id,
-      type: event.type,
-      realm: event.realm,
-      client_id: event.clientId,
-      reference: event.reference,
-      payload: event.payload,
-      created_at: new Date(event.createdAtMs).toISOString(),
-      created_epoch_ms: BigInt(event.createdAtMs),
-      dispatched: 0,
-    })
-    .onConflict((c) => c.column('id').doNothing())
-    .execute();
+  await eventInsert.execute(db, {
+    id: event.id,
+    type: event.type,
+    realm: event.realm,
+    client_id: event.clientId,
+    reference: event.reference,
+    payload: event.payload,
+    created_at: new Date(event.createdAtMs).toISOString(),
+    created_epoch_ms: BigInt(event.createdAtMs),
+    dispatched: 0,
+  });
 }
 
 function toStoredEvent(row: Selectable<WebhookEventTable>): StoredWebhookEvent {

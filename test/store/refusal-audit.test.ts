@@ -27,16 +27,20 @@ function refusal(i: number) {
   });
 }
 
-/** Counts the statements that insert audit rows, as the store executes them. */
-function countAuditInserts(store: Store): () => number {
+/**
+ * Counts the statements that insert audit rows, as the store executes them: on the query
+ * executors' shared prototype, so that transactions' executors count too. `restore()` undoes it.
+ */
+function countAuditInserts(store: Store): { inserts: () => number; restore: () => void } {
   let inserts = 0;
-  const executor = store.db.getExecutor();
-  const original = executor.executeQuery.bind(executor);
-  executor.executeQuery = ((query: Parameters<typeof original>[0], queryId: Parameters<typeof original>[1]) => {
+  let prototype: { executeQuery: (query: { sql: string }) => unknown } = Object.getPrototypeOf(store.db.getExecutor());
+  while (!Object.prototype.hasOwnProperty.call(prototype, 'executeQuery')) prototype = Object.getPrototypeOf(prototype);
+  const original = prototype.executeQuery;
+  prototype.executeQuery = function (this: unknown, query: { sql: string }) {
     if (/^insert into "audit_records"/.test(query.sql)) inserts += 1;
-    return original(query, queryId);
-  }) as typeof executor.executeQuery;
-  return () => inserts;
+    return original.call(this, query);
+  };
+  return { inserts: () => inserts, restore: () => void (prototype.executeQuery = original) };
 }
 
 for (const target of storeTargets) {
@@ -47,17 +51,17 @@ for (const target of storeTargets) {
         await migrateToLatest(store);
         const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
         const refusals = new RefusalAudit(store, chainer);
-        const inserts = countAuditInserts(store);
+        const counter = countAuditInserts(store);
         const count = async () => Number((await store.db.selectFrom('audit_records').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
         // Each caller checks, when answered, that its own record is there.
         const answered = await Promise.all(
           Array.from({ length: 40 }, (_, i) =>
             refusals.record(refusal(i)).then(() => store.db.selectFrom('audit_records').select('id').where('correlation_id', '=', `refused-${i}`).executeTakeFirst()),
           ),
-        );
+        ).finally(counter.restore);
         assert.ok(answered.every((row) => row !== undefined), 'every refusal was answered after its record was committed');
         assert.equal(await count(), 40);
-        assert.ok(inserts() <= 2, `40 refusals in at most 2 statements, got ${inserts()}`);
+        assert.ok(counter.inserts() >= 1 && counter.inserts() <= 2, `40 refusals in one or two statements, got ${counter.inserts()}`);
         await chainer.idle();
         const chain = await verifyAuditChain(store);
         assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 40, unchained: 0 });
