@@ -58,6 +58,11 @@ export class Claims {
     await this.move(unitOfWork.db, record.reference, from.guard, { status: to, request: record.request, accepted: record.accepted, atEpochMs });
   }
 
+  /** Whether claiming reads the duplicate window first (a new operation whose client sent no correlation id). */
+  checksWindow(record: OperationRecord, from: ClaimFrom): boolean {
+    return from.kind === 'new' && this.window.applies(record);
+  }
+
   /** A guarded transition of a stored operation; ClaimLost when it was no longer in that state. */
   async move(db: Queryable, reference: string, guard: OperationGuard, change: OperationChange): Promise<void> {
     assertTransition(guard.status, change.status);

@@ -78,8 +78,11 @@ export class Execution {
     const { reference } = job.record;
     const claimedAt = Date.now();
     const work = inUnitOfWork(store, async (unitOfWork) => {
-      await claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt);
-      const settlement = await job.prepared.run(core.within(unitOfWork), reference);
+      const settlement = await claimAndRun(
+        claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt),
+        () => job.prepared.run(core.within(unitOfWork), reference),
+        claims.checksWindow(job.record, job.from),
+      );
       if (settlement.status === 'Rejected') throw new RollBack(settlement.refusal);
       await this.#settle(unitOfWork.db, job, claimedAt, settlement);
       return settlement.body;
@@ -147,16 +150,19 @@ export class Execution {
 
   async #settle(db: Queryable, job: ExecutionJob, claimedAt: number, settlement: Settlement & { status: 'Executed' }): Promise<void> {
     const { reference } = job.record;
-    await this.#options.claims.move(db, reference, { status: 'InFlight', updatedEpochMs: claimedAt }, {
-      status: 'Executed',
-      httpStatus: 200,
-      result: settlement.body,
-      request: null,
-      atEpochMs: Date.now(),
-    });
-    // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
-    await writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body });
-    await this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome);
+    // Three independent writes, started together: on PostgreSQL one round trip (statement-queue.ts).
+    await Promise.all([
+      this.#options.claims.move(db, reference, { status: 'InFlight', updatedEpochMs: claimedAt }, {
+        status: 'Executed',
+        httpStatus: 200,
+        result: settlement.body,
+        request: null,
+        atEpochMs: Date.now(),
+      }),
+      // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
+      writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body }),
+      this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome),
+    ]);
   }
 
   async #recordRejected(job: ExecutionJob, refusal: BusinessRefusal): Promise<ExecutionResult> {
@@ -212,6 +218,23 @@ export class Execution {
       if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');
     }
   }
+}
+
+/**
+ * The claim and the core's work, inside one unit of work. Started together (their first
+ * statements travel together), unless the claim checks the duplicate window first: then it
+ * must decide before anything else runs. A failed claim wins over whatever the core made of a
+ * transaction it aborted; the unit of work rolls back either way.
+ */
+async function claimAndRun<T>(claim: Promise<void>, run: () => Promise<T>, claimFirst: boolean): Promise<T> {
+  if (claimFirst) {
+    await claim;
+    return run();
+  }
+  const [claimed, ran] = await Promise.allSettled([claim, run()]);
+  if (claimed.status === 'rejected') throw claimed.reason;
+  if (ran.status === 'rejected') throw ran.reason;
+  return ran.value;
 }
 
 function embeddedFailureOf(error: unknown): CoreCallResult | undefined {

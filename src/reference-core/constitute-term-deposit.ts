@@ -15,37 +15,43 @@ import type { CoreRepository } from './repository.js';
 
 export async function constituteTermDeposit(
   repository: CoreRepository,
-  calendar: BusinessCalendar,
+  businessCalendar: BusinessCalendar | Promise<BusinessCalendar>,
   reference: string,
   command: TermDepositInitiation,
 ): Promise<Decision<TermDepositContract>> {
-  // The facts this operation does not change are read before the source account is locked: a
-  // busy account (every deposit of one treasury) is then held for the writes only.
-  const [customer, interestAccount, product] = await Promise.all([
+  // The facts and the source account's lock are asked for together (on PostgreSQL one round
+  // trip): the facts this operation does not change, and the locked row it does.
+  const [calendar, customer, interestAccount, product, locked] = await Promise.all([
+    businessCalendar,
     repository.findCustomer(command.customerReference),
     repository.findAccount(command.interestAccount),
     repository.findProduct(command.productCode, command.componentCode),
+    repository.lockAccounts([command.sourceAccount]),
   ]);
-  const source = (await repository.lockAccounts([command.sourceAccount])).get(command.sourceAccount);
+  const source = locked.get(command.sourceAccount);
   const contractNumber = `TD${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`;
   const decision = decideConstitution(reference, command, { customer, source, interestAccount, product, calendar, contractNumber });
   if (!decision.ok) return decision;
   const { contract, lines } = decision.value;
-  await repository.openAccount({
-    accountNumber: contract.contractNumber,
-    customerReference: contract.customerReference,
-    currency: contract.currency,
-    status: contract.status,
-    kind: termDepositAccountKind,
-  });
-  await repository.postMovement({
-    id: timeOrderedUuid(),
-    reference,
-    kind: 'term_deposit_constitution',
-    description: contract.description,
-    businessDate: calendar.businessDate,
-    lines,
-  });
-  await repository.insertTermDeposit(contract);
+  // The writes, in the order they must run (the account before the postings and the contract
+  // that refer to it), started together.
+  await Promise.all([
+    repository.openAccount({
+      accountNumber: contract.contractNumber,
+      customerReference: contract.customerReference,
+      currency: contract.currency,
+      status: contract.status,
+      kind: termDepositAccountKind,
+    }),
+    repository.postMovement({
+      id: timeOrderedUuid(),
+      reference,
+      kind: 'term_deposit_constitution',
+      description: contract.description,
+      businessDate: calendar.businessDate,
+      lines,
+    }),
+    repository.insertTermDeposit(contract),
+  ]);
   return { ok: true, value: contract };
 }

@@ -15,31 +15,23 @@ import type { CoreRepository } from './repository.js';
 
 export async function executeLoanInstallment(
   repository: CoreRepository,
-  calendar: BusinessCalendar,
+  businessCalendar: BusinessCalendar | Promise<BusinessCalendar>,
   reference: string,
   command: LoanInstallmentExecution,
   executedAt: Date,
 ): Promise<Decision<LoanExecution>> {
-  const { facility, installment } = await repository.lockInstallment(command.loanId, command.sequence);
-  const accounts = await repository.lockAccounts([command.paymentAccount, command.expenseAccount, command.loanId]);
+  // The installment's and facility's locks, then the accounts' (in account order), asked for together.
+  const [calendar, { facility, installment }, accounts] = await Promise.all([
+    businessCalendar,
+    repository.lockInstallment(command.loanId, command.sequence),
+    repository.lockAccounts([command.paymentAccount, command.expenseAccount, command.loanId]),
+  ]);
   const payment = accounts.get(command.paymentAccount);
   const expense = accounts.get(command.expenseAccount);
   const decision = decideInstallment(command, { facility, installment, payment, expense });
   if (!decision.ok) return decision;
   const plan = decision.value;
   const { loanId, sequence, currency } = plan;
-  for (const account of plan.incomeAccounts) {
-    await repository.openAccount({ accountNumber: account, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
-  }
-  await repository.recordInstallmentPayment(loanId, sequence, plan.amountMinor);
-  await repository.postMovement({
-    id: timeOrderedUuid(),
-    reference,
-    kind: 'loan_installment_execution',
-    description: `Installment ${sequence} of merchandising loan ${loanId}`,
-    businessDate: calendar.businessDate,
-    lines: plan.lines,
-  });
   const execution: LoanExecution = {
     operationId: `MLO${String(randomInt(0, 2 ** 47)).padStart(15, '0')}`,
     executionReference: reference,
@@ -54,6 +46,20 @@ export async function executeLoanInstallment(
     facilityStatus: plan.facilityStatus,
     executedAt: executedAt.toISOString(),
   };
-  await repository.insertLoanExecution(execution);
+  // The writes, in the order they must run (income accounts before the postings to them),
+  // started together.
+  await Promise.all([
+    ...plan.incomeAccounts.map((account) => repository.openAccount({ accountNumber: account, customerReference: null, currency, status: 'Active', kind: internalAccountKind })),
+    repository.recordInstallmentPayment(loanId, sequence, plan.amountMinor),
+    repository.postMovement({
+      id: timeOrderedUuid(),
+      reference,
+      kind: 'loan_installment_execution',
+      description: `Installment ${sequence} of merchandising loan ${loanId}`,
+      businessDate: calendar.businessDate,
+      lines: plan.lines,
+    }),
+    repository.insertLoanExecution(execution),
+  ]);
   return { ok: true, value: execution };
 }

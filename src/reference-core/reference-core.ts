@@ -166,7 +166,7 @@ export class ReferenceCore implements TransactionalCore {
   #termDeposit(reference: string, command: TermDepositInitiation): OperationKind<TermDeposit> {
     return {
       kind: 'constituteTermDeposit',
-      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, await this.#calendarIn(repository), reference, command)),
+      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, this.#calendarIn(repository), reference, command)),
       lookup: (repository) => termDepositLookup(repository, reference),
     };
   }
@@ -175,7 +175,7 @@ export class ReferenceCore implements TransactionalCore {
     return {
       kind: 'executeLoanInstallment',
       execute: async (repository) => {
-        const decision = await executeLoanInstallment(repository, await this.#calendarIn(repository), reference, command, this.#now());
+        const decision = await executeLoanInstallment(repository, this.#calendarIn(repository), reference, command, this.#now());
         if (!decision.ok) return decision;
         return { ok: true, value: await loanResult(repository, decision.value) };
       },

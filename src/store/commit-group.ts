@@ -8,6 +8,7 @@
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
+import { withStatementQueue } from './statement-queue.js';
 
 /** Units of work in one commit at most: bounds how long the last of a group waits. */
 export const commitGroupSizeMax = 64;
@@ -73,7 +74,7 @@ export class CommitGroup<DB = Database> {
   /** One unit: its own transaction, no savepoint needed. */
   async #runAlone(member: Member<DB>): Promise<Settle[]> {
     try {
-      const value = await this.#db.transaction().execute((trx) => member.work(trx));
+      const value = await this.#db.transaction().execute((trx) => withStatementQueue(trx, () => member.work(trx)));
       return [() => member.resolve(value)];
     } catch (error) {
       return [() => member.reject(error)];
@@ -83,7 +84,7 @@ export class CommitGroup<DB = Database> {
   async #runTogether(group: Array<Member<DB>>): Promise<Settle[]> {
     const answers: Settle[] = [];
     try {
-      await this.#db.transaction().execute(async (trx) => {
+      await this.#db.transaction().execute(async (trx) => withStatementQueue(trx, async () => {
         for (const member of group) {
           await sql`savepoint group_member`.execute(trx);
           try {
@@ -96,7 +97,7 @@ export class CommitGroup<DB = Database> {
             answers.push(() => member.reject(error));
           }
         }
-      });
+      }));
       return answers;
     } catch (error) {
       // The commit failed: nothing of the group is durable, whatever each unit answered.

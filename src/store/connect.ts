@@ -5,12 +5,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
+import { Kysely, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import { withStatementCache } from './statement-cache.js';
 import { DurableSqliteDialect } from './sqlite-driver.js';
 import { WalSync } from './wal-sync.js';
+import { PipelinedPostgresDialect } from './postgres-driver.js';
+import { withStatementQueue } from './statement-queue.js';
 import { CommitGroup } from './commit-group.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 import { databaseProblem } from './database-problem.js';
@@ -116,13 +118,14 @@ function openSqliteReader(path: string): SqliteDatabase.Database {
 }
 
 function openPostgres(url: string): Store {
-  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSizeMax });
+  // Pipeline mode: statements are sent without waiting for the answer to the one before (postgres-driver.ts).
+  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSizeMax, pipeline: true } as pg.PoolConfig);
   // An idle client's error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PipelinedPostgresDialect(pool) });
   return {
     db,
-    transaction: (work) => db.transaction().execute(work),
+    transaction: (work) => db.transaction().execute((trx) => withStatementQueue(trx, () => work(trx))),
     dialect: 'postgres',
     displayUrl: redactUrl(url),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),

@@ -55,38 +55,49 @@ const postingsInsert = preparedInsert<Insertable<PostingTable>>(['movement_id', 
 export async function postMovement(db: Queryable, movement: Movement): Promise<void> {
   assertBalanced(movement);
   // Row locks are taken in account-number order so that concurrent movements never deadlock.
+  // Every statement is started at once, in that order (on PostgreSQL one round trip); the
+  // balance guards are checked when they answer, and a tripped one rolls the unit of work back.
   const byAccount = [...movement.lines].sort((a, b) => (a.accountNumber < b.accountNumber ? -1 : a.accountNumber > b.accountNumber ? 1 : 0));
-  for (const line of byAccount) {
-    const result =
-      line.amountMinor < 0n
-        ? await debitAccount.execute(db, line.amountMinor, line.accountNumber, line.currency, line.amountMinor)
-        : await creditAccount.execute(db, line.amountMinor, line.accountNumber, line.currency);
-    if ((result.numAffectedRows ?? 0n) === 0n) {
-      const exists = await db.selectFrom('accounts').select('currency').where('account_number', '=', line.accountNumber).executeTakeFirst();
-      if (!exists || exists.currency !== line.currency) {
-        throw new LedgerInvariantError(`posting to ${line.accountNumber} in ${line.currency}: no such account in that currency`);
-      }
-      throw new LedgerInvariantError(`posting ${line.amountMinor} to ${line.accountNumber} would take a guarded account below zero`);
-    }
-  }
-  await movementInsert.execute(db, {
-    id: movement.id,
-    reference: movement.reference,
-    kind: movement.kind,
-    description: movement.description,
-    business_date: movement.businessDate,
-    created_at: new Date().toISOString(),
-  });
-  await postingsInsert.executeRows(
-    db,
-    movement.lines.map((line, index) => ({
-      movement_id: movement.id,
-      line: index + 1,
-      account_number: line.accountNumber,
-      amount_minor: line.amountMinor,
-      currency: line.currency,
-    })),
+  const updates = byAccount.map((line) =>
+    line.amountMinor < 0n
+      ? debitAccount.execute(db, line.amountMinor, line.accountNumber, line.currency, line.amountMinor)
+      : creditAccount.execute(db, line.amountMinor, line.accountNumber, line.currency),
   );
+  const inserts = [
+    movementInsert.execute(db, {
+      id: movement.id,
+      reference: movement.reference,
+      kind: movement.kind,
+      description: movement.description,
+      business_date: movement.businessDate,
+      created_at: new Date().toISOString(),
+    }),
+    postingsInsert.executeRows(
+      db,
+      movement.lines.map((line, index) => ({
+        movement_id: movement.id,
+        line: index + 1,
+        account_number: line.accountNumber,
+        amount_minor: line.amountMinor,
+        currency: line.currency,
+      })),
+    ),
+  ];
+  const [updated, inserted] = await Promise.all([Promise.allSettled(updates), Promise.allSettled(inserts)]);
+  const insertFailure = inserted.find((result) => result.status === 'rejected');
+  for (const [index, result] of updated.entries()) {
+    if (result.status === 'rejected') throw result.reason;
+    if ((result.value.numAffectedRows ?? 0n) > 0n) continue;
+    const line = byAccount[index] as Movement['lines'][number];
+    // On PostgreSQL a failed insert (a posting to no account) aborted the transaction: no more reads.
+    if (insertFailure) throw new LedgerInvariantError(`posting ${line.amountMinor} to ${line.accountNumber} in ${line.currency} was refused: no such account in that currency, or a guarded account below zero`);
+    const exists = await db.selectFrom('accounts').select('currency').where('account_number', '=', line.accountNumber).executeTakeFirst();
+    if (!exists || exists.currency !== line.currency) {
+      throw new LedgerInvariantError(`posting to ${line.accountNumber} in ${line.currency}: no such account in that currency`);
+    }
+    throw new LedgerInvariantError(`posting ${line.amountMinor} to ${line.accountNumber} would take a guarded account below zero`);
+  }
+  if (insertFailure) throw insertFailure.reason;
 }
 
 export interface LedgerCheck {

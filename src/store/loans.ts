@@ -1,5 +1,6 @@
 /** Repositories of merchandising loan facilities, installments and executions. */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { preparedInsert, preparedQuery } from './prepared-query.js';
 import type { InstallmentStatus } from '../core/end-of-day/overdue.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
@@ -13,8 +14,10 @@ export interface InstallmentRecord extends Installment {
   status: InstallmentStatus;
 }
 
+const facilityById = preparedQuery((db, loanId: string) => db.selectFrom('loan_facilities').selectAll().where('loan_id', '=', loanId));
+
 export async function findFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
-  const row = await db.selectFrom('loan_facilities').selectAll().where('loan_id', '=', loanId).executeTakeFirst();
+  const row = await facilityById.first(db, loanId);
   return row && toFacility(row);
 }
 
@@ -61,14 +64,17 @@ export async function insertInstallment(db: Queryable, installment: Installment)
  * amount and the resulting status are then exact, not merely guarded.
  */
 /** Locks the installment's row for the rest of the transaction and reads it, in one statement. */
-export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
-  const row = await db
+const installmentLock = preparedQuery((db, loanId: string, sequence: number) =>
+  db
     .updateTable('loan_installments')
     .set((eb) => ({ paid_minor: eb.ref('paid_minor') }))
     .where('loan_id', '=', loanId)
     .where('sequence', '=', sequence)
-    .returningAll()
-    .executeTakeFirst();
+    .returningAll(),
+);
+
+export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
+  const row = await installmentLock.first(db, loanId, sequence);
   return row && toInstallment(row);
 }
 
@@ -128,47 +134,68 @@ export async function markInstallmentOverdue(db: Queryable, loanId: string, sequ
  * Adds a payment to an installment only if it stays within the installment's amount; the check is
  * part of the update, so concurrent payments can never overpay. Answers whether it applied.
  */
-export async function payInstallment(db: Queryable, loanId: string, sequence: number, amountMinor: bigint): Promise<boolean> {
-  const result = await db
+const installmentPayment = preparedQuery((db, paidMinor: bigint, statusPaidMinor: bigint, loanId: string, sequence: number, guardMinor: bigint) =>
+  db
     .updateTable('loan_installments')
     // SET expressions read the row as it was: fully paid by this payment makes it Paid, Overdue included.
-    .set((eb) => ({ paid_minor: eb('paid_minor', '+', amountMinor), status: sql<string>`case when paid_minor + ${amountMinor} >= amount_minor then 'Paid' else status end` }))
+    .set((eb) => ({ paid_minor: eb('paid_minor', '+', paidMinor), status: sql<string>`case when paid_minor + ${statusPaidMinor} >= amount_minor then 'Paid' else status end` }))
     .where('loan_id', '=', loanId)
     .where('sequence', '=', sequence)
-    .where((eb) => eb(eb('paid_minor', '+', amountMinor), '<=', eb.ref('amount_minor')))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+    .where((eb) => eb(eb('paid_minor', '+', guardMinor), '<=', eb.ref('amount_minor'))),
+);
+
+export async function payInstallment(db: Queryable, loanId: string, sequence: number, amountMinor: bigint): Promise<boolean> {
+  const result = await installmentPayment.execute(db, amountMinor, amountMinor, loanId, sequence, amountMinor);
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
 /** Adds to the facility's executed total only within its approved limit (guarded like payInstallment). */
-export async function addExecutedAmount(db: Queryable, loanId: string, amountMinor: bigint): Promise<boolean> {
-  const result = await db
+const executedAmountAddition = preparedQuery((db, amountMinor: bigint, loanId: string, guardMinor: bigint) =>
+  db
     .updateTable('loan_facilities')
     .set((eb) => ({ executed_total_minor: eb('executed_total_minor', '+', amountMinor) }))
     .where('loan_id', '=', loanId)
-    .where((eb) => eb(eb('executed_total_minor', '+', amountMinor), '<=', eb.ref('approved_limit_minor')))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+    .where((eb) => eb(eb('executed_total_minor', '+', guardMinor), '<=', eb.ref('approved_limit_minor'))),
+);
+
+export async function addExecutedAmount(db: Queryable, loanId: string, amountMinor: bigint): Promise<boolean> {
+  const result = await executedAmountAddition.execute(db, amountMinor, loanId, amountMinor);
+  return (result.numAffectedRows ?? 0n) > 0n;
 }
 
+const executionInsert = preparedInsert<Insertable<LoanExecutionTable>>(
+  [
+    'operation_id',
+    'execution_reference',
+    'loan_id',
+    'sequence',
+    'amount_minor',
+    'commission_minor',
+    'fee_minor',
+    'tax_minor',
+    'payment_account',
+    'expense_account',
+    'facility_status',
+    'executed_at',
+  ],
+  (db, rows) => db.insertInto('loan_executions').values(rows),
+);
+
 export async function insertLoanExecution(db: Queryable, execution: LoanExecution): Promise<void> {
-  await db
-    .insertInto('loan_executions')
-    .values({
-      operation_id: execution.operationId,
-      execution_reference: execution.executionReference,
-      loan_id: execution.loanId,
-      sequence: execution.sequence,
-      amount_minor: execution.amountMinor,
-      commission_minor: execution.commissionMinor,
-      fee_minor: execution.feeMinor,
-      tax_minor: execution.taxMinor,
-      payment_account: execution.paymentAccount,
-      expense_account: execution.expenseAccount,
-      facility_status: execution.facilityStatus,
-      executed_at: execution.executedAt,
-    })
-    .execute();
+  await executionInsert.execute(db, {
+    operation_id: execution.operationId,
+    execution_reference: execution.executionReference,
+    loan_id: execution.loanId,
+    sequence: execution.sequence,
+    amount_minor: execution.amountMinor,
+    commission_minor: execution.commissionMinor,
+    fee_minor: execution.feeMinor,
+    tax_minor: execution.taxMinor,
+    payment_account: execution.paymentAccount,
+    expense_account: execution.expenseAccount,
+    facility_status: execution.facilityStatus,
+    executed_at: execution.executedAt,
+  });
 }
 
 export async function findLoanExecutionByReference(db: Queryable, reference: string): Promise<LoanExecution | undefined> {
@@ -213,12 +240,15 @@ function toExecution(row: Selectable<LoanExecutionTable>): LoanExecution {
 
 /** Takes the facility's row lock (a no-op update, as lockInstallment): its executed total is then exact. */
 /** Locks the facility's row for the rest of the transaction and reads it, in one statement. */
-export async function lockFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
-  const row = await db
+const facilityLock = preparedQuery((db, loanId: string) =>
+  db
     .updateTable('loan_facilities')
     .set((eb) => ({ executed_total_minor: eb.ref('executed_total_minor') }))
     .where('loan_id', '=', loanId)
-    .returningAll()
-    .executeTakeFirst();
+    .returningAll(),
+);
+
+export async function lockFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
+  const row = await facilityLock.first(db, loanId);
   return row && toFacility(row);
 }

@@ -9,6 +9,7 @@
  */
 import { createQueryId, type CompiledQuery, type Compilable, type QueryResult, type RootOperationNode } from 'kysely';
 import type { Queryable } from './realms.js';
+import { statementQueueOf } from './statement-queue.js';
 
 /** Stands for argument `index` while the builder runs; never a value a caller could send. */
 const placeholderPrefix = '\u0000coregate-argument-';
@@ -99,8 +100,17 @@ function prepared<R>(arity: number, build: (db: Queryable, placeholders: unknown
     }
     const parameters = template.slots.map((slot) => ('argument' in slot ? args[slot.argument] : slot.constant));
     const compiled: CompiledQuery<R> = { sql: template.sql, query: template.query, parameters, queryId: createQueryId() };
-    return db.executeQuery(compiled);
+    // Inside a transaction, through its queue: statements issued together travel together.
+    const queue = statementQueueOf(db);
+    return queue ? queue.run<R>(compiled) : db.executeQuery(compiled);
   };
+}
+
+/** The SQL texts of every prepared query compiled so far: the PostgreSQL driver names their statements. */
+const preparedTexts = new Set<string>();
+
+export function isPreparedStatementText(sql: string): boolean {
+  return preparedTexts.has(sql);
 }
 
 function compileTemplate<R>(arity: number, build: (db: Queryable, placeholders: unknown[]) => Compilable<R>, db: Queryable): Template {
@@ -115,5 +125,6 @@ function compileTemplate<R>(arity: number, build: (db: Queryable, placeholders: 
     return { argument };
   });
   if (used.size !== arity) throw new Error(`prepared query: ${arity - used.size} of its ${arity} arguments are not parameters of ${compiled.sql}`);
+  preparedTexts.add(compiled.sql);
   return { sql: compiled.sql, query: compiled.query, slots };
 }

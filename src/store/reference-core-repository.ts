@@ -52,12 +52,15 @@ import { transactionOf } from './unit-of-work.js';
 export function coreRepository(db: Queryable): CoreRepository {
   return {
     async lockAccounts(accountNumbers) {
+      // One order for every transaction, so that two never wait on each other's rows: the locks
+      // are taken in the order issued (together, on PostgreSQL in one round trip).
+      const ordered = [...new Set(accountNumbers)].sort();
+      const accounts = await Promise.all(ordered.map((accountNumber) => lockAccount(db, accountNumber)));
       const locked = new Map<string, Account>();
-      // One order for every transaction, so that two never wait on each other's rows.
-      for (const accountNumber of [...new Set(accountNumbers)].sort()) {
-        const account = await lockAccount(db, accountNumber);
+      ordered.forEach((accountNumber, index) => {
+        const account = accounts[index];
         if (account !== undefined) locked.set(accountNumber, account);
-      }
+      });
       return locked;
     },
     findCustomer: (reference) => findCustomer(db, reference),
@@ -71,16 +74,17 @@ export function coreRepository(db: Queryable): CoreRepository {
     findTermDeposit: (contractNumber) => findTermDeposit(db, contractNumber),
     findTermDepositByReference: (reference) => findTermDepositByReference(db, reference),
     async lockInstallment(loanId, sequence) {
-      const installment = await lockInstallment(db, loanId, sequence);
-      const facility = await lockFacility(db, loanId);
+      // The installment's lock, then the facility's: issued in that order, together.
+      const [installment, facility] = await Promise.all([lockInstallment(db, loanId, sequence), lockFacility(db, loanId)]);
       return { installment, facility };
     },
     findFacility: (loanId) => findFacility(db, loanId),
     findInstallment: (loanId, sequence) => findInstallment(db, loanId, sequence),
     async recordInstallmentPayment(loanId, sequence, amountMinor) {
       // The rules decided on locked rows: a guard that trips here is a broken invariant.
-      if (!(await addExecutedAmount(db, loanId, amountMinor))) throw new LedgerInvariantError(`facility ${loanId} would exceed its approved limit`);
-      if (!(await payInstallment(db, loanId, sequence, amountMinor))) throw new LedgerInvariantError(`installment ${sequence} of ${loanId} would be overpaid`);
+      const [added, paid] = await Promise.all([addExecutedAmount(db, loanId, amountMinor), payInstallment(db, loanId, sequence, amountMinor)]);
+      if (!added) throw new LedgerInvariantError(`facility ${loanId} would exceed its approved limit`);
+      if (!paid) throw new LedgerInvariantError(`installment ${sequence} of ${loanId} would be overpaid`);
     },
     insertLoanExecution: (execution) => insertLoanExecution(db, execution),
     findLoanExecutionByReference: (reference) => findLoanExecutionByReference(db, reference),
