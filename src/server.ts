@@ -16,7 +16,7 @@ import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
-import { requestLineWriter, type Logger, type RequestLine } from './log.js';
+import { lazyChildLoggerFactory, requestLineWriter, type Logger, type RequestLine } from './log.js';
 import { countHttpRequests } from './metrics/http-metrics.js';
 import { metricsRoute } from './metrics/metrics-route.js';
 import type { Metrics } from './metrics/registry.js';
@@ -104,6 +104,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     genReqId: () => randomUUID(),
     return503OnClosing: true,
     logController: new OneLinePerRequest(parts.logger),
+    childLoggerFactory: lazyChildLoggerFactory as never,
     trustProxy: false,
     // allErrors: a refused request hears every problem at once (its cost is on refused requests only).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, verbose: true } },

@@ -64,12 +64,17 @@ export class TokenVerifier {
   /**
    * The principal of a token verified before, when everything that could refuse it now is at
    * hand without a read: its expiry and, for a coregate realm, the realm fresh in the snapshot.
-   * Undefined means "ask `verify`" (never "refused"); a refusal throws as `verify` does. This is
+   * Undefined means "ask `verify`" (never "refused"); a refusal it can decide at once (a token
+   * that is no JWT at all, or expired, or revoked) throws as `verify` does. This is
    * the request path's common case, answered with no promise.
    */
   verifyCached(token: string): Principal | undefined {
     const verified = this.#verified.get(token);
-    if (verified === undefined) return undefined;
+    if (verified === undefined) {
+      // Garbage is refused here, at once: a rejected promise per bad token cost a 401 a tenth.
+      if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
+      return undefined;
+    }
     if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
       this.#verified.delete(token);
       throw new TokenRejected('The token has expired');
