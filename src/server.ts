@@ -12,6 +12,7 @@ import { ExpectedError } from './core/expected-error.js';
 import { authRoutes } from './auth/routes.js';
 import { postOnlyEndpoints } from './auth/method-not-allowed.js';
 import { homeRoute } from './web/home.js';
+import { rememberRouteFacts, routeFactsOf } from './route-facts.js';
 import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
@@ -66,7 +67,7 @@ class OneLinePerRequest extends LogController {
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const { correlation, principal } = request as Partial<Pick<FastifyRequest, 'correlation' | 'principal'>>;
     const facts = {
-      route: request.routeOptions.url,
+      route: routeFactsOf(request).url,
       correlationId: correlation?.valid ? correlation.id : undefined,
       client: principal?.clientKey,
     };
@@ -113,6 +114,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     schemaErrorFormatter: (_issues, dataVar) => new ExpectedError(`the request's ${dataVar} is invalid`),
   });
   applyConnectionLimits(app.server, limits);
+  rememberRouteFacts(app);
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
     done(null, payload);

@@ -17,6 +17,7 @@ import { authenticate, readCorrelation, requireValidCorrelation } from './guards
 import { auditEntry } from '../operations/operation-audit.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import './request-context.js';
+import { routeFactsOf } from '../route-facts.js';
 import { operationRoutes } from './routes/operations.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
 import { termDepositRoutes } from './routes/term-deposits.js';
@@ -93,7 +94,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.addHook('onRequest', (request, reply, done) => {
     request.startedAtMs = Date.now();
     readCorrelation(request, reply);
-    const config = request.routeOptions.config.business;
+    const config = routeFactsOf(request).config.business;
     if (!config) return done();
     let pending: Promise<void> | undefined;
     try {
@@ -117,7 +118,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   });
 
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const config = request.routeOptions.config.business;
+    const config = routeFactsOf(request).config.business;
     const mapped = mapError(error);
     if (mapped.unexpected) request.log.error({ err: error }, 'business API request failed');
     const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family, mapped.details);
@@ -133,7 +134,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
 
   /** CONTRACT §8: every execution attempt that passed authentication is audited, refusals too; undefined when none is owed. */
   function auditRefusal(request: FastifyRequest, status: number, code: string | null): Promise<void> | undefined {
-    const operation = request.routeOptions.config.business?.auditedOperation;
+    const operation = routeFactsOf(request).config.business?.auditedOperation;
     if (!operation || !request.principal || request.audited) return undefined;
     request.audited = true;
     return writeRefusalAudit(request, operation, status, code);

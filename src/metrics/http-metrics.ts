@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Metrics } from './registry.js';
+import { routeFactsOf } from '../route-facts.js';
 
 /** The token endpoint's route pattern (src/auth/routes.ts); a test proves tokens are counted through it. */
 export const tokenRoutePattern = '/realms/:realm/protocol/openid-connect/token';
@@ -14,7 +15,7 @@ export const tokenRoutePattern = '/realms/:realm/protocol/openid-connect/token';
 export function countHttpRequests(app: FastifyInstance, metrics: Metrics): void {
   // A callback hook: an async one cost a promise and a microtask on every answer.
   app.addHook('onResponse', (request, reply, done) => {
-    const route = request.routeOptions.url;
+    const route = routeFactsOf(request).url;
     const status = reply.statusCode;
     metrics.httpRequestFinished({ route, method: request.method, status, durationSeconds: reply.elapsedTime / 1000 });
     if (route === tokenRoutePattern && request.method === 'POST') {
