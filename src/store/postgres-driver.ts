@@ -11,12 +11,9 @@
  */
 import {
   CompiledQuery,
-  IdentifierNode,
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
-  RawNode,
-  createQueryId,
   type DatabaseConnection,
   type DatabaseIntrospector,
   type Dialect,
@@ -28,6 +25,7 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import { isPreparedStatementText } from './prepared-query.js';
+import { runSavepointCommand } from './savepoint-command.js';
 
 /** A connection that can send several statements in one round trip (statement-queue.ts). */
 export interface BatchConnection extends DatabaseConnection {
@@ -167,15 +165,15 @@ class PipelinedPostgresDriver implements Driver {
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    await savepointCommand(connection, 'savepoint', name, compile);
+    await runSavepointCommand(connection, 'savepoint', name, compile);
   }
 
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    await savepointCommand(connection, 'rollback to', name, compile);
+    await runSavepointCommand(connection, 'rollback to', name, compile);
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    await savepointCommand(connection, 'release', name, compile);
+    await runSavepointCommand(connection, 'release', name, compile);
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
@@ -189,7 +187,3 @@ class PipelinedPostgresDriver implements Driver {
   }
 }
 
-async function savepointCommand(connection: DatabaseConnection, command: string, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-  const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
-  await connection.executeQuery(compile(node, createQueryId()));
-}

@@ -17,10 +17,7 @@
 import type { Statement } from 'better-sqlite3';
 import {
   CompiledQuery,
-  IdentifierNode,
-  RawNode,
   SqliteAdapter,
-  createQueryId,
   SqliteIntrospector,
   SqliteQueryCompiler,
   type DatabaseConnection,
@@ -34,6 +31,7 @@ import {
 } from 'kysely';
 import type { StatementSource } from './statement-cache.js';
 import type { WalSync } from './wal-sync.js';
+import { runSavepointCommand } from './savepoint-command.js';
 
 export interface DurableSqliteConfig {
   /** The connection that writes, and reads inside transactions. */
@@ -163,15 +161,15 @@ class DurableSqliteDriver implements Driver {
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    await this.#savepointCommand(connection, 'savepoint', name, compile);
+    await runSavepointCommand(connection, 'savepoint', name, compile);
   }
 
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    await this.#savepointCommand(connection, 'rollback to', name, compile);
+    await runSavepointCommand(connection, 'rollback to', name, compile);
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    await this.#savepointCommand(connection, 'release', name, compile);
+    await runSavepointCommand(connection, 'release', name, compile);
   }
 
   async destroy(): Promise<void> {
@@ -212,11 +210,6 @@ class DurableSqliteDriver implements Driver {
     return this.#walSync.durable().then(() => result);
   }
 
-  async #savepointCommand(connection: DatabaseConnection, command: string, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
-    // As Kysely's own driver does: the compiler quotes the name as an identifier.
-    const node = RawNode.createWithChildren([RawNode.createWithSql(`${command} `), IdentifierNode.create(name)]);
-    await connection.executeQuery(compile(node, createQueryId()));
-  }
 }
 
 function isPragma(sql: string): boolean {

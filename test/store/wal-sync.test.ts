@@ -127,9 +127,10 @@ async function withHeldFdatasync<T>(run: (held: { pending: () => number; release
   }
 }
 
-test('the store answers a write transaction only after its log was synced', async () => {
+/** A store file with an `items` table (its creation answered once the held sync is let go). */
+async function createItemsTable(file: string): Promise<void> {
   await withHeldFdatasync(async (held) => {
-    const store = openStore(`sqlite:${join(dir, 'store-write.db')}`);
+    const store = openStore(`sqlite:${join(dir, file)}`);
     try {
       const create = sql`create table items (name text primary key)`.execute(store.db);
       held.releaseAll();
@@ -138,6 +139,10 @@ test('the store answers a write transaction only after its log was synced', asyn
       await store.close();
     }
   });
+}
+
+test('the store answers a write transaction only after its log was synced', async () => {
+  await createItemsTable('store-write.db');
   await withHeldFdatasync(async (held) => {
     const store = openStore(`sqlite:${join(dir, 'store-write.db')}`);
     try {
@@ -154,16 +159,7 @@ test('the store answers a write transaction only after its log was synced', asyn
 });
 
 test('a read outside a transaction returns committed data only once it is synced; a transaction in progress is never read', async () => {
-  await withHeldFdatasync(async (held) => {
-    const store = openStore(`sqlite:${join(dir, 'store-read.db')}`);
-    try {
-      const create = sql`create table items (name text primary key)`.execute(store.db);
-      held.releaseAll();
-      await create;
-    } finally {
-      await store.close();
-    }
-  });
+  await createItemsTable('store-read.db');
   await withHeldFdatasync(async (held) => {
     const store = openStore(`sqlite:${join(dir, 'store-read.db')}`);
     try {
