@@ -45,6 +45,12 @@ class StatementQueue {
     this.#scheduled = false;
     const batch = this.#pending;
     this.#pending = [];
+    if (!this.#open) {
+      // The unit of work ended (it failed) before these left: never send them on a connection
+      // that may be rolled back, or back in the pool and serving another transaction.
+      for (const pending of batch) pending.reject(new Error('the transaction of this statement ended before it was sent'));
+      return;
+    }
     const answers = connection.executeBatch(batch.map((pending) => pending.query));
     answers.forEach((answer, index) => {
       const pending = batch[index] as Pending;

@@ -70,6 +70,32 @@ for (const target of storeTargets) {
 
 const postgres = storeTargets.find((target) => target.name === 'postgres')!;
 
+test('on PostgreSQL, a statement still waiting to leave when its unit of work fails is never sent', { skip: postgres.skip }, async () => {
+  const created = await postgres.create();
+  try {
+    await withStore(created.url, async (store) => {
+      await sql`create table items (name varchar(16) primary key, qty integer not null)`.execute(store.db);
+      let orphan: Promise<unknown> | undefined;
+      await assert.rejects(
+        store.transaction(async (trx) => {
+          orphan = insertItem.execute(trx, { name: 'orphan', qty: 1 });
+          orphan.catch(() => undefined);
+          throw new Error('the unit of work fails in the same turn');
+        }),
+        /fails in the same turn/,
+      );
+      const [outcome] = await Promise.allSettled([orphan]);
+      assert.equal(outcome?.status, 'rejected');
+      assert.match(String((outcome as PromiseRejectedResult).reason), /ended before it was sent/);
+      // The connection went back to the pool clean: the statement ran neither in nor after the transaction.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(await itemByName.first(store.db, 'orphan'), undefined);
+    });
+  } finally {
+    await created.drop();
+  }
+});
+
 test('on PostgreSQL, statements started together leave in one socket write (one round trip)', { skip: postgres.skip }, async () => {
   const created = await postgres.create();
   try {
