@@ -4,6 +4,7 @@
  * wherever they appear.
  */
 import { levels, pino, stdSerializers, symbols, type DestinationStream, type Logger } from 'pino';
+import { standardOutputDestination } from './log-destination.js';
 
 export type { Logger } from 'pino';
 
@@ -22,7 +23,7 @@ export const redactedPaths = [
 
 export interface LogOptions {
   level?: string;
-  /** Where lines go; stdout by default. Tests pass a capturing stream. */
+  /** Where lines go; standard output, batched per turn of the event loop, by default (log-destination.ts). Tests pass a capturing stream. */
   destination?: DestinationStream;
   /** Fields on every line besides the service's name (a worker's number). */
   base?: Record<string, unknown>;
@@ -46,7 +47,7 @@ export function createLogger(options: LogOptions = {}): Logger {
         err: stdSerializers.err,
       },
     },
-    options.destination,
+    options.destination ?? standardOutputDestination(),
   );
 }
 

@@ -1,0 +1,101 @@
+/**
+ * A quick loop for profiling work (not part of `npm run bench`): starts `coregate serve` on a
+ * fresh store, runs the named scenarios for a few seconds each, and prints the throughput and
+ * the server's CPU per request (user + system, from /proc/<pid>/stat), which is steadier than
+ * throughput on a shared machine.
+ *
+ *   node --import tsx bench/quick.ts [--store sqlite|postgres] [--seconds 5] [--workers N] [--profile DIR] retrieve 401 ...
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { realms, writeBenchData } from './data.js';
+import { measure, type Scenario } from './load.js';
+import { measurePaced } from './paced-load.js';
+import { startCoregate, startHelloWorld } from './processes.js';
+import { createDeposit, depositScenario, helloWorldScenario, invalidBodyScenario, loanScenario, malformedTokenScenario, obtainToken, retrieveScenario, tokenScenario } from './scenarios.js';
+import { defaultPgUrl, withScratchDatabase } from './scratch-database.js';
+
+const { values: flags, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { store: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '5' }, workers: { type: 'string', default: '1' }, profile: { type: 'string' }, perf: { type: 'string' }, rate: { type: 'string' }, warmup: { type: 'string', default: '1' } },
+});
+const load = { connections: 16, seconds: Number(flags.seconds), warmupSeconds: Number(flags.warmup) };
+const ticksPerSecond = 100;
+
+/** User and system ticks of the process (all threads) and of its main thread. */
+function cpuTicks(pid: number): { user: number; system: number; mainUser: number; mainSystem: number } {
+  const read = (path: string) => readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
+  const all = read(`/proc/${pid}/stat`);
+  const main = read(`/proc/${pid}/task/${pid}/stat`);
+  return { user: Number(all[11]), system: Number(all[12]), mainUser: Number(main[11]), mainSystem: Number(main[12]) };
+}
+
+async function measured(url: string, pid: number, scenario: Scenario): Promise<void> {
+  // --perf DIR: perf's CPU samples of the server (run with NODE_OPTIONS=--perf-basic-prof for JS names).
+  const perf = flags.perf === undefined ? undefined : spawn('perf', ['record', '-F', '1999', '-g', '-p', String(pid), '-o', join(flags.perf, `${scenario.name.replace(/\W+/g, '-')}.data`)], { stdio: 'ignore' });
+  const before = cpuTicks(pid);
+  const startedAt = performance.now();
+  // --rate N: paced at N requests/s (CPU per request at a fixed rate), else as fast as it answers.
+  const result = flags.rate === undefined ? await measure(url, scenario, { ...load, warmupSeconds: 0 }) : await measurePaced(url, scenario, { ...load, warmupSeconds: 0 }, Number(flags.rate));
+  const after = cpuTicks(pid);
+  if (perf) {
+    perf.kill('SIGINT');
+    await new Promise((resolve) => perf.once('exit', resolve));
+  }
+  const elapsed = (performance.now() - startedAt) / 1000;
+  const micros = (ticks: number) => ((ticks / ticksPerSecond / result.requests) * 1e6).toFixed(1);
+  const ticks = after.user + after.system - before.user - before.system;
+  console.log(
+    `${scenario.name.padEnd(28)} ${String(result.perSecond).padStart(7)}/s  p99 ${result.p99Ms} ms  server CPU ${micros(ticks)} µs/req ` +
+      `(user ${micros(after.user - before.user)}, system ${micros(after.system - before.system)}; main thread ${micros(after.mainUser - before.mainUser)} + ${micros(after.mainSystem - before.mainSystem)}) ` +
+      `${((ticks / ticksPerSecond / elapsed) * 100).toFixed(0)} % of a core  ${JSON.stringify(result.statuses)}`,
+  );
+}
+
+async function main(dir: string, db: string): Promise<void> {
+  process.env.X_DBPATH = join(dir, 'coregate.db');
+  const dataFile = writeBenchData(dir);
+  if (positionals.includes('hello')) {
+    const hello = await startHelloWorld(dir);
+    try {
+      await measure(hello.url, helloWorldScenario(), { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
+      await measured(hello.url, hello.pid, helloWorldScenario());
+    } finally {
+      await hello.stop();
+    }
+  }
+  const server = await startCoregate({ dataFile, db, logDir: dir, name: 'coregate', workers: Number(flags.workers), profileDir: flags.profile });
+  try {
+    const token = await obtainToken(server.url);
+    const depositId = await createDeposit(server.url, token);
+    const scenarios: Record<string, () => Scenario> = {
+      rs256: () => tokenScenario('token RS256', realms.rs256),
+      es256: () => tokenScenario('token ES256', realms.es256),
+      deposit: () => depositScenario('term deposit initiation', token),
+      hot: () => depositScenario('hot account', token, { hot: true }),
+      loan: () => loanScenario('loan installment execution', token),
+      retrieve: () => retrieveScenario('retrieve', token, depositId),
+      '401': () => malformedTokenScenario('401 malformed token', depositId),
+      '400': () => invalidBodyScenario('400 invalid body', token),
+    };
+    for (const name of positionals) {
+      const make = scenarios[name];
+      if (!make) continue;
+      if (load.warmupSeconds > 0) await measure(server.url, make(), { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
+      await measured(server.url, server.pid, make());
+    }
+  } finally {
+    await server.stop();
+  }
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'coregate-quick-'));
+try {
+  if (flags.store === 'postgres') await withScratchDatabase(process.env.BENCH_PG_URL ?? defaultPgUrl, 'coregate', (url) => main(dir, url));
+  else await main(dir, `sqlite:${join(dir, 'coregate.db')}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
