@@ -50,7 +50,13 @@ export interface TokenVerifierOptions {
 export class TokenVerifier {
   readonly #options: TokenVerifierOptions;
   readonly #remoteKeys = new Map<string, JWTVerifyGetKey>();
-  readonly #verified = new LruMap<string, VerifiedToken<Principal>>(verifiedTokensMax);
+  /**
+   * Keyed by the token's last characters (its signature's), each entry holding the whole token:
+   * hashing a key of a few dozen characters instead of the whole token (about a kilobyte, a new
+   * string on every request) was measurable on the request path. Two tokens ending alike share a
+   * key; the one not stored is then verified afresh, never mistaken for the other.
+   */
+  readonly #verified = new LruMap<string, { token: string; verified: VerifiedToken<Principal> }>(verifiedTokensMax);
 
   constructor(options: TokenVerifierOptions) {
     this.#options = options;
@@ -68,15 +74,25 @@ export class TokenVerifier {
    * that is no JWT at all, or expired, or revoked) throws as `verify` does. This is
    * the request path's common case, answered with no promise.
    */
+  #lookUp(token: string): VerifiedToken<Principal> | undefined {
+    const entry = this.#verified.get(cacheKeyOf(token));
+    return entry !== undefined && entry.token === token ? entry.verified : undefined;
+  }
+
+  #forget(token: string): void {
+    const key = cacheKeyOf(token);
+    if (this.#verified.get(key)?.token === token) this.#verified.delete(key);
+  }
+
   verifyCached(token: string): Principal | undefined {
-    const verified = this.#verified.get(token);
+    const verified = this.#lookUp(token);
     if (verified === undefined) {
       // Garbage is refused here, at once: a rejected promise per bad token cost a 401 a tenth.
       if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
       return undefined;
     }
     if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
-      this.#verified.delete(token);
+      this.#forget(token);
       throw new TokenRejected('The token has expired');
     }
     if (verified.realm === undefined) return verified.principal;
@@ -87,7 +103,7 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<Principal> {
-    const verified = this.#verified.get(token);
+    const verified = this.#lookUp(token);
     if (verified !== undefined && (await this.#stillValid(token, verified))) return verified.principal;
     // Most garbage is refused here, before jose would build (and throw) an error for it.
     if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
@@ -106,7 +122,7 @@ export class TokenVerifier {
     const principal = principalOf(payload, issuer);
     const entry: VerifiedToken<Principal> = { principal, expiresAt: payload.exp ?? 0, issuedAt: payload.iat ?? 0 };
     if (local) entry.realm = { name: local.realm.name, keyGeneration: local.realm.key_generation };
-    this.#verified.set(token, entry);
+    this.#verified.set(cacheKeyOf(token), { token, verified: entry });
     return principal;
   }
 
@@ -116,13 +132,13 @@ export class TokenVerifier {
    */
   async #stillValid(token: string, verified: VerifiedToken<Principal>): Promise<boolean> {
     if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
-      this.#verified.delete(token);
+      this.#forget(token);
       throw new TokenRejected('The token has expired');
     }
     if (verified.realm === undefined) return true;
     const realm = await this.#options.snapshot.realm(verified.realm.name);
     if (realm === undefined || realm.key_generation !== verified.realm.keyGeneration) {
-      this.#verified.delete(token);
+      this.#forget(token);
       return false;
     }
     if (verified.issuedAt < realm.not_before) throw new TokenRejected(revokedMessage);
@@ -184,6 +200,13 @@ async function verifyWith(
     if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC') throw new TokenRejected('The token\'s issuer keys cannot be fetched');
     throw new TokenRejected('The token signature is invalid');
   }
+}
+
+/** Characters of a token's end that key the cache of verified tokens. */
+const cacheKeyChars = 32;
+
+function cacheKeyOf(token: string): string {
+  return token.length <= cacheKeyChars ? token : token.slice(-cacheKeyChars);
 }
 
 const revokedMessage = 'The token was issued before the realm\'s not-before and is revoked';

@@ -106,8 +106,20 @@ export function formatMinor(minor: bigint, currency: string): string {
   return negative ? `-${whole}` : whole;
 }
 
-/** The JSON number for an amount: exact, since minor units never exceed 15 significant digits. */
+/** 10^e as an exact double, for the ISO 4217 exponents (0 to 4). */
+const powersOfTen = [1, 10, 100, 1000, 10000];
+const safeIntegerLimit = BigInt(Number.MAX_SAFE_INTEGER);
+
+/**
+ * The JSON number for an amount: the double nearest its decimal value, which is what the decimal
+ * text parses to. Below 2^53 both operands of the division are exact doubles and IEEE 754 rounds
+ * a quotient correctly, so `minor / 10^e` is that same double without making the text (a
+ * property test compares the two).
+ */
 export function minorToNumber(minor: bigint, currency: string): number {
+  const exponent = currencyExponent(currency);
+  const divisor = exponent === undefined ? undefined : powersOfTen[exponent];
+  if (divisor !== undefined && minor <= safeIntegerLimit && minor >= -safeIntegerLimit) return Number(minor) / divisor;
   return Number(formatMinor(minor, currency));
 }
 

@@ -16,6 +16,7 @@ import { withStatementQueue } from './statement-queue.js';
 import { CommitGroup } from './commit-group.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 import { databaseProblem } from './database-problem.js';
+import { runDirectlyOn } from './direct-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -92,9 +93,9 @@ function openSqlite(path: string): Store {
   if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
   const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
   const reader = inMemory ? undefined : openSqliteReader(path);
-  const db = new Kysely<Database>({
-    dialect: new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), walSync }),
-  });
+  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), walSync });
+  const db = new Kysely<Database>({ dialect });
+  runDirectlyOn(db, (query) => dialect.runOutsideTransaction(query));
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {
     db,
@@ -122,7 +123,9 @@ function openPostgres(url: string): Store {
   const pool = new pg.Pool({ connectionString: url, max: postgresPoolSizeMax, pipeline: true } as pg.PoolConfig);
   // An idle client's error (server restart) must not crash the process; the next query reports it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PipelinedPostgresDialect(pool) });
+  const dialect = new PipelinedPostgresDialect(pool);
+  const db = new Kysely<Database>({ dialect });
+  runDirectlyOn(db, (query) => dialect.runOutsideTransaction(query));
   return {
     db,
     transaction: (work) => db.transaction().execute((trx) => withStatementQueue(trx, () => work(trx))),

@@ -39,6 +39,16 @@ export function isBatchConnection(connection: DatabaseConnection): connection is
 export class PipelinedPostgresDialect implements Dialect {
   constructor(readonly pool: pg.Pool) {}
 
+  /** A statement outside any transaction, on a client of the pool, without Kysely's executor (direct-statements.ts). */
+  async runOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const client = (await this.pool.connect()) as unknown as PipelineClient;
+    try {
+      return await send<R>(client, query);
+    } finally {
+      client.release(client.discard === true);
+    }
+  }
+
   createDriver(): Driver {
     return new PipelinedPostgresDriver(this.pool);
   }

@@ -10,6 +10,7 @@
 import { createQueryId, type CompiledQuery, type Compilable, type QueryResult, type RootOperationNode } from 'kysely';
 import type { Queryable } from './realms.js';
 import { statementQueueOf } from './statement-queue.js';
+import { directRunnerOf } from './direct-statements.js';
 
 /** Stands for argument `index` while the builder runs; never a value a caller could send. */
 const placeholderPrefix = '\u0000coregate-argument-';
@@ -102,7 +103,10 @@ function prepared<R>(arity: number, build: (db: Queryable, placeholders: unknown
     const compiled: CompiledQuery<R> = { sql: template.sql, query: template.query, parameters, queryId: createQueryId() };
     // Inside a transaction, through its queue: statements issued together travel together.
     const queue = statementQueueOf(db);
-    return queue ? queue.run<R>(compiled) : db.executeQuery(compiled);
+    if (queue) return queue.run<R>(compiled);
+    // Outside one, straight to the store's driver (direct-statements.ts).
+    const direct = directRunnerOf(db);
+    return direct ? direct<R>(compiled) : db.executeQuery(compiled);
   };
 }
 

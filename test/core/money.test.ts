@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decimalExceeds, decimalOf, parseAmount, plainDecimal, significantDigits } from '../../src/core/money.js';
+import fc from 'fast-check';
+import { decimalExceeds, decimalOf, formatMinor, minorToNumber, parseAmount, plainDecimal, significantDigits } from '../../src/core/money.js';
 
 test('amount text: as written, 1000.10 USD is 100010 minor units; 1.0001e3 is 1000.1; 250 JPY is 250', () => {
   assert.deepEqual(parseAmount('1000.10', 'USD'), { ok: true, minor: 100010n });
@@ -63,4 +64,19 @@ test('rates: compared exactly and shown as written (100.0000000000000001 exceeds
   const small = decimalOf('5e-2');
   assert.ok(small);
   assert.equal(plainDecimal(small), '0.05');
+});
+
+test('amounts to JSON numbers: minor units over 10^e give the same double as their decimal text, for every ISO exponent (0 JPY, 2 USD, 3 BHD, 4 CLF)', () => {
+  const currencies = ['JPY', 'USD', 'BHD', 'CLF'];
+  fc.assert(
+    fc.property(fc.bigInt({ min: -(10n ** 15n), max: 10n ** 15n }), fc.constantFrom(...currencies), (minor, currency) => {
+      assert.equal(minorToNumber(minor, currency), Number(formatMinor(minor, currency)));
+    }),
+    { numRuns: 20_000 },
+  );
+  assert.equal(minorToNumber(12345n, 'USD'), 123.45);
+  assert.equal(minorToNumber(999999999999999n, 'USD'), 9999999999999.99);
+  assert.equal(minorToNumber(1n, 'CLF'), 0.0001);
+  // Beyond 2^53 (never an amount coregate keeps) the text is still the way.
+  assert.equal(minorToNumber(2n ** 60n + 1n, 'USD'), Number(formatMinor(2n ** 60n + 1n, 'USD')));
 });
