@@ -33,6 +33,12 @@ interface CollectableMetric {
 
 export class RequestSeries {
   readonly #entries = new Map<string, Entry>();
+  /**
+   * The same entries by route, then method, then status: the route and method strings are the
+   * same objects request after request (their hashes are kept), where a key made by joining them
+   * was a new string to hash on every answer.
+   */
+  readonly #byRoute = new Map<string, Map<string, Map<number, Entry>>>();
   readonly #bucketsSeconds: readonly number[];
 
   constructor(registry: Registry, names: { total: string; totalHelp: string; duration: string; durationHelp: string }, bucketsSeconds: readonly number[]) {
@@ -42,17 +48,27 @@ export class RequestSeries {
   }
 
   observe(route: string, method: string, status: number, durationSeconds: number): void {
+    const entry = this.#byRoute.get(route)?.get(method)?.get(status) ?? this.#add(route, method, status);
+    let bucket = 0;
+    while (bucket < this.#bucketsSeconds.length && durationSeconds > (this.#bucketsSeconds[bucket] as number)) bucket += 1;
+    entry.bucketCounts[bucket] = (entry.bucketCounts[bucket] ?? 0) + 1;
+    entry.sumSeconds += durationSeconds;
+    entry.count += 1;
+  }
+
+  #add(route: string, method: string, status: number): Entry {
     const key = `${route}\u0000${method}\u0000${status}`;
     let entry = this.#entries.get(key);
     if (entry === undefined) {
       entry = { labels: { route, method, status: String(status) }, bucketCounts: new Array<number>(this.#bucketsSeconds.length + 1).fill(0), sumSeconds: 0, count: 0 };
       this.#entries.set(key, entry);
     }
-    let bucket = 0;
-    while (bucket < this.#bucketsSeconds.length && durationSeconds > (this.#bucketsSeconds[bucket] as number)) bucket += 1;
-    entry.bucketCounts[bucket] = (entry.bucketCounts[bucket] ?? 0) + 1;
-    entry.sumSeconds += durationSeconds;
-    entry.count += 1;
+    let byMethod = this.#byRoute.get(route);
+    if (byMethod === undefined) this.#byRoute.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (byStatus === undefined) byMethod.set(method, (byStatus = new Map()));
+    byStatus.set(status, entry);
+    return entry;
   }
 
   #metric(name: string, help: string, type: 'counter' | 'histogram', values: () => MetricValue[]): CollectableMetric {
@@ -62,7 +78,10 @@ export class RequestSeries {
       type,
       aggregator: 'sum',
       get: async () => ({ name, help, type, values: values(), aggregator: 'sum' }),
-      reset: () => this.#entries.clear(),
+      reset: () => {
+        this.#entries.clear();
+        this.#byRoute.clear();
+      },
     };
   }
 
