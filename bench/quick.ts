@@ -84,7 +84,9 @@ async function main(dir: string, db: string): Promise<void> {
     for (const name of positionals) {
       const make = scenarios[name];
       if (!make) continue;
-      if (load.warmupSeconds > 0) await measure(server.url, make(), { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
+      // The warm-up's requests are numbered apart from the measured ones: their correlation ids never repeat.
+      const warmup = make();
+      if (load.warmupSeconds > 0) await measure(server.url, { ...warmup, request: (i) => warmup.request(i + 1_000_000_000) }, { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
       await measured(server.url, server.pid, make());
     }
   } finally {

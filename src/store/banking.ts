@@ -1,5 +1,5 @@
 /** Repositories of the reference core's records: customers, accounts, products, term deposits. */
-import type { Insertable, Selectable } from 'kysely';
+import { SqliteAdapter, type Insertable, type Selectable } from 'kysely';
 import { preparedInsert, preparedQuery } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
@@ -28,6 +28,11 @@ export async function insertCustomerIfMissing(db: Queryable, customer: Customer)
     .execute();
 }
 
+/** Whether `db`'s transactions hold the whole database's write lock (SQLite's, taken at `begin immediate`). */
+export function holdsWriteLock(db: Queryable): boolean {
+  return db.getExecutor().adapter instanceof SqliteAdapter;
+}
+
 const accountByNumber = preparedQuery((db, accountNumber: string) => db.selectFrom('accounts').selectAll().where('account_number', '=', accountNumber));
 
 export async function findAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
@@ -36,9 +41,11 @@ export async function findAccount(db: Queryable, accountNumber: string): Promise
 }
 
 /**
- * Locks an account's row for the rest of the transaction and reads it, in one statement (a no-op
- * update takes the row lock on PostgreSQL and the write lock on SQLite): one round trip less
- * than a lock and a read.
+ * Locks an account's row for the rest of the transaction and reads it. On PostgreSQL in one
+ * statement, a no-op update that takes the row lock: one round trip less than a lock and a read.
+ * On SQLite every transaction of coregate's holds the database's write lock from its first
+ * statement (`begin immediate`, sqlite-driver.ts), so a read is enough: the no-op update wrote
+ * the row again for nothing.
  */
 const accountLock = preparedQuery((db, accountNumber: string) =>
   db
@@ -49,7 +56,7 @@ const accountLock = preparedQuery((db, accountNumber: string) =>
 );
 
 export async function lockAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
-  const row = await accountLock.first(db, accountNumber);
+  const row = await (holdsWriteLock(db) ? accountByNumber : accountLock).first(db, accountNumber);
   return row && toAccount(row);
 }
 
