@@ -179,6 +179,12 @@ export async function markEventsDispatched(db: Queryable, eventIds: readonly str
   return Number(result.numUpdatedRows);
 }
 
+/** Marks every event created up to `upToEpochMs` dispatched (no endpoint takes any); answers how many. */
+export async function markEventsDispatchedUpTo(db: Queryable, upToEpochMs: number): Promise<number> {
+  const result = await db.updateTable('webhook_events').set({ dispatched: 1 }).where('dispatched', '=', 0).where('created_epoch_ms', '<=', BigInt(upToEpochMs)).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 // Deliveries
 
 export async function insertDelivery(db: Queryable, delivery: { id: string; eventId: string; endpointId: string; nowMs: number }): Promise<void> {

@@ -7,19 +7,44 @@
  */
 import type { Store } from '../store/connect.js';
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
-import { claimEventDispatch, insertDelivery, listEndpoints, listUndispatchedEvents, markEventsDispatched, type StoredWebhookEvent, type WebhookEndpoint } from '../store/webhooks.js';
+import {
+  claimEventDispatch,
+  insertDelivery,
+  listEndpoints,
+  listUndispatchedEvents,
+  markEventsDispatched,
+  markEventsDispatchedUpTo,
+  type StoredWebhookEvent,
+  type WebhookEndpoint,
+} from '../store/webhooks.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 
 /** Events fanned out per pass: bounds one pass's work. */
 const dispatchBatchMax = 100;
 
+/** Batches fanned out in one pass at most, when endpoints take some events. */
+const dispatchBatchesPerPassMax = 20;
+
 /** Fans out what is waiting; answers how many events it dispatched. */
 export async function dispatchEvents(store: Store, nowMs: number = Date.now()): Promise<number> {
-  const events = await listUndispatchedEvents(store.db, dispatchBatchMax);
-  if (events.length === 0) return 0;
+  let dispatched = 0;
+  for (let batch = 0; batch < dispatchBatchesPerPassMax; batch++) {
+    const events = await listUndispatchedEvents(store.db, dispatchBatchMax);
+    if (events.length === 0) break;
+    const endpoints = (await listEndpoints(store.db)).filter((endpoint) => endpoint.enabled);
+    // No endpoint at all (a sandbox, most installations): every event up to now is marked in one
+    // statement, whatever the backlog. A batch at a time, operations under load outran the
+    // dispatcher and a backlog of thousands was marked for minutes after the load.
+    if (endpoints.length === 0) return dispatched + (await markEventsDispatchedUpTo(store.db, nowMs));
+    dispatched += await dispatchBatch(store, events, endpoints, nowMs);
+    if (events.length < dispatchBatchMax) break;
+  }
+  return dispatched;
+}
+
+async function dispatchBatch(store: Store, events: readonly StoredWebhookEvent[], endpoints: readonly WebhookEndpoint[], nowMs: number): Promise<number> {
   // Most events belong to clients without a matching endpoint: they are marked in one update,
   // so the dispatcher does not cost the store a transaction per operation.
-  const endpoints = await listEndpoints(store.db);
   const wanted = (event: StoredWebhookEvent) => endpoints.some((endpoint) => takes(endpoint, event));
   const unwanted = events.filter((event) => !wanted(event)).map((event) => event.id);
   let dispatched = await markEventsDispatched(store.db, unwanted);
