@@ -10,7 +10,20 @@ import { sql } from 'kysely';
 import { canonicalJson } from '../core/canonical-json.js';
 import type { Store } from '../store/connect.js';
 import { getSetting, putSetting } from '../store/settings.js';
-import { countUnchained, lastChained, listChained, listUnchained, setChainLinks, type AuditEntry, type ChainedAuditEntry, type ChainLink } from '../store/audit.js';
+import {
+  countUnchained,
+  hasUnchained,
+  insertAuditEntries,
+  lastChained,
+  listChained,
+  listUnchained,
+  setChainLinks,
+  storedAuditEntry,
+  type AuditEntry,
+  type ChainedAuditEntry,
+  type ChainLink,
+} from '../store/audit.js';
+import type { Queryable } from '../store/realms.js';
 
 export const genesisHash = '0'.repeat(64);
 /** Records chained per transaction: bounds the chainer's lock time. */
@@ -62,6 +75,31 @@ export async function extendAuditChain(store: Store): Promise<number> {
     total += chained;
     if (chained < chainBatchMax) return total;
   }
+}
+
+/**
+ * Inserts records with their chain links when every earlier record is chained; otherwise
+ * unchained, for the chainer to take in turn. Only where the caller's transaction holds the
+ * store's one write lock (SQLite: nobody can chain meanwhile). For a batch of refused requests
+ * this replaces a chainer run, whose reading back and updating of the records was a seventh of
+ * a refusal's CPU. Answers whether the records were chained.
+ */
+export async function insertAuditEntriesChainedIfCaughtUp(trx: Queryable, entries: readonly AuditEntry[]): Promise<boolean> {
+  if (await hasUnchained(trx)) {
+    await insertAuditEntries(trx, entries);
+    return false;
+  }
+  let head = (await lastChained(trx)) ?? { seq: 0, hash: genesisHash };
+  const links: ChainLink[] = [];
+  for (const entry of entries) {
+    // Hashed as it reads back from the store, as the verifier will hash it.
+    const hash = auditHash(head.hash, storedAuditEntry(entry));
+    links.push({ id: entry.id, seq: head.seq + 1, prevHash: head.hash, hash });
+    head = { seq: head.seq + 1, hash };
+  }
+  await insertAuditEntries(trx, entries, links);
+  if (entries.length > 0) await putSetting(trx, chainHeadSetting, JSON.stringify(head));
+  return true;
 }
 
 /**

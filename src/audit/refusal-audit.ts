@@ -7,7 +7,7 @@
  */
 import type { Store } from '../store/connect.js';
 import { auditRowsPerStatementMax, insertAuditEntries, type AuditEntry } from '../store/audit.js';
-import type { AuditChainer } from './chain.js';
+import { insertAuditEntriesChainedIfCaughtUp, type AuditChainer } from './chain.js';
 
 interface Waiting {
   entry: AuditEntry;
@@ -60,11 +60,13 @@ export class RefusalAudit {
     const batch = this.#queue.splice(0, auditRowsPerStatementMax);
     try {
       const entries = batch.map((waiting) => waiting.entry);
-      await (this.#store.dialect === 'sqlite'
-        ? this.#store.transaction((trx) => insertAuditEntries(trx, entries))
-        : insertAuditEntries(this.#store.db, entries));
+      // On SQLite the batch's transaction holds the one write lock: its records are chained as they are written.
+      const chained =
+        this.#store.dialect === 'sqlite'
+          ? await this.#store.transaction((trx) => insertAuditEntriesChainedIfCaughtUp(trx, entries))
+          : (await insertAuditEntries(this.#store.db, entries), false);
       for (const waiting of batch) waiting.resolve();
-      this.#chainer.schedule();
+      if (!chained) this.#chainer.schedule();
     } catch (error) {
       for (const waiting of batch) waiting.reject(error);
     } finally {

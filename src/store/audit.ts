@@ -1,6 +1,6 @@
 /** The audit trail's rows: appended in business transactions, chained just after commit. */
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert } from './prepared-query.js';
+import { preparedInsert, preparedInsertRowsMax, preparedQuery } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Store } from './connect.js';
 import type { Queryable } from './realms.js';
@@ -54,15 +54,20 @@ const auditColumns = [
 
 const auditInsert = preparedInsert<Insertable<AuditRecordTable>>(auditColumns, (db, rows) => db.insertInto('audit_records').values(rows));
 
-export async function insertAuditEntries(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
+export async function insertAuditEntries(db: Queryable, entries: readonly AuditEntry[], links?: readonly ChainLink[]): Promise<void> {
   if (entries.length === 0) return;
   if (entries.length > auditRowsPerStatementMax) throw new RangeError(`at most ${auditRowsPerStatementMax} audit rows per statement`);
-  // One row (an operation's own record) is the prepared statement; a batch of refusals is built once.
-  if (entries.length === 1) await auditInsert.execute(db, auditRow(entries[0] as AuditEntry));
-  else await db.insertInto('audit_records').values(entries.map(auditRow)).execute();
+  if (links !== undefined && links.length !== entries.length) throw new RangeError('one chain link per audit entry');
+  // Prepared statements of up to 64 rows: Kysely built and compiled a batch's insert every time.
+  if (entries.length === 1) {
+    await auditInsert.execute(db, auditRow(entries[0] as AuditEntry, links?.[0]));
+    return;
+  }
+  const rows = entries.map((entry, index) => auditRow(entry, links?.[index]));
+  for (let start = 0; start < rows.length; start += preparedInsertRowsMax) await auditInsert.executeRows(db, rows.slice(start, start + preparedInsertRowsMax));
 }
 
-function auditRow(entry: AuditEntry): Insertable<AuditRecordTable> {
+function auditRow(entry: AuditEntry, link: ChainLink | undefined): Insertable<AuditRecordTable> {
   return {
     id: entry.id,
     recorded_at: entry.recordedAt,
@@ -76,20 +81,42 @@ function auditRow(entry: AuditEntry): Insertable<AuditRecordTable> {
     outcome: entry.outcome,
     duration_ms: entry.durationMs,
     details: JSON.stringify(entry.details),
-    chain_seq: null,
-    prev_hash: null,
-    hash: null,
+    chain_seq: link === undefined ? null : link.seq,
+    prev_hash: link === undefined ? null : link.prevHash,
+    hash: link === undefined ? null : link.hash,
   };
 }
 
+/** The entry as it reads back from the store (what its hash is computed and verified on). */
+export function storedAuditEntry(entry: AuditEntry): AuditEntry {
+  return {
+    id: entry.id,
+    recordedAt: entry.recordedAt,
+    clientId: entry.clientId,
+    backboneUser: entry.backboneUser ?? null,
+    workstation: entry.workstation ?? null,
+    operation: entry.operation,
+    correlationId: entry.correlationId ?? null,
+    reference: entry.reference ?? null,
+    httpStatus: Number(entry.httpStatus),
+    outcome: entry.outcome,
+    durationMs: Number(entry.durationMs),
+    details: JSON.parse(JSON.stringify(entry.details)) as Record<string, unknown>,
+  };
+}
+
+const lastChainedRow = preparedQuery((db) =>
+  db.selectFrom('audit_records').select(['chain_seq', 'hash']).where('chain_seq', 'is not', null).orderBy('chain_seq', 'desc').limit(1),
+);
+const anyUnchainedRow = preparedQuery((db) => db.selectFrom('audit_records').select('id').where('chain_seq', 'is', null).limit(1));
+
+/** Whether some record still waits for the chainer. */
+export async function hasUnchained(db: Queryable): Promise<boolean> {
+  return (await anyUnchainedRow.first(db)) !== undefined;
+}
+
 export async function lastChained(db: Queryable): Promise<{ seq: number; hash: string } | undefined> {
-  const row = await db
-    .selectFrom('audit_records')
-    .select(['chain_seq', 'hash'])
-    .where('chain_seq', 'is not', null)
-    .orderBy('chain_seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const row = await lastChainedRow.first(db);
   return row && { seq: Number(toBigInt(row.chain_seq)), hash: row.hash ?? '' };
 }
 

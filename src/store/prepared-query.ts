@@ -59,7 +59,7 @@ export interface PreparedInsert<Row> {
 }
 
 /** Row counts a multi-row insert is prepared for; more rows in one call are refused (a bug, not data). */
-const preparedRowsMax = 64;
+export const preparedInsertRowsMax = 64;
 
 /**
  * An insert whose values are rows of these columns: the builder is given a row (or rows) of
@@ -71,7 +71,7 @@ export function preparedInsert<Row extends Record<string, unknown>>(
 ): PreparedInsert<Row> {
   const byCount = new Map<number, (db: Queryable, args: unknown[]) => Promise<QueryResult<unknown>>>();
   const runnerFor = (count: number) => {
-    if (count < 1 || count > preparedRowsMax) throw new RangeError(`a prepared insert takes 1 to ${preparedRowsMax} rows, not ${count}`);
+    if (count < 1 || count > preparedInsertRowsMax) throw new RangeError(`a prepared insert takes 1 to ${preparedInsertRowsMax} rows, not ${count}`);
     let run = byCount.get(count);
     if (run === undefined) {
       run = prepared(count * columns.length, (db, placeholders) =>

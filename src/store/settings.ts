@@ -18,11 +18,14 @@ export async function getOrInitSetting(db: Queryable, name: string, initial: () 
   return value;
 }
 
-/** Sets a value, replacing any earlier one. */
-export async function putSetting(db: Queryable, name: string, value: string): Promise<void> {
-  await db
+const settingUpsert = preparedQuery((db, name: string, value: string) =>
+  db
     .insertInto('settings')
     .values({ name, value })
-    .onConflict((c) => c.column('name').doUpdateSet({ value }))
-    .execute();
+    .onConflict((c) => c.column('name').doUpdateSet({ value: (eb) => eb.ref('excluded.value') })),
+);
+
+/** Sets a value, replacing any earlier one. */
+export async function putSetting(db: Queryable, name: string, value: string): Promise<void> {
+  await settingUpsert.execute(db, name, value);
 }

@@ -1,15 +1,19 @@
 /**
  * Audit records of refused requests in batches (src/audit/refusal-audit.ts, CONTRACT §8): the
  * refusals of one turn of the event loop are written by one statement in one commit, each is
- * answered only once its record is committed, and the chain is extended after.
+ * answered only once its record is committed, and chained: as it is written on SQLite when
+ * nothing waits for the chainer, else by the chainer after.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import Sqlite from 'better-sqlite3';
+import pg from 'pg';
 import { AuditChainer, verifyAuditChain } from '../../src/audit/chain.js';
 import { RefusalAudit } from '../../src/audit/refusal-audit.js';
 import type { Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { auditEntry } from '../../src/operations/operation-audit.js';
+import { insertAuditEntries } from '../../src/store/audit.js';
 import { storeTargets, withStore } from '../helpers/stores.js';
 
 function refusal(i: number) {
@@ -28,19 +32,33 @@ function refusal(i: number) {
 }
 
 /**
- * Counts the statements that insert audit rows, as the store executes them: on the query
- * executors' shared prototype, so that transactions' executors count too. `restore()` undoes it.
+ * Counts the statements that insert audit rows, as the drivers run them (better-sqlite3's
+ * statements, pg's client queries), whichever path of the store issued them. `restore()` undoes it.
  */
-function countAuditInserts(store: Store): { inserts: () => number; restore: () => void } {
+function countAuditInserts(): { inserts: () => number; restore: () => void } {
   let inserts = 0;
-  let prototype: { executeQuery: (query: { sql: string }) => unknown } = Object.getPrototypeOf(store.db.getExecutor());
-  while (!Object.prototype.hasOwnProperty.call(prototype, 'executeQuery')) prototype = Object.getPrototypeOf(prototype);
-  const original = prototype.executeQuery;
-  prototype.executeQuery = function (this: unknown, query: { sql: string }) {
-    if (/^insert into "audit_records"/.test(query.sql)) inserts += 1;
-    return original.call(this, query);
+  const isAuditInsert = (text: unknown) => typeof text === 'string' && /^insert into "audit_records"/.test(text);
+  const scratch = new Sqlite(':memory:');
+  const statementPrototype = Object.getPrototypeOf(scratch.prepare('select 1')) as { run: (...args: unknown[]) => unknown };
+  scratch.close();
+  const run = statementPrototype.run;
+  statementPrototype.run = function (this: { source: string }, ...args: unknown[]) {
+    if (isAuditInsert(this.source)) inserts += 1;
+    return run.apply(this, args);
   };
-  return { inserts: () => inserts, restore: () => void (prototype.executeQuery = original) };
+  const clientPrototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const query = clientPrototype.query;
+  clientPrototype.query = function (this: unknown, config: unknown, ...rest: unknown[]) {
+    if (isAuditInsert(typeof config === 'string' ? config : (config as { text?: string } | undefined)?.text)) inserts += 1;
+    return query.call(this, config, ...rest);
+  };
+  return {
+    inserts: () => inserts,
+    restore: () => {
+      statementPrototype.run = run;
+      clientPrototype.query = query;
+    },
+  };
 }
 
 for (const target of storeTargets) {
@@ -51,7 +69,7 @@ for (const target of storeTargets) {
         await migrateToLatest(store);
         const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
         const refusals = new RefusalAudit(store, chainer);
-        const counter = countAuditInserts(store);
+        const counter = countAuditInserts();
         const count = async () => Number((await store.db.selectFrom('audit_records').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
         // Each caller checks, when answered, that its own record is there.
         const answered = await Promise.all(
@@ -71,3 +89,68 @@ for (const target of storeTargets) {
     }
   });
 }
+
+/** A chainer that only counts the runs it was asked for. */
+function countingChainer(store: Store): { chainer: AuditChainer; runs: () => number } {
+  const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+  let runs = 0;
+  const schedule = chainer.schedule.bind(chainer);
+  chainer.schedule = () => {
+    runs += 1;
+    schedule();
+  };
+  return { chainer, runs: () => runs };
+}
+
+const sqliteTarget = storeTargets.find((target) => target.name === 'sqlite');
+
+test('SQLite: refusals written while every earlier record is chained are written chained, with no chainer run, and the chain verifies', async () => {
+  const created = await sqliteTarget!.create();
+  try {
+    await withStore(created.url, async (store) => {
+      await migrateToLatest(store);
+      const { chainer, runs } = countingChainer(store);
+      const refusals = new RefusalAudit(store, chainer);
+      // Details that change on the way through JSON (an undefined member, a nested object) are hashed as they read back.
+      const odd = { ...refusal(0), details: { code: 'TD-400-001', missing: undefined, nested: { b: 2, a: [1, 'x'] } } };
+      await Promise.all([refusals.record(odd), ...Array.from({ length: 9 }, (_, i) => refusals.record(refusal(i + 1)))]);
+      await refusals.record(refusal(10));
+      const rows = await store.db.selectFrom('audit_records').select(['chain_seq']).execute();
+      assert.equal(rows.length, 11);
+      assert.ok(rows.every((row) => row.chain_seq !== null), 'every record was written with its chain position');
+      assert.equal(runs(), 0, 'no chainer run was needed');
+      const chain = await verifyAuditChain(store);
+      assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 11, unchained: 0 });
+    });
+  } finally {
+    await created.drop();
+  }
+});
+
+test('SQLite: refusals written while an earlier record waits for the chainer are written unchained and chained after it, in order', async () => {
+  const created = await sqliteTarget!.create();
+  try {
+    await withStore(created.url, async (store) => {
+      await migrateToLatest(store);
+      // A business transaction's record, committed unchained (the chainer has not run yet).
+      const earlier = refusal(100);
+      await store.transaction((trx) => insertAuditEntries(trx, [earlier]));
+      const { chainer, runs } = countingChainer(store);
+      const refusals = new RefusalAudit(store, chainer);
+      await Promise.all(Array.from({ length: 5 }, (_, i) => refusals.record(refusal(i))));
+      assert.ok(runs() >= 1, 'the chainer was asked to run');
+      await chainer.idle();
+      const first = await store.db.selectFrom('audit_records').select(['id', 'chain_seq']).where('chain_seq', '=', 1).executeTakeFirstOrThrow();
+      assert.equal(first.id, earlier.id, 'the record that waited first is first in the chain');
+      const chain = await verifyAuditChain(store);
+      assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 6, unchained: 0 });
+      // Once caught up, the next refusal is written chained again.
+      await refusals.record(refusal(200));
+      const last = await store.db.selectFrom('audit_records').select(['chain_seq']).where('correlation_id', '=', 'refused-200').executeTakeFirstOrThrow();
+      assert.equal(Number(last.chain_seq), 7);
+      assert.equal((await verifyAuditChain(store)).ok, true);
+    });
+  } finally {
+    await created.drop();
+  }
+});
