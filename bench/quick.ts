@@ -99,5 +99,6 @@ try {
   if (flags.store === 'postgres') await withScratchDatabase(process.env.BENCH_PG_URL ?? defaultPgUrl, 'coregate', (url) => main(dir, url));
   else await main(dir, `sqlite:${join(dir, 'coregate.db')}`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (process.env.QUICK_KEEP) console.log(`kept ${dir}`);
+  else rmSync(dir, { recursive: true, force: true });
 }

@@ -47,28 +47,40 @@ export class RefusalAudit {
 
   #schedule(): void {
     if (this.#inFlight >= refusalAuditBatchesInFlightMax || this.#scheduled || this.#queue.length === 0) return;
+    // Until the batch is taken, later refusals join it rather than start batches of their own.
     this.#scheduled = true;
     // The rest of this turn of the event loop joins the batch: requests read together, written together.
-    setImmediate(() => {
-      this.#scheduled = false;
-      void this.#write();
-    });
+    setImmediate(() => void this.#write());
+  }
+
+  /** The waiting records, taken when their write starts: whoever arrived until then is in it. */
+  #take(): Waiting[] {
+    this.#scheduled = false;
+    const batch = this.#queue.splice(0, auditRowsPerStatementMax);
+    this.#schedule();
+    return batch;
   }
 
   async #write(): Promise<void> {
     this.#inFlight += 1;
-    const batch = this.#queue.splice(0, auditRowsPerStatementMax);
+    let batch: Waiting[] | undefined;
+    const take = () => {
+      batch = this.#take();
+      return batch.map((waiting) => waiting.entry);
+    };
     try {
-      const entries = batch.map((waiting) => waiting.entry);
-      // On SQLite the batch's transaction holds the one write lock: its records are chained as they are written.
-      const chained =
-        this.#store.dialect === 'sqlite'
-          ? await this.#store.transaction((trx) => insertAuditEntriesChainedIfCaughtUp(trx, entries))
-          : (await insertAuditEntries(this.#store.db, entries), false);
-      for (const waiting of batch) waiting.resolve();
+      let chained = false;
+      if (this.#store.dialect === 'sqlite') {
+        // The batch's transaction holds the one write lock: its records are chained as they are written.
+        chained = await this.#store.transaction((trx) => insertAuditEntriesChainedIfCaughtUp(trx, take()));
+      } else {
+        await insertAuditEntries(this.#store.db, take());
+      }
+      for (const waiting of batch ?? []) waiting.resolve();
       if (!chained) this.#chainer.schedule();
     } catch (error) {
-      for (const waiting of batch) waiting.reject(error);
+      // A store that refuses before the unit of work began (a failed log sync) refuses the waiting records too.
+      for (const waiting of batch ?? this.#take()) waiting.reject(error);
     } finally {
       this.#inFlight -= 1;
       this.#schedule();

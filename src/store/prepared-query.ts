@@ -85,7 +85,16 @@ export function preparedInsert<Row extends Record<string, unknown>>(
     return run;
   };
   // A column left undefined is NULL (Kysely would leave it out): every column is a parameter here.
-  const executeRows = (db: Queryable, rows: readonly Row[]) => runnerFor(rows.length)(db, rows.flatMap((row) => columns.map((column) => row[column] ?? null)));
+  const width = columns.length;
+  const executeRows = (db: Queryable, rows: readonly Row[]) => {
+    // A plain loop: flatMap over map made two arrays per row (a fifth of a batch insert's CPU).
+    const values = new Array<unknown>(rows.length * width);
+    for (let row = 0; row < rows.length; row++) {
+      const source = rows[row] as Row;
+      for (let column = 0; column < width; column++) values[row * width + column] = source[columns[column] as keyof Row] ?? null;
+    }
+    return runnerFor(rows.length)(db, values);
+  };
   return { execute: (db, row) => executeRows(db, [row]), executeRows };
 }
 
