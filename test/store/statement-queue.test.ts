@@ -2,9 +2,11 @@
  * Statements issued together in a transaction travel together (src/store/statement-queue.ts,
  * src/store/postgres-driver.ts): on PostgreSQL in one socket write, one round trip; on both
  * stores they run in the order issued, each caller gets its own answer, and a failure among
- * them rolls the whole transaction back.
+ * them rolls the whole transaction back. Outside transactions, on PostgreSQL, statements issued in
+ * the same turn leave together too, each its own transaction.
  */
 import assert from 'node:assert/strict';
+import net from 'node:net';
 import { test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { preparedInsert, preparedQuery } from '../../src/store/prepared-query.js';
@@ -124,6 +126,53 @@ test('on PostgreSQL, statements started together leave in one socket write (one 
       });
       const { rows } = await sql<{ n: string }>`select count(*) as n from items`.execute(store.db);
       assert.equal(Number(rows[0]?.n), 6);
+    });
+  } finally {
+    await created.drop();
+  }
+});
+
+test('on PostgreSQL, statements outside transactions issued in the same turn leave in one socket write, each its own transaction: one that fails fails alone', { skip: postgres.skip }, async () => {
+  const created = await postgres.create();
+  try {
+    await withStore(created.url, async (store) => {
+      await sql`create table items (name varchar(16) primary key, qty integer not null)`.execute(store.db);
+      await insertItem.execute(store.db, { name: 'taken', qty: 7 });
+      // Counted on every socket: only this store's connections write while the statements run.
+      const socket = net.Socket.prototype as unknown as { _write: (...args: unknown[]) => unknown; _writev: (...args: unknown[]) => unknown };
+      const [write, writev] = [socket._write, socket._writev];
+      let writes = 0;
+      socket._write = function (this: unknown, ...args: unknown[]) {
+        writes += 1;
+        return write.apply(this, args);
+      };
+      socket._writev = function (this: unknown, ...args: unknown[]) {
+        writes += 1;
+        return writev.apply(this, args);
+      };
+      let answers: PromiseSettledResult<unknown>[];
+      try {
+        answers = await Promise.allSettled([
+          itemByName.first(store.db, 'taken'),
+          insertItem.execute(store.db, { name: 'new', qty: 1 }),
+          insertItem.execute(store.db, { name: 'taken', qty: 2 }),
+          addQty.execute(store.db, 10, 'taken'),
+          itemByName.first(store.db, 'nobody'),
+        ]);
+      } finally {
+        socket._write = write;
+        socket._writev = writev;
+      }
+      assert.equal(writes, 1, `five statements in ${writes} socket writes`);
+      assert.deepEqual(answers[0], { status: 'fulfilled', value: { name: 'taken', qty: 7 } });
+      assert.equal(answers[1]?.status, 'fulfilled');
+      assert.equal(answers[2]?.status, 'rejected');
+      assert.equal(((answers[2] as PromiseRejectedResult).reason as { code?: string }).code, '23505');
+      assert.equal(answers[3]?.status, 'fulfilled', 'the statement after the failed one ran');
+      assert.deepEqual(answers[4], { status: 'fulfilled', value: undefined });
+      // Each committed on its own: the insert and the update stand beside the failure.
+      assert.deepEqual(await itemByName.first(store.db, 'new'), { name: 'new', qty: 1 });
+      assert.deepEqual(await itemByName.first(store.db, 'taken'), { name: 'taken', qty: 17 });
     });
   } finally {
     await created.drop();
