@@ -21,7 +21,7 @@ export async function startCoregate(options: { dataFile: string; db: string; log
   const port = await freePort();
   // --profile: a V8 CPU profile of the server, written when it stops (bench/profile-summary.mjs reads it).
   const profile = options.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
-  const args = [...profile, ...(process.env.BENCH_PRELOAD ? ['--import', process.env.BENCH_PRELOAD] : []), join(repoRoot, 'dist/src/cli/main.js'), 'serve', '--data', options.dataFile, '--db', options.db, '--port', String(port), '--host', '127.0.0.1'];
+  const args = [...profile, ...(process.env.BENCH_PRELOAD ? ['--import', process.env.BENCH_PRELOAD] : []), join(repoRoot, 'dist/src/cli/coregate.cjs'), 'serve', '--data', options.dataFile, '--db', options.db, '--port', String(port), '--host', '127.0.0.1'];
   if (options.workers > 1) args.push('--workers', String(options.workers));
   // Ready once it says it listens: a port taken meanwhile by another process must not pass for it.
   return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`), 'Server listening at');

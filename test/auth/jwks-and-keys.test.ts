@@ -404,7 +404,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
 async function spawnServe(dbUrl: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
   const child = spawn(
     process.execPath,
-    ['dist/src/cli/main.js', 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dbUrl, '--data', demoDataFile, '--log-level', 'warn'],
+    ['dist/src/cli/coregate.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dbUrl, '--data', demoDataFile, '--log-level', 'warn'],
     { cwd: projectDir, env: { ...process.env, COREGATE_MASTER_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';

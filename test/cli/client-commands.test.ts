@@ -21,7 +21,7 @@ import { demo, startTestServer, type TestServer } from '../helpers/server.js';
 import { sleep } from '../helpers/wait.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
-const cliPath = join(repoRoot, 'dist/src/cli/main.js');
+const cliPath = join(repoRoot, 'dist/src/cli/coregate.cjs');
 const processTimeoutMs = 30_000;
 const { treasury } = demo;
 const jwtPattern = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;

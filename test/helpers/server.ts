@@ -185,6 +185,6 @@ export async function demoToken(
 }
 
 /** The compiled CLI (scripts/test.mjs builds dist/ before the tests run): `node <cliPath> ...`. */
-export const cliPath = new URL('../../dist/src/cli/main.js', import.meta.url).pathname;
+export const cliPath = new URL('../../dist/src/cli/coregate.cjs', import.meta.url).pathname;
 /** The repository root, the working directory of spawned CLI processes. */
 export const repoRoot = new URL('../../', import.meta.url).pathname;

@@ -20,7 +20,7 @@ import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
-const cliArgs = ['dist/src/cli/main.js'];
+const cliArgs = ['dist/src/cli/coregate.cjs'];
 /** Upper bound for a spawned process to become ready or to exit. */
 const processTimeoutMs = 30_000;
 

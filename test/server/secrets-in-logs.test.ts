@@ -246,7 +246,7 @@ describe('secrets in the output of a coregate serve process', () => {
     dir = mkdtempSync(join(tmpdir(), 'coregate-secrets-'));
     const spawned = spawn(
       process.execPath,
-      ['dist/src/cli/main.js', 'serve', '--port', '0', '--host', '127.0.0.1', '--data', 'demo/sandbox.json', '--db', `sqlite:${join(dir, 'coregate.db')}`, '--log-level', 'debug'],
+      ['dist/src/cli/coregate.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--data', 'demo/sandbox.json', '--db', `sqlite:${join(dir, 'coregate.db')}`, '--log-level', 'debug'],
       { cwd: repoRoot, env: { ...process.env } },
     );
     child = spawned;
