@@ -49,7 +49,7 @@ async function measured(url: string, pid: number, scenario: Scenario): Promise<v
   const micros = (ticks: number) => ((ticks / ticksPerSecond / result.requests) * 1e6).toFixed(1);
   const ticks = after.user + after.system - before.user - before.system;
   console.log(
-    `${scenario.name.padEnd(28)} ${String(result.perSecond).padStart(7)}/s  p99 ${result.p99Ms} ms  server CPU ${micros(ticks)} µs/req ` +
+    `${scenario.name.padEnd(28)} ${String(result.perSecond).padStart(7)}/s  p50 ${result.p50Ms} p99 ${result.p99Ms} ms  server CPU ${micros(ticks)} µs/req ` +
       `(user ${micros(after.user - before.user)}, system ${micros(after.system - before.system)}; main thread ${micros(after.mainUser - before.mainUser)} + ${micros(after.mainSystem - before.mainSystem)}) ` +
       `${((ticks / ticksPerSecond / elapsed) * 100).toFixed(0)} % of a core  ${JSON.stringify(result.statuses)}`,
   );
