@@ -3,7 +3,9 @@
  * transaction to join, and writing each one on its own cost a commit per refused request (on
  * PostgreSQL a round trip and a WAL flush each): 400s were slower than whole deposits. Refusals
  * that arrive together are written by one multi-row insert in one commit, and each is answered
- * only once that commit is durable, as before.
+ * only once that commit is durable, as before. On SQLite the batch's transaction holds the one
+ * write lock, so it links its records into the hash chain itself when no earlier record waits for
+ * the chainer (chain.ts).
  */
 import type { Store } from '../store/connect.js';
 import { auditRowsPerStatementMax, insertAuditEntries, type AuditEntry } from '../store/audit.js';
@@ -36,7 +38,7 @@ export class RefusalAudit {
     this.#chainer = chainer;
   }
 
-  /** Resolves once the record is committed (durable); the chain is extended soon after. */
+  /** Resolves once the record is committed (durable); chained in that commit on SQLite when nothing waits for the chainer, else soon after. */
   record(entry: AuditEntry): Promise<void> {
     if (this.#queue.length >= refusalAuditQueueMax) return Promise.reject(new Error(`more than ${refusalAuditQueueMax} refusal audit records are waiting to be written`));
     return new Promise<void>((resolve, reject) => {
