@@ -154,7 +154,8 @@ interface LaneStatement {
  * over a turn of the event loop and sent together on one client of the pool, in one socket
  * write: on this path each statement's own write, and the server process it woke, cost more than
  * the statement (measured: a retrieve's writes were a third of its CPU). Each statement keeps its
- * own Sync, so each is its own implicit transaction and one that fails fails alone.
+ * own Sync, so each is its own implicit transaction and one that fails fails alone. Only prepared
+ * queries (the request path's) come this way; any other query has a client of its own.
  */
 class OutsideTransactionLane {
   #pending: LaneStatement[] = [];
@@ -192,7 +193,16 @@ class OutsideTransactionLane {
     // In pipeline mode each query is written as it is submitted: corked, they leave in one write.
     stream.cork();
     try {
-      for (const statement of batch) answers.push(send<unknown>(client, statement.query).then(statement.resolve, statement.reject));
+      for (const statement of batch) {
+        let answer: Promise<QueryResult<unknown>>;
+        try {
+          answer = send<unknown>(client, statement.query);
+        } catch (error) {
+          // Refused before it was sent: the others still get their answers and the client goes back.
+          answer = Promise.reject(error);
+        }
+        answers.push(answer.then(statement.resolve, statement.reject));
+      }
     } finally {
       stream.uncork();
     }

@@ -133,7 +133,8 @@ test('SQLite: refusals written while an earlier record waits for the chainer are
     await withStore(created.url, async (store) => {
       await migrateToLatest(store);
       // A business transaction's record, committed unchained (the chainer has not run yet).
-      const earlier = refusal(100);
+      // Recorded a moment before the refusals: the chainer orders by time (then id, random within a millisecond).
+      const earlier = { ...refusal(100), recordedAt: new Date(Date.now() - 1000).toISOString() };
       await store.transaction((trx) => insertAuditEntries(trx, [earlier]));
       const { chainer, runs } = countingChainer(store);
       const refusals = new RefusalAudit(store, chainer);
