@@ -32,6 +32,7 @@ import { constituteTermDeposit } from './constitute-term-deposit.js';
 import { executeLoanInstallment } from './execute-loan-installment.js';
 import { closeBusinessDay } from './end-of-day.js';
 import type { CoreOperationKind, CoreRepository, CoreStorage } from './repository.js';
+import { writesAfterRecord } from './writes-after-record.js';
 
 export interface ReferenceCoreOptions {
   storage: CoreStorage;
@@ -205,15 +206,33 @@ export class ReferenceCore implements TransactionalCore {
   }
 
   /**
-   * Inside the caller's unit of work: the reference is claimed first, as standing alone; a
-   * reference with an outcome (a repeat, a fence) answers it. A Rejected answer leaves the unit of
-   * work, claim included, for the caller to roll back.
+   * Inside the caller's unit of work: the reference is claimed first, as standing alone (the
+   * operation's reads beside the claim, its writes only after it); a reference with an outcome
+   * (a repeat, a fence) answers it. A Rejected answer leaves the unit of work, claim included,
+   * for the caller to roll back.
    */
   async #inUnitOfWork<T>(repository: CoreRepository, operation: OperationKind<T>, reference: string): Promise<CoreOutcome<T>> {
-    if (!(await repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' }))) {
+    const recorded = repository.recordOperation({ reference, kind: operation.kind, status: 'Executed' });
+    // The operation's reads and locks travel with the record's insert; its writes wait for the
+    // record to be new (writes-after-record.ts). Its failure is reported below, or is moot.
+    const executing = operation.execute(writesAfterRecord(repository, recorded));
+    const settled = executing.then(
+      () => undefined,
+      () => undefined,
+    );
+    let isNew: boolean;
+    try {
+      isNew = await recorded;
+    } catch (error) {
+      await settled;
+      throw error;
+    }
+    if (!isNew) {
+      // No statement of the operation is left in flight when the lookup answers.
+      await settled;
       return settledLookup(await operation.lookup(repository), reference);
     }
-    const decision = await operation.execute(repository);
+    const decision = await executing;
     if (!decision.ok) return { status: 'Rejected', refusal: decision.refusal };
     return { status: 'Executed', result: decision.value };
   }
