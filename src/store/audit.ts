@@ -67,16 +67,17 @@ export async function insertAuditEntries(db: Queryable, entries: readonly AuditE
   for (let start = 0; start < rows.length; start += preparedInsertRowsMax) await auditInsert.executeRows(db, rows.slice(start, start + preparedInsertRowsMax));
 }
 
+/** The row as it is stored (an absent value is NULL), so that `toEntry` of it is the entry as it reads back. */
 function auditRow(entry: AuditEntry, link: ChainLink | undefined): Insertable<AuditRecordTable> {
   return {
     id: entry.id,
     recorded_at: entry.recordedAt,
     client_id: entry.clientId,
-    backbone_user: entry.backboneUser,
-    workstation: entry.workstation,
+    backbone_user: entry.backboneUser ?? null,
+    workstation: entry.workstation ?? null,
     operation: entry.operation,
-    correlation_id: entry.correlationId,
-    reference: entry.reference,
+    correlation_id: entry.correlationId ?? null,
+    reference: entry.reference ?? null,
     http_status: entry.httpStatus,
     outcome: entry.outcome,
     duration_ms: entry.durationMs,
@@ -89,20 +90,7 @@ function auditRow(entry: AuditEntry, link: ChainLink | undefined): Insertable<Au
 
 /** The entry as it reads back from the store (what its hash is computed and verified on). */
 export function storedAuditEntry(entry: AuditEntry): AuditEntry {
-  return {
-    id: entry.id,
-    recordedAt: entry.recordedAt,
-    clientId: entry.clientId,
-    backboneUser: entry.backboneUser ?? null,
-    workstation: entry.workstation ?? null,
-    operation: entry.operation,
-    correlationId: entry.correlationId ?? null,
-    reference: entry.reference ?? null,
-    httpStatus: Number(entry.httpStatus),
-    outcome: entry.outcome,
-    durationMs: Number(entry.durationMs),
-    details: JSON.parse(JSON.stringify(entry.details)) as Record<string, unknown>,
-  };
+  return toEntry(auditRow(entry, undefined) as Selectable<AuditRecordTable>);
 }
 
 const lastChainedRow = preparedQuery((db) =>

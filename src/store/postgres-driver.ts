@@ -83,14 +83,7 @@ class PipelinedConnection implements BatchConnection {
   }
 
   executeBatch(queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
-    const { stream } = this.client.connection;
-    // In pipeline mode each query is written as it is submitted: corked, they leave in one write.
-    stream.cork();
-    try {
-      return queries.map((query) => send<unknown>(this.client, query));
-    } finally {
-      stream.uncork();
-    }
+    return sendBatch(this.client, queries);
   }
 
   // eslint-disable-next-line require-yield
@@ -122,6 +115,26 @@ function statementNameOf(sql: string): string | undefined {
  */
 const staleStatementCodes = new Set(['0A000', '26000']);
 
+/**
+ * Statements sent in one socket write: in pipeline mode pg writes each query as it is submitted,
+ * so they are corked. A statement refused before it is sent fails alone; the others still leave.
+ */
+function sendBatch(client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
+  const { stream } = client.connection;
+  stream.cork();
+  try {
+    return queries.map((query) => {
+      try {
+        return send<unknown>(client, query);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    });
+  } finally {
+    stream.uncork();
+  }
+}
+
 function send<R>(client: PipelineClient, query: CompiledQuery): Promise<QueryResult<R>> {
   const name = statementNameOf(query.sql);
   const values = [...query.parameters];
@@ -143,7 +156,8 @@ function send<R>(client: PipelineClient, query: CompiledQuery): Promise<QueryRes
 /** Statements outside transactions sent on one client at most, in one socket write. */
 const laneBatchMax = 64;
 
-interface LaneStatement {
+/** A statement waiting to leave with others (here and in statement-queue.ts), and its caller's answer. */
+export interface PendingStatement {
   query: CompiledQuery;
   resolve: (result: QueryResult<unknown>) => void;
   reject: (error: unknown) => void;
@@ -158,14 +172,14 @@ interface LaneStatement {
  * queries (the request path's) come this way; any other query has a client of its own.
  */
 class OutsideTransactionLane {
-  #pending: LaneStatement[] = [];
+  #pending: PendingStatement[] = [];
   #scheduled = false;
 
   constructor(readonly pool: pg.Pool) {}
 
   run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return new Promise<QueryResult<R>>((resolve, reject) => {
-      this.#pending.push({ query, resolve: resolve as LaneStatement['resolve'], reject });
+      this.#pending.push({ query, resolve: resolve as PendingStatement['resolve'], reject });
       if (this.#scheduled) return;
       this.#scheduled = true;
       // Requests read in the same turn of the event loop share the write.
@@ -180,7 +194,7 @@ class OutsideTransactionLane {
     for (let start = 0; start < pending.length; start += laneBatchMax) void this.#send(pending.slice(start, start + laneBatchMax));
   }
 
-  async #send(batch: LaneStatement[]): Promise<void> {
+  async #send(batch: PendingStatement[]): Promise<void> {
     let client: PipelineClient;
     try {
       client = (await this.pool.connect()) as unknown as PipelineClient;
@@ -188,24 +202,13 @@ class OutsideTransactionLane {
       for (const statement of batch) statement.reject(error);
       return;
     }
-    const { stream } = client.connection;
-    const answers: Array<Promise<void>> = [];
-    // In pipeline mode each query is written as it is submitted: corked, they leave in one write.
-    stream.cork();
-    try {
-      for (const statement of batch) {
-        let answer: Promise<QueryResult<unknown>>;
-        try {
-          answer = send<unknown>(client, statement.query);
-        } catch (error) {
-          // Refused before it was sent: the others still get their answers and the client goes back.
-          answer = Promise.reject(error);
-        }
-        answers.push(answer.then(statement.resolve, statement.reject));
-      }
-    } finally {
-      stream.uncork();
-    }
+    const answers = sendBatch(
+      client,
+      batch.map((statement) => statement.query),
+    ).map((answer, index) => {
+      const statement = batch[index] as PendingStatement;
+      return answer.then(statement.resolve, statement.reject);
+    });
     await Promise.all(answers);
     client.release(client.discard === true);
   }

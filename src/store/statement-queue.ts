@@ -8,14 +8,8 @@
  * runs each at once, without Kysely's layers. Either way statements run in the order issued.
  */
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
-import { isBatchConnection, type BatchConnection } from './postgres-driver.js';
+import { isBatchConnection, type BatchConnection, type PendingStatement as Pending } from './postgres-driver.js';
 import type { Queryable } from './realms.js';
-
-interface Pending {
-  query: CompiledQuery;
-  resolve: (result: QueryResult<unknown>) => void;
-  reject: (error: unknown) => void;
-}
 
 class StatementQueue {
   #pending: Pending[] = [];

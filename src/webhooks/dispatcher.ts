@@ -28,10 +28,12 @@ const dispatchBatchesPerPassMax = 20;
 /** Fans out what is waiting; answers how many events it dispatched. */
 export async function dispatchEvents(store: Store, nowMs: number = Date.now()): Promise<number> {
   let dispatched = 0;
+  // Read once per pass, when there is something to dispatch.
+  let endpoints: WebhookEndpoint[] | undefined;
   for (let batch = 0; batch < dispatchBatchesPerPassMax; batch++) {
     const events = await listUndispatchedEvents(store.db, dispatchBatchMax);
     if (events.length === 0) break;
-    const endpoints = (await listEndpoints(store.db)).filter((endpoint) => endpoint.enabled);
+    endpoints ??= (await listEndpoints(store.db)).filter((endpoint) => endpoint.enabled);
     // No endpoint at all (a sandbox, most installations): every event up to now is marked in one
     // statement, whatever the backlog. A batch at a time, operations under load outran the
     // dispatcher and a backlog of thousands was marked for minutes after the load.

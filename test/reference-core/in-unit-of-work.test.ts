@@ -1,8 +1,8 @@
 /**
  * The embedded core inside the caller's unit of work (ReferenceCore.within): the reference's
  * record and the operation's reads go out together, and no write runs before the record is known
- * to be new (src/reference-core/writes-after-record.ts). A repeat, a fenced reference and a race
- * of the same reference each write nothing twice, on each store.
+ * to be new (src/reference-core/writes-after-record.ts). CONTRACT §11, at most once: a repeat, a
+ * fenced reference and a race of the same reference each write nothing twice, on each store.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -77,7 +77,7 @@ for (const target of storeTargets) {
       (await parts.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
     const balanceOf = async (parts: Awaited<ReturnType<typeof openReferenceCore>>, account: string) => (await findAccount(parts.store.db, account))?.balanceMinor;
 
-    test('the same reference again answers the first result and moves nothing more, even with another command', async () => {
+    test('CONTRACT §11 at most once: the same reference again answers the first result and moves nothing more, even with another command', async () => {
       await withCore(async (parts) => {
         const { store, core } = parts;
         const command = deposit();
@@ -94,7 +94,7 @@ for (const target of storeTargets) {
       });
     });
 
-    test('a fenced reference never executes in a unit of work: Rejected NOT_EXECUTED, nothing written', async () => {
+    test('CONTRACT §11 at most once: a fenced reference never executes in a unit of work: Rejected NOT_EXECUTED, nothing written', async () => {
       await withCore(async (parts) => {
         const { store, core } = parts;
         const command = deposit();
@@ -110,7 +110,7 @@ for (const target of storeTargets) {
       });
     });
 
-    test('a race of one reference in two units of work executes it once', async () => {
+    test('CONTRACT §11 at most once: a race of one reference in four units of work executes it once', async () => {
       await withCore(async (parts) => {
         const { store, core } = parts;
         const command = deposit();
