@@ -7,7 +7,7 @@
  *   node --import tsx bench/quick.ts [--store sqlite|postgres] [--seconds 5] [--workers N] [--profile DIR] retrieve 401 ...
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,14 +33,33 @@ function cpuTicks(pid: number): { user: number; system: number; mainUser: number
   return { user: Number(all[11]), system: Number(all[12]), mainUser: Number(main[11]), mainSystem: Number(main[12]) };
 }
 
+/** User + system ticks of every PostgreSQL process (its backends do the store's work on PostgreSQL). */
+function postgresTicks(): number {
+  let ticks = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1]!.split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch {
+      // The process ended meanwhile.
+    }
+  }
+  return ticks;
+}
+
 async function measured(url: string, pid: number, scenario: Scenario): Promise<void> {
   // --perf DIR: perf's CPU samples of the server (run with NODE_OPTIONS=--perf-basic-prof for JS names).
   const perf = flags.perf === undefined ? undefined : spawn('perf', ['record', '-F', '1999', '-g', '-p', String(pid), '-o', join(flags.perf, `${scenario.name.replace(/\W+/g, '-')}.data`)], { stdio: 'ignore' });
   const before = cpuTicks(pid);
+  const postgresBefore = flags.store === 'postgres' ? postgresTicks() : 0;
   const startedAt = performance.now();
   // --rate N: paced at N requests/s (CPU per request at a fixed rate), else as fast as it answers.
   const result = flags.rate === undefined ? await measure(url, scenario, { ...load, warmupSeconds: 0 }) : await measurePaced(url, scenario, { ...load, warmupSeconds: 0 }, Number(flags.rate));
   const after = cpuTicks(pid);
+  const postgresSpent = flags.store === 'postgres' ? postgresTicks() - postgresBefore : undefined;
   if (perf) {
     perf.kill('SIGINT');
     await new Promise((resolve) => perf.once('exit', resolve));
@@ -51,7 +70,7 @@ async function measured(url: string, pid: number, scenario: Scenario): Promise<v
   console.log(
     `${scenario.name.padEnd(28)} ${String(result.perSecond).padStart(7)}/s  p50 ${result.p50Ms} p99 ${result.p99Ms} ms  server CPU ${micros(ticks)} µs/req ` +
       `(user ${micros(after.user - before.user)}, system ${micros(after.system - before.system)}; main thread ${micros(after.mainUser - before.mainUser)} + ${micros(after.mainSystem - before.mainSystem)}) ` +
-      `${((ticks / ticksPerSecond / elapsed) * 100).toFixed(0)} % of a core  ${JSON.stringify(result.statuses)}`,
+      `${((ticks / ticksPerSecond / elapsed) * 100).toFixed(0)} % of a core${postgresSpent === undefined ? '' : `  PostgreSQL CPU ${micros(postgresSpent)} µs/req`}  ${JSON.stringify(result.statuses)}`,
   );
 }
 

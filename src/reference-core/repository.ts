@@ -4,6 +4,11 @@
  *
  * Reads that decide a rule happen after the rows they read are locked (`lock...`), so that the
  * facts a rule decides on are the facts the writes change: the rules stay pure functions.
+ *
+ * A write answers nothing the core reads, and inside a caller's unit of work the store may defer
+ * it (on PostgreSQL, so that the caller's next statements leave with it): its promise then
+ * resolves once it is issued, statements issued later still see its effect, and its failure
+ * fails the unit of work before it commits.
  */
 import type { Account, Customer, Installment, LoanExecution, LoanFacility, TermDepositContract, TermDepositProduct } from '../core/domain.js';
 import type { ErrorName } from '../core/error-catalogue.js';

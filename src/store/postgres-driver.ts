@@ -24,6 +24,8 @@ import {
   type QueryResult,
 } from 'kysely';
 import type pg from 'pg';
+import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from './postgres-batch-run.js';
+import { NamedStatementRun, type NamedRunResult } from './postgres-named-run.js';
 import { isPreparedStatementText } from './prepared-query.js';
 import { runSavepointCommand } from './savepoint-command.js';
 
@@ -68,22 +70,108 @@ export class PipelinedPostgresDialect implements Dialect {
 /** The parts of pg's client this driver uses, its socket among them (pg has no public cork). */
 interface PipelineClient {
   query(text: string, values: unknown[]): Promise<pg.QueryResult>;
-  query(config: { name: string; text: string; values: unknown[] }): Promise<pg.QueryResult>;
+  query(run: NamedStatementRun | OneSyncBatchRun): unknown;
   release(error?: Error | boolean): void;
-  connection: { stream: { cork(): void; uncork(): void } };
+  connection: { stream: { cork(): void; uncork(): void }; parsedStatements: Record<string, string> };
   /** Set when the connection's named statements no longer match the server: released destroyed. */
   discard?: boolean;
 }
 
+/** A COMMIT that PostgreSQL answered with ROLLBACK. */
+export class TransactionRolledBack extends Error {
+  override name = 'TransactionRolledBack';
+}
+
+/** BEGIN, as a named statement: parsed once per connection, then it can travel in a one-Sync batch. */
+const beginQuery = CompiledQuery.raw('begin');
+const beginStatementName = 'coregate_begin';
+
 class PipelinedConnection implements BatchConnection {
+  /** BEGIN asked for and not sent yet: it leaves with the transaction's first statements. */
+  #beginPending = false;
+  /** BEGIN sent and its answer awaited by every statement after it in the transaction, in order. */
+  #begun: Promise<void> | undefined;
+  #beginFailed = false;
+
   constructor(readonly client: PipelineClient) {}
 
+  /**
+   * Holds BEGIN back to send it with the transaction's first statements in one pipeline with
+   * one Sync: a round trip fewer per transaction, and as safe as awaiting it — if BEGIN fails,
+   * the server skips everything after it up to the Sync, so no statement can run outside the
+   * transaction. False (BEGIN is then sent at once) until this connection has parsed BEGIN.
+   */
+  holdBegin(): boolean {
+    if (this.client.connection.parsedStatements[beginStatementName] !== beginQuery.sql) return false;
+    this.#beginPending = true;
+    return true;
+  }
+
+  /** True, and the transaction ended, when BEGIN was never sent: there is nothing to commit or roll back. */
+  endTransactionIfUnsent(): boolean {
+    if (!this.#beginPending) return false;
+    this.endTransaction();
+    return true;
+  }
+
+  endTransaction(): void {
+    this.#beginPending = false;
+    this.#begun = undefined;
+    this.#beginFailed = false;
+  }
+
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    return send<R>(this.client, query);
+    if (!this.#beginPending && this.#begun === undefined) return send<R>(this.client, query);
+    return this.executeBatch([query])[0] as Promise<QueryResult<R>>;
   }
 
   executeBatch(queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
-    return sendBatch(this.client, queries);
+    if (this.#beginPending) {
+      this.#beginPending = false;
+      const withBegin = oneSyncBatch(this.client, [beginQuery, ...queries]);
+      if (withBegin !== undefined) {
+        // What is sent before BEGIN's answer arrives waits for it (below): if BEGIN failed, the
+        // server skipped only this batch, and a statement sent after it would run on its own.
+        this.#awaitBegin(withBegin[0] as Promise<unknown>);
+        return withBegin.slice(1);
+      }
+      // A statement this connection has not parsed yet: BEGIN alone, the statements after its answer.
+      this.#awaitBegin(send(this.client, beginQuery));
+    }
+    const begun = this.#begun;
+    // A transaction's batch (statement-queue.ts): inside a transaction block, one Sync will do.
+    const sendNow = () => oneSyncBatch(this.client, queries) ?? sendBatch(this.client, queries);
+    if (begun === undefined) return sendNow();
+    // Every later statement of the transaction goes through the same chain, so they keep their order.
+    const sent = begun.then(sendNow);
+    return queries.map((_, index) => sent.then((answers) => answers[index] as Promise<QueryResult<unknown>>));
+  }
+
+  /** Whether BEGIN failed: there is no transaction to roll back. */
+  get beginFailed(): boolean {
+    return this.#beginFailed;
+  }
+
+  /**
+   * COMMIT, checked: PostgreSQL answers the COMMIT of a transaction that a failed statement
+   * aborted with ROLLBACK, not with an error, and that must never pass for a commit.
+   */
+  async commit(): Promise<void> {
+    const answer = await (this.#begun ?? Promise.resolve()).then(() => this.client.query('commit', []));
+    if (answer.command !== 'COMMIT') throw new TransactionRolledBack(`PostgreSQL answered ${answer.command ?? 'nothing'} to COMMIT: a statement of the transaction had failed, nothing of it was committed`);
+  }
+
+  #awaitBegin(answer: Promise<unknown>): void {
+    const begun = answer.then(
+      () => undefined,
+      (error: unknown) => {
+        this.#beginFailed = true;
+        throw error;
+      },
+    );
+    // Handled: its failure is each chained statement's.
+    begun.catch(() => undefined);
+    this.#begun = begun;
   }
 
   // eslint-disable-next-line require-yield
@@ -98,7 +186,7 @@ class PipelinedConnection implements BatchConnection {
  * the server's CPU off a term deposit (measured). Only these few dozen texts are named, so a
  * connection's statements stay bounded; any other query is sent unnamed.
  */
-const statementNames = new Map<string, string>();
+const statementNames = new Map<string, string>([[beginQuery.sql, beginStatementName]]);
 
 function statementNameOf(sql: string): string | undefined {
   let name = statementNames.get(sql);
@@ -135,22 +223,77 @@ function sendBatch(client: PipelineClient, queries: readonly CompiledQuery[]): A
   }
 }
 
+/**
+ * The statements of a transaction's batch in one pipeline with one Sync (postgres-batch-run.ts),
+ * when they are all named statements this connection has parsed already; else undefined, and
+ * they go one by one (the first run of a statement on a connection parses it).
+ */
+function oneSyncBatch(client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> | undefined {
+  if (queries.length < 2) return undefined;
+  const parsed = client.connection.parsedStatements;
+  const names: string[] = [];
+  for (const query of queries) {
+    const name = statementNameOf(query.sql);
+    if (name === undefined || parsed[name] !== query.sql) return undefined;
+    names.push(name);
+  }
+  const answers: Array<Promise<QueryResult<unknown>>> = [];
+  const statements: BatchStatement[] = queries.map((query, index) => {
+    let statement!: BatchStatement;
+    answers.push(
+      new Promise<QueryResult<unknown>>((resolve, reject) => {
+        statement = {
+          name: names[index] as string,
+          values: query.parameters,
+          resolve: (result) => resolve(queryResultOf(result)),
+          reject: (error) => reject(statementFailure(client, error)),
+        };
+      }),
+    );
+    return statement;
+  });
+  let run: OneSyncBatchRun;
+  try {
+    run = new OneSyncBatchRun(statements);
+  } catch {
+    // A value pg cannot send: statement by statement, where pg refuses that one alone.
+    return undefined;
+  }
+  client.query(run);
+  return answers;
+}
+
 function send<R>(client: PipelineClient, query: CompiledQuery): Promise<QueryResult<R>> {
   const name = statementNameOf(query.sql);
   const values = [...query.parameters];
-  const answer = name === undefined ? client.query(query.sql, values) : client.query({ name, text: query.sql, values });
-  return answer.then(
-    ({ command, rowCount, rows }) => ({
-      numAffectedRows: command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? BigInt(rowCount ?? 0) : undefined,
-      rows: (rows ?? []) as R[],
-    }),
-    (error: unknown) => {
-      if (name !== undefined && staleStatementCodes.has((error as { code?: string }).code ?? '')) client.discard = true;
-      // The stack of a pipelined answer leads to the socket; give it the caller's instead.
-      if (error instanceof Error) Error.captureStackTrace(error);
-      throw error;
-    },
-  );
+  if (name === undefined) return client.query(query.sql, values).then((result) => queryResultOf<R>(result), (error: unknown) => Promise.reject(withCallerStack(error)));
+  return new Promise<QueryResult<R>>((resolve, reject) => {
+    client.query(
+      new NamedStatementRun(name, query.sql, values, (error, result) => {
+        if (error === null) return resolve(queryResultOf<R>(result));
+        reject(statementFailure(client, error));
+      }),
+    );
+  });
+}
+
+function queryResultOf<R>({ command, rowCount, rows }: NamedRunResult): QueryResult<R> {
+  return {
+    numAffectedRows: command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE' ? BigInt(rowCount ?? 0) : undefined,
+    rows: (rows ?? []) as R[],
+  };
+}
+
+/** A named statement's failure: a stale one discards its connection; the error gets the caller's stack. */
+function statementFailure(client: PipelineClient, error: unknown): unknown {
+  if (staleStatementCodes.has((error as { code?: string }).code ?? '')) client.discard = true;
+  return withCallerStack(error);
+}
+
+/** The stack of a pipelined answer leads to the socket; give it the caller's instead. */
+function withCallerStack(error: unknown): unknown {
+  if (error instanceof Error) Error.captureStackTrace(error);
+  return error;
 }
 
 /** Statements outside transactions sent on one client at most, in one socket write. */
@@ -202,7 +345,7 @@ class OutsideTransactionLane {
       for (const statement of batch) statement.reject(error);
       return;
     }
-    const answers = sendBatch(
+    const answers = sendOutsideTransaction(
       client,
       batch.map((statement) => statement.query),
     ).map((answer, index) => {
@@ -212,6 +355,53 @@ class OutsideTransactionLane {
     await Promise.all(answers);
     client.release(client.discard === true);
   }
+}
+
+/**
+ * Statements outside any transaction, in one socket write and in the order issued. Each keeps its
+ * own Sync (its own implicit transaction: one that fails fails alone), except reads next to each
+ * other: they share one Sync, which makes them one implicit read-only transaction — one
+ * snapshot, taken after every one of their requests arrived — and spares PostgreSQL an answer
+ * and a flush per read. A read the server skipped because another read of its group failed is
+ * sent again alone, so a read still fails only for its own reason.
+ */
+function sendOutsideTransaction(client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
+  if (queries.length < 2) return sendBatch(client, queries);
+  const { stream } = client.connection;
+  const answers: Array<Promise<QueryResult<unknown>>> = [];
+  let reads: CompiledQuery[] = [];
+  const sendReads = () => {
+    const group = reads;
+    reads = [];
+    const together = oneSyncBatch(client, group);
+    if (together === undefined) {
+      answers.push(...sendBatch(client, group));
+      return;
+    }
+    together.forEach((answer, index) =>
+      answers.push(
+        answer.catch((error: unknown) => {
+          if (error instanceof NotRunInBatch) return send<unknown>(client, group[index] as CompiledQuery);
+          throw error;
+        }),
+      ),
+    );
+  };
+  stream.cork();
+  try {
+    for (const query of queries) {
+      if (query.query.kind === 'SelectQueryNode') {
+        reads.push(query);
+        continue;
+      }
+      if (reads.length > 0) sendReads();
+      answers.push(...sendBatch(client, [query]));
+    }
+    if (reads.length > 0) sendReads();
+  } finally {
+    stream.uncork();
+  }
+  return answers;
 }
 
 class PipelinedPostgresDriver implements Driver {
@@ -235,16 +425,35 @@ class PipelinedPostgresDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    // Awaited: a statement sent behind a BEGIN that failed would run outside any transaction.
-    await connection.executeQuery(CompiledQuery.raw('begin'));
+    if ((connection as PipelinedConnection).holdBegin()) return;
+    // Awaited (the first time on a connection, which parses it): a statement sent behind a BEGIN
+    // that failed, each with its own Sync, would run outside any transaction.
+    await connection.executeQuery(beginQuery);
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    const pipelined = connection as PipelinedConnection;
+    // Nothing was sent, not even BEGIN: there is nothing to commit.
+    if (pipelined.endTransactionIfUnsent()) return;
+    try {
+      await pipelined.commit();
+    } finally {
+      pipelined.endTransaction();
+    }
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    const pipelined = connection as PipelinedConnection;
+    // BEGIN never sent, or failed: there is no transaction to roll back.
+    if (pipelined.endTransactionIfUnsent() || pipelined.beginFailed) {
+      pipelined.endTransaction();
+      return;
+    }
+    try {
+      await pipelined.executeQuery(CompiledQuery.raw('rollback'));
+    } finally {
+      pipelined.endTransaction();
+    }
   }
 
   async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {

@@ -47,6 +47,7 @@ import {
   payInstallment,
 } from './loans.js';
 import type { Queryable } from './realms.js';
+import { deferWrite } from './statement-queue.js';
 import { transactionOf } from './unit-of-work.js';
 
 export function coreRepository(db: Queryable): CoreRepository {
@@ -65,12 +66,15 @@ export function coreRepository(db: Queryable): CoreRepository {
     },
     findCustomer: (reference) => findCustomer(db, reference),
     findAccount: (accountNumber) => findAccount(db, accountNumber),
-    async openAccount(account) {
-      await insertAccountIfMissing(db, account);
-    },
+    // The core's writes answer nothing it reads: deferred, so that what the caller writes next
+    // (the settlement) goes with them (statement-queue.ts); a failure still fails the unit of work.
+    openAccount: (account) =>
+      deferWrite(db, async () => {
+        await insertAccountIfMissing(db, account);
+      }),
     findProduct: (productCode, componentCode) => findProduct(db, productCode, componentCode),
-    postMovement: (movement) => postMovement(db, movement),
-    insertTermDeposit: (contract) => insertTermDeposit(db, contract),
+    postMovement: (movement) => deferWrite(db, () => postMovement(db, movement)),
+    insertTermDeposit: (contract) => deferWrite(db, () => insertTermDeposit(db, contract)),
     findTermDeposit: (contractNumber) => findTermDeposit(db, contractNumber),
     findTermDepositByReference: (reference) => findTermDepositByReference(db, reference),
     async lockInstallment(loanId, sequence) {
@@ -80,13 +84,14 @@ export function coreRepository(db: Queryable): CoreRepository {
     },
     findFacility: (loanId) => findFacility(db, loanId),
     findInstallment: (loanId, sequence) => findInstallment(db, loanId, sequence),
-    async recordInstallmentPayment(loanId, sequence, amountMinor) {
-      // The rules decided on locked rows: a guard that trips here is a broken invariant.
-      const [added, paid] = await Promise.all([addExecutedAmount(db, loanId, amountMinor), payInstallment(db, loanId, sequence, amountMinor)]);
-      if (!added) throw new LedgerInvariantError(`facility ${loanId} would exceed its approved limit`);
-      if (!paid) throw new LedgerInvariantError(`installment ${sequence} of ${loanId} would be overpaid`);
-    },
-    insertLoanExecution: (execution) => insertLoanExecution(db, execution),
+    recordInstallmentPayment: (loanId, sequence, amountMinor) =>
+      deferWrite(db, async () => {
+        // The rules decided on locked rows: a guard that trips here is a broken invariant.
+        const [added, paid] = await Promise.all([addExecutedAmount(db, loanId, amountMinor), payInstallment(db, loanId, sequence, amountMinor)]);
+        if (!added) throw new LedgerInvariantError(`facility ${loanId} would exceed its approved limit`);
+        if (!paid) throw new LedgerInvariantError(`installment ${sequence} of ${loanId} would be overpaid`);
+      }),
+    insertLoanExecution: (execution) => deferWrite(db, () => insertLoanExecution(db, execution)),
     findLoanExecutionByReference: (reference) => findLoanExecutionByReference(db, reference),
     recordOperation: (record) => recordCoreOperation(db, record),
     findOperation: (reference) => findCoreOperation(db, reference),

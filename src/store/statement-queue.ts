@@ -6,8 +6,15 @@
  * (independent statements started together, e.g. with Promise.all) leave in one batch, one
  * round trip (postgres-driver.ts). On SQLite, where a statement is a function call, the queue
  * runs each at once, without Kysely's layers. Either way statements run in the order issued.
+ *
+ * Writes whose answer nothing reads (`deferWrite`) may be deferred on PostgreSQL: the caller goes
+ * on at once, so the statements it issues next (a deposit's settlement after the core's writes)
+ * leave in the same round trip, and the unit of work waits for every deferred write before it
+ * commits. A deferred write that failed fails the unit of work, which then rolls back, with that
+ * failure (the first in statement order) as its error.
  */
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
+import { NotRunInBatch } from './postgres-batch-run.js';
 import { isBatchConnection, type BatchConnection, type PendingStatement as Pending } from './postgres-driver.js';
 import type { Queryable } from './realms.js';
 
@@ -15,8 +22,35 @@ class StatementQueue {
   #pending: Pending[] = [];
   #scheduled = false;
   #open = true;
+  /** Deferred writes, each answering its failure or undefined. */
+  #deferred: Array<Promise<{ error: unknown } | undefined>> = [];
 
   constructor(readonly connection: DatabaseConnection) {}
+
+  /** Whether statements travel in batches (PostgreSQL), where deferring a write saves a round trip. */
+  get batches(): boolean {
+    return isBatchConnection(this.connection);
+  }
+
+  defer(write: Promise<void>): void {
+    this.#deferred.push(write.then(() => undefined, (error: unknown) => ({ error })));
+  }
+
+  /**
+   * Waits for every deferred write, those deferred while it waits included; answers the first
+   * failure in the order issued — a write's own before one that did not run because an earlier
+   * statement of its batch failed (that statement's error is its caller's, or another write's).
+   */
+  async deferredFailure(): Promise<{ error: unknown } | undefined> {
+    let waited = 0;
+    let outcomes: Array<{ error: unknown } | undefined> = [];
+    while (waited < this.#deferred.length) {
+      waited = this.#deferred.length;
+      outcomes = await Promise.all(this.#deferred);
+    }
+    const failures = outcomes.filter((outcome) => outcome !== undefined);
+    return failures.find((failure) => !(failure.error instanceof NotRunInBatch)) ?? failures[0];
+  }
 
   run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (!this.#open) return Promise.reject(new Error('the transaction of this statement has ended'));
@@ -60,13 +94,40 @@ export function statementQueueOf(db: object): Pick<StatementQueue, 'run'> | unde
   return queues.get(db);
 }
 
-/** Runs `body` with a statement queue for the transaction `trx`, closed when `body` ends. */
+/**
+ * A write of the unit of work `db` whose answer its caller does not read: on PostgreSQL it is
+ * issued now and answers at once, and the unit of work waits for it before committing (see
+ * above); elsewhere (SQLite, where a statement is a call, or outside a transaction) it is
+ * simply run.
+ */
+export function deferWrite(db: object, write: () => Promise<void>): Promise<void> {
+  const queue = queues.get(db);
+  if (queue === undefined || !queue.batches) return write();
+  queue.defer(write());
+  return Promise.resolve();
+}
+
+/**
+ * Runs `body` with a statement queue for the transaction `trx`, closed when `body` ends, and
+ * once every deferred write has answered: a failed one is the unit of work's failure.
+ */
 export async function withStatementQueue<T>(trx: Pick<Queryable, 'getExecutor'>, body: () => Promise<T>): Promise<T> {
   const connection = await trx.getExecutor().provideConnection(async (held) => held);
   const queue = new StatementQueue(connection);
   queues.set(trx, queue);
   try {
-    return await body();
+    let value: T;
+    try {
+      value = await body();
+    } catch (error) {
+      // A deferred write that failed came first (the statements after it failed because of it),
+      // unless it only did not run: then the body's error is the cause.
+      const failed = await queue.deferredFailure();
+      throw failed !== undefined && !(failed.error instanceof NotRunInBatch) ? failed.error : error;
+    }
+    const failed = await queue.deferredFailure();
+    if (failed !== undefined) throw failed.error;
+    return value;
   } finally {
     queue.close();
     queues.delete(trx);

@@ -76,6 +76,16 @@ async function adminQuery(text: string): Promise<void> {
 
 export const storeTargets: StoreTarget[] = [sqlite, postgres];
 
+/** A new empty store of `target` for `work`, dropped afterwards whatever happens. */
+export async function withCreatedStore<T>(target: StoreTarget, work: (url: string) => Promise<T>): Promise<T> {
+  const created = await target.create();
+  try {
+    return await work(created.url);
+  } finally {
+    await created.drop();
+  }
+}
+
 /**
  * Opens a suite's store on a connection of its own (as `coregate check`, an operator or an
  * intruder would, beside the running server), runs `work`, and always closes it.
