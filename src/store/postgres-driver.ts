@@ -40,9 +40,11 @@ export function isBatchConnection(connection: DatabaseConnection): connection is
 
 export class PipelinedPostgresDialect implements Dialect {
   readonly #lane: OutsideTransactionLane;
+  readonly #sessions: ServerSessions;
 
   constructor(readonly pool: pg.Pool) {
     this.#lane = new OutsideTransactionLane(pool);
+    this.#sessions = new ServerSessions(pool);
   }
 
   /** A statement outside any transaction, without Kysely's executor (direct-statements.ts). */
@@ -51,7 +53,7 @@ export class PipelinedPostgresDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new PipelinedPostgresDriver(this.pool);
+    return new PipelinedPostgresDriver(this.pool, this.#sessions);
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -404,12 +406,35 @@ function sendOutsideTransaction(client: PipelineClient, queries: readonly Compil
   return answers;
 }
 
-class PipelinedPostgresDriver implements Driver {
-  readonly #pool: pg.Pool;
-  readonly #connections = new WeakMap<object, PipelinedConnection>();
+/**
+ * The pool's connected clients until each has closed its socket. pg-pool's end() answers once
+ * every client was asked to end, not once it has: a store closed that way still shows its
+ * sessions on the server for a moment (a refused start would leave them behind its error).
+ */
+class ServerSessions {
+  readonly #open = new Set<pg.Client>();
 
   constructor(pool: pg.Pool) {
+    pool.on('connect', (client) => {
+      this.#open.add(client);
+      client.once('end', () => this.#open.delete(client));
+    });
+  }
+
+  /** Answers once every client connected so far has ended (the server closed its side first). */
+  async ended(): Promise<void> {
+    await Promise.all([...this.#open].map((client) => new Promise((resolve) => client.once('end', resolve))));
+  }
+}
+
+class PipelinedPostgresDriver implements Driver {
+  readonly #pool: pg.Pool;
+  readonly #sessions: ServerSessions;
+  readonly #connections = new WeakMap<object, PipelinedConnection>();
+
+  constructor(pool: pg.Pool, sessions: ServerSessions) {
     this.#pool = pool;
+    this.#sessions = sessions;
   }
 
   async init(): Promise<void> {}
@@ -476,6 +501,7 @@ class PipelinedPostgresDriver implements Driver {
 
   async destroy(): Promise<void> {
     await this.#pool.end();
+    await this.#sessions.ended();
   }
 }
 
