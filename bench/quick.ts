@@ -25,12 +25,18 @@ const { values: flags, positionals } = parseArgs({
 const load = { connections: 16, seconds: Number(flags.seconds), warmupSeconds: Number(flags.warmup) };
 const ticksPerSecond = 100;
 
+/** A /proc stat file's command name and its user and system ticks. */
+function statTicks(path: string): { command: string; user: number; system: number } {
+  const stat = readFileSync(path, 'utf8');
+  const fields = stat.split(') ')[1]!.split(' ');
+  return { command: stat.slice(stat.indexOf('(') + 1, stat.indexOf(') ')), user: Number(fields[11]), system: Number(fields[12]) };
+}
+
 /** User and system ticks of the process (all threads) and of its main thread. */
 function cpuTicks(pid: number): { user: number; system: number; mainUser: number; mainSystem: number } {
-  const read = (path: string) => readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
-  const all = read(`/proc/${pid}/stat`);
-  const main = read(`/proc/${pid}/task/${pid}/stat`);
-  return { user: Number(all[11]), system: Number(all[12]), mainUser: Number(main[11]), mainSystem: Number(main[12]) };
+  const all = statTicks(`/proc/${pid}/stat`);
+  const main = statTicks(`/proc/${pid}/task/${pid}/stat`);
+  return { user: all.user, system: all.system, mainUser: main.user, mainSystem: main.system };
 }
 
 /** User + system ticks of every PostgreSQL process (its backends do the store's work on PostgreSQL). */
@@ -39,10 +45,8 @@ function postgresTicks(): number {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.split(') ')[1]!.split(' ');
-      ticks += Number(fields[11]) + Number(fields[12]);
+      const { command, user, system } = statTicks(`/proc/${entry}/stat`);
+      if (command === 'postgres') ticks += user + system;
     } catch {
       // The process ended meanwhile.
     }

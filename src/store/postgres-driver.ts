@@ -469,12 +469,9 @@ class PipelinedPostgresDriver implements Driver {
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const pipelined = connection as PipelinedConnection;
-    // BEGIN never sent, or failed: there is no transaction to roll back.
-    if (pipelined.endTransactionIfUnsent() || pipelined.beginFailed) {
-      pipelined.endTransaction();
-      return;
-    }
     try {
+      // BEGIN never sent, or failed: there is no transaction to roll back.
+      if (pipelined.endTransactionIfUnsent() || pipelined.beginFailed) return;
       await pipelined.executeQuery(CompiledQuery.raw('rollback'));
     } finally {
       pipelined.endTransaction();

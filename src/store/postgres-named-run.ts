@@ -12,6 +12,7 @@
  * the end of the run are pg's; only the handling of the row description and of rows differs.
  */
 import pg from 'pg';
+import { compileRowLiteral } from './row-literal.js';
 
 export interface FieldDescription {
   name: string;
@@ -86,8 +87,14 @@ export function rowShapeOf(name: string, fields: FieldDescription[], result: Res
   const known = shapes.get(name);
   if (known !== undefined && sameFields(known.fields, fields)) return known;
   result.addFields(fields);
-  if (!fields.every((field) => (field.format ?? 'text') === 'text' && field.name !== '__proto__')) return undefined;
-  const shape = { fields, parsers: result._parsers, make: compileRowMaker(fields) };
+  if (!fields.every((field) => (field.format ?? 'text') === 'text')) return undefined;
+  const make = compileRowLiteral<RowMaker>(
+    fields.map((field) => field.name),
+    ['v', 'p'],
+    (index) => `v[${index}] === null ? null : p[${index}](v[${index}])`,
+  );
+  if (make === undefined) return undefined;
+  const shape = { fields, parsers: result._parsers, make };
   shapes.set(name, shape);
   return shape;
 }
@@ -105,10 +112,4 @@ function sameFields(known: readonly FieldDescription[], described: readonly Fiel
     if (a.name !== b.name || a.dataTypeID !== b.dataTypeID || a.format !== b.format) return false;
   }
   return true;
-}
-
-/** One object literal per shape: V8 gives every row the same hidden class at once. */
-function compileRowMaker(fields: readonly FieldDescription[]): RowMaker {
-  const properties = fields.map((field, i) => `${JSON.stringify(field.name)}: v[${i}] === null ? null : p[${i}](v[${i}])`);
-  return new Function('v', 'p', `return { ${properties.join(', ')} };`) as RowMaker;
 }

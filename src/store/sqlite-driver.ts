@@ -31,6 +31,7 @@ import {
 } from 'kysely';
 import type { StatementSource } from './statement-cache.js';
 import type { WalSync } from './wal-sync.js';
+import { compileRowLiteral } from './row-literal.js';
 import { runSavepointCommand } from './savepoint-command.js';
 
 export interface DurableSqliteConfig {
@@ -237,8 +238,7 @@ function isPragma(sql: string): boolean {
 /**
  * A statement's rows as objects. better-sqlite3 builds each row object in C++, a property at a
  * time by name (each name made and looked up anew): a tenth of a retrieve's CPU. Rows are read
- * as arrays instead and made into objects by a function compiled once per statement, an object
- * literal with the statement's column names: the same shape for every row, built in JavaScript.
+ * as arrays instead and made into objects by a function compiled once per statement (row-literal.ts).
  */
 interface RowMaker {
   columnsCount: number;
@@ -252,14 +252,9 @@ function rowMakerOf(statement: Statement): RowMaker | null {
   let maker = rowMakers.get(statement);
   if (maker === undefined) {
     const names = statement.columns().map((column) => column.name);
-    if (names.includes('__proto__')) {
-      maker = null;
-    } else {
-      // Later columns of the same name win, as they do in better-sqlite3's own row objects.
-      const body = `return {${names.map((name, index) => `${JSON.stringify(name)}: values[${index}]`).join(', ')}};`;
-      maker = { columnsCount: names.length, make: new Function('values', body) as RowMaker['make'] };
-      statement.raw(true);
-    }
+    const make = compileRowLiteral<RowMaker['make']>(names, ['values'], (index) => `values[${index}]`);
+    maker = make === undefined ? null : { columnsCount: names.length, make };
+    if (maker !== null) statement.raw(true);
     rowMakers.set(statement, maker);
   }
   return maker;
