@@ -3,13 +3,14 @@
  * transaction to join, and writing each one on its own cost a commit per refused request (on
  * PostgreSQL a round trip and a WAL flush each): 400s were slower than whole deposits. Refusals
  * that arrive together are written by one multi-row insert in one commit, and each is answered
- * only once that commit is durable, as before. On SQLite the batch's transaction holds the one
- * write lock, so it links its records into the hash chain itself when no earlier record waits for
- * the chainer (chain.ts).
+ * only once that commit is durable, as before. The batch's transaction takes the chain's lock and
+ * links its records into the hash chain as it inserts them, when no earlier record waits for the
+ * chainer (chain.ts): otherwise every refused record would be written twice, inserted and then
+ * updated with its link.
  */
 import type { Store } from '../store/connect.js';
-import { auditRowsPerStatementMax, insertAuditEntries, type AuditEntry } from '../store/audit.js';
-import { insertAuditEntriesChainedIfCaughtUp, type AuditChainer } from './chain.js';
+import { auditRowsPerStatementMax, type AuditEntry } from '../store/audit.js';
+import { insertAuditEntriesChained, type AuditChainer } from './chain.js';
 
 interface Waiting {
   entry: AuditEntry;
@@ -22,7 +23,8 @@ export const refusalAuditQueueMax = 10_000;
 /**
  * Batches being written at once. More than one: a batch need not wait for the previous one's
  * commit (on SQLite they share the next commit group with the business transactions and the
- * chainer; on PostgreSQL they use connections of the pool side by side).
+ * chainer; on PostgreSQL each has begun and waits for the chain's lock on its own connection, so
+ * that it starts as soon as the one before commits).
  */
 export const refusalAuditBatchesInFlightMax = 4;
 
@@ -71,13 +73,7 @@ export class RefusalAudit {
       return batch.map((waiting) => waiting.entry);
     };
     try {
-      let chained = false;
-      if (this.#store.dialect === 'sqlite') {
-        // The batch's transaction holds the one write lock: its records are chained as they are written.
-        chained = await this.#store.transaction((trx) => insertAuditEntriesChainedIfCaughtUp(trx, take()));
-      } else {
-        await insertAuditEntries(this.#store.db, take());
-      }
+      const chained = await this.#store.transaction((trx) => insertAuditEntriesChained(this.#store, trx, take));
       for (const waiting of batch ?? []) waiting.resolve();
       if (!chained) this.#chainer.schedule();
     } catch (error) {

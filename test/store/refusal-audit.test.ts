@@ -1,8 +1,9 @@
 /**
  * Audit records of refused requests in batches (src/audit/refusal-audit.ts, CONTRACT §8): the
  * refusals of one turn of the event loop are written by one statement in one commit, each is
- * answered only once its record is committed, and chained: as it is written on SQLite when
- * nothing waits for the chainer, else by the chainer after.
+ * answered only once its record is committed, and chained: as it is written, under the chain's
+ * lock, when nothing waits for the chainer, else by the chainer after; two instances racing on one
+ * PostgreSQL database keep one unbroken chain.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,7 +15,7 @@ import type { Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { auditEntry } from '../../src/operations/operation-audit.js';
 import { insertAuditEntries } from '../../src/store/audit.js';
-import { storeTargets, withStore } from '../helpers/stores.js';
+import { storeTargets, withCreatedStore, withStore } from '../helpers/stores.js';
 
 function refusal(i: number) {
   return auditEntry({
@@ -102,56 +103,119 @@ function countingChainer(store: Store): { chainer: AuditChainer; runs: () => num
   return { chainer, runs: () => runs };
 }
 
-const sqliteTarget = storeTargets.find((target) => target.name === 'sqlite');
+for (const target of storeTargets) {
+  test(`refusals written while every earlier record is chained are written chained, with no chainer run, and the chain verifies [${target.name}]`, { skip: target.skip }, async () => {
+    const created = await target.create();
+    try {
+      await withStore(created.url, async (store) => {
+        await migrateToLatest(store);
+        const { chainer, runs } = countingChainer(store);
+        const refusals = new RefusalAudit(store, chainer);
+        // Details that change on the way through JSON (an undefined member, a nested object) are hashed as they read back.
+        const odd = { ...refusal(0), details: { code: 'TD-400-001', missing: undefined, nested: { b: 2, a: [1, 'x'] } } };
+        await Promise.all([refusals.record(odd), ...Array.from({ length: 9 }, (_, i) => refusals.record(refusal(i + 1)))]);
+        await refusals.record(refusal(10));
+        const rows = await store.db.selectFrom('audit_records').select(['chain_seq']).execute();
+        assert.equal(rows.length, 11);
+        assert.ok(rows.every((row) => row.chain_seq !== null), 'every record was written with its chain position');
+        assert.equal(runs(), 0, 'no chainer run was needed');
+        const chain = await verifyAuditChain(store);
+        assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 11, unchained: 0 });
+      });
+    } finally {
+      await created.drop();
+    }
+  });
 
-test('SQLite: refusals written while every earlier record is chained are written chained, with no chainer run, and the chain verifies', async () => {
-  const created = await sqliteTarget!.create();
-  try {
-    await withStore(created.url, async (store) => {
+  test(`refusals written while an earlier record waits for the chainer are written unchained and chained after it, in order [${target.name}]`, { skip: target.skip }, async () => {
+    const created = await target.create();
+    try {
+      await withStore(created.url, async (store) => {
+        await migrateToLatest(store);
+        // A business transaction's record, committed unchained (the chainer has not run yet).
+        // Recorded a moment before the refusals: the chainer orders by time (then id, random within a millisecond).
+        const earlier = { ...refusal(100), recordedAt: new Date(Date.now() - 1000).toISOString() };
+        await store.transaction((trx) => insertAuditEntries(trx, [earlier]));
+        const { chainer, runs } = countingChainer(store);
+        const refusals = new RefusalAudit(store, chainer);
+        await Promise.all(Array.from({ length: 5 }, (_, i) => refusals.record(refusal(i))));
+        assert.ok(runs() >= 1, 'the chainer was asked to run');
+        await chainer.idle();
+        const first = await store.db.selectFrom('audit_records').select(['id', 'chain_seq']).where('chain_seq', '=', 1).executeTakeFirstOrThrow();
+        assert.equal(first.id, earlier.id, 'the record that waited first is first in the chain');
+        const chain = await verifyAuditChain(store);
+        assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 6, unchained: 0 });
+        // Once caught up, the next refusal is written chained again.
+        await refusals.record(refusal(200));
+        const last = await store.db.selectFrom('audit_records').select(['chain_seq']).where('correlation_id', '=', 'refused-200').executeTakeFirstOrThrow();
+        assert.equal(Number(last.chain_seq), 7);
+        assert.equal((await verifyAuditChain(store)).ok, true);
+      });
+    } finally {
+      await created.drop();
+    }
+  });
+}
+
+const postgresTarget = storeTargets.find((target) => target.name === 'postgres')!;
+const auditChainLockId = 0x61756474; // src/audit/chain.ts
+
+test('PostgreSQL: a chainer that finds the chain locked by another instance waits for it, then chains (it does not give up)', { skip: postgresTarget.skip }, async () => {
+  await withCreatedStore(postgresTarget, async (url) => {
+    await withStore(url, async (store) => {
       await migrateToLatest(store);
-      const { chainer, runs } = countingChainer(store);
-      const refusals = new RefusalAudit(store, chainer);
-      // Details that change on the way through JSON (an undefined member, a nested object) are hashed as they read back.
-      const odd = { ...refusal(0), details: { code: 'TD-400-001', missing: undefined, nested: { b: 2, a: [1, 'x'] } } };
-      await Promise.all([refusals.record(odd), ...Array.from({ length: 9 }, (_, i) => refusals.record(refusal(i + 1)))]);
-      await refusals.record(refusal(10));
-      const rows = await store.db.selectFrom('audit_records').select(['chain_seq']).execute();
-      assert.equal(rows.length, 11);
-      assert.ok(rows.every((row) => row.chain_seq !== null), 'every record was written with its chain position');
-      assert.equal(runs(), 0, 'no chainer run was needed');
-      const chain = await verifyAuditChain(store);
-      assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 11, unchained: 0 });
+      // Another instance holds the chain's lock in an open transaction.
+      const other = new pg.Client({ connectionString: url });
+      await other.connect();
+      try {
+        await other.query('begin');
+        await other.query('select pg_advisory_xact_lock($1)', [auditChainLockId]);
+        await store.transaction((trx) => insertAuditEntries(trx, [refusal(1)]));
+        const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+        chainer.schedule();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        assert.equal((await verifyAuditChain(store)).unchained, 1, 'nothing chained while the other instance holds the lock');
+        await other.query('commit');
+        await chainer.idle();
+        const chain = await verifyAuditChain(store);
+        assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 1, unchained: 0 });
+      } finally {
+        await other.end();
+      }
     });
-  } finally {
-    await created.drop();
-  }
+  });
 });
 
-test('SQLite: refusals written while an earlier record waits for the chainer are written unchained and chained after it, in order', async () => {
-  const created = await sqliteTarget!.create();
-  try {
-    await withStore(created.url, async (store) => {
-      await migrateToLatest(store);
-      // A business transaction's record, committed unchained (the chainer has not run yet).
-      // Recorded a moment before the refusals: the chainer orders by time (then id, random within a millisecond).
-      const earlier = { ...refusal(100), recordedAt: new Date(Date.now() - 1000).toISOString() };
-      await store.transaction((trx) => insertAuditEntries(trx, [earlier]));
-      const { chainer, runs } = countingChainer(store);
-      const refusals = new RefusalAudit(store, chainer);
-      await Promise.all(Array.from({ length: 5 }, (_, i) => refusals.record(refusal(i))));
-      assert.ok(runs() >= 1, 'the chainer was asked to run');
-      await chainer.idle();
-      const first = await store.db.selectFrom('audit_records').select(['id', 'chain_seq']).where('chain_seq', '=', 1).executeTakeFirstOrThrow();
-      assert.equal(first.id, earlier.id, 'the record that waited first is first in the chain');
-      const chain = await verifyAuditChain(store);
-      assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 6, unchained: 0 });
-      // Once caught up, the next refusal is written chained again.
-      await refusals.record(refusal(200));
-      const last = await store.db.selectFrom('audit_records').select(['chain_seq']).where('correlation_id', '=', 'refused-200').executeTakeFirstOrThrow();
-      assert.equal(Number(last.chain_seq), 7);
-      assert.equal((await verifyAuditChain(store)).ok, true);
+test('PostgreSQL: two instances racing refusal batches and business records on one database keep one unbroken chain, nothing left unchained', { skip: postgresTarget.skip }, async () => {
+  await withCreatedStore(postgresTarget, async (url) => {
+    await withStore(url, async (first) => {
+      await migrateToLatest(first);
+      await withStore(url, async (second) => {
+        const instances = [first, second].map((store) => {
+          const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+          return { store, chainer, refusals: new RefusalAudit(store, chainer) };
+        });
+        let next = 0;
+        // Each instance: waves of refusals arriving together, with a business transaction's record
+        // (inserted unchained, then the chainer asked to run, as operation-audit.ts does) among them.
+        await Promise.all(
+          instances.map(async ({ store, chainer, refusals }) => {
+            for (let wave = 0; wave < 15; wave++) {
+              const business = store.transaction((trx) => insertAuditEntries(trx, [refusal(next++)])).then(() => chainer.schedule());
+              await Promise.all([business, ...Array.from({ length: 12 }, () => refusals.record(refusal(next++)))]);
+            }
+          }),
+        );
+        for (const { chainer } of instances) await chainer.idle();
+        const total = 2 * 15 * 13;
+        const chain = await verifyAuditChain(first);
+        assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: total, unchained: 0 }, JSON.stringify(chain.problem));
+        const counts = await first.db
+          .selectFrom('audit_records')
+          .select((eb) => [eb.fn.countAll<string>().as('rows'), eb.fn.count<string>('chain_seq').distinct().as('positions'), eb.fn.max('chain_seq').as('last')])
+          .executeTakeFirstOrThrow();
+        assert.deepEqual([Number(counts.rows), Number(counts.positions), Number(counts.last)], [total, total, total], 'one position for every record, none skipped');
+      });
     });
-  } finally {
-    await created.drop();
-  }
+  });
 });
