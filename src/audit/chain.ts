@@ -43,9 +43,30 @@ const chainHeadSetting = 'audit.chain_head';
  * the chain's lock.
  */
 const chainLock = preparedQuery((db) => db.selectNoFrom(sql<string>`pg_advisory_xact_lock(${auditLockId})::text`.as('locked')));
+const localLockTimeout = preparedQuery((db, timeout: string) => db.selectNoFrom(sql<string>`set_config('lock_timeout', ${timeout}, true)`.as('lock_timeout')));
 
-function lockAuditChain(store: Store, trx: Queryable): Promise<unknown> | undefined {
-  return store.dialect === 'postgres' ? chainLock.execute(trx) : undefined;
+/**
+ * How long a transaction waits for the chain's lock on PostgreSQL. Holders keep it for a batch's
+ * few statements and its commit; one that hangs (a frozen instance, a lost network) must not stall
+ * every other instance's refusals: past this, a refusal batch is written unchained instead, and a
+ * chainer run fails and is reported (the next commit asks for another).
+ */
+export const chainLockTimeoutMs = 5_000;
+
+/** The chain's lock was not granted within its time-out (PostgreSQL's lock_not_available). */
+export function isChainLockTimeout(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === '55P03';
+}
+
+/** Someone else is extending the chain right now (SQLite's write lock held, or the lock's time-out passed). */
+export function isChainBusy(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'SQLITE_BUSY' || isChainLockTimeout(error);
+}
+
+function lockAuditChain(store: Store, trx: Queryable, timeoutMs: number): Promise<unknown> | undefined {
+  if (store.dialect !== 'postgres') return undefined;
+  // Both leave in the same batch; the time-out is the transaction's own (set_config's is_local).
+  return Promise.all([localLockTimeout.execute(trx, `${timeoutMs}ms`), chainLock.execute(trx)]);
 }
 
 export function auditHash(prevHash: string, entry: AuditEntry): string {
@@ -72,7 +93,7 @@ export async function extendAuditChain(store: Store): Promise<number> {
   for (;;) {
     // On SQLite this joins the next commit group: the chain's links cost no fsync of their own.
     const chained = await store.transaction(async (trx) => {
-      await lockAuditChain(store, trx);
+      await lockAuditChain(store, trx, chainLockTimeoutMs);
       const pending = await listUnchained(trx, chainBatchMax);
       let head = (await lastChained(trx)) ?? { seq: 0, hash: genesisHash };
       const links: ChainLink[] = [];
@@ -99,15 +120,24 @@ export async function extendAuditChain(store: Store): Promise<number> {
  * of PostgreSQL's. The records are taken once the lock is held, so that those that arrived while
  * it was awaited join the batch. Answers whether the records were chained.
  */
-export async function insertAuditEntriesChained(store: Store, trx: Queryable, take: () => readonly AuditEntry[]): Promise<boolean> {
+export async function insertAuditEntriesChained(
+  store: Store,
+  trx: Queryable,
+  take: () => readonly AuditEntry[],
+  lockTimeoutMs = chainLockTimeoutMs,
+): Promise<boolean> {
   // Issued together, in this order: one round trip on PostgreSQL (with BEGIN), the reads after the lock.
-  const [, unchained, last] = await Promise.all([lockAuditChain(store, trx), hasUnchained(trx), lastChained(trx)]);
+  const [lock, unchained, last] = await Promise.allSettled([lockAuditChain(store, trx, lockTimeoutMs), hasUnchained(trx), lastChained(trx)]);
+  // The lock's failure first: the reads after it did not run.
+  if (lock.status === 'rejected') throw lock.reason;
+  if (unchained.status === 'rejected') throw unchained.reason;
+  if (last.status === 'rejected') throw last.reason;
   const entries = take();
-  if (unchained) {
+  if (unchained.value) {
     await insertAuditEntries(trx, entries);
     return false;
   }
-  let head = last ?? { seq: 0, hash: genesisHash };
+  let head = last.value ?? { seq: 0, hash: genesisHash };
   const links: ChainLink[] = [];
   for (const entry of entries) {
     // Hashed as it reads back from the store, as the verifier will hash it.

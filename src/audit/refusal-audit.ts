@@ -9,8 +9,8 @@
  * updated with its link.
  */
 import type { Store } from '../store/connect.js';
-import { auditRowsPerStatementMax, type AuditEntry } from '../store/audit.js';
-import { insertAuditEntriesChained, type AuditChainer } from './chain.js';
+import { auditRowsPerStatementMax, insertAuditEntries, type AuditEntry } from '../store/audit.js';
+import { chainLockTimeoutMs, insertAuditEntriesChained, isChainLockTimeout, type AuditChainer } from './chain.js';
 
 interface Waiting {
   entry: AuditEntry;
@@ -23,8 +23,9 @@ export const refusalAuditQueueMax = 10_000;
 /**
  * Batches being written at once. More than one: a batch need not wait for the previous one's
  * commit (on SQLite they share the next commit group with the business transactions and the
- * chainer; on PostgreSQL each has begun and waits for the chain's lock on its own connection, so
- * that it starts as soon as the one before commits).
+ * chainer). On PostgreSQL a batch begins and waits for the chain's lock, and the next batch is
+ * started once it has taken its records, so that at most one of an instance's batches waits for
+ * the lock while the others finish their writes and commits.
  */
 export const refusalAuditBatchesInFlightMax = 4;
 
@@ -32,15 +33,17 @@ export class RefusalAudit {
   readonly #store: Store;
   readonly #chainer: AuditChainer;
   #queue: Waiting[] = [];
+  readonly #lockTimeoutMs: number;
   #inFlight = 0;
   #scheduled = false;
 
-  constructor(store: Store, chainer: AuditChainer) {
+  constructor(store: Store, chainer: AuditChainer, options: { lockTimeoutMs?: number } = {}) {
     this.#store = store;
     this.#chainer = chainer;
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? chainLockTimeoutMs;
   }
 
-  /** Resolves once the record is committed (durable); chained in that commit on SQLite when nothing waits for the chainer, else soon after. */
+  /** Resolves once the record is committed (durable); chained in that commit when nothing waits for the chainer, else soon after. */
   record(entry: AuditEntry): Promise<void> {
     if (this.#queue.length >= refusalAuditQueueMax) return Promise.reject(new Error(`more than ${refusalAuditQueueMax} refusal audit records are waiting to be written`));
     return new Promise<void>((resolve, reject) => {
@@ -73,7 +76,15 @@ export class RefusalAudit {
       return batch.map((waiting) => waiting.entry);
     };
     try {
-      const chained = await this.#store.transaction((trx) => insertAuditEntriesChained(this.#store, trx, take));
+      let chained: boolean;
+      try {
+        chained = await this.#store.transaction((trx) => insertAuditEntriesChained(this.#store, trx, take, this.#lockTimeoutMs));
+      } catch (error) {
+        if (batch !== undefined || !isChainLockTimeout(error)) throw error;
+        // The chain's lock is held past its time-out (a hung instance): written unchained, for the chainer.
+        await insertAuditEntries(this.#store.db, take());
+        chained = false;
+      }
       for (const waiting of batch ?? []) waiting.resolve();
       if (!chained) this.#chainer.schedule();
     } catch (error) {

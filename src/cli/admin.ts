@@ -17,7 +17,7 @@ import { initiateScope } from '../operations/term-deposit-initiation.js';
 import { retrieveScope } from '../api/routes/term-deposits.js';
 import { executeScope } from '../operations/loan-installment-execution.js';
 import { operatorScope } from '../operator/auth.js';
-import { exportAudit, extendAuditChain, verifyAuditChain } from '../audit/chain.js';
+import { exportAudit, extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
 
 export { CommandError } from './command-error.js';
 import { CommandError } from './command-error.js';
@@ -261,13 +261,14 @@ export async function exportAuditLines(flags: StoreFlags, write: (line: string) 
 }
 
 /**
- * Chains what is committed but unchained; when a running server holds SQLite's write lock it is
- * chaining right now itself, so the command verifies what is chained instead of failing.
+ * Chains what is committed but unchained; when a running server holds the chain's lock (SQLite's
+ * write lock, or PostgreSQL's advisory lock past its time-out) it is chaining right now itself,
+ * so the command verifies what is chained instead of failing.
  */
 async function extendChainIfFree(store: Store): Promise<void> {
   try {
     await extendAuditChain(store);
   } catch (error) {
-    if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+    if (!isChainBusy(error)) throw error;
   }
 }

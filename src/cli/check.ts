@@ -8,7 +8,7 @@
  * - no operation has stayed unknown (or in flight) past the age limit;
  * - the audit chain is valid.
  */
-import { extendAuditChain, verifyAuditChain } from '../audit/chain.js';
+import { extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
 import type { Store } from '../store/connect.js';
 import { findTermDepositAccountMismatches } from '../store/banking.js';
 import { checkLedger, findPostedReferences, type LedgerCheck } from '../store/ledger.js';
@@ -65,8 +65,8 @@ export async function checkEverything(store: Store, coreStore: Store, unknownAge
   try {
     await extendAuditChain(store);
   } catch (error) {
-    // A running server holding SQLite's write lock is chaining right now itself.
-    if ((error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+    // A running server holding the chain's lock (SQLite's write lock) is chaining right now itself.
+    if (!isChainBusy(error)) throw error;
   }
   const audit = await verifyAuditChain(store);
   const operationsOk = withoutPostings.length === 0 && withoutAudit.length === 0 && unsettled.length === 0;

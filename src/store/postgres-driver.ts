@@ -84,8 +84,13 @@ export class TransactionRolledBack extends Error {
   override name = 'TransactionRolledBack';
 }
 
-/** BEGIN, as a named statement: parsed once per connection, then it can travel in a one-Sync batch. */
-const beginQuery = CompiledQuery.raw('begin');
+/**
+ * BEGIN, as a named statement: parsed once per connection, then it can travel in a one-Sync batch.
+ * READ COMMITTED whatever the database's default: the service's locking is designed for it (a
+ * statement issued after a lock is granted sees what the lock's previous holder committed, e.g.
+ * the audit chain's head, chain.ts); under REPEATABLE READ the snapshot would predate the wait.
+ */
+const beginQuery = CompiledQuery.raw('begin isolation level read committed');
 const beginStatementName = 'coregate_begin';
 
 class PipelinedConnection implements BatchConnection {

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Sqlite from 'better-sqlite3';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { AuditChainer, verifyAuditChain } from '../../src/audit/chain.js';
 import { RefusalAudit } from '../../src/audit/refusal-audit.js';
@@ -215,6 +216,73 @@ test('PostgreSQL: two instances racing refusal batches and business records on o
           .select((eb) => [eb.fn.countAll<string>().as('rows'), eb.fn.count<string>('chain_seq').distinct().as('positions'), eb.fn.max('chain_seq').as('last')])
           .executeTakeFirstOrThrow();
         assert.deepEqual([Number(counts.rows), Number(counts.positions), Number(counts.last)], [total, total, total], 'one position for every record, none skipped');
+      });
+    });
+  });
+});
+
+test('PostgreSQL: refusals whose chain lock is held past its time-out (a hung instance) are written unchained and answered, then chained once it is free', { skip: postgresTarget.skip }, async () => {
+  await withCreatedStore(postgresTarget, async (url) => {
+    await withStore(url, async (store) => {
+      await migrateToLatest(store);
+      const hung = new pg.Client({ connectionString: url });
+      await hung.connect();
+      try {
+        await hung.query('begin');
+        await hung.query('select pg_advisory_xact_lock($1)', [auditChainLockId]);
+        const chainerErrors: unknown[] = [];
+        const chainer = new AuditChainer(store, (error) => chainerErrors.push(error));
+        const refusals = new RefusalAudit(store, chainer, { lockTimeoutMs: 200 });
+        // Answered (committed) although the lock never came: the refusal is not stalled behind the hung holder.
+        await Promise.all([1, 2, 3].map((i) => refusals.record(refusal(i))));
+        const stored = await store.db.selectFrom('audit_records').select(['correlation_id', 'chain_seq']).orderBy('correlation_id').execute();
+        assert.deepEqual(
+          stored.map((row) => [row.correlation_id, row.chain_seq]),
+          [['refused-1', null], ['refused-2', null], ['refused-3', null]],
+          'committed, unchained, for the chainer',
+        );
+        await hung.query('rollback');
+        // The chainer the batch asked for may have timed out on the lock too (reported); the next run chains.
+        await chainer.idle();
+        chainer.schedule();
+        await chainer.idle();
+        const chain = await verifyAuditChain(store);
+        assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 3, unchained: 0 });
+        for (const error of chainerErrors) assert.equal((error as { code?: string }).code, '55P03', 'only the lock time-out is reported');
+      } finally {
+        await hung.end();
+      }
+    });
+  });
+});
+
+test('PostgreSQL: transactions run under READ COMMITTED even when the database defaults to REPEATABLE READ (the chain reads the previous lock holder\'s commit)', { skip: postgresTarget.skip }, async () => {
+  await withCreatedStore(postgresTarget, async (url) => {
+    const name = new URL(url).pathname.slice(1);
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`alter database ${name} set default_transaction_isolation = 'repeatable read'`);
+    } finally {
+      await admin.end();
+    }
+    await withStore(url, async (store) => {
+      await migrateToLatest(store);
+      const isolation = await store.transaction(async (trx) => (await sql<{ transaction_isolation: string }>`show transaction_isolation`.execute(trx)).rows[0]!.transaction_isolation);
+      assert.equal(isolation, 'read committed');
+      // Two instances' refusal batches queue on the chain's lock: each must read the head its predecessor committed.
+      await withStore(url, async (second) => {
+        const instances = [store, second].map((s) => {
+          const chainer = new AuditChainer(s, (error) => assert.fail(String(error)));
+          return { chainer, refusals: new RefusalAudit(s, chainer) };
+        });
+        let next = 0;
+        await Promise.all(instances.map(async ({ refusals }) => {
+          for (let wave = 0; wave < 10; wave++) await Promise.all(Array.from({ length: 8 }, () => refusals.record(refusal(next++))));
+        }));
+        for (const { chainer } of instances) await chainer.idle();
+        const chain = await verifyAuditChain(store);
+        assert.deepEqual({ ok: chain.ok, chained: chain.chained, unchained: chain.unchained }, { ok: true, chained: 160, unchained: 0 }, JSON.stringify(chain.problem));
       });
     });
   });
