@@ -47,6 +47,8 @@ export interface Store {
 const postgresPoolSizeMax = 20;
 /** The page cache of the SQLite connection that writes, KiB. */
 const sqliteWriterCacheKiB = 32 * 1024;
+/** The size the write-ahead log's file is cut back to when the log starts over. */
+const sqliteWalSizeLimitBytes = 64 * 1024 * 1024;
 /** How long SQLite waits for another process's write lock before failing. */
 const sqliteBusyTimeoutMs = 5_000;
 
@@ -89,10 +91,19 @@ function openSqlite(path: string): Store {
   // The writer's page cache, KiB: an operation touches a few dozen pages of tables and indexes
   // that grow with every operation, and pages read back from the file cost a read each.
   database.pragma(`cache_size = -${sqliteWriterCacheKiB}`);
-  // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event loop.
+  // The log is started over once it holds ~4 MiB (wal-checkpointer.ts) and its file is reused;
+  // a burst that made it larger (one huge transaction) is cut back to this when it starts over.
+  database.pragma(`journal_size_limit = ${sqliteWalSizeLimitBytes}`);
+  const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
+  const reader = inMemory ? undefined : openSqliteReader(path);
+  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), walSync });
+  const db = new Kysely<Database>({ dialect });
+  // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event
+  // loop; it starts the log over in a moment when the writers wait.
   const checkpointer = inMemory
     ? undefined
     : startWalCheckpointer(path, {
+        quietWindow: (work) => dialect.whileWritersWait(work),
         onFailure(error) {
           // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
           database.pragma('wal_autocheckpoint = 1000');
@@ -100,10 +111,6 @@ function openSqlite(path: string): Store {
         },
       });
   if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
-  const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
-  const reader = inMemory ? undefined : openSqliteReader(path);
-  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), walSync });
-  const db = new Kysely<Database>({ dialect });
   runDirectlyOn(db, (query) => dialect.runOutsideTransaction(query));
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {

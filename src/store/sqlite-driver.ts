@@ -59,6 +59,12 @@ export class DurableSqliteDialect implements Dialect {
     return this.#driver.executeOutsideTransaction<R>(query);
   }
 
+  /** Runs `work` while no write transaction is open and none starts (the WAL checkpointer's restart). */
+  whileWritersWait(work: () => Promise<void>): Promise<void> {
+    if (this.#driver === undefined) return Promise.reject(new Error('the SQLite dialect has no driver yet'));
+    return this.#driver.whileWritersWait(work);
+  }
+
   createQueryCompiler(): QueryCompiler {
     return new SqliteQueryCompiler();
   }
@@ -192,6 +198,16 @@ class DurableSqliteDriver implements Driver {
 
   executeOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.execute<R>(this.#outside, query);
+  }
+
+  /** Takes the write lock in turn (the event loop goes on meanwhile), runs `work`, lets the next writer in. */
+  async whileWritersWait(work: () => Promise<void>): Promise<void> {
+    await this.#lock.lock();
+    try {
+      await work();
+    } finally {
+      this.#lock.unlock();
+    }
   }
 
   execute<R>(session: Session, query: CompiledQuery): Promise<QueryResult<R>> {

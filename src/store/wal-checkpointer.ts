@@ -5,27 +5,63 @@
  * request in flight waited (the half-rate p99). A worker thread with its own connection runs
  * passive checkpoints instead: they never block a writer, and the main connection's automatic
  * checkpoints are turned off.
+ *
+ * A passive checkpoint never lets the log start over under a steady stream of commits: SQLite
+ * rewinds the log only when a writer begins after every frame has been copied back, and a new
+ * commit always lands while the checkpoint runs. The log then grew without bound (70 MB in 7
+ * seconds of refused requests, measured), every commit appended to a growing file, and every sync
+ * of the log wrote the file's inode too (one more disk request each: a third more per sync on
+ * this VM's disk, where a request is a VM exit). So once the log holds `restartFrames` frames the
+ * worker asks for a quiet moment: the store holds back its writers (asynchronously: the event
+ * loop goes on serving), the worker runs a RESTART checkpoint, which copies the few frames the
+ * last passive run left and waits for readers to leave the log, and the next writer starts the
+ * log over from its beginning, rewriting the same blocks.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
 /** How often the checkpointer copies the log back; the log holds at most about this much writing. */
 export const walCheckpointIntervalMs = 200;
+/** Frames in the log (about 4 MiB of 4 KiB pages, SQLite's own auto-checkpoint size) past which the log is started over. */
+export const walRestartFrames = 1_000;
+/** How long the worker waits for a reader (another process's) to leave the log during a restart; writers wait meanwhile. */
+const restartBusyTimeoutMs = 200;
 
 // A CommonJS script evaluated in the worker: no file to find, the same under tsx and in dist.
 const workerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driverPath);
-const db = new Database(workerData.path);
+const db = new Database(workerData.path, { timeout: workerData.restartBusyTimeoutMs });
 db.pragma('synchronous = FULL');
+let restartAsked = false;
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (result.log >= workerData.restartFrames && !restartAsked) {
+      restartAsked = true;
+      parentPort.postMessage({ type: 'quiet-wanted', frames: result.log });
+    }
   } catch {
     // busy or closing: the next tick tries again
   }
 }, workerData.intervalMs);
-parentPort.on('message', () => {
+parentPort.on('message', (message) => {
+  if (message.type === 'no-quiet') {
+    restartAsked = false;
+    return;
+  }
+  if (message.type === 'quiet') {
+    // The store's writers are held back: copy what is left and let the next writer start the log over.
+    let result;
+    try {
+      [result] = db.pragma('wal_checkpoint(RESTART)');
+    } catch (error) {
+      result = { error: String(error && error.message) };
+    }
+    restartAsked = false;
+    parentPort.postMessage({ type: 'restarted', result });
+    return;
+  }
   clearInterval(timer);
   db.close();
   parentPort.close();
@@ -43,20 +79,51 @@ export interface WalCheckpointerOptions {
    * checkpoints back on, so the log never grows without bound, and says so.
    */
   onFailure?: (error: Error) => void;
+  /**
+   * Runs `work` while the store's writers are held back (no write transaction open, none
+   * starting), answering when it ends; without it the log is never started over under load.
+   */
+  quietWindow?: (work: () => Promise<void>) => Promise<void>;
+  /** Frames in the log past which it is started over (tests make it small). */
+  restartFrames?: number;
 }
 
 export function startWalCheckpointer(path: string, options: WalCheckpointerOptions = {}): WalCheckpointer {
-  const { intervalMs = walCheckpointIntervalMs, onFailure } = options;
+  const { intervalMs = walCheckpointIntervalMs, onFailure, quietWindow, restartFrames = walRestartFrames } = options;
   const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(workerSource, { eval: true, workerData: { path, driverPath, intervalMs } });
+  const worker = new Worker(workerSource, {
+    eval: true,
+    workerData: { path, driverPath, intervalMs, restartFrames: quietWindow ? restartFrames : Number.POSITIVE_INFINITY, restartBusyTimeoutMs },
+  });
   worker.unref();
   let stopping = false;
   let failed = false;
+  /** Ends the quiet window in progress: the worker answered, failed or is stopping. */
+  let endQuiet: (() => void) | undefined;
   const fail = (error: Error) => {
+    endQuiet?.();
     if (stopping || failed) return;
     failed = true;
     onFailure?.(error);
   };
+  worker.on('message', (message: { type: string }) => {
+    if (message.type === 'restarted') endQuiet?.();
+    if (message.type !== 'quiet-wanted' || quietWindow === undefined || stopping) return;
+    void quietWindow(
+      () =>
+        new Promise<void>((resolve) => {
+          endQuiet = () => {
+            endQuiet = undefined;
+            resolve();
+          };
+          if (stopping || failed) endQuiet();
+          else worker.postMessage({ type: 'quiet' });
+        }),
+    ).catch(() => {
+      // No quiet moment to be had (the store is closing): the worker may ask again later.
+      if (!stopping && !failed) worker.postMessage({ type: 'no-quiet' });
+    });
+  });
   // Never crash for it: the main connection still works.
   // An error thrown in the worker arrives cloned, sometimes without its message: name what is known.
   worker.on('error', (error: unknown) => fail(new Error(`the WAL checkpointer thread failed: ${describeWorkerError(error)}`)));
@@ -69,7 +136,8 @@ export function startWalCheckpointer(path: string, options: WalCheckpointerOptio
   return {
     async stop() {
       stopping = true;
-      worker.postMessage('stop');
+      endQuiet?.();
+      worker.postMessage({ type: 'stop' });
       const timer = setTimeout(() => void worker.terminate(), 2_000);
       await exited;
       clearTimeout(timer);

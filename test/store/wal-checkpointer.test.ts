@@ -1,7 +1,8 @@
 /**
  * WAL checkpoints off the event loop (src/store/wal-checkpointer.ts): the store's own connection
  * never checkpoints inside a commit (wal_autocheckpoint = 0), a worker thread copies the log back
- * into the database file, and closing the store stops it.
+ * into the database file, starts the log over while the store's writers wait (a steady stream
+ * of commits never lets a passive checkpoint catch up), and closing the store stops it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -32,6 +33,38 @@ test('the store connection does not checkpoint in its commits; a worker thread c
     const deadline = Date.now() + 20 * walCheckpointIntervalMs;
     while (statSync(path).size < before + 1_000_000 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, walCheckpointIntervalMs));
     assert.ok(statSync(path).size >= before + 1_000_000, `the database file grew from ${before} to ${statSync(path).size} bytes: the log was copied back`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('under a steady stream of commits the write-ahead log is started over: it stays bounded instead of growing with everything written', async () => {
+  const path = join(dir, 'steady.db');
+  const store = openStore(`sqlite:${path}`);
+  try {
+    await sql`create table filler (id integer primary key, text text not null)`.execute(store.db);
+    const row = 'x'.repeat(4_000);
+    const mib = 1024 * 1024;
+    let written = 0;
+    let largestLog = 0;
+    const deadline = Date.now() + 30_000;
+    // Waves of transactions back to back, never a pause for a passive checkpoint to catch up.
+    while (written < 48 * mib && Date.now() < deadline) {
+      await Promise.all(
+        Array.from({ length: 8 }, () =>
+          store.transaction(async (trx) => {
+            for (let i = 0; i < 8; i += 1) await sql`insert into filler (text) values (${row})`.execute(trx);
+          }),
+        ),
+      );
+      written += 8 * 8 * row.length;
+      largestLog = Math.max(largestLog, statSync(`${path}-wal`).size);
+    }
+    assert.ok(written >= 48 * mib, `wrote ${(written / mib).toFixed(1)} MiB in the time allowed`);
+    // About 1,000 frames (4 MiB) before a restart is asked for, plus what is written while it waits for its moment.
+    assert.ok(largestLog <= 24 * mib, `the log reached ${(largestLog / mib).toFixed(1)} MiB while ${(written / mib).toFixed(1)} MiB were written`);
+    const { rows } = await sql<{ n: number }>`select count(*) as n from filler`.execute(store.db);
+    assert.equal(rows[0]?.n, written / row.length, 'every committed row is there');
   } finally {
     await store.close();
   }
