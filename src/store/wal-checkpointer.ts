@@ -39,7 +39,7 @@ const timer = setInterval(() => {
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
     if (result.log >= workerData.restartFrames && !restartAsked) {
       restartAsked = true;
-      parentPort.postMessage({ type: 'quiet-wanted', frames: result.log });
+      parentPort.postMessage({ type: 'quiet-wanted' });
     }
   } catch {
     // busy or closing: the next tick tries again
@@ -52,14 +52,13 @@ parentPort.on('message', (message) => {
   }
   if (message.type === 'quiet') {
     // The store's writers are held back: copy what is left and let the next writer start the log over.
-    let result;
     try {
-      [result] = db.pragma('wal_checkpoint(RESTART)');
-    } catch (error) {
-      result = { error: String(error && error.message) };
+      db.pragma('wal_checkpoint(RESTART)');
+    } catch {
+      // busy (another process's reader past the time-out) or closing: asked again at the next tick
     }
     restartAsked = false;
-    parentPort.postMessage({ type: 'restarted', result });
+    parentPort.postMessage({ type: 'restarted' });
     return;
   }
   clearInterval(timer);
