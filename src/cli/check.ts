@@ -65,7 +65,7 @@ export async function checkEverything(store: Store, coreStore: Store, unknownAge
   try {
     await extendAuditChain(store);
   } catch (error) {
-    // A running server holding the chain's lock (SQLite's write lock) is chaining right now itself.
+    // A running server holding the chain's lock (SQLite's write lock, or PostgreSQL's past its time-out) is chaining right now itself.
     if (!isChainBusy(error)) throw error;
   }
   const audit = await verifyAuditChain(store);

@@ -11,7 +11,7 @@
  * commit always lands while the checkpoint runs. The log then grew without bound (70 MB in 7
  * seconds of refused requests, measured), every commit appended to a growing file, and every sync
  * of the log wrote the file's inode too (one more disk request each: a third more per sync on
- * this VM's disk, where a request is a VM exit). So once the log holds `restartFrames` frames the
+ * this VM's disk, where a request is a VM exit). So once the log holds `walRestartFrames` frames the
  * worker asks for a quiet moment: the store holds back its writers (asynchronously: the event
  * loop goes on serving), the worker runs a RESTART checkpoint, which copies the few frames the
  * last passive run left and waits for readers to leave the log, and the next writer starts the
@@ -83,16 +83,14 @@ export interface WalCheckpointerOptions {
    * starting), answering when it ends; without it the log is never started over under load.
    */
   quietWindow?: (work: () => Promise<void>) => Promise<void>;
-  /** Frames in the log past which it is started over (tests make it small). */
-  restartFrames?: number;
 }
 
 export function startWalCheckpointer(path: string, options: WalCheckpointerOptions = {}): WalCheckpointer {
-  const { intervalMs = walCheckpointIntervalMs, onFailure, quietWindow, restartFrames = walRestartFrames } = options;
+  const { intervalMs = walCheckpointIntervalMs, onFailure, quietWindow } = options;
   const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(workerSource, {
     eval: true,
-    workerData: { path, driverPath, intervalMs, restartFrames: quietWindow ? restartFrames : Number.POSITIVE_INFINITY, restartBusyTimeoutMs },
+    workerData: { path, driverPath, intervalMs, restartFrames: quietWindow ? walRestartFrames : Number.POSITIVE_INFINITY, restartBusyTimeoutMs },
   });
   worker.unref();
   let stopping = false;
