@@ -13,9 +13,13 @@
  * of the log wrote the file's inode too (one more disk request each: a third more per sync on
  * this VM's disk, where a request is a VM exit). So once the log holds `walRestartFrames` frames the
  * worker asks for a quiet moment: the store holds back its writers (asynchronously: the event
- * loop goes on serving), the worker runs a RESTART checkpoint, which copies the few frames the
- * last passive run left and waits for readers to leave the log, and the next writer starts the
- * log over from its beginning, rewriting the same blocks.
+ * loop goes on serving), the worker runs one more passive checkpoint, which with no commit landing
+ * copies back the few frames the last one left, and the next writer starts the log over from its
+ * beginning, rewriting the same blocks. Passive, not RESTART: a RESTART checkpoint takes the
+ * write lock and waits for readers, and another connection to the file (another process, or the
+ * remote core's store in the tests' own process) would then wait in SQLite's busy handler, which
+ * sleeps on its event loop; a passive one never blocks anyone, and if another connection wrote
+ * meanwhile the log starts over at a later moment.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
@@ -24,14 +28,12 @@ import { Worker } from 'node:worker_threads';
 export const walCheckpointIntervalMs = 200;
 /** Frames in the log (about 4 MiB of 4 KiB pages, SQLite's own auto-checkpoint size) past which the log is started over. */
 export const walRestartFrames = 1_000;
-/** How long the worker waits for a reader (another process's) to leave the log during a restart; writers wait meanwhile. */
-const restartBusyTimeoutMs = 200;
 
 // A CommonJS script evaluated in the worker: no file to find, the same under tsx and in dist.
 const workerSource = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driverPath);
-const db = new Database(workerData.path, { timeout: workerData.restartBusyTimeoutMs });
+const db = new Database(workerData.path);
 db.pragma('synchronous = FULL');
 let restartAsked = false;
 const timer = setInterval(() => {
@@ -51,11 +53,11 @@ parentPort.on('message', (message) => {
     return;
   }
   if (message.type === 'quiet') {
-    // The store's writers are held back: copy what is left and let the next writer start the log over.
+    // The store's writers are held back: copy back what is left, so that the next writer starts the log over.
     try {
-      db.pragma('wal_checkpoint(RESTART)');
+      db.pragma('wal_checkpoint(PASSIVE)');
     } catch {
-      // busy (another process's reader past the time-out) or closing: asked again at the next tick
+      // closing: nothing to do
     }
     restartAsked = false;
     parentPort.postMessage({ type: 'restarted' });
@@ -90,7 +92,7 @@ export function startWalCheckpointer(path: string, options: WalCheckpointerOptio
   const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
   const worker = new Worker(workerSource, {
     eval: true,
-    workerData: { path, driverPath, intervalMs, restartFrames: quietWindow ? walRestartFrames : Number.POSITIVE_INFINITY, restartBusyTimeoutMs },
+    workerData: { path, driverPath, intervalMs, restartFrames: quietWindow ? walRestartFrames : Number.POSITIVE_INFINITY },
   });
   worker.unref();
   let stopping = false;

@@ -1011,10 +1011,17 @@ describeEachStore(
       assert.ok(Date.now() - startedAt < coreDelayMs, 'answered at the time-out, before the core');
       assert.match(record.message, new RegExp(correlationId));
 
-      const executed = await waitFor('the late work to commit', async () => {
-        const row = await operationRow(correlationId);
-        return row?.status === 'Executed' ? row : undefined;
-      });
+      // With a remote core the late commit is settled by the reconciler: its first try comes 2-4 s
+      // after the time-out (retry-schedule.ts), and a lookup slower than the 300 ms time-out (a
+      // loaded machine) puts the next one 4-8 s further: 10 s was not always enough under CI's load.
+      const executed = await waitFor(
+        'the late work to commit',
+        async () => {
+          const row = await operationRow(correlationId);
+          return row?.status === 'Executed' ? row : undefined;
+        },
+        30_000,
+      );
       const repeat = await execute(server(), { token, loanId: workhorse, sequence: 2, correlationId, body });
       const conflict = assertLoanError(repeat, 409, 'ML-409-001', 'DUPLICATE_CORRELATION_ID', executePath(workhorse, 2));
       assert.match(conflict.message, new RegExp(`${executed.reference} \\(Executed\\)`), 'names the original reference');
