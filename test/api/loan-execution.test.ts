@@ -956,46 +956,19 @@ describeEachStore(
 const faulty = new FaultyCore();
 const coreTimeoutMs = 300;
 
+function operationRow(dbUrl: string, correlationId: string) {
+  return withDb(dbUrl, (db) => db.selectFrom('operations').selectAll().where('correlation_id', '=', correlationId).executeTakeFirst());
+}
+
+function executionsOf(dbUrl: string, sequence: number) {
+  return withDb(dbUrl, (db) => db.selectFrom('loan_executions').selectAll().where('loan_id', '=', workhorse).where('sequence', '=', sequence).execute());
+}
+
 describeEachStore(
-  'merchandising loan execution: core unavailable or timed out',
+  'merchandising loan execution: core timed out, settled in the background',
   (context) => {
     const { server, dbUrl } = context;
     const treasury = tokenCache(context);
-
-    function operationRow(correlationId: string) {
-      return withDb(dbUrl(), (db) => db.selectFrom('operations').selectAll().where('correlation_id', '=', correlationId).executeTakeFirst());
-    }
-
-    function executionsOf(sequence: number) {
-      return withDb(dbUrl(), (db) =>
-        db.selectFrom('loan_executions').selectAll().where('loan_id', '=', workhorse).where('sequence', '=', sequence).execute(),
-      );
-    }
-
-    test('ML 502: core unavailable → 502 wrapped CORE_UNAVAILABLE (ML-502-001), nothing paid; the repeat with the same id executes once', async () => {
-      const token = await treasury();
-      const correlationId = `ml-502-${randomUUID()}`;
-      const body = loanBody({ amount: 1_000 });
-      const before = await snapshot(dbUrl());
-      const response = await faulty.withFault({ kind: 'unavailable' }, () => execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body }));
-      const record = assertLoanError(response, 502, 'ML-502-001', 'CORE_UNAVAILABLE', executePath(workhorse, 1));
-      assert.match(record.message, new RegExp(correlationId), 'tells the client to repeat with the correlation id');
-      await assertNothingChanged(dbUrl(), before);
-      const held = await waitFor('the unknown outcome to be recorded', async () => {
-        const row = await operationRow(correlationId);
-        return row?.status === 'Unknown' ? row : undefined;
-      });
-
-      const repeat = await execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body });
-      assertExecuted(repeat, 'PartiallyExecuted');
-      assert.equal(repeat.body.executionReference, held.reference, 'the held operation is the one executed');
-      await assertApplied(dbUrl(), before, [
-        { loanId: workhorse, sequence: 1, amountMinor: 100_000n, payment: payer, expense: expenseAccount, commissionMinor: 1_000n, feeMinor: 2_500n, taxMinor: 560n },
-      ]);
-      const again = await execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body });
-      assertLoanError(again, 409, 'ML-409-001', 'DUPLICATE_CORRELATION_ID', executePath(workhorse, 1));
-      assert.equal((await executionsOf(1)).length, 1, 'exactly one payment');
-    });
 
     test('ML 504: the core commits after the time-out → 504 wrapped CORE_TIMEOUT (ML-504-001); the repeat → 409 naming the original reference; exactly one payment', async () => {
       const token = await treasury();
@@ -1017,7 +990,7 @@ describeEachStore(
       const executed = await waitFor(
         'the late work to commit',
         async () => {
-          const row = await operationRow(correlationId);
+          const row = await operationRow(dbUrl(), correlationId);
           return row?.status === 'Executed' ? row : undefined;
         },
         30_000,
@@ -1026,7 +999,7 @@ describeEachStore(
       const conflict = assertLoanError(repeat, 409, 'ML-409-001', 'DUPLICATE_CORRELATION_ID', executePath(workhorse, 2));
       assert.match(conflict.message, new RegExp(`${executed.reference} \\(Executed\\)`), 'names the original reference');
 
-      const executions = await executionsOf(2);
+      const executions = await executionsOf(dbUrl(), 2);
       assert.equal(executions.length, 1, 'exactly one payment');
       assert.equal(executions[0]!.execution_reference, executed.reference);
       await assertApplied(dbUrl(), before, [
@@ -1057,10 +1030,51 @@ describeEachStore(
       const view = await settled(server(), token, reference);
       assert.equal(view.body.status, 'Executed', view.text);
       assert.equal(view.body.result.executionReference, reference);
-      assert.equal((await executionsOf(4)).length, 1, 'exactly one payment');
+      assert.equal((await executionsOf(dbUrl(), 4)).length, 1, 'exactly one payment');
       await assertApplied(dbUrl(), before, [
         { loanId: workhorse, sequence: 4, amountMinor: 400_000n, payment: payer, expense: expenseAccount, commissionMinor: 1_000n, feeMinor: 2_500n, taxMinor: 560n },
       ]);
+    });
+  },
+  { data: loanDataFile, wrapCore: faulty.wrap, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
+);
+
+// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4). The
+// background reconciler would fence such an operation (NOT_EXECUTED) 1-4 s after the failure, so
+// on a loaded machine it could come before the test's repeat: this suite runs with it idle, and
+// with a time-out that a loaded machine's core calls stay within.
+const repeatFaulty = new FaultyCore();
+const repeatCoreTimeoutMs = 1_000;
+
+describeEachStore(
+  "merchandising loan execution: core unavailable or failed, the client's repeat reconciles",
+  (context) => {
+    const { server, dbUrl } = context;
+    const treasury = tokenCache(context);
+
+    test('ML 502: core unavailable → 502 wrapped CORE_UNAVAILABLE (ML-502-001), nothing paid; the repeat with the same id executes once', async () => {
+      const token = await treasury();
+      const correlationId = `ml-502-${randomUUID()}`;
+      const body = loanBody({ amount: 1_000 });
+      const before = await snapshot(dbUrl());
+      const response = await repeatFaulty.withFault({ kind: 'unavailable' }, () => execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body }));
+      const record = assertLoanError(response, 502, 'ML-502-001', 'CORE_UNAVAILABLE', executePath(workhorse, 1));
+      assert.match(record.message, new RegExp(correlationId), 'tells the client to repeat with the correlation id');
+      await assertNothingChanged(dbUrl(), before);
+      const held = await waitFor('the unknown outcome to be recorded', async () => {
+        const row = await operationRow(dbUrl(), correlationId);
+        return row?.status === 'Unknown' ? row : undefined;
+      });
+
+      const repeat = await execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body });
+      assertExecuted(repeat, 'PartiallyExecuted');
+      assert.equal(repeat.body.executionReference, held.reference, 'the held operation is the one executed');
+      await assertApplied(dbUrl(), before, [
+        { loanId: workhorse, sequence: 1, amountMinor: 100_000n, payment: payer, expense: expenseAccount, commissionMinor: 1_000n, feeMinor: 2_500n, taxMinor: 560n },
+      ]);
+      const again = await execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body });
+      assertLoanError(again, 409, 'ML-409-001', 'DUPLICATE_CORRELATION_ID', executePath(workhorse, 1));
+      assert.equal((await executionsOf(dbUrl(), 1)).length, 1, 'exactly one payment');
     });
 
     test('ML 504: the core fails after the time-out (rolled back) → 504, nothing paid; the repeat reconciles and executes once', async () => {
@@ -1068,20 +1082,20 @@ describeEachStore(
       const correlationId = `ml-504-rollback-${randomUUID()}`;
       const body = loanBody({ amount: 3_000 });
       const before = await snapshot(dbUrl());
-      const response = await faulty.withFault({ kind: 'slow-then-fail', delayMs: 800 }, () =>
+      const response = await repeatFaulty.withFault({ kind: 'slow-then-fail', delayMs: 2_000 }, () =>
         execute(server(), { token, loanId: workhorse, sequence: 3, correlationId, body }),
       );
       assertLoanError(response, 504, 'ML-504-001', 'CORE_TIMEOUT', executePath(workhorse, 3));
-      await waitFor('the unknown outcome to be recorded', async () => ((await operationRow(correlationId))?.status === 'Unknown' ? true : undefined));
+      await waitFor('the unknown outcome to be recorded', async () => ((await operationRow(dbUrl(), correlationId))?.status === 'Unknown' ? true : undefined));
       await assertNothingChanged(dbUrl(), before);
 
       const repeat = await execute(server(), { token, loanId: workhorse, sequence: 3, correlationId, body });
       assertExecuted(repeat, 'PartiallyExecuted');
-      assert.equal((await executionsOf(3)).length, 1, 'exactly one payment');
+      assert.equal((await executionsOf(dbUrl(), 3)).length, 1, 'exactly one payment');
       await assertApplied(dbUrl(), before, [
         { loanId: workhorse, sequence: 3, amountMinor: 300_000n, payment: payer, expense: expenseAccount, commissionMinor: 1_000n, feeMinor: 2_500n, taxMinor: 560n },
       ]);
     });
   },
-  { data: loanDataFile, wrapCore: faulty.wrap, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
+  { data: loanDataFile, wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: String(repeatCoreTimeoutMs), reconcileIntervalMs: '3600000' } },
 );

@@ -409,7 +409,13 @@ async function spawnServe(dbUrl: string): Promise<{ child: ChildProcess; url: st
   );
   let output = '';
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start in time:\n${output}`)), 20_000);
+    // Generous: two processes start at once here, each loading the service and the demo data while
+    // three other test files run beside them (20 s was not always enough on a loaded CI machine).
+    const timer = setTimeout(() => {
+      // A process that did not start in time is stopped: left running it would outlive the test.
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start in time:\n${output}`));
+    }, 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /coregate is ready on (http:\/\/\S+)/.exec(output);

@@ -44,19 +44,25 @@ async function startCoreProcess(db: string): Promise<CoreProcess> {
   child.stderr.on('data', (chunk) => (output += String(chunk)));
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    'the core to be ready',
-    async () => {
-      if (child.exitCode !== null) throw new Error(`core serve exited early: ${output}`);
-      try {
-        // Ready, and its banner read from stdout (the answer can come before the pipe delivers it).
-        return (await fetch(`${url}/health/ready`)).status === 200 && output.includes('coregate core is ready') ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    30_000,
-  );
+  try {
+    await waitFor(
+      'the core to be ready',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`core serve exited early: ${output}`);
+        try {
+          // Ready, and its banner read from stdout (the answer can come before the pipe delivers it).
+          return (await fetch(`${url}/health/ready`)).status === 200 && output.includes('coregate core is ready') ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      60_000,
+    );
+  } catch (error) {
+    // Left running, a process that never got ready would outlive the test.
+    child.kill('SIGKILL');
+    throw error;
+  }
   return { child, url, output: () => output, exit };
 }
 

@@ -116,14 +116,25 @@ async function startServeProcess(dir: string): Promise<ServeProcess> {
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once('exit', (code, signal) => resolve({ code, signal })),
   );
-  await waitFor('/health/ready', async () => {
-    if (child.exitCode !== null) throw new Error(`server exited early: ${stderr}`);
-    try {
-      return (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200;
-    } catch {
-      return false;
-    }
-  });
+  try {
+    // Generous: a loaded CI machine (three other test files beside this one) starts it slowly.
+    await waitFor(
+      '/health/ready',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`server exited early: ${stderr}`);
+        try {
+          return (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200;
+        } catch {
+          return false;
+        }
+      },
+      60_000,
+    );
+  } catch (error) {
+    // Left running, a process that never got ready would outlive the test.
+    child.kill('SIGKILL');
+    throw error;
+  }
   return { child, port, output: () => ({ stdout, stderr }), exit };
 }
 
