@@ -45,19 +45,26 @@ export async function spawnCoregate(
   });
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(
-    `${args[0] ?? 'coregate'} on port ${port} to be ready`,
-    async () => {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited early: ${stderr}${stdout.slice(-2000)}`);
-      if (options.readyLog !== undefined) return stdout.includes(options.readyLog) ? true : undefined;
-      try {
-        return (await fetch(`${url}/health/ready`)).status === 200 ? true : undefined;
-      } catch {
-        return undefined;
-      }
-    },
-    options.readyTimeoutMs ?? 30_000,
-  );
+  try {
+    await waitFor(
+      `${args[0] ?? 'coregate'} on port ${port} to be ready`,
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new Error(`process exited early: ${stderr}${stdout.slice(-2000)}`);
+        if (options.readyLog !== undefined) return stdout.includes(options.readyLog) ? true : undefined;
+        try {
+          return (await fetch(`${url}/health/ready`)).status === 200 ? true : undefined;
+        } catch {
+          return undefined;
+        }
+      },
+      // Generous: a loaded CI machine starts a process (and its workers) slowly.
+      options.readyTimeoutMs ?? 60_000,
+    );
+  } catch (error) {
+    // Left running, a process that never got ready would outlive the test.
+    child.kill('SIGKILL');
+    throw error;
+  }
   return {
     child,
     port,

@@ -24,19 +24,25 @@ export interface StoreTarget {
 }
 
 async function postgresReachable(): Promise<string | undefined> {
-  const client = new pg.Client({ connectionString: postgresAdminUrl, connectionTimeoutMillis: 3_000 });
-  try {
-    await client.connect();
-    await client.query('select 1');
-    return undefined;
-  } catch (error) {
-    const reason = `PostgreSQL not reachable at ${postgresAdminUrl} (${(error as Error).message})`;
-    if (required) throw new Error(`${reason}: CI=true requires the PostgreSQL suite`);
-    console.warn(`# skipping PostgreSQL suites: ${reason}; set COREGATE_TEST_PG_URL or start PostgreSQL`);
-    return reason;
-  } finally {
-    await client.end().catch(() => {});
+  let failure: Error | undefined;
+  // A server that is not there refuses at once; a busy machine (CI's, with four test files
+  // starting at once) can take seconds to connect, so the wait is long and tried twice.
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    const client = new pg.Client({ connectionString: postgresAdminUrl, connectionTimeoutMillis: 15_000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return undefined;
+    } catch (error) {
+      failure = error as Error;
+    } finally {
+      await client.end().catch(() => {});
+    }
   }
+  const reason = `PostgreSQL not reachable at ${postgresAdminUrl} (${failure?.message})`;
+  if (required) throw new Error(`${reason}: CI=true requires the PostgreSQL suite`);
+  console.warn(`# skipping PostgreSQL suites: ${reason}; set COREGATE_TEST_PG_URL or start PostgreSQL`);
+  return reason;
 }
 
 const sqlite: StoreTarget = {
