@@ -66,10 +66,10 @@ describeEachStore(
       const token = await demoToken(server());
       const id = randomUUID();
       const before = await balance(server());
-      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 900 }, () => initiate(server(), token, id, 2345));
+      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 2_500 }, () => initiate(server(), token, id, 2345));
       assert.equal(timedOut.status, 504, JSON.stringify(timedOut.body));
       // The unit of work commits after the time-out; a fresh request for the same reference is meanwhile held.
-      await sleep(1_000);
+      await sleep(2_600);
       const record = await stored(server(), id);
       const settled = record.status === 'Unknown' ? await server().coregate.reconciler.reconcile(record) : record;
       assert.equal(settled.status, 'Executed');
@@ -132,6 +132,7 @@ describeEachStore(
       await server().coregate.store.db.updateTable('operations').set({ status: 'Rejected' }).where('reference', '=', record.reference).execute();
     });
   },
-  // The timer stays out of the way: these tests drive the reconciler themselves.
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '500', reconcileIntervalMs: '3600000' } },
+  // The timer stays out of the way: these tests drive the reconciler themselves. The time-out also
+  // bounds the reconciler's own fence and lookup: 500 ms left them unanswered on a loaded machine.
+  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '2000', reconcileIntervalMs: '3600000' } },
 );
