@@ -17,6 +17,7 @@ import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { reconcilerIdle, reconcilerSettlesMs } from '../helpers/reconciler.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const sourceAccount = '1000000001';
@@ -632,10 +633,6 @@ describeEachStoreUrl('core batch window (--core-batch-window)', ({ dbUrl }) => {
 // =============================================================================================
 
 const faulty = new FaultyCore();
-// With a remote core a late outcome is settled by the reconciler: its first try comes 2-4 s after
-// the failure (retry-schedule.ts), and a lookup slower than the 300 ms time-out (a loaded machine)
-// puts the next one 4-8 s further.
-const reconcilerSettlesMs = 30_000;
 
 describeEachStore(
   'core faults: 502 / 504, settled in the background',
@@ -753,10 +750,9 @@ describeEachStore(
   { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '300' } },
 );
 
-// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4). The
-// background reconciler would fence such an operation (NOT_EXECUTED) 1-4 s after the failure, so
-// on a loaded machine it could come before the test's repeat: this suite runs with it idle, and
-// with a time-out that a loaded machine's core calls stay within.
+// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4): the
+// reconciler stays idle so that it cannot fence the operation first (helpers/reconciler.ts), and
+// the time-out is one a loaded machine's core calls stay within.
 const repeatFaulty = new FaultyCore();
 
 describeEachStore(
@@ -844,5 +840,5 @@ describeEachStore(
       assert.equal(await movementsOf(server(), String(unknown?.reference)), 1);
     });
   },
-  { wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: '1000', reconcileIntervalMs: '3600000' } },
+  { wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: '1000', ...reconcilerIdle } },
 );

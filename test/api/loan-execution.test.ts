@@ -19,6 +19,7 @@ import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { withDb } from '../helpers/stores.js';
 import { describeEachStore, type SuiteContext } from '../helpers/suite.js';
 import { waitFor } from '../helpers/wait.js';
+import { reconcilerIdle, reconcilerSettlesMs } from '../helpers/reconciler.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: the demo file plus a funded expense account, a poor one, a closed facility, a
@@ -984,16 +985,14 @@ describeEachStore(
       assert.ok(Date.now() - startedAt < coreDelayMs, 'answered at the time-out, before the core');
       assert.match(record.message, new RegExp(correlationId));
 
-      // With a remote core the late commit is settled by the reconciler: its first try comes 2-4 s
-      // after the time-out (retry-schedule.ts), and a lookup slower than the 300 ms time-out (a
-      // loaded machine) puts the next one 4-8 s further: 10 s was not always enough under CI's load.
+      // With a remote core the late commit is settled by the reconciler (helpers/reconciler.ts).
       const executed = await waitFor(
         'the late work to commit',
         async () => {
           const row = await operationRow(dbUrl(), correlationId);
           return row?.status === 'Executed' ? row : undefined;
         },
-        30_000,
+        reconcilerSettlesMs,
       );
       const repeat = await execute(server(), { token, loanId: workhorse, sequence: 2, correlationId, body });
       const conflict = assertLoanError(repeat, 409, 'ML-409-001', 'DUPLICATE_CORRELATION_ID', executePath(workhorse, 2));
@@ -1039,10 +1038,9 @@ describeEachStore(
   { data: loanDataFile, wrapCore: faulty.wrap, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
 );
 
-// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4). The
-// background reconciler would fence such an operation (NOT_EXECUTED) 1-4 s after the failure, so
-// on a loaded machine it could come before the test's repeat: this suite runs with it idle, and
-// with a time-out that a loaded machine's core calls stay within.
+// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4): the
+// reconciler stays idle so that it cannot fence the operation first (helpers/reconciler.ts), and
+// the time-out is one a loaded machine's core calls stay within.
 const repeatFaulty = new FaultyCore();
 const repeatCoreTimeoutMs = 1_000;
 
@@ -1097,5 +1095,5 @@ describeEachStore(
       ]);
     });
   },
-  { data: loanDataFile, wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: String(repeatCoreTimeoutMs), reconcileIntervalMs: '3600000' } },
+  { data: loanDataFile, wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: String(repeatCoreTimeoutMs), ...reconcilerIdle } },
 );

@@ -14,6 +14,7 @@ import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { sleep } from '../helpers/wait.js';
+import { reconcilerIdle } from '../helpers/reconciler.js';
 
 const faulty = new FaultyCore();
 const sourceAccount = '1000000001';
@@ -134,5 +135,5 @@ describeEachStore(
   },
   // The timer stays out of the way: these tests drive the reconciler themselves. The time-out also
   // bounds the reconciler's own fence and lookup: 500 ms left them unanswered on a loaded machine.
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '2000', reconcileIntervalMs: '3600000' } },
+  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '2000', ...reconcilerIdle } },
 );

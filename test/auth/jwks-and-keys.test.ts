@@ -5,7 +5,6 @@
  * instances; private keys are encrypted at rest when COREGATE_MASTER_KEY is set.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWK } from 'jose';
@@ -17,11 +16,11 @@ import { openStore } from '../../src/store/connect.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { writeTempDataFile } from '../helpers/data-files.js';
 import { demo, demoDataFile, demoToken, postForm, startTestServer, type TestServer } from '../helpers/server.js';
+import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { postgresAdminUrl } from '../helpers/stores.js';
 import { withStore } from '../helpers/stores.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
-const projectDir = new URL('../../', import.meta.url).pathname;
 const audience = 'coregate-api';
 /** Members that only a private (or symmetric) JWK carries. */
 const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
@@ -400,45 +399,9 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
 // Persistence and several instances
 // ---------------------------------------------------------------------------------------------
 
-/** Starts `coregate serve` as its own process and answers its URL once it is ready. */
-async function spawnServe(dbUrl: string): Promise<{ child: ChildProcess; url: string; output: () => string }> {
-  const child = spawn(
-    process.execPath,
-    ['dist/src/cli/coregate.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--db', dbUrl, '--data', demoDataFile, '--log-level', 'warn'],
-    { cwd: projectDir, env: { ...process.env, COREGATE_MASTER_KEY: '' }, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    // Generous: two processes start at once here, each loading the service and the demo data while
-    // three other test files run beside them (20 s was not always enough on a loaded CI machine).
-    const timer = setTimeout(() => {
-      // A process that did not start in time is stopped: left running it would outlive the test.
-      child.kill('SIGKILL');
-      reject(new Error(`serve did not start in time:\n${output}`));
-    }, 60_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /coregate is ready on (http:\/\/\S+)/.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match[1]!);
-      }
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`serve exited with ${code} before it was ready:\n${output}`));
-    });
-  });
-  return { child, url, output: () => output };
-}
-
-async function stopProcess(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
+/** `coregate serve` as its own process, without a master key, ready once its banner is out. */
+function spawnServe(dbUrl: string): Promise<CoregateProcess> {
+  return spawnCoregate(['serve', '--db', dbUrl, '--data', demoDataFile, '--log-level', 'warn'], { env: { COREGATE_MASTER_KEY: '' }, readyLog: 'coregate is ready on' });
 }
 
 describeEachStoreUrl('signing keys persist in the store and are shared by instances', ({ dbUrl }) => {
@@ -512,14 +475,14 @@ describeEachStoreUrl('two instances sharing a public URL', ({ dbUrl }) => {
 });
 
 describeEachStoreUrl('two instances started at once on an empty store', ({ dbUrl }) => {
-  const children: ChildProcess[] = [];
+  const processes: CoregateProcess[] = [];
   after(async () => {
-    for (const child of children) await stopProcess(child);
+    for (const serve of processes) await serve.stop();
   });
 
   test('two `coregate serve` processes started together create one key per realm and serve the same JWKS', async () => {
     const started = await Promise.allSettled([spawnServe(dbUrl()), spawnServe(dbUrl())]);
-    for (const result of started) if (result.status === 'fulfilled') children.push(result.value.child);
+    for (const result of started) if (result.status === 'fulfilled') processes.push(result.value);
     for (const result of started) if (result.status === 'rejected') throw result.reason;
     const [a, b] = started.map((result) => (result as PromiseFulfilledResult<{ url: string }>).value);
     const rows = await signingKeyRows(dbUrl(), demo.realm);

@@ -4,10 +4,7 @@
  * restart with the same data file keeps every balance (CONTRACT §9).
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { HttpCore } from '../../src/core-http/http-core-adapter.js';
@@ -15,55 +12,14 @@ import { findAccount } from '../../src/store/banking.js';
 import { runCli } from '../helpers/cli.js';
 import { withStore } from '../helpers/stores.js';
 import { tempDirectory } from '../helpers/data-files.js';
-import { cliPath, repoRoot } from '../helpers/server.js';
-import { waitFor } from '../helpers/wait.js';
+import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-interface CoreProcess {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  output(): string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-async function startCoreProcess(db: string): Promise<CoreProcess> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [cliPath, 'core', 'serve', '--port', String(port), '--host', '127.0.0.1', '--db', db, '--data', 'demo/sandbox.json'], {
-    cwd: repoRoot,
-    env: { ...process.env, COREGATE_SHUTDOWN_GRACE_MS: '5000', COREGATE_LOG_LEVEL: 'warn' },
+/** `coregate core serve` on a fresh port, ready once its banner is out (it follows the listen). */
+function startCoreProcess(db: string): Promise<CoregateProcess> {
+  return spawnCoregate(['core', 'serve', '--db', db, '--data', 'demo/sandbox.json'], {
+    env: { COREGATE_SHUTDOWN_GRACE_MS: '5000', COREGATE_LOG_LEVEL: 'warn' },
+    readyLog: 'coregate core is ready',
   });
-  let output = '';
-  child.stdout.on('data', (chunk) => (output += String(chunk)));
-  child.stderr.on('data', (chunk) => (output += String(chunk)));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  const url = `http://127.0.0.1:${port}`;
-  try {
-    await waitFor(
-      'the core to be ready',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`core serve exited early: ${output}`);
-        try {
-          // Ready, and its banner read from stdout (the answer can come before the pipe delivers it).
-          return (await fetch(`${url}/health/ready`)).status === 200 && output.includes('coregate core is ready') ? true : undefined;
-        } catch {
-          return undefined;
-        }
-      },
-      60_000,
-    );
-  } catch (error) {
-    // Left running, a process that never got ready would outlive the test.
-    child.kill('SIGKILL');
-    throw error;
-  }
-  return { child, url, output: () => output, exit };
 }
 
 const command = {
@@ -87,7 +43,7 @@ test('coregate core serve: a separate process serves the protocol; SIGTERM exits
   const first = await startCoreProcess(db);
   const core = new HttpCore({ url: first.url, timeoutMs: 10_000 });
   try {
-    assert.match(first.output(), /coregate core is ready on http:\/\/127\.0\.0\.1:\d+/);
+    assert.match(first.output().stdout, /coregate core is ready on http:\/\/127\.0\.0\.1:\d+/);
     const document = (await (await fetch(`${first.url}/openapi.json`)).json()) as { openapi: string };
     assert.equal(document.openapi, '3.1.0');
     const outcome = await core.constituteTermDeposit(reference, command);

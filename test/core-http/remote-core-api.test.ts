@@ -18,6 +18,7 @@ import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { reconcilerIdle } from '../helpers/reconciler.js';
 
 const coreTimeoutMs = 1_500;
 /** Longer than the time-out: the core executes, its answer comes too late. */
@@ -91,7 +92,7 @@ for (const target of storeTargets) {
       core = await startTestCoreServer({ db: coreDb.url });
       proxy = await FaultProxy.start(core.url);
       // The background reconciler is held back: the tests drive it, so that each shows who settles.
-      api = await startTestServer({ db: apiDb.url, flags: { coreUrl: proxy.url, coreTimeoutMs: String(coreTimeoutMs), reconcileIntervalMs: '3600000' } });
+      api = await startTestServer({ db: apiDb.url, flags: { coreUrl: proxy.url, coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } });
     });
     after(async () => {
       await api?.close();

@@ -22,11 +22,11 @@ export interface CoregateProcess {
 
 /**
  * Spawns `coregate <args> --port <port> --host 127.0.0.1` and waits until GET /health/ready
- * answers 200 (or `readyStatus`).
+ * answers 200 (or `readyLog` appears); a process that is not ready in time is killed.
  */
 export async function spawnCoregate(
   args: string[],
-  options: { port?: number; env?: Record<string, string>; readyTimeoutMs?: number; /** Ready when this appears in the log (HTTPS servers). */ readyLog?: string } = {},
+  options: { port?: number; env?: Record<string, string>; readyTimeoutMs?: number; /** Ready when this appears on stdout (HTTPS servers, a ready banner) instead of at /health/ready. */ readyLog?: string } = {},
 ): Promise<CoregateProcess> {
   const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, [cliPath, ...args, '--port', String(port), '--host', '127.0.0.1'], {

@@ -11,6 +11,7 @@ import { initiatePath, send } from '../helpers/http.js';
 import { scrape, parseSamples, valueOf } from '../helpers/metrics.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { reconcilerIdle } from '../helpers/reconciler.js';
 
 const faulty = new FaultyCore();
 
@@ -79,5 +80,5 @@ describeEachStore(
       assert.equal(counted(after, 'refused') - counted(before, 'refused'), 1);
     });
   },
-  { wrapCore: faulty.wrap, flags: { reconcileIntervalMs: '3600000' } },
+  { wrapCore: faulty.wrap, flags: { ...reconcilerIdle } },
 );

@@ -3,7 +3,6 @@
  * (CONTRACT §10), configuration from flags and environment variables, and role wiring.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,12 +14,10 @@ import { availableParallelism } from 'node:os';
 import { resolveConfig, defaultDbUrl } from '../../src/config.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 import { runCli as runCliProcess, type CliResult } from '../helpers/cli.js';
-import { freePort } from '../helpers/processes.js';
+import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
-const cliArgs = ['dist/src/cli/coregate.cjs'];
 /** Upper bound for a spawned process to become ready or to exit. */
 const processTimeoutMs = 30_000;
 
@@ -90,56 +87,18 @@ describeEachStore('health probes', ({ server }) => {
   });
 });
 
-/** A `coregate serve` child process on a port chosen beforehand, with its output captured. */
-interface ServeProcess {
-  child: ChildProcessWithoutNullStreams;
-  port: number;
-  output(): { stdout: string; stderr: string };
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 /** The grace period the spawned servers get: short, so that a hung shutdown fails fast. */
 const shutdownGraceMs = 5_000;
 
-async function startServeProcess(dir: string): Promise<ServeProcess> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    // debug: "incoming request" tells when a request is in flight.
-    [...cliArgs, 'serve', '--log-level', 'debug', '--data', 'demo/sandbox.json', '--port', String(port), '--host', '127.0.0.1', '--db', `sqlite:${join(dir, 'coregate.db')}`],
-    { cwd: repoRoot, env: { ...process.env, COREGATE_SHUTDOWN_GRACE_MS: String(shutdownGraceMs) } },
-  );
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += String(chunk)));
-  child.stderr.on('data', (chunk) => (stderr += String(chunk)));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  try {
-    // Generous: a loaded CI machine (three other test files beside this one) starts it slowly.
-    await waitFor(
-      '/health/ready',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`server exited early: ${stderr}`);
-        try {
-          return (await fetch(`http://127.0.0.1:${port}/health/ready`)).status === 200;
-        } catch {
-          return false;
-        }
-      },
-      60_000,
-    );
-  } catch (error) {
-    // Left running, a process that never got ready would outlive the test.
-    child.kill('SIGKILL');
-    throw error;
-  }
-  return { child, port, output: () => ({ stdout, stderr }), exit };
+function startServeProcess(dir: string): Promise<CoregateProcess> {
+  // debug: "incoming request" tells when a request is in flight.
+  return spawnCoregate(['serve', '--log-level', 'debug', '--data', 'demo/sandbox.json', '--db', `sqlite:${join(dir, 'coregate.db')}`], {
+    env: { COREGATE_SHUTDOWN_GRACE_MS: String(shutdownGraceMs) },
+  });
 }
 
 /** The exit of the process, or a failure once the grace period and a margin are over. */
-function exitWithin(serve: ServeProcess, timeoutMs: number) {
+function exitWithin(serve: CoregateProcess, timeoutMs: number) {
   return Promise.race([
     serve.exit,
     new Promise<never>((_resolve, reject) => setTimeout(() => reject(new Error(`process did not exit within ${timeoutMs} ms`)), timeoutMs).unref()),
@@ -150,7 +109,7 @@ function exitWithin(serve: ServeProcess, timeoutMs: number) {
  * Opens a raw connection and sends a token request's headers with only half of its body: the
  * request is in flight until `finish` sends the rest. Answers the raw response text once complete.
  */
-async function halfSentTokenRequest(serve: ServeProcess, extraHeaders: string) {
+async function halfSentTokenRequest(serve: CoregateProcess, extraHeaders: string) {
   const body = new URLSearchParams(treasuryForm).toString();
   const half = Math.floor(body.length / 2);
   const socket = connect({ port: serve.port, host: '127.0.0.1' });
@@ -188,7 +147,7 @@ async function halfSentTokenRequest(serve: ServeProcess, extraHeaders: string) {
 }
 
 /** SIGTERM, then waits until the listener is closed (new connections refused). */
-async function terminate(serve: ServeProcess): Promise<void> {
+async function terminate(serve: CoregateProcess): Promise<void> {
   serve.child.kill('SIGTERM');
   await waitFor('the shutdown to start', () => serve.output().stdout.includes('shutting down'));
   await waitFor('new connections to be refused', async () => (await tryConnect(serve.port)) === 'ECONNREFUSED', 5_000);
@@ -203,7 +162,7 @@ function assertTokenResponse(response: { head: string; payload: string }): void 
 
 describe('graceful shutdown (SIGTERM) of a coregate serve process', () => {
   const dirs: string[] = [];
-  const processes: ServeProcess[] = [];
+  const processes: CoregateProcess[] = [];
   const sockets: Socket[] = [];
   const newDir = () => {
     const dir = mkdtempSync(join(tmpdir(), 'coregate-lifecycle-'));

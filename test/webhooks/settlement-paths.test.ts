@@ -15,6 +15,7 @@ import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { waitFor } from '../helpers/wait.js';
+import { reconcilerIdle } from '../helpers/reconciler.js';
 
 const faulty = new FaultyCore();
 
@@ -81,5 +82,5 @@ describeEachStore(
       assert.deepEqual(await eventTypes(server(), unknown.reference), ['operation.executed']);
     });
   },
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '500', reconcileIntervalMs: '3600000' } },
+  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '500', ...reconcilerIdle } },
 );
