@@ -7,6 +7,7 @@ import { createServer, request as httpRequest, type IncomingMessage, type Server
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { resolveConfig, type ConfigFlags } from '../../src/config.js';
+import { defaultConnectionLimits } from '../../src/connection-limits.js';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 
@@ -120,7 +121,11 @@ class RoundRobin {
 
   static async start(): Promise<RoundRobin> {
     let balancer: RoundRobin | undefined;
-    const server = createServer((request, response) => balancer?.forward(request, response));
+    // Idle connections are kept as long as coregate keeps them (72 s), as a load balancer in front
+    // of it would: with Node's default of 5 s, a test's client could reuse a connection the balancer
+    // was closing after a pause of about that length (undici's idle timers are coarse under load),
+    // and its request failed with "fetch failed".
+    const server = createServer({ keepAliveTimeout: defaultConnectionLimits.keepAliveTimeoutMs }, (request, response) => balancer?.forward(request, response));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = server.address() as AddressInfo;
     balancer = new RoundRobin(server, `http://127.0.0.1:${address.port}`);
@@ -137,7 +142,11 @@ class RoundRobin {
         answer.pipe(response);
       },
     );
-    upstream.on('error', () => response.destroy());
+    // As a load balancer does (nginx's 502 Bad Gateway), with the cause for the test's failure message.
+    upstream.on('error', (error: NodeJS.ErrnoException) => {
+      if (response.headersSent) return void response.destroy();
+      response.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ balancer: 'the instance failed', error: error.message, code: error.code }));
+    });
     request.pipe(upstream);
   }
 
