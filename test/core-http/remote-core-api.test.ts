@@ -233,29 +233,32 @@ for (const target of storeTargets) {
       // The webhook relay polls the core's events every 500 ms, through the same breaker: held while
       // the calls are counted, so that the five failures are the initiations' own.
       await server().coregate.webhooks.stop();
-      await wire().withFault({ kind: 'reset' }, async () => {
-        for (let attempt = 0; attempt < 5; attempt += 1) {
+      try {
+        await wire().withFault({ kind: 'reset' }, async () => {
+          for (let attempt = 0; attempt < 5; attempt += 1) {
+            const receivedBefore = wire().received;
+            const startedAt = Date.now();
+            const failed = await initiate(server(), token, attempt === 0 ? id : randomUUID(), body);
+            assertErrorCode(failed, 502, 'TD-502-001');
+            assert.ok(Date.now() - startedAt < coreTimeoutMs, `502 at once, not after the ${coreTimeoutMs} ms time-out`);
+            // A connection closed under a request is tried once more at once (every request is idempotent by reference).
+            assert.equal(wire().received, receivedBefore + 2, 'the call reached the wire, and its one repeat for the closed connection');
+          }
+          assert.equal(remote.circuitState, 'open');
+          assert.equal((await apiOperation(server(), id))?.status, 'Unknown');
+
           const receivedBefore = wire().received;
           const startedAt = Date.now();
-          const failed = await initiate(server(), token, attempt === 0 ? id : randomUUID(), body);
-          assertErrorCode(failed, 502, 'TD-502-001');
-          assert.ok(Date.now() - startedAt < coreTimeoutMs, `502 at once, not after the ${coreTimeoutMs} ms time-out`);
-          // A connection closed under a request is tried once more at once (every request is idempotent by reference).
-          assert.equal(wire().received, receivedBefore + 2, 'the call reached the wire, and its one repeat for the closed connection');
-        }
-        assert.equal(remote.circuitState, 'open');
-        assert.equal((await apiOperation(server(), id))?.status, 'Unknown');
-
-        const receivedBefore = wire().received;
-        const startedAt = Date.now();
-        assertErrorCode(await initiate(server(), token, randomUUID(), body), 502, 'TD-502-001');
-        assert.ok(Date.now() - startedAt < 1_000, 'the open breaker answers at once');
-        const ready = await send(`${server().url}/health/ready`, {});
-        assert.equal(ready.status, 503);
-        assert.deepEqual(ready.body, { status: 'unavailable', check: 'core', reason: 'core did not answer' });
-        assert.equal(wire().received, receivedBefore, 'no call reached the wire while the breaker is open');
-      });
-      server().coregate.webhooks.start();
+          assertErrorCode(await initiate(server(), token, randomUUID(), body), 502, 'TD-502-001');
+          assert.ok(Date.now() - startedAt < 1_000, 'the open breaker answers at once');
+          const ready = await send(`${server().url}/health/ready`, {});
+          assert.equal(ready.status, 503);
+          assert.deepEqual(ready.body, { status: 'unavailable', check: 'core', reason: 'core did not answer' });
+          assert.equal(wire().received, receivedBefore, 'no call reached the wire while the breaker is open');
+        });
+      } finally {
+        server().coregate.webhooks.start();
+      }
       assert.equal(await coreServer().balanceOf(source), coreBefore, 'nothing was posted');
 
       // The core is back: after the cool-down a trial call (the readiness probe's ping) closes the breaker.

@@ -18,7 +18,7 @@ import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/proces
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
-/** Upper bound for a spawned process to become ready or to exit. */
+/** Upper bound for a CLI run, a spawned process's exit and the waits of a shutdown (readiness is spawnCoregate's). */
 const processTimeoutMs = 30_000;
 
 const treasuryForm = {
