@@ -7,12 +7,21 @@ import type { FastifyError } from 'fastify';
 import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/error-catalogue.js';
 import { ApiError } from './error-record.js';
 import { freeTextPattern, identifierPattern } from '../operations/schemas/field-limits.js';
+import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+
+/**
+ * Seconds a client is asked to wait before repeating a request the database could not serve: a
+ * lost connection is replaced at once, a failover takes some seconds.
+ */
+export const databaseRetryAfterSeconds = 1;
 
 export interface MappedError {
   entry: ErrorEntry;
   message: string;
   headers: Readonly<Record<string, string>>;
   unexpected: boolean;
+  /** An outage met by the request (the database): logged as a warning, not as a defect. */
+  outage?: boolean;
   /** Every problem found, the first being entry/message: a request's validation reports them all. */
   details?: ReadonlyArray<{ entry: ErrorEntry; message: string }>;
 }
@@ -35,6 +44,15 @@ export function mapError(error: unknown): MappedError {
   if (error instanceof BusinessRefusal) return { entry: error.entry, message: error.message, headers: {}, unexpected: false };
   if (error instanceof CoreTimeout) return { entry: E.coreTimeout, message: 'The core did not answer in time', headers: {}, unexpected: false };
   if (error instanceof CoreUnavailable) return { entry: E.coreUnavailable, message: 'The core banking system is unavailable', headers: {}, unexpected: false };
+  if (isDatabaseUnavailable(error)) {
+    return {
+      entry: E.databaseUnavailable,
+      message: 'The service\'s database is unavailable; repeat the request with the same x-correlation-id',
+      headers: { 'retry-after': String(databaseRetryAfterSeconds) },
+      unexpected: false,
+      outage: true,
+    };
+  }
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };
   if (fastifyError.validation && fastifyError.validation.length > 0) return mapValidationIssues(fastifyError.validation, fastifyError.validationContext);
   switch (fastifyError.code) {

@@ -121,6 +121,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     const config = routeFactsOf(request).config.business;
     const mapped = mapError(error);
     if (mapped.unexpected) request.log.error({ err: error }, 'business API request failed');
+    else if (mapped.outage) request.log.warn({ err: error }, 'business API request met a database outage');
     const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family, mapped.details);
     const send = () =>
       reply

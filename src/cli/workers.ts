@@ -15,6 +15,15 @@ import { freePort } from './free-port.js';
 
 /** The port every worker listens on, chosen by the primary (for --port 0 too). */
 export const clusterPortVariable = 'COREGATE_CLUSTER_PORT';
+/**
+ * A worker that died is replaced at once; one that dies again within this time waits longer each
+ * time (doubling up to the maximum): a replacement that cannot start (its database is down) must
+ * not be forked in a tight loop.
+ */
+const restartQuietMs = 10_000;
+const restartDelayFirstMs = 500;
+const restartDelayMaxMs = 10_000;
+
 /** Extra time past the shutdown grace for the workers to exit before the primary gives up. */
 const exitMarginMs = 5_000;
 
@@ -26,6 +35,8 @@ export async function superviseWorkers(config: Config): Promise<void> {
   const env = { [clusterPortVariable]: String(port) };
   let stopping = false;
   let listening = 0;
+  let lastDeathAtMs = -Infinity;
+  let restartDelayMs = 0;
 
   const start = (): Worker => {
     const worker = cluster.fork(env);
@@ -41,8 +52,13 @@ export async function superviseWorkers(config: Config): Promise<void> {
         stop('startup failure', 1);
         return;
       }
-      logger.error({ worker: worker.id, code, signal }, 'a worker died: starting another');
-      start();
+      const now = Date.now();
+      restartDelayMs = now - lastDeathAtMs < restartQuietMs ? Math.min(Math.max(restartDelayFirstMs, restartDelayMs * 2), restartDelayMaxMs) : 0;
+      lastDeathAtMs = now;
+      logger.error({ worker: worker.id, code, signal, restartInMs: restartDelayMs }, 'a worker died: starting another');
+      setTimeout(() => {
+        if (!stopping) start();
+      }, restartDelayMs);
     });
     return worker;
   };

@@ -14,6 +14,7 @@ import { isCalendarDate, toEpochDay } from '../core/calendar-date.js';
 import { currencyExponent } from '../core/currencies.js';
 import { BusinessDateBackwards, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
+import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 import {
   eventToWire,
   reportToWire,
@@ -106,6 +107,11 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     if (error.statusCode === 413) return reply.code(413).send({ error: 'PAYLOAD_TOO_LARGE', message: `The body exceeds ${coreBodyBytesMax} bytes` });
     if (error.statusCode === 415) return reply.code(415).send({ error: 'UNSUPPORTED_MEDIA_TYPE', message: 'Content-Type must be application/json' });
     if (error.statusCode === 400) return reply.code(400).send({ error: 'BAD_REQUEST', message: 'The body is not valid JSON' });
+    if (isDatabaseUnavailable(error)) {
+      // The core's own database failed over or was cut: the API holds the outcome as unknown and reconciles.
+      request.log.warn({ err: error }, 'core request met a database outage');
+      return reply.code(503).header('retry-after', '1').send({ error: 'UNAVAILABLE', message: 'The core\'s database is unavailable' });
+    }
     request.log.error({ err: error }, 'core request failed');
     return reply.code(500).send({ error: 'INTERNAL_ERROR', message: 'Internal error; the core\'s log has the cause' });
   });

@@ -162,7 +162,7 @@ export const UnavailableSchema = Type.Object({ status: Type.Literal('unavailable
 /** 400, 404 (no route), 413, 415, 500: the request was not executed, or failed inside the core. */
 export const ProblemSchema = Type.Object(
   {
-    error: Type.String({ description: 'BAD_REQUEST, NO_ROUTE, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE or INTERNAL_ERROR' }),
+    error: Type.String({ description: 'BAD_REQUEST, NO_ROUTE, PAYLOAD_TOO_LARGE, UNSUPPORTED_MEDIA_TYPE, UNAVAILABLE (503: the core\'s database) or INTERNAL_ERROR' }),
     message: Type.String(),
   },
   { title: 'Problem' },

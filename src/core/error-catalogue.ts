@@ -100,6 +100,7 @@ export const errorCatalogue = {
   internalError: entry('both', 500, 1, 'INTERNAL_ERROR', 'Unexpected internal error; the log line with the request id has the cause.'),
   coreUnavailable: entry('both', 502, 1, 'CORE_UNAVAILABLE', 'The core banking system is unavailable or answered invalidly; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),
   notExecuted: entry('both', 502, 2, 'NOT_EXECUTED', 'The outcome was unknown (502/504) and nobody repeated the request: the reconciler closed the operation in the core, which never executed it. Nothing was posted; send the request again with a new x-correlation-id.'),
+  databaseUnavailable: entry('both', 503, 1, 'SERVICE_UNAVAILABLE', 'The service\'s own database could not be reached or would not take writes (a failover, a lost connection). Nothing of the request is known to be committed: repeat it with the same x-correlation-id; a repeat executes it, or answers 409 naming the operation if it had committed.'),
   coreTimeout: entry('both', 504, 1, 'CORE_TIMEOUT', 'The core did not answer within its time-out; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),
 } as const satisfies Record<string, ErrorEntry>;
 

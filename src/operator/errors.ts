@@ -3,6 +3,7 @@
  * handler. Route modules throw OperatorError; the plugin's error handler writes the body.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 
 const reasons: Record<number, string> = {
   400: 'BAD_REQUEST',
@@ -15,6 +16,7 @@ const reasons: Record<number, string> = {
   500: 'INTERNAL_ERROR',
   501: 'NOT_IMPLEMENTED',
   502: 'CORE_UNAVAILABLE',
+  503: 'SERVICE_UNAVAILABLE',
   504: 'CORE_TIMEOUT',
 };
 
@@ -54,6 +56,10 @@ export async function handleOperatorError(error: FastifyError | OperatorError, r
     const message =
       status === 415 ? 'Content-Type must be application/json' : status === 413 ? 'The request body is too large' : fastifyError.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || error instanceof SyntaxError ? 'The request body is not valid JSON' : error.message;
     return reply.code(status).send(operatorErrorBody(status, message));
+  }
+  if (isDatabaseUnavailable(error)) {
+    request.log.warn({ err: error }, 'operator API request met a database outage');
+    return reply.code(503).header('retry-after', '1').send(operatorErrorBody(503, 'The service\'s database is unavailable; try again shortly'));
   }
   request.log.error({ err: error }, 'operator API request failed');
   return reply.code(500).send(operatorErrorBody(500, 'The operator API failed unexpectedly; the log has the cause'));

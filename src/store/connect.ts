@@ -40,11 +40,20 @@ export interface Store {
   transaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /** The PostgreSQL pool's use (metrics); undefined for SQLite, one connection and no pool. */
   poolStats(): PoolStats | undefined;
+  /** Readiness: answers once the database answered and takes writes; throws otherwise. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Connections in one instance's PostgreSQL pool. */
 const postgresPoolSizeMax = 20;
+/**
+ * How long a new PostgreSQL connection may take (pg waits forever by default): an address that
+ * swallows packets during a failover must not hold requests for minutes; they are answered 503.
+ */
+const postgresConnectTimeoutMs = 5_000;
+/** TCP keep-alive on PostgreSQL connections: a peer that vanished without closing is found. */
+const postgresKeepAliveInitialDelayMs = 10_000;
 /** The page cache of the SQLite connection that writes, KiB. */
 const sqliteWriterCacheKiB = 32 * 1024;
 /** The size the write-ahead log's file is cut back to when the log starts over. */
@@ -119,6 +128,9 @@ function openSqlite(path: string): Store {
     dialect: 'sqlite',
     displayUrl: `sqlite:${path}`,
     poolStats: () => undefined,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
     async close() {
       await checkpointer?.stop();
       await db.destroy();
@@ -136,8 +148,16 @@ function openSqliteReader(path: string): SqliteDatabase.Database {
 
 function openPostgres(url: string): Store {
   // Pipeline mode: statements are sent without waiting for the answer to the one before (postgres-driver.ts).
-  const pool = new pg.Pool({ connectionString: url, max: postgresPoolSizeMax, pipeline: true } as pg.PoolConfig);
-  // An idle client's error (server restart) must not crash the process; the next query reports it.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: postgresPoolSizeMax,
+    pipeline: true,
+    connectionTimeoutMillis: postgresConnectTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: postgresKeepAliveInitialDelayMs,
+  } as pg.PoolConfig);
+  // An idle client's error (server restart) must not crash the process; the next query reports
+  // it. A client in use has its own listener (postgres-driver.ts, ServerSessions).
   pool.on('error', () => {});
   const dialect = new PipelinedPostgresDialect(pool);
   const db = new Kysely<Database>({ dialect });
@@ -148,6 +168,7 @@ function openPostgres(url: string): Store {
     dialect: 'postgres',
     displayUrl: redactUrl(url),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    ping: () => dialect.probeWritable(),
     close: () => db.destroy(),
   };
 }
@@ -164,7 +185,7 @@ export function redactUrl(url: string): string {
   return url.replace(/^(\w+:\/\/[^:/@]*):[^@]*@/, '$1:***@');
 }
 
-/** A cheap round trip that proves the store answers: used by the readiness probe. */
-export async function pingStore(store: Store): Promise<void> {
-  await sql`select 1`.execute(store.db);
+/** A cheap round trip that proves the store answers and takes writes: used by the readiness probe. */
+export function pingStore(store: Store): Promise<void> {
+  return store.ping();
 }

@@ -103,7 +103,8 @@ export class OneSyncBatchRun extends QueryBase {
     const failed = this.#statements[this.#current];
     failed?.reject(error);
     for (const skipped of this.#statements.slice(this.#current + 1)) {
-      skipped.reject(new NotRunInBatch(`not run: an earlier statement of its batch failed (${(error as Error).message})`));
+      // The cause travels with it: a batch cut by a lost connection is an outage for each statement.
+      skipped.reject(new NotRunInBatch(`not run: an earlier statement of its batch failed (${(error as Error).message})`, { cause: error }));
     }
     this.#finish(error);
   }

@@ -27,6 +27,7 @@ import type pg from 'pg';
 import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from './postgres-batch-run.js';
 import { NamedStatementRun, type NamedRunResult } from './postgres-named-run.js';
 import { isPreparedStatementText } from './prepared-query.js';
+import { DatabaseNotWritable, isDatabaseUnavailable } from './database-unavailable.js';
 import { runSavepointCommand } from './savepoint-command.js';
 
 /** A connection that can send several statements in one round trip (statement-queue.ts). */
@@ -50,6 +51,27 @@ export class PipelinedPostgresDialect implements Dialect {
   /** A statement outside any transaction, without Kysely's executor (direct-statements.ts). */
   runOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.#lane.run<R>(query);
+  }
+
+  /**
+   * Readiness (issue 24): a connection of the pool answers, and the server takes writes. A
+   * standby, or a session made read-only (`default_transaction_read_only`), answers reads but
+   * refuses every write, so it is not ready; its connection leaves the pool, so that the next one
+   * is made afresh (to the new primary once the address has moved).
+   */
+  async probeWritable(): Promise<void> {
+    const client = (await this.pool.connect()) as unknown as PipelineClient;
+    let readOnly = false;
+    try {
+      const { rows } = await client.query("select current_setting('transaction_read_only') as read_only", []);
+      readOnly = (rows[0] as { read_only?: string } | undefined)?.read_only !== 'off';
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) client.discard = true;
+      throw error;
+    } finally {
+      client.release(client.discard === true || readOnly);
+    }
+    if (readOnly) throw new DatabaseNotWritable('the database answers but does not take writes (a standby, or a read-only session)');
   }
 
   createDriver(): Driver {
@@ -273,7 +295,7 @@ function oneSyncBatch(client: PipelineClient, queries: readonly CompiledQuery[])
 function send<R>(client: PipelineClient, query: CompiledQuery): Promise<QueryResult<R>> {
   const name = statementNameOf(query.sql);
   const values = [...query.parameters];
-  if (name === undefined) return client.query(query.sql, values).then((result) => queryResultOf<R>(result), (error: unknown) => Promise.reject(withCallerStack(error)));
+  if (name === undefined) return client.query(query.sql, values).then((result) => queryResultOf<R>(result), (error: unknown) => Promise.reject(statementFailure(client, error)));
   return new Promise<QueryResult<R>>((resolve, reject) => {
     client.query(
       new NamedStatementRun(name, query.sql, values, (error, result) => {
@@ -291,9 +313,13 @@ function queryResultOf<R>({ command, rowCount, rows }: NamedRunResult): QueryRes
   };
 }
 
-/** A named statement's failure: a stale one discards its connection; the error gets the caller's stack. */
+/**
+ * A statement's failure: a stale named statement, a lost connection or a read-only server
+ * discards its connection (released destroyed, the pool makes a new one: to the new primary once
+ * the address has moved); the error gets the caller's stack.
+ */
 function statementFailure(client: PipelineClient, error: unknown): unknown {
-  if (staleStatementCodes.has((error as { code?: string }).code ?? '')) client.discard = true;
+  if (staleStatementCodes.has((error as { code?: string }).code ?? '') || isDatabaseUnavailable(error)) client.discard = true;
   return withCallerStack(error);
 }
 
@@ -423,6 +449,13 @@ class ServerSessions {
     pool.on('connect', (client) => {
       this.#open.add(client);
       client.once('end', () => this.#open.delete(client));
+      // A client in use has no listener of the pool's (pg-pool listens to idle clients only): a
+      // connection cut under load emitted an 'error' nobody heard, and that ended the process
+      // (issue 24). Heard here for the client's whole life; its queries fail with the error, and
+      // it is released destroyed, so the pool connects anew.
+      client.on('error', () => {
+        (client as unknown as PipelineClient).discard = true;
+      });
     });
   }
 

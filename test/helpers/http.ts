@@ -31,6 +31,7 @@ export const reasonByStatus: Readonly<Record<number, string>> = {
   429: 'TOO_MANY_REQUESTS',
   500: 'INTERNAL_ERROR',
   502: 'CORE_UNAVAILABLE',
+  503: 'SERVICE_UNAVAILABLE',
   504: 'CORE_TIMEOUT',
 };
 

@@ -1,0 +1,137 @@
+/**
+ * Issue 24: the database connection breaks under load. Every session of the test's database is
+ * terminated (`pg_terminate_backend`) while clients keep initiating term deposits, several times,
+ * on one process and with `--workers 2`. The process lives; a request caught by the cut is
+ * answered 503 (never a 500, never a 200 for an operation that did not commit); readiness is back
+ * within seconds of the database answering again; every 200 is executed exactly once, and every
+ * cut-off request either did nothing or committed completely (a repeat of its correlation id then
+ * answers 409 naming it: found again, never executed twice).
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { describe, test } from 'node:test';
+import pg from 'pg';
+import { depositBody } from '../helpers/bodies.js';
+import { initiatePath } from '../helpers/http.js';
+import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
+import { demo, postForm } from '../helpers/server.js';
+import { postgresAdminUrl, storeTargets, withDb } from '../helpers/stores.js';
+import { sleep, waitFor } from '../helpers/wait.js';
+
+const postgres = storeTargets.find((target) => target.name === 'postgres');
+
+/** Concurrent clients, each sending one request after another. */
+const clientsCount = 12;
+/** Times every session of the database is cut during the run. */
+const cutsCount = 3;
+
+type Outcome = { correlationId: string; status: number | 'network-error'; body: string };
+
+async function terminateSessions(databaseName: string): Promise<number> {
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query('select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
+    return (rows[0] as { cut: number }).cut;
+  } finally {
+    await admin.end();
+  }
+}
+
+async function tokenOf(serve: CoregateProcess): Promise<string> {
+  return waitFor('a token', async () => {
+    const answer = await postForm(`${serve.url}/realms/sandbox/protocol/openid-connect/token`, {
+      grant_type: 'client_credentials',
+      client_id: demo.treasury.clientId,
+      client_secret: demo.treasury.secret,
+    }).catch(() => undefined);
+    return answer?.status === 200 ? (answer.body.access_token as string) : undefined;
+  }, 30_000);
+}
+
+async function initiate(serve: CoregateProcess, token: string, correlationId: string): Promise<Omit<Outcome, 'correlationId'>> {
+  try {
+    const response = await fetch(`${serve.url}${initiatePath}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
+      // A small amount: the demo account never runs dry over the run.
+      body: JSON.stringify(depositBody(1000, '1000000001')),
+    });
+    return { status: response.status, body: await response.text() };
+  } catch {
+    return { status: 'network-error', body: '' };
+  }
+}
+
+async function underCuts(workers: number): Promise<void> {
+  const created = await postgres!.create();
+  const databaseName = new URL(created.url).pathname.slice(1);
+  const serve = await spawnCoregate(['serve', '--data', 'demo/sandbox.json', '--db', created.url, ...(workers > 1 ? ['--workers', String(workers)] : [])]);
+  try {
+    const token = await tokenOf(serve);
+    const outcomes: Outcome[] = [];
+    let stopping = false;
+    const client = async () => {
+      while (!stopping) {
+        const correlationId = randomUUID();
+        outcomes.push({ correlationId, ...(await initiate(serve, token, correlationId)) });
+      }
+    };
+    const clients = Array.from({ length: clientsCount }, client);
+    let cut = 0;
+    for (let round = 0; round < cutsCount; round += 1) {
+      // Under load: some requests answered since the last cut.
+      const before = outcomes.length;
+      await waitFor('requests served between cuts', async () => (outcomes.length >= before + clientsCount * 2 ? true : undefined), 30_000);
+      cut += await terminateSessions(databaseName);
+    }
+    await sleep(300);
+    stopping = true;
+    await Promise.all(clients);
+    assert.ok(cut > 0, 'sessions were cut');
+    assert.equal(serve.child.exitCode, null, `the process lives: ${serve.output().stderr.slice(-3000)}`);
+    assert.equal(serve.child.signalCode, null);
+    assert.doesNotMatch(serve.output().stdout + serve.output().stderr, /a worker died|Unhandled 'error' event/, 'no worker died');
+
+    // Ready again within seconds of the database answering.
+    await waitFor('ready again', async () => ((await fetch(`${serve.url}/health/ready`)).status === 200 ? true : undefined), 15_000);
+
+    const byStatus = new Map<string, number>();
+    for (const outcome of outcomes) byStatus.set(String(outcome.status), (byStatus.get(String(outcome.status)) ?? 0) + 1);
+    for (const outcome of outcomes) {
+      assert.ok([200, 503].includes(outcome.status as number), `a cut request is answered 503, never ${outcome.status}: ${outcome.body.slice(0, 500)} (${JSON.stringify([...byStatus])})`);
+      if (outcome.status === 503) {
+        const record = JSON.parse(outcome.body) as { status: number; reason: string; message: string };
+        assert.equal(record.status, 503);
+        assert.equal(record.reason, 'SERVICE_UNAVAILABLE');
+        assert.doesNotMatch(record.message, /terminat|pg_|ECONN|at \w+ \(/, 'the answer names no driver detail');
+      }
+    }
+    assert.ok((byStatus.get('200') ?? 0) > clientsCount, `requests succeeded: ${JSON.stringify([...byStatus])}`);
+    console.log(`# ${workers} worker(s), ${cut} sessions cut over ${cutsCount} cuts; answers by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+
+    // A repeat of a cut-off request's correlation id: executed now if nothing committed, else 409
+    // naming the operation. Either way exactly one movement per correlation id afterwards.
+    const cutOff = outcomes.filter((outcome) => outcome.status === 503);
+    for (const outcome of cutOff) {
+      const repeat = await initiate(serve, token, outcome.correlationId);
+      assert.ok([200, 409].includes(repeat.status as number), `a repeat answers 200 or 409, not ${repeat.status}: ${repeat.body}`);
+    }
+    await withDb(created.url, async (db) => {
+      for (const outcome of outcomes) {
+        const operation = await db.selectFrom('operations').select(['reference', 'status']).where('correlation_id', '=', outcome.correlationId).executeTakeFirst();
+        assert.equal(operation?.status, 'Executed', `${outcome.status}: the operation is executed (${outcome.correlationId})`);
+        const movements = await db.selectFrom('movements').select('id').where('reference', '=', operation!.reference).execute();
+        assert.equal(movements.length, 1, 'exactly one movement: never executed twice');
+      }
+    });
+  } finally {
+    await serve.stop('SIGTERM');
+    await created.drop();
+  }
+}
+
+describe('the database connection breaks under load (issue 24)', { skip: postgres?.skip }, () => {
+  test('every PostgreSQL session cut under load, one process: it lives, answers 503, is ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(1));
+  test('every PostgreSQL session cut under load, --workers 2: both workers live, answer 503, are ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(2));
+});
