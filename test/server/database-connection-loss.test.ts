@@ -135,3 +135,54 @@ describe('the database connection breaks under load (issue 24)', { skip: postgre
   test('every PostgreSQL session cut under load, one process: it lives, answers 503, is ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(1));
   test('every PostgreSQL session cut under load, --workers 2: both workers live, answer 503, are ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(2));
 });
+
+async function adminQuery(text: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: postgresAdminUrl });
+  await admin.connect();
+  try {
+    await admin.query(text);
+  } finally {
+    await admin.end();
+  }
+}
+
+const readyStatus = async (serve: CoregateProcess): Promise<number> => (await fetch(`${serve.url}/health/ready`)).status;
+
+describe('a database that stops taking writes (issue 24)', { skip: postgres?.skip }, () => {
+  test('read-only sessions (default_transaction_read_only): writes answer 503, not ready; once writable, the read-only connections are replaced and it is ready again', { timeout: 120_000 }, async () => {
+    const created = await postgres!.create();
+    const databaseName = new URL(created.url).pathname.slice(1);
+    const serve = await spawnCoregate(['serve', '--data', 'demo/sandbox.json', '--db', created.url]);
+    try {
+      const token = await tokenOf(serve);
+      assert.equal((await initiate(serve, token, randomUUID())).status, 200);
+      // Every new session is read-only, and the pool's sessions are cut so that it makes new ones.
+      await adminQuery(`alter database ${databaseName} set default_transaction_read_only = on`);
+      await terminateSessions(databaseName);
+      const refused = await waitFor('a write refused', async () => {
+        const answer = await initiate(serve, token, randomUUID());
+        return answer.status === 200 ? undefined : answer;
+      }, 30_000);
+      assert.equal(refused.status, 503, refused.body);
+      assert.equal((JSON.parse(refused.body) as { reason: string }).reason, 'SERVICE_UNAVAILABLE');
+      const notReady = await fetch(`${serve.url}/health/ready`);
+      assert.equal(notReady.status, 503);
+      assert.equal(((await notReady.json()) as { check?: string }).check, 'store');
+
+      // Writable again for new sessions; the read-only ones still in the pool must be replaced, not kept.
+      await adminQuery(`alter database ${databaseName} reset default_transaction_read_only`);
+      await waitFor('ready again', async () => ((await readyStatus(serve)) === 200 ? true : undefined), 30_000);
+      const statuses: number[] = [];
+      for (let attempt = 0; attempt < 40 && statuses.filter((status) => status === 200).length < 20; attempt += 1) {
+        statuses.push((await initiate(serve, token, randomUUID())).status as number);
+      }
+      assert.ok(statuses.every((status) => status === 200 || status === 503), JSON.stringify(statuses));
+      assert.deepEqual(statuses.slice(-20), Array(20).fill(200), `the read-only connections were replaced: ${JSON.stringify(statuses)}`);
+      assert.equal(serve.child.exitCode, null);
+    } finally {
+      await serve.stop('SIGTERM');
+      await adminQuery(`alter database ${databaseName} reset default_transaction_read_only`).catch(() => {});
+      await created.drop();
+    }
+  });
+});
