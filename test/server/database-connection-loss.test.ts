@@ -12,10 +12,12 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import pg from 'pg';
 import { depositBody } from '../helpers/bodies.js';
+import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { initiatePath } from '../helpers/http.js';
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { demo, postForm } from '../helpers/server.js';
 import { postgresAdminUrl, storeTargets, withDb } from '../helpers/stores.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres');
@@ -24,6 +26,16 @@ const postgres = storeTargets.find((target) => target.name === 'postgres');
 const clientsCount = 12;
 /** Times every session of the database is cut during the run. */
 const cutsCount = 3;
+/** A client waits this long after a 503 before its next request (the answer's Retry-After, shortened to keep the load on). */
+const pauseAfterUnavailableMs = 100;
+
+/** The demo data with a source account that no run can drain (the demo's covers 250 deposits). */
+const dataFile = (() => {
+  const data = readDemoData<SandboxData>();
+  const source = data.accounts.find((account) => account.accountNumber === '1000000001');
+  if (source) source.balance = 100_000_000;
+  return writeTempDataFile(data, 'coregate-connection-loss-');
+})();
 
 type Outcome = { correlationId: string; status: number | 'network-error'; body: string };
 
@@ -37,6 +49,8 @@ async function terminateSessions(databaseName: string): Promise<number> {
     await admin.end();
   }
 }
+
+const readyStatus = async (serve: CoregateProcess): Promise<number> => (await fetch(`${serve.url}/health/ready`)).status;
 
 async function tokenOf(serve: CoregateProcess): Promise<string> {
   return waitFor('a token', async () => {
@@ -54,7 +68,6 @@ async function initiate(serve: CoregateProcess, token: string, correlationId: st
     const response = await fetch(`${serve.url}${initiatePath}`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
-      // A small amount: the demo account never runs dry over the run.
       body: JSON.stringify(depositBody(1000, '1000000001')),
     });
     return { status: response.status, body: await response.text() };
@@ -63,10 +76,33 @@ async function initiate(serve: CoregateProcess, token: string, correlationId: st
   }
 }
 
-async function underCuts(workers: number): Promise<void> {
+/**
+ * How the connections are cut: every session terminated by the server (`pg_terminate_backend`:
+ * an error message, then the socket closes), or every connection reset by a TCP proxy between
+ * coregate and PostgreSQL (a network blip, a balancer or pgbouncer restart: no message at all),
+ * the proxy then refusing new connections for a moment (the address points nowhere).
+ */
+type CutBy = 'terminate' | 'proxy';
+
+async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
   const created = await postgres!.create();
   const databaseName = new URL(created.url).pathname.slice(1);
-  const serve = await spawnCoregate(['serve', '--data', 'demo/sandbox.json', '--db', created.url, ...(workers > 1 ? ['--workers', String(workers)] : [])]);
+  const target = new URL(created.url);
+  const proxy = cutBy === 'proxy' ? await TcpProxy.start(Number(target.port || 5432)) : undefined;
+  const dbUrl = new URL(created.url);
+  if (proxy) dbUrl.port = String(proxy.port);
+  const serve = await spawnCoregate(['serve', '--data', dataFile, '--db', dbUrl.toString(), ...(workers > 1 ? ['--workers', String(workers)] : [])]);
+  let notReadySeen = false;
+  const cutOnce = async (): Promise<number> => {
+    if (!proxy) return terminateSessions(databaseName);
+    proxy.pause('refuse');
+    const cut = proxy.cutAll('reset');
+    // While nothing is reachable, the instance says it is not ready.
+    notReadySeen ||= (await readyStatus(serve)) === 503;
+    await sleep(500);
+    proxy.resume();
+    return cut;
+  };
   try {
     const token = await tokenOf(serve);
     const outcomes: Outcome[] = [];
@@ -74,7 +110,9 @@ async function underCuts(workers: number): Promise<void> {
     const client = async () => {
       while (!stopping) {
         const correlationId = randomUUID();
-        outcomes.push({ correlationId, ...(await initiate(serve, token, correlationId)) });
+        const outcome = { correlationId, ...(await initiate(serve, token, correlationId)) };
+        outcomes.push(outcome);
+        if (outcome.status !== 200) await sleep(pauseAfterUnavailableMs);
       }
     };
     const clients = Array.from({ length: clientsCount }, client);
@@ -83,12 +121,13 @@ async function underCuts(workers: number): Promise<void> {
       // Under load: some requests answered since the last cut.
       const before = outcomes.length;
       await waitFor('requests served between cuts', async () => (outcomes.length >= before + clientsCount * 2 ? true : undefined), 30_000);
-      cut += await terminateSessions(databaseName);
+      cut += await cutOnce();
     }
     await sleep(300);
     stopping = true;
     await Promise.all(clients);
     assert.ok(cut > 0, 'sessions were cut');
+    if (proxy) assert.ok(notReadySeen, 'not ready while the database was unreachable');
     assert.equal(serve.child.exitCode, null, `the process lives: ${serve.output().stderr.slice(-3000)}`);
     assert.equal(serve.child.signalCode, null);
     assert.doesNotMatch(serve.output().stdout + serve.output().stderr, /a worker died|Unhandled 'error' event/, 'no worker died');
@@ -108,7 +147,7 @@ async function underCuts(workers: number): Promise<void> {
       }
     }
     assert.ok((byStatus.get('200') ?? 0) > clientsCount, `requests succeeded: ${JSON.stringify([...byStatus])}`);
-    console.log(`# ${workers} worker(s), ${cut} sessions cut over ${cutsCount} cuts; answers by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+    console.log(`# ${cutBy}, ${workers} worker(s), ${cut} sessions cut over ${cutsCount} cuts; answers by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
 
     // A repeat of a cut-off request's correlation id: executed now if nothing committed, else 409
     // naming the operation. Either way exactly one movement per correlation id afterwards.
@@ -127,13 +166,16 @@ async function underCuts(workers: number): Promise<void> {
     });
   } finally {
     await serve.stop('SIGTERM');
+    await proxy?.close();
     await created.drop();
   }
 }
 
 describe('the database connection breaks under load (issue 24)', { skip: postgres?.skip }, () => {
-  test('every PostgreSQL session cut under load, one process: it lives, answers 503, is ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(1));
-  test('every PostgreSQL session cut under load, --workers 2: both workers live, answer 503, are ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(2));
+  test('every PostgreSQL session terminated under load, one process: it lives, answers 503, is ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(1, 'terminate'));
+  test('every PostgreSQL session terminated under load, --workers 2: both workers live, answer 503, are ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(2, 'terminate'));
+  test('every connection reset by the proxy in front of PostgreSQL under load, one process: it lives, answers 503 and is not ready while unreachable, then ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(1, 'proxy'));
+  test('every connection reset by the proxy in front of PostgreSQL under load, --workers 2: the same', { timeout: 150_000 }, () => underCuts(2, 'proxy'));
 });
 
 async function adminQuery(text: string): Promise<void> {
@@ -146,13 +188,11 @@ async function adminQuery(text: string): Promise<void> {
   }
 }
 
-const readyStatus = async (serve: CoregateProcess): Promise<number> => (await fetch(`${serve.url}/health/ready`)).status;
-
 describe('a database that stops taking writes (issue 24)', { skip: postgres?.skip }, () => {
   test('read-only sessions (default_transaction_read_only): writes answer 503, not ready; once writable, the read-only connections are replaced and it is ready again', { timeout: 120_000 }, async () => {
     const created = await postgres!.create();
     const databaseName = new URL(created.url).pathname.slice(1);
-    const serve = await spawnCoregate(['serve', '--data', 'demo/sandbox.json', '--db', created.url]);
+    const serve = await spawnCoregate(['serve', '--data', dataFile, '--db', created.url]);
     try {
       const token = await tokenOf(serve);
       assert.equal((await initiate(serve, token, randomUUID())).status, 200);
