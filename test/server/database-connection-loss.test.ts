@@ -10,13 +10,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import pg from 'pg';
-import { depositBody } from '../helpers/bodies.js';
-import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
-import { initiatePath } from '../helpers/http.js';
-import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
-import { demo, postForm } from '../helpers/server.js';
-import { postgresAdminUrl, storeTargets, withDb } from '../helpers/stores.js';
+import { adminQuery, answersServed, countByStatus, dataFile, depositClients, initiate, readyStatus, terminateSessions, tokenOf } from '../helpers/database-cuts.js';
+import { spawnCoregate } from '../helpers/processes.js';
+import { storeTargets, withDb } from '../helpers/stores.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
@@ -26,56 +22,6 @@ const postgres = storeTargets.find((target) => target.name === 'postgres');
 const clientsCount = 12;
 /** Times every session of the database is cut during the run. */
 const cutsCount = 3;
-/** A client waits this long after a 503 before its next request (the answer's Retry-After, shortened to keep the load on). */
-const pauseAfterUnavailableMs = 100;
-
-/** The demo data with a source account that no run can drain (the demo's covers 250 deposits). */
-const dataFile = (() => {
-  const data = readDemoData<SandboxData>();
-  const source = data.accounts.find((account) => account.accountNumber === '1000000001');
-  if (source) source.balance = 100_000_000;
-  return writeTempDataFile(data, 'coregate-connection-loss-');
-})();
-
-type Outcome = { correlationId: string; status: number | 'network-error'; body: string };
-
-async function terminateSessions(databaseName: string): Promise<number> {
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query('select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
-    return (rows[0] as { cut: number }).cut;
-  } finally {
-    await admin.end();
-  }
-}
-
-const readyStatus = async (serve: CoregateProcess): Promise<number> => (await fetch(`${serve.url}/health/ready`)).status;
-
-async function tokenOf(serve: CoregateProcess): Promise<string> {
-  return waitFor('a token', async () => {
-    const answer = await postForm(`${serve.url}/realms/sandbox/protocol/openid-connect/token`, {
-      grant_type: 'client_credentials',
-      client_id: demo.treasury.clientId,
-      client_secret: demo.treasury.secret,
-    }).catch(() => undefined);
-    return answer?.status === 200 ? (answer.body.access_token as string) : undefined;
-  }, 30_000);
-}
-
-async function initiate(serve: CoregateProcess, token: string, correlationId: string): Promise<Omit<Outcome, 'correlationId'>> {
-  try {
-    const response = await fetch(`${serve.url}${initiatePath}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': correlationId },
-      body: JSON.stringify(depositBody(1000, '1000000001')),
-    });
-    return { status: response.status, body: await response.text() };
-  } catch {
-    return { status: 'network-error', body: '' };
-  }
-}
-
 /**
  * How the connections are cut: every session terminated by the server (`pg_terminate_backend`:
  * an error message, then the socket closes), or every connection reset by a TCP proxy between
@@ -105,27 +51,15 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
   };
   try {
     const token = await tokenOf(serve);
-    const outcomes: Outcome[] = [];
-    let stopping = false;
-    const client = async () => {
-      while (!stopping) {
-        const correlationId = randomUUID();
-        const outcome = { correlationId, ...(await initiate(serve, token, correlationId)) };
-        outcomes.push(outcome);
-        if (outcome.status !== 200) await sleep(pauseAfterUnavailableMs);
-      }
-    };
-    const clients = Array.from({ length: clientsCount }, client);
+    const clients = depositClients(serve, token, clientsCount);
+    const { outcomes } = clients;
     let cut = 0;
     for (let round = 0; round < cutsCount; round += 1) {
-      // Under load: some requests answered since the last cut.
-      const before = outcomes.length;
-      await waitFor('requests served between cuts', async () => (outcomes.length >= before + clientsCount * 2 ? true : undefined), 30_000);
+      await answersServed(outcomes, clientsCount * 2);
       cut += await cutOnce();
     }
     await sleep(300);
-    stopping = true;
-    await Promise.all(clients);
+    await clients.stop();
     assert.ok(cut > 0, 'sessions were cut');
     if (proxy) assert.ok(notReadySeen, 'not ready while the database was unreachable');
     assert.equal(serve.child.exitCode, null, `the process lives: ${serve.output().stderr.slice(-3000)}`);
@@ -135,10 +69,9 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
     // Ready again within seconds of the database answering.
     await waitFor('ready again', async () => ((await fetch(`${serve.url}/health/ready`)).status === 200 ? true : undefined), 15_000);
 
-    const byStatus = new Map<string, number>();
-    for (const outcome of outcomes) byStatus.set(String(outcome.status), (byStatus.get(String(outcome.status)) ?? 0) + 1);
+    const byStatus = countByStatus(outcomes);
     for (const outcome of outcomes) {
-      assert.ok([200, 503].includes(outcome.status as number), `a cut request is answered 503, never ${outcome.status}: ${outcome.body.slice(0, 500)} (${JSON.stringify([...byStatus])})`);
+      assert.ok([200, 503].includes(outcome.status as number), `a cut request is answered 503, never ${outcome.status}: ${outcome.body.slice(0, 500)} (${JSON.stringify(byStatus)})`);
       if (outcome.status === 503) {
         const record = JSON.parse(outcome.body) as { status: number; reason: string; message: string };
         assert.equal(record.status, 503);
@@ -146,8 +79,8 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
         assert.doesNotMatch(record.message, /terminat|pg_|ECONN|at \w+ \(/, 'the answer names no driver detail');
       }
     }
-    assert.ok((byStatus.get('200') ?? 0) > clientsCount, `requests succeeded: ${JSON.stringify([...byStatus])}`);
-    console.log(`# ${cutBy}, ${workers} worker(s), ${cut} sessions cut over ${cutsCount} cuts; answers by status: ${JSON.stringify(Object.fromEntries(byStatus))}`);
+    assert.ok((byStatus['200'] ?? 0) > clientsCount, `requests succeeded: ${JSON.stringify(byStatus)}`);
+    console.log(`# ${cutBy}, ${workers} worker(s), ${cut} sessions cut over ${cutsCount} cuts; answers by status: ${JSON.stringify(byStatus)}`);
 
     // A repeat of a cut-off request's correlation id: executed now if nothing committed, else 409
     // naming the operation. Either way exactly one movement per correlation id afterwards.
@@ -177,16 +110,6 @@ describe('the database connection breaks under load (issue 24)', { skip: postgre
   test('every connection reset by the proxy in front of PostgreSQL under load, one process: it lives, answers 503 and is not ready while unreachable, then ready again; nothing lost or doubled', { timeout: 150_000 }, () => underCuts(1, 'proxy'));
   test('every connection reset by the proxy in front of PostgreSQL under load, --workers 2: the same', { timeout: 150_000 }, () => underCuts(2, 'proxy'));
 });
-
-async function adminQuery(text: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  try {
-    await admin.query(text);
-  } finally {
-    await admin.end();
-  }
-}
 
 describe('a database that stops taking writes (issue 24)', { skip: postgres?.skip }, () => {
   test('read-only sessions (default_transaction_read_only): writes answer 503, not ready; once writable, the read-only connections are replaced and it is ready again', { timeout: 120_000 }, async () => {
