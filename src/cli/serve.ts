@@ -16,7 +16,7 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   const coregate = await startCoregate(config, worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {});
   // One banner per deployment: the first worker prints it.
   if (!worker || worker.id === 1) {
-    process.stdout.write(banner(coregate, config.workers));
+    process.stdout.write(banner(coregate, config.workers, config.sandbox));
     // Sandbox mode: a one-time console login URL (the token is printed, never logged).
     if (config.sandbox) {
       const login = await consoleLoginUrl(coregate.store, coregate.url, 'banner');
@@ -50,8 +50,12 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-/** What a person needs to start: the URLs and a token request they can paste. */
-function banner(coregate: Coregate, workers: number): string {
+/**
+ * What a person needs to start: the URLs and a token request they can paste. Only in sandbox mode
+ * does the request carry the client's secret (the data file's sample secret, CONTRACT §10): in
+ * production the banner goes to the log stream, and a real secret must never reach it.
+ */
+function banner(coregate: Coregate, workers: number, sandbox: boolean): string {
   const lines = ['', `coregate is ready on ${coregate.url}${workers > 1 ? ` (${workers} workers)` : ''}`];
   lines.push(`  API docs: ${coregate.url}/docs`, `  OpenAPI:  ${coregate.url}/openapi.json`);
   if (coregate.operatorApi) lines.push(`  console:  ${coregate.url}/console`);
@@ -61,12 +65,20 @@ function banner(coregate: Coregate, workers: number): string {
   if (realm) {
     const realmUrl = `${coregate.url}/realms/${realm.name}`;
     lines.push(`  realm:    ${realmUrl}/.well-known/openid-configuration`, `  JWKS:     ${realmUrl}/protocol/openid-connect/certs`);
-    if (client) {
+    if (client && sandbox) {
       lines.push(
         '',
         `Demo token (client ${client.clientId} from the data file), kept in $TOKEN for the next commands:`,
         `  TOKEN=$(curl -s -X POST ${realmUrl}/protocol/openid-connect/token \\`,
         `    -d grant_type=client_credentials -d client_id=${client.clientId} -d 'client_secret=${client.secret}' \\`,
+        `    | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
+      );
+    } else if (client) {
+      lines.push(
+        '',
+        `Token request (client ${client.clientId}; its secret is not printed outside sandbox mode: put it in $CLIENT_SECRET first):`,
+        `  TOKEN=$(curl -s -X POST ${realmUrl}/protocol/openid-connect/token \\`,
+        `    -d grant_type=client_credentials -d client_id=${client.clientId} --data-urlencode "client_secret=$CLIENT_SECRET" \\`,
         `    | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`,
       );
     }

@@ -234,22 +234,27 @@ describeEachStore('secrets never reach the logs', ({ server }) => {
 });
 
 describe('secrets in the output of a coregate serve process', () => {
-  let dir: string | undefined;
-  let child: ChildProcessWithoutNullStreams | undefined;
+  const dirs: string[] = [];
+  const children: ChildProcessWithoutNullStreams[] = [];
 
   after(() => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
-  test('the demo secret appears only in the start-up banner, never in a JSON log line; wrong secrets and tokens never', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'coregate-secrets-'));
+  /**
+   * Serves demo/sandbox.json (with `extraArgs`), makes right and wrong token requests and an
+   * introspection, stops the process, and answers its output with the secrets it must guard.
+   */
+  async function serveAndAuthenticate(extraArgs: string[]) {
+    const dir = mkdtempSync(join(tmpdir(), 'coregate-secrets-'));
+    dirs.push(dir);
     const spawned = spawn(
       process.execPath,
-      ['dist/src/cli/coregate.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--data', 'demo/sandbox.json', '--db', `sqlite:${join(dir, 'coregate.db')}`, '--log-level', 'debug'],
+      ['dist/src/cli/coregate.cjs', 'serve', '--port', '0', '--host', '127.0.0.1', '--data', 'demo/sandbox.json', '--db', `sqlite:${join(dir, 'coregate.db')}`, '--log-level', 'debug', ...extraArgs],
       { cwd: repoRoot, env: { ...process.env } },
     );
-    child = spawned;
+    children.push(spawned);
     let stdout = '';
     let stderr = '';
     spawned.stdout.on('data', (chunk) => (stdout += String(chunk)));
@@ -288,12 +293,6 @@ describe('secrets in the output of a coregate serve process', () => {
     for (const line of jsonLines) JSON.parse(line);
     assert.ok(jsonLines.length >= 5, 'the process logged its requests');
     assert.ok(jsonLines.some((line) => line.includes('wrong secret for client treasury-app')), 'the refusal is logged');
-
-    // The banner's ready-to-paste request carries the data file's sample secret: intended.
-    const curl = bannerLines.filter((line) => line.includes(treasury.secret));
-    assert.equal(curl.length, 1, bannerLines.join('\n'));
-    assert.match(curl[0] ?? '', /client_secret=/);
-
     const secrets = forbidden([
       treasury.secret,
       branch.secret,
@@ -303,10 +302,31 @@ describe('secrets in the output of a coregate serve process', () => {
       ...tokenParts(right.body.access_token),
       ...tokenParts(basic.body.access_token),
     ]);
+    return { stdout, stderr, jsonLines, bannerLines, secrets };
+  }
+
+  test('sandbox mode: the demo secret appears only in the start-up banner\'s token request, never in a JSON log line; wrong secrets and tokens never', async () => {
+    const { stderr, jsonLines, bannerLines, secrets } = await serveAndAuthenticate(['--sandbox']);
+    // The banner's ready-to-paste request carries the data file's sample secret: intended (CONTRACT §10).
+    const curl = bannerLines.filter((line) => line.includes(treasury.secret));
+    assert.equal(curl.length, 1, bannerLines.join('\n'));
+    assert.match(curl[0] ?? '', /client_secret=/);
+
     assertNoLineContains(jsonLines, secrets);
     for (const secret of secrets) assert.equal(stderr.includes(secret), false, 'stderr holds a secret');
     for (const secret of secrets.filter((s) => s !== treasury.secret)) {
       assert.equal(bannerLines.some((line) => line.includes(secret)), false, 'the banner holds only the demo sample secret');
     }
+  });
+
+  test('outside sandbox mode (production): no client secret in the start-up banner or anywhere in stdout and stderr; the banner still says how to request a token', async () => {
+    const { stdout, stderr, bannerLines, secrets } = await serveAndAuthenticate([]);
+    for (const secret of secrets) {
+      assert.equal(stdout.includes(secret), false, `stdout holds the secret value ${JSON.stringify(secret.slice(0, 12))}...`);
+      assert.equal(stderr.includes(secret), false, `stderr holds the secret value ${JSON.stringify(secret.slice(0, 12))}...`);
+    }
+    const request = bannerLines.filter((line) => line.includes('client_secret='));
+    assert.equal(request.length, 1, bannerLines.join('\n'));
+    assert.match(request[0] ?? '', /client_id=treasury-app .*"client_secret=\$CLIENT_SECRET"/);
   });
 });
