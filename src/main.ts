@@ -222,6 +222,7 @@ async function serveOn(
       metricsServer = await startMetricsServer(metrics, {
         host: config.host,
         port: config.metricsPort,
+        limits: config.connectionLimits,
         onError: (error) => logger.error({ err: error }, 'metrics scrape failed'),
       });
     }

@@ -2,15 +2,15 @@
  * `GET /metrics` on a port of its own (`--metrics-port`), so that the scraper's port can be
  * firewalled apart from the business API's. It serves nothing else: any other path is 404, any
  * other method 405. Plain HTTP even when the main port serves HTTPS: it is meant for an internal
- * network (docs/metrics.md).
+ * network (docs/metrics.md). It holds connections to the main port's limits (connection-limits.ts):
+ * a port of its own is still a port, and silent connections to it exhausted the process's file
+ * descriptors when nothing closed them.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { applyConnectionLimits, type ConnectionLimits } from '../connection-limits.js';
 import { metricsPath } from './metrics-route.js';
 import type { Metrics } from './registry.js';
-
-/** A scrape that has not sent its request within this time is cut. */
-const requestTimeoutMs = 10_000;
 
 export interface MetricsServer {
   /** Where the metrics are served, e.g. http://127.0.0.1:9464/metrics. */
@@ -18,18 +18,23 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Listens on `host`:`port` (0: any free port); `onError` hears of a scrape that failed. */
+/**
+ * Listens on `host`:`port` (0: any free port) under `limits` (the main port's); `onError` hears of
+ * a scrape that failed.
+ */
 export async function startMetricsServer(
   metrics: Metrics,
-  options: { host: string; port: number; onError: (error: unknown) => void },
+  options: { host: string; port: number; limits: ConnectionLimits; onError: (error: unknown) => void },
 ): Promise<MetricsServer> {
-  const server = createServer({ requestTimeout: requestTimeoutMs }, (request, response) => {
+  const { limits } = options;
+  const server = createServer({ requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs }, (request, response) => {
     answer(metrics, request, response).catch((error: unknown) => {
       options.onError(error);
       if (!response.headersSent) response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' });
       response.end('metrics unavailable\n');
     });
   });
+  applyConnectionLimits(server, limits);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host }, () => {

@@ -1,14 +1,58 @@
 /**
  * `--metrics-port` / COREGATE_METRICS_PORT: the metrics move to a port of their own on the same
- * host, and leave the main port; the setting is checked with a message naming it.
+ * host, and leave the main port; the setting is checked with a message naming it; that port holds
+ * connections to the main port's limits (src/connection-limits.ts), with short limits so that no
+ * test waits the 10 s default.
  */
 import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { resolveConfig } from '../../src/config.js';
 import { runCli } from '../helpers/cli.js';
 import { parseSamples, scrape, valueOf } from '../helpers/metrics.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
+
+/** A started server with its metrics on a port of their own, under the given environment. */
+function metricsPortServer(env: Record<string, string> = {}) {
+  let server: TestServer | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  before(async () => {
+    const sqlite = storeTargets.find((target) => target.name === 'sqlite');
+    const created = await sqlite!.create();
+    drop = created.drop;
+    server = await startTestServer({ db: created.url, flags: { metricsPort: '0' }, env });
+  });
+  after(async () => {
+    await server?.close();
+    await drop?.();
+  });
+  return () => {
+    if (!server) throw new Error('server not started');
+    return server;
+  };
+}
+
+function open(url: string): Promise<Socket> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Resolves with how long the socket stayed open, from now, once the server closes it. */
+function closedWithin(socket: Socket, limitMs: number): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`still open after ${limitMs} ms`)), limitMs);
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      clearTimeout(timer);
+      resolve(Date.now() - started);
+    });
+  });
+}
 
 describe('with --metrics-port 0 (any free port)', () => {
   let server: TestServer | undefined;
@@ -60,6 +104,63 @@ describe('with --metrics-port 0 (any free port)', () => {
     await post.text();
     assert.equal(post.status, 405);
     assert.equal(post.headers.get('allow'), 'GET, HEAD');
+  });
+});
+
+describe('the metrics port holds connections to the main port\'s limits', () => {
+  const headersTimeoutMs = 300;
+  // Whole seconds: node announces the time-out in seconds, rounded down (`Keep-Alive: timeout=1`).
+  const keepAliveTimeoutMs = 1_000;
+  /** Below node's own defaults (a silent socket kept 60 s and more, keep-alive 5 s): a port that ignored the limits keeps its socket open past this. */
+  const slackMs = 3_000;
+  const running = metricsPortServer({ COREGATE_HEADERS_TIMEOUT_MS: String(headersTimeoutMs), COREGATE_KEEP_ALIVE_TIMEOUT_MS: String(keepAliveTimeoutMs) });
+
+  test('headers time-out: a connection that never sends a byte is closed by the server; a scrape is served meanwhile', async () => {
+    const { metricsUrl } = running().coregate;
+    const silent = await open(metricsUrl);
+    const closed = closedWithin(silent, headersTimeoutMs + slackMs);
+    const response = await scrape(metricsUrl);
+    assert.equal(response.status, 200);
+    assert.match(response.text, /coregate_http_requests_total/);
+    await closed;
+  });
+
+  test('keep-alive time-out: an idle kept-alive connection is closed once it has been answered', async () => {
+    const socket = await open(running().coregate.metricsUrl);
+    let answer = '';
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (chunk) => {
+        answer += String(chunk);
+        if (answer.includes('\r\n\r\n')) resolve();
+      }),
+    );
+    socket.write('HEAD /metrics HTTP/1.1\r\nHost: metrics\r\n\r\n');
+    await answered;
+    assert.match(answer, /^HTTP\/1\.1 200 /);
+    assert.match(answer, new RegExp(`Keep-Alive: timeout=${keepAliveTimeoutMs / 1000}`, 'i'));
+    await closedWithin(socket, keepAliveTimeoutMs + slackMs);
+  });
+});
+
+describe('the metrics port refuses connections beyond COREGATE_CONNECTIONS_MAX, as the main port does', () => {
+  const running = metricsPortServer({ COREGATE_CONNECTIONS_MAX: '5' });
+
+  test('connection cap: the sixth connection is closed at once; once others close, a scrape is served again', async () => {
+    const { metricsUrl } = running().coregate;
+    const sockets: Socket[] = [];
+    try {
+      for (let i = 0; i < 5; i += 1) sockets.push(await open(metricsUrl));
+      await closedWithin(await open(metricsUrl), 3_000);
+      for (const socket of sockets.splice(0)) socket.destroy();
+      let status = 0;
+      for (let attempt = 0; attempt < 20 && status !== 200; attempt += 1) {
+        status = await scrape(metricsUrl).then((response) => response.status, () => 0);
+        if (status !== 200) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(status, 200);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
   });
 });
 
