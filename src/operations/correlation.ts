@@ -63,10 +63,16 @@ export class Claims {
     return from.kind === 'new' && this.window.applies(record);
   }
 
-  /** A guarded transition of a stored operation; ClaimLost when it was no longer in that state. */
+  /**
+   * A guarded transition of a stored operation; ClaimLost when it was no longer in that state. An
+   * operation that becomes Executed loses any error record: an earlier attempt's 502/504 (the
+   * unknown outcome a repeat or the reconciler settled) is not its outcome, and the operation
+   * resource shows only the final one (CONTRACT §4, §11).
+   */
   async move(db: Queryable, reference: string, guard: OperationGuard, change: OperationChange): Promise<void> {
     assertTransition(guard.status, change.status);
-    if (!(await updateOperation(db, reference, guard, change))) throw new ClaimLost(reference);
+    const settled = change.status === 'Executed' ? { ...change, error: null } : change;
+    if (!(await updateOperation(db, reference, guard, settled))) throw new ClaimLost(reference);
   }
 
   /** Inserts a new operation already in its final or unknown state (after a rolled-back attempt). */

@@ -158,7 +158,16 @@ export class Reconciler {
         await audit.write(unitOfWork.db, context, record.reference, 200, found.outcome);
       } else {
         const error = errorRecord(found.refusal.entry, found.refusal.message, record.path, operation.family);
-        await claims.move(unitOfWork.db, record.reference, guard, { status: 'Rejected', httpStatus: found.refusal.entry.status, error, request: null, atEpochMs: Date.now() });
+        // As execution.ts records a refusal: an operation answered 202 keeps the body its kind gives a rejection (a loan's `Rejected` status, docs/loans.md).
+        const acceptedBody = record.accepted ? operation.rejected(record.reference, new Date(record.createdAt)) : undefined;
+        await claims.move(unitOfWork.db, record.reference, guard, {
+          status: 'Rejected',
+          httpStatus: found.refusal.entry.status,
+          error,
+          request: null,
+          atEpochMs: Date.now(),
+          ...(acceptedBody === undefined ? {} : { result: acceptedBody }),
+        });
         await writeOperationEvent(unitOfWork.db, record, { status: 'Rejected', error });
         await audit.write(unitOfWork.db, context, record.reference, found.refusal.entry.status, 'Rejected', found.refusal.entry);
       }

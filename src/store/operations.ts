@@ -123,7 +123,9 @@ export interface OperationGuard {
 export interface OperationChange {
   status: OperationStatus;
   httpStatus?: number | null;
+  /** The result to store, or null to clear it. */
   result?: unknown;
+  /** The error record to store, or null to clear it (an executed operation keeps no error). */
   error?: unknown;
   /** The request to keep (a retried request's body), or null to drop it once final. */
   request?: unknown;
@@ -140,8 +142,8 @@ type ChangeColumn = 'http_status' | 'result' | 'error' | 'request' | 'attempts' 
 function changedColumns(change: OperationChange): Array<[ChangeColumn, unknown]> {
   const columns: Array<[ChangeColumn, unknown]> = [];
   if (change.httpStatus !== undefined) columns.push(['http_status', change.httpStatus]);
-  if (change.result !== undefined) columns.push(['result', JSON.stringify(change.result)]);
-  if (change.error !== undefined) columns.push(['error', JSON.stringify(change.error)]);
+  if (change.result !== undefined) columns.push(['result', change.result === null ? null : JSON.stringify(change.result)]);
+  if (change.error !== undefined) columns.push(['error', change.error === null ? null : JSON.stringify(change.error)]);
   if (change.request !== undefined) columns.push(['request', change.request === null ? null : JSON.stringify(change.request)]);
   if (change.attempts !== undefined) columns.push(['attempts', change.attempts]);
   if (change.accepted !== undefined) columns.push(['accepted', change.accepted ? 1 : 0]);

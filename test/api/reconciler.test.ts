@@ -32,6 +32,13 @@ async function stored(server: TestServer, correlationId: string) {
   return record;
 }
 
+/** GET /v1/operations/{reference}: what the client is shown of the operation. */
+async function operationView(server: TestServer, token: string, reference: string): Promise<Record<string, unknown>> {
+  const view = await send(`${server.url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(view.status, 200, JSON.stringify(view.body));
+  return view.body as Record<string, unknown>;
+}
+
 const balance = async (server: TestServer) => (await findAccount(server.coregate.store.db, sourceAccount))?.balanceMinor ?? 0n;
 const movementsOf = async (server: TestServer, reference: string) =>
   (await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
@@ -97,6 +104,68 @@ describeEachStore(
       assert.equal(settled.reference, accepted.body.operationReference);
       assert.equal(await movementsOf(server(), unknown.reference), 1);
       assert.equal(await balance(server()), before - 345_600n);
+    });
+
+    test('a settled operation shows only its final outcome: a 202 met a 502, the reconciler executed it; GET /v1/operations/{reference} is Executed with its result and no error, and the stored record holds no error', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      await faulty.withFault({ kind: 'unavailable' }, async () => {
+        assert.equal((await initiate(server(), token, id, 1357, 'respond-async')).status, 202);
+        for (let tries = 0; tries < 100 && (await stored(server(), id)).status !== 'Unknown'; tries += 1) await sleep(50);
+      });
+      const unknown = await stored(server(), id);
+      assert.equal(unknown.status, 'Unknown');
+      assert.ok(unknown.error, 'the unknown outcome holds its 502 error record');
+
+      const settled = await server().coregate.reconciler.reconcile(unknown);
+      assert.equal(settled.status, 'Executed');
+      assert.equal(settled.error, undefined, 'the stored record keeps no error once executed');
+      const view = await operationView(server(), token, unknown.reference);
+      assert.equal(view.status, 'Executed');
+      assert.equal((view.result as { operationReference?: string } | undefined)?.operationReference, unknown.reference);
+      assert.equal('error' in view, false, JSON.stringify(view));
+    });
+
+    test('a settled operation shows only its final outcome: a 502, then a repeat with the same x-correlation-id executed it (200); GET /v1/operations/{reference} is Executed with its result and no error', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 1468))).status, 502);
+      const unknown = await stored(server(), id);
+      assert.equal(unknown.status, 'Unknown');
+
+      const repeat = await initiate(server(), token, id, 1468);
+      assert.equal(repeat.status, 200, JSON.stringify(repeat.body));
+      assert.equal((await stored(server(), id)).error, undefined, 'the stored record keeps no error once executed');
+      const view = await operationView(server(), token, unknown.reference);
+      assert.equal(view.status, 'Executed');
+      assert.deepEqual(view.result, repeat.body);
+      assert.equal('error' in view, false, JSON.stringify(view));
+    });
+
+    test('a settled operation shows only its final outcome: a 502 the reconciler fenced is Rejected with its final error record (TD-502-002, not the 502\'s TD-502-001) and no result', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 1579))).status, 502);
+      const unknown = await stored(server(), id);
+      await server().coregate.reconciler.reconcile(unknown);
+      const view = await operationView(server(), token, unknown.reference);
+      assert.equal(view.status, 'Rejected');
+      assert.equal((view.error as { errordetail?: Array<{ code: string }> } | undefined)?.errordetail?.[0]?.code, 'TD-502-002');
+      assert.equal('result' in view, false, JSON.stringify(view));
+    });
+
+    test('a settled operation shows only its final outcome, also from a record stored before the rule: an Executed row that kept its 502 error shows no error', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 1680))).status, 502);
+      const unknown = await stored(server(), id);
+      assert.equal((await initiate(server(), token, id, 1680)).status, 200);
+      // What a version without the rule left in the store: the executed row with the unknown outcome's error.
+      await server().coregate.store.db.updateTable('operations').set({ error: JSON.stringify(unknown.error) }).where('reference', '=', unknown.reference).execute();
+      const view = await operationView(server(), token, unknown.reference);
+      assert.equal(view.status, 'Executed');
+      assert.ok(view.result, 'the result is shown');
+      assert.equal('error' in view, false, JSON.stringify(view));
     });
 
     test('coregate check reports an operation unknown past the age limit and exits non-zero; after reconciliation it passes', async () => {

@@ -5,7 +5,8 @@
  * the money moves in the core's database, not the API's; a core that is down is 502 at once with
  * nothing posted, and the circuit breaker then spares it the calls; an answer that breaks the
  * protocol is 502; a time-out after the core executed is 504, and the repeat or the reconciler
- * settles it with one movement; readiness is 503 while the core is unreachable.
+ * settles it with one movement, after which the operation resource shows the result and no error;
+ * readiness is 503 while the core is unreachable.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -39,7 +40,7 @@ function initiate(server: TestServer, token: string, correlationId: string, body
   });
 }
 
-function executeLoan(server: TestServer, token: string, correlationId: string, amountValue: number): Promise<HttpResult> {
+function executeLoan(server: TestServer, token: string, correlationId: string, amountValue: number, prefer?: string): Promise<HttpResult> {
   const body = {
     merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
     merchandisingLoanType: 'CRDE',
@@ -51,7 +52,7 @@ function executeLoan(server: TestServer, token: string, correlationId: string, a
   };
   return send(`${server.url}${loanPath}`, {
     method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-correlation-id': correlationId },
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json', 'x-correlation-id': correlationId, ...(prefer ? { prefer } : {}) },
     body: JSON.stringify(body),
   });
 }
@@ -219,6 +220,51 @@ for (const target of storeTargets) {
       assert.equal(view.body.result.merchandisingLoanFacilityStatus, 'PartiallyExecuted');
       assert.equal(await coreServer().movementsOf(reference), 1);
       assert.equal(paymentBefore - (await coreServer().balanceOf(source)), minor(500), 'paid once');
+    });
+
+    test('a settled operation shows only its final outcome: a 504 the reconciler found executed in the core → GET /v1/operations/{reference} is Executed with its result and no error', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      const timedOut = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), () => initiate(server(), token, id, depositBody(2468)));
+      assertErrorCode(timedOut, 504, 'TD-504-001');
+      const reference = (await apiOperation(server(), id))?.reference ?? '';
+      await waitFor('the core to execute the timed-out command', async () => ((await coreServer().movementsOf(reference)) === 1 ? true : undefined));
+
+      await waitFor('the reconciler to settle the operation', async () => {
+        await server().coregate.reconciler.kick();
+        return (await apiOperation(server(), id))?.status === 'Executed' ? true : undefined;
+      });
+      const stored = await server().coregate.store.db.selectFrom('operations').select('error').where('reference', '=', reference).executeTakeFirst();
+      assert.equal(stored?.error, null, 'the stored record keeps no error once executed');
+      const view = await send(`${server().url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(view.status, 200, JSON.stringify(view.body));
+      assert.equal(view.body.status, 'Executed');
+      assert.equal(view.body.result.operationReference, reference);
+      assert.deepEqual(view.body.result.principalAmount, { amountValue: 2468, amountCurrency: { currencycode: 'USD' } });
+      assert.equal('error' in view.body, false, JSON.stringify(view.body));
+    });
+
+    test('a settled operation shows only its final outcome: a loan answered 202 that the core refused, its answer late (504), is settled by the reconciler as Rejected with its final error record (ML-422-005) and the loan\'s Rejected result', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      // Above the installment's outstanding amount: the core refuses it.
+      const accepted = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), async () => {
+        const response = await executeLoan(server(), token, id, 9_000_000, 'respond-async');
+        assert.equal(response.status, 202, JSON.stringify(response.body));
+        await waitFor('the worker to meet the late answer', async () => ((await apiOperation(server(), id))?.status === 'Unknown' ? true : undefined));
+        return response;
+      });
+      const reference = accepted.body.executionReference as string;
+
+      await waitFor('the reconciler to settle the operation', async () => {
+        await server().coregate.reconciler.kick();
+        return (await apiOperation(server(), id))?.status === 'Rejected' ? true : undefined;
+      });
+      const view = await send(`${server().url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(view.status, 200, JSON.stringify(view.body));
+      assert.equal(view.body.status, 'Rejected');
+      assert.equal(view.body.error.errordetail?.[0]?.code, 'ML-422-005', JSON.stringify(view.body));
+      assert.deepEqual(view.body.result, { executionReference: reference, executionDateTime: accepted.body.executionDateTime, merchandisingLoanFacilityStatus: 'Rejected' });
     });
 
     // Last: it leaves the circuit breaker open for its cool-down.

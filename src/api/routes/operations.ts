@@ -52,7 +52,9 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
         status: visibleStatus(record.status),
       };
       if (record.result !== undefined) view.result = record.result;
-      if (record.error !== undefined) view.error = record.error as OperationView['error'];
+      // Executed shows its result alone: a record stored before settling cleared the error may
+      // still hold the 502/504 of the unknown outcome it once was.
+      if (record.error !== undefined && record.status !== 'Executed') view.error = record.error as OperationView['error'];
       return view;
     },
   );
