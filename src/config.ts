@@ -70,6 +70,12 @@ export interface Config {
   webhookRetrySeconds: number;
   /** Signed events: the first retry of a failed delivery comes between half of this and this later; each next one twice as late. */
   webhookFirstRetryMs: number;
+  /**
+   * Signed events may go to loopback and private addresses (docs/webhooks.md, docs/security.md):
+   * for a sandbox whose receivers run on the same machine or network. Off by default, sandbox mode
+   * included: a sandbox served to integration teams is as exposed as a production instance.
+   */
+  webhookAllowPrivate: boolean;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
@@ -103,6 +109,7 @@ export interface ConfigFlags {
   workers?: string;
   sandbox?: boolean;
   operatorApi?: boolean;
+  webhookAllowPrivate?: boolean;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -166,6 +173,7 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     ),
     webhookRetrySeconds: integerSetting('COREGATE_WEBHOOK_RETRY_SECONDS', env.COREGATE_WEBHOOK_RETRY_SECONDS ?? '86400', 1, 604_800),
     webhookFirstRetryMs: integerSetting('COREGATE_WEBHOOK_FIRST_RETRY_MS', env.COREGATE_WEBHOOK_FIRST_RETRY_MS ?? '5000', 10, 3_600_000),
+    webhookAllowPrivate: webhookAllowPrivateSetting(flags.webhookAllowPrivate, env),
     reconcileBackoffMaxMs: integerSetting(
       'COREGATE_RECONCILE_BACKOFF_MAX_MS',
       env.COREGATE_RECONCILE_BACKOFF_MAX_MS ?? '60000',
@@ -202,6 +210,11 @@ function connectionLimitsSetting(env: NodeJS.ProcessEnv): ConnectionLimits {
     throw new Error(`COREGATE_HEADERS_TIMEOUT_MS (${limits.headersTimeoutMs}) must not exceed COREGATE_REQUEST_TIMEOUT_MS (${limits.requestTimeoutMs})`);
   }
   return limits;
+}
+
+/** --webhook-allow-private, else COREGATE_WEBHOOK_ALLOW_PRIVATE; the same for serve and the operator commands that register endpoints. */
+export function webhookAllowPrivateSetting(flag: boolean | undefined, env: NodeJS.ProcessEnv): boolean {
+  return flag ?? booleanSetting('--webhook-allow-private / COREGATE_WEBHOOK_ALLOW_PRIVATE', env.COREGATE_WEBHOOK_ALLOW_PRIVATE);
 }
 
 /** true/false (also 1/0, yes/no); unset is false. */

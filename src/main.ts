@@ -110,7 +110,7 @@ export async function prepareStore(
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
     const secretHashKey = await loadSecretHashKey(store.db, vault);
     if (data) {
-      const summary = await loadSandboxData(store, vault, data);
+      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate });
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
       // Records are never overwritten: say what the file changes that was not applied, one line per kind.
       for (const drift of await findDrift(store.db, data, secretHashKey)) {
@@ -179,6 +179,7 @@ async function serveOn(
     schedule: { firstRetryMs: config.webhookFirstRetryMs, retryPeriodMs: config.webhookRetrySeconds * 1000 },
     requestTimeoutMs: webhookRequestTimeoutMs,
     intervalMs: webhookIntervalMs,
+    targets: { allowPrivate: config.webhookAllowPrivate },
   });
   const verifier = new TokenVerifier({
     keyring: auth.keyring,
@@ -199,8 +200,8 @@ async function serveOn(
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
       ? operatorParts(config, store, core, verifier, () => publicUrl, [
-          webhookRoutes({ store, vault, kick: () => void webhooks.kick() }),
-          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile }),
+          webhookRoutes({ store, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
+          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate } }),
         ])
       : undefined,
     docsRealm: data?.realms?.[0]?.name,
@@ -240,6 +241,7 @@ async function serveOn(
     worker.start();
     reconciler.start();
     webhooks.start();
+    if (config.webhookAllowPrivate) logger.warn('webhooks may be sent to loopback and private addresses (--webhook-allow-private): for a sandbox whose receivers run on this machine or network only');
   }
   chainer.schedule();
   logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');

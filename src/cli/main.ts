@@ -59,6 +59,7 @@ program
   .option('--workers <n>', 'processes serving the port, or auto for one per core (env COREGATE_WORKERS, default 1)')
   .option('--sandbox', 'sandbox mode: operator API and console on, one-time console login URL in the banner, sandbox reset allowed (env COREGATE_SANDBOX)')
   .option('--operator-api', 'serve the operator API and the console (/operator/v1, /console) outside sandbox mode (env COREGATE_OPERATOR_API)')
+  .option('--webhook-allow-private', 'webhooks may go to loopback and private addresses, for receivers on this machine or network; off by default, sandbox mode included (env COREGATE_WEBHOOK_ALLOW_PRIVATE)')
   .action(async (flags) => (await import('./serve.js')).serve(flags));
 
 const core = program.command('core').description('the reference core banking system: its own service, its business date');
@@ -468,6 +469,7 @@ sandbox
   .description('empty the store and load the data file again, as a new sandbox (asks first; --yes without a terminal)')
   .addOption(new Option('--data <file>', 'the sandbox data file to load').makeOptionMandatory())
   .option('--yes', 'do not ask for confirmation')
+  .option('--webhook-allow-private', 'the file\'s webhook endpoints may name loopback and private addresses, as serve\'s flag (env COREGATE_WEBHOOK_ALLOW_PRIVATE)')
   .addOption(dbOption())
   .addOption(jsonOption())
   .action(async (flags) => {

@@ -5,7 +5,7 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { Vault } from '../auth/vault.js';
-import { defaultDbUrl } from '../config.js';
+import { defaultDbUrl, webhookAllowPrivateSetting } from '../config.js';
 import { readSandboxFile } from '../sandbox/data-file.js';
 import { resetSandbox, type ResetSummary } from '../sandbox/reset.js';
 import { openStore, redactUrl } from '../store/connect.js';
@@ -17,6 +17,8 @@ export interface SandboxResetFlags {
   db?: string;
   data: string;
   yes?: boolean;
+  /** The file's webhook endpoints may name loopback and private addresses (as `coregate serve --webhook-allow-private`). */
+  webhookAllowPrivate?: boolean;
 }
 
 /** Answers the summary, or undefined when the operator declined. */
@@ -24,6 +26,7 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
   const dbUrl = flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl;
   // The file is checked before anything is asked or deleted: a typo must not empty the store.
   const data = readSandboxFile(flags.data);
+  const webhookTargets = { allowPrivate: webhookAllowPrivateSetting(flags.webhookAllowPrivate, process.env) };
   if (!flags.yes && !(await confirmed(redactUrl(dbUrl), flags.data))) return undefined;
   const vault = new Vault(process.env.COREGATE_MASTER_KEY);
   const store = openStore(dbUrl);
@@ -31,7 +34,7 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
     await migrateToLatest(store);
     // Refuses a missing or wrong master key before anything is deleted.
     await loadSecretHashKey(store.db, vault);
-    return await resetSandbox(store, vault, data);
+    return await resetSandbox(store, vault, data, webhookTargets);
   } finally {
     await store.close();
   }

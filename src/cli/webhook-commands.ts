@@ -8,9 +8,11 @@ import { Option, type Command } from 'commander';
 import { CommandError } from './command-error.js';
 
 const actions = async () => {
-  const [{ withSealingStore }, admin] = await Promise.all([import('./store-session.js'), import('../webhooks/webhook-admin.js')]);
+  const [{ withSealingStore }, admin, { webhookAllowPrivateSetting }] = await Promise.all([import('./store-session.js'), import('../webhooks/webhook-admin.js'), import('../config.js')]);
   return {
     admin,
+    /** The target policy of a registration: the same flag and variable as `coregate serve`'s. */
+    targets: (flag: boolean | undefined) => ({ allowPrivate: webhookAllowPrivateSetting(flag, process.env) }),
     /** The store with the vault (endpoint secrets are sealed); a refusal of the admin layer is a usage error. */
     async withStore<T>(db: string | undefined, work: (store: import('../store/connect.js').Store, vault: import('../auth/vault.js').Vault) => Promise<T>): Promise<T> {
       try {
@@ -48,13 +50,15 @@ export function addWebhookCommands(program: Command): void {
     .requiredOption('--client-id <id>', 'the client the events are about')
     .requiredOption('--url <url>', 'where events are POSTed (https, or http for a local receiver)')
     .option('--event-types <types>', 'comma-separated event types (default: every type)')
+    .option('--webhook-allow-private', 'accept a loopback or private address, for a server started with the same flag (env COREGATE_WEBHOOK_ALLOW_PRIVATE)')
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (flags: { realm: string; clientId: string; url: string; eventTypes?: string; db?: string; json?: boolean }) => {
-      const { admin, withStore } = await actions();
+    .action(async (flags: { realm: string; clientId: string; url: string; eventTypes?: string; webhookAllowPrivate?: boolean; db?: string; json?: boolean }) => {
+      const { admin, withStore, targets } = await actions();
       const given = process.env.COREGATE_WEBHOOK_SECRET;
+      const policy = targets(flags.webhookAllowPrivate);
       const endpoint = await withStore(flags.db, (store, vault) =>
-        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }),
+        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }, policy),
       );
       if (flags.json) return print(endpoint);
       print(`Endpoint ${endpoint.id} of ${endpoint.clientId} (${endpoint.realm}): ${endpoint.url}`);

@@ -18,6 +18,7 @@ import type { SandboxData } from './data-file.js';
 import { loadCoreData } from './load-core.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
+import type { TargetPolicy } from '../webhooks/target-address.js';
 
 export const realmDefaults = {
   lifespanSeconds: 300,
@@ -32,15 +33,16 @@ export interface LoadSummary {
   webhooksAdded: number;
 }
 
-export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData): Promise<LoadSummary> {
+/** `webhookTargets`: the URLs the file's webhook endpoints may have (the server's --webhook-allow-private). */
+export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<LoadSummary> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
-    return loadSandboxDataWithin(trx, vault, data);
+    return loadSandboxDataWithin(trx, vault, data, webhookTargets);
   });
 }
 
 /** The same load inside a transaction the caller holds, under the administration lock (a sandbox reset). */
-export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData): Promise<LoadSummary> {
+export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<LoadSummary> {
   const hashKey = await loadSecretHashKey(trx, vault);
   const now = new Date().toISOString();
   const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
@@ -77,7 +79,7 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
   }
   await loadDirectory(trx, data);
   summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
-  summary.webhooksAdded = await loadWebhooks(trx, vault, data);
+  summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets);
   return summary;
 }
 
@@ -104,12 +106,12 @@ async function loadDirectory(db: Queryable, data: SandboxData): Promise<void> {
  * overwritten. Without a `secret` in the file one is generated and sealed, and nobody can read
  * it: give one in the file to verify the events (docs/webhooks.md).
  */
-async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData): Promise<number> {
+async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targets: TargetPolicy): Promise<number> {
   let added = 0;
   for (const [index, webhook] of (data.webhooks ?? []).entries()) {
     if (await findEndpointByUrl(db, webhook.realm, webhook.clientId, webhook.url)) continue;
     try {
-      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] });
+      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets);
     } catch (error) {
       if (error instanceof EndpointRefused) throw new Error(`data file: webhooks[${index}]: ${error.message}`);
       throw error;

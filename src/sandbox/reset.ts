@@ -23,6 +23,7 @@ import { lockForAdministration } from '../store/admin-lock.js';
 import type { Store } from '../store/connect.js';
 import type { Database } from '../store/schema.js';
 import type { SandboxData } from './data-file.js';
+import type { TargetPolicy } from '../webhooks/target-address.js';
 import { loadSandboxDataWithin, realmDefaults, type LoadSummary } from './load.js';
 
 /** Tables a reset leaves alone entirely: the migrator's bookkeeping and the console's sessions. */
@@ -53,10 +54,11 @@ const lockAttemptsMax = 50;
 const lockRetryPauseMsMax = 250;
 const postgresLockNotAvailable = '55P03';
 
-export async function resetSandbox(store: Store, vault: Vault, data: SandboxData): Promise<ResetSummary> {
+/** `webhookTargets`: the URLs the file's webhook endpoints may have (--webhook-allow-private). */
+export async function resetSandbox(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<ResetSummary> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await resetOnce(store, vault, data);
+      return await resetOnce(store, vault, data, webhookTargets);
     } catch (error) {
       const busy = store.dialect === 'postgres' && (error as { code?: unknown })?.code === postgresLockNotAvailable;
       if (!busy || attempt >= lockAttemptsMax) throw error;
@@ -65,7 +67,7 @@ export async function resetSandbox(store: Store, vault: Vault, data: SandboxData
   }
 }
 
-async function resetOnce(store: Store, vault: Vault, data: SandboxData): Promise<ResetSummary> {
+async function resetOnce(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<ResetSummary> {
   return store.db.transaction().execute(async (trx) => {
     // The same lock as data loading and key rotation: two resets, or a reset and an instance
     // starting on the same store, run one after the other. Then every table's exclusive lock on
@@ -97,7 +99,7 @@ async function resetOnce(store: Store, vault: Vault, data: SandboxData): Promise
         .execute();
     }
 
-    const loaded = await loadSandboxDataWithin(trx, vault, data);
+    const loaded = await loadSandboxDataWithin(trx, vault, data, webhookTargets);
     return { ...loaded, tablesEmptied: tables, rowsDeleted, realmsKept, realmsDeleted };
   });
 }

@@ -13,6 +13,14 @@ import type { WebhookEndpointTable, WebhookEventTable } from './schema.js';
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
 
+/**
+ * How a failed attempt ended, as the client and the operator views show it (`lastError`). A class,
+ * never a socket's error text: "connection refused" against "reset" against "timed out" told an
+ * open port from a closed one. The detail goes to the log.
+ */
+export type DeliveryFailure = 'http_error' | 'timeout' | 'connection_failed' | 'forbidden_target' | 'signing_failed';
+export const deliveryFailures: readonly DeliveryFailure[] = ['http_error', 'timeout', 'connection_failed', 'forbidden_target', 'signing_failed'];
+
 export interface WebhookEndpoint {
   id: string;
   realm: string;
@@ -48,7 +56,7 @@ export interface WebhookDelivery {
   status: DeliveryStatus;
   attempts: number;
   lastStatusCode: number | null;
-  lastError: string | null;
+  lastError: DeliveryFailure | null;
   nextAttemptAt: string | null;
   deliveredAt: string | null;
   createdAt: string;
@@ -58,6 +66,7 @@ export interface WebhookDelivery {
 export interface LeasedDelivery {
   id: string;
   eventId: string;
+  endpointId: string;
   eventCreatedAtMs: number;
   payload: string;
   url: string;
@@ -211,18 +220,20 @@ export async function insertDelivery(db: Queryable, delivery: { id: string; even
     .execute();
 }
 
-/** Pending deliveries due now and not leased (or whose lease ran out), oldest due first. */
-export async function listDueDeliveryIds(db: Queryable, nowMs: number, limit: number): Promise<string[]> {
-  const rows = await db
+/**
+ * Pending deliveries due now and not leased (or whose lease ran out), oldest due first, leaving
+ * out the endpoints in `skipEndpointIds` (those whose lane is full in the asking instance).
+ */
+export async function listDueDeliveries(db: Queryable, nowMs: number, limit: number, skipEndpointIds: readonly string[]): Promise<Array<{ id: string; endpointId: string }>> {
+  let query = db
     .selectFrom('webhook_deliveries')
-    .select('id')
+    .select(['id', 'endpoint_id'])
     .where('status', '=', 'pending')
     .where('next_attempt_epoch_ms', '<=', BigInt(nowMs))
-    .where('lease_until_epoch_ms', '<=', BigInt(nowMs))
-    .orderBy('next_attempt_epoch_ms')
-    .limit(limit)
-    .execute();
-  return rows.map((row) => row.id);
+    .where('lease_until_epoch_ms', '<=', BigInt(nowMs));
+  if (skipEndpointIds.length > 0) query = query.where('endpoint_id', 'not in', [...skipEndpointIds]);
+  const rows = await query.orderBy('next_attempt_epoch_ms').orderBy('id').limit(limit).execute();
+  return rows.map((row) => ({ id: row.id, endpointId: row.endpoint_id }));
 }
 
 /**
@@ -243,13 +254,14 @@ export async function leaseDelivery(db: Queryable, id: string, owner: string, no
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
     .innerJoin('webhook_endpoints as p', 'p.id', 'd.endpoint_id')
-    .select(['d.id', 'd.event_id', 'd.attempts', 'd.created_epoch_ms', 'e.payload', 'e.created_epoch_ms as event_created_epoch_ms', 'p.url', 'p.secret'])
+    .select(['d.id', 'd.event_id', 'd.endpoint_id', 'd.attempts', 'd.created_epoch_ms', 'e.payload', 'e.created_epoch_ms as event_created_epoch_ms', 'p.url', 'p.secret'])
     .where('d.id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
   return {
     id: row.id,
     eventId: row.event_id,
+    endpointId: row.endpoint_id,
     eventCreatedAtMs: Number(toBigInt(row.event_created_epoch_ms)),
     payload: row.payload,
     url: row.url,
@@ -264,7 +276,7 @@ export interface AttemptOutcome {
   status: DeliveryStatus;
   attempts: number;
   statusCode: number | null;
-  error: string | null;
+  error: DeliveryFailure | null;
   nextAttemptMs: number;
   nowMs: number;
 }
@@ -285,6 +297,22 @@ export async function recordAttempt(db: Queryable, id: string, owner: string, le
       updated_at: now,
       ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
     })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('lease_owner', '=', owner)
+    .where('lease_until_epoch_ms', '=', BigInt(leaseUntilMs))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/**
+ * Gives a lease back without an attempt (the instance stopped mid-request): the delivery is due
+ * again at once for any instance, instead of after its lease runs out. Only while `owner` holds it.
+ */
+export async function releaseLease(db: Queryable, id: string, owner: string, leaseUntilMs: number): Promise<boolean> {
+  const result = await db
+    .updateTable('webhook_deliveries')
+    .set({ lease_owner: null, lease_until_epoch_ms: 0n })
     .where('id', '=', id)
     .where('status', '=', 'pending')
     .where('lease_owner', '=', owner)
@@ -348,10 +376,21 @@ export async function listDeliveries(db: Queryable, filter: DeliveryFilter): Pro
     status: row.status as DeliveryStatus,
     attempts: Number(row.attempts),
     lastStatusCode: row.last_status_code === null ? null : Number(row.last_status_code),
-    lastError: row.last_error,
+    lastError: failureOf(row.last_error),
     nextAttemptAt: row.status === 'pending' ? new Date(Number(toBigInt(row.next_attempt_epoch_ms))).toISOString() : null,
     deliveredAt: row.delivered_at,
     createdAt: row.created_at,
   }));
 }
 
+/**
+ * A stored last error as its class. Rows written before the classes hold words, some with a
+ * socket's error code ("the request failed: ECONNREFUSED"): they are shown as their class too.
+ */
+function failureOf(stored: string | null): DeliveryFailure | null {
+  if (stored === null) return null;
+  if ((deliveryFailures as readonly string[]).includes(stored)) return stored as DeliveryFailure;
+  if (stored.startsWith('the endpoint answered HTTP')) return 'http_error';
+  if (stored.startsWith('no answer within')) return 'timeout';
+  return 'connection_failed';
+}

@@ -2,8 +2,12 @@
  * The dispatcher: fans each new event of the outbox out to its client's enabled endpoints whose
  * filter takes its type, as pending deliveries. Each event is fanned out in one transaction that
  * first marks it dispatched with a guarded update, so of several instances one does it; the
- * unique (event, endpoint) index makes a repeat harmless anyway. An endpoint registered after an
- * event was dispatched does not receive it.
+ * unique (event, endpoint) index makes a repeat harmless anyway.
+ *
+ * An endpoint receives the events written at or after its registration, and no older one
+ * (docs/webhooks.md). The two stored instants decide, compared here: whether the dispatcher had
+ * fanned an older event out before the endpoint appeared was timing luck, and an endpoint
+ * registered 10 ms after an event was written received it when the next pass came after both.
  */
 import type { Store } from '../store/connect.js';
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
@@ -61,7 +65,8 @@ function takes(endpoint: WebhookEndpoint, event: StoredWebhookEvent): boolean {
     endpoint.enabled &&
     endpoint.realm === event.realm &&
     endpoint.clientId === event.clientId &&
-    (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.type))
+    (endpoint.eventTypes.length === 0 || endpoint.eventTypes.includes(event.type)) &&
+    event.createdAtMs >= Date.parse(endpoint.createdAt)
   );
 }
 

@@ -3,6 +3,11 @@
  * the URL and the event types are checked, the client must exist, and the secret (given or
  * generated) is sealed by the vault before it is stored. The secret is answered once, to the
  * caller that registered the endpoint; nothing reads it back out.
+ *
+ * A URL whose host is a forbidden address (target-address.ts: loopback, private, link-local, ...,
+ * in any of the forms the URL parser reads as one, such as `2130706433` or `0x7f.1`) is refused
+ * here with a message naming the rule. A host name is checked again at every delivery, against
+ * every address it resolves to then: a name's addresses can change after it is registered.
  */
 import { randomUUID } from 'node:crypto';
 import type { Vault } from '../auth/vault.js';
@@ -11,6 +16,7 @@ import type { Queryable } from '../store/realms.js';
 import { insertEndpoint, type WebhookEndpoint } from '../store/webhooks.js';
 import { isWebhookEventType, webhookEventTypes } from './events.js';
 import { newEndpointSecret, secretProblem } from './secret.js';
+import { forbiddenHostRange, isPrivateNetworkRange, type TargetPolicy } from './target-address.js';
 
 /** The longest endpoint URL accepted. */
 export const endpointUrlCharsMax = 2_048;
@@ -30,8 +36,8 @@ export interface EndpointRequest {
   eventTypes?: readonly string[];
 }
 
-/** Answers why the URL cannot receive events, or undefined. */
-export function endpointUrlProblem(url: string): string | undefined {
+/** Answers why the URL cannot receive events under the target policy, or undefined. */
+export function endpointUrlProblem(url: string, targets: TargetPolicy): string | undefined {
   if (url.length > endpointUrlCharsMax) return `the URL must have at most ${endpointUrlCharsMax} characters`;
   let parsed: URL;
   try {
@@ -42,7 +48,14 @@ export function endpointUrlProblem(url: string): string | undefined {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'the URL must use https (or http for a local receiver)';
   // Credentials in the URL would be stored and shown in clear: the signature authenticates instead.
   if (parsed.username !== '' || parsed.password !== '') return 'the URL must not carry a user name or password: the signature authenticates the events';
-  return undefined;
+  const range = forbiddenHostRange(parsed.hostname, targets);
+  if (range === undefined) return undefined;
+  const target = `the URL's host ${parsed.hostname} is a ${range} address`;
+  // The words name the setting only where it would help: a link-local or reserved address is never a target.
+  if (isPrivateNetworkRange(range)) {
+    return `${target}: webhooks go to public addresses only, unless coregate runs with --webhook-allow-private (COREGATE_WEBHOOK_ALLOW_PRIVATE=true) for receivers on this machine or a private network`;
+  }
+  return `${target}, never a webhook target (docs/webhooks.md)`;
 }
 
 export function eventTypesProblem(eventTypes: readonly string[]): string | undefined {
@@ -51,10 +64,13 @@ export function eventTypesProblem(eventTypes: readonly string[]): string | undef
   return undefined;
 }
 
-/** Registers the endpoint; answers it with its secret (to show once). */
-export async function registerEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, nowMs: number = Date.now()): Promise<WebhookEndpoint & { secret: string }> {
+/**
+ * Registers the endpoint; answers it with its secret (to show once). `nowMs` is its registration
+ * instant: it receives the events written from then on (dispatcher.ts).
+ */
+export async function registerEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, targets: TargetPolicy, nowMs: number = Date.now()): Promise<WebhookEndpoint & { secret: string }> {
   const problem =
-    endpointUrlProblem(request.url) ?? eventTypesProblem(request.eventTypes ?? []) ?? (request.secret === undefined ? undefined : secretProblem(request.secret));
+    endpointUrlProblem(request.url, targets) ?? eventTypesProblem(request.eventTypes ?? []) ?? (request.secret === undefined ? undefined : secretProblem(request.secret));
   if (problem) throw new EndpointRefused(problem);
   if (!(await findClient(db, request.realm, request.clientId))) {
     throw new EndpointRefused(`client "${request.clientId}" of realm "${request.realm}" does not exist: endpoints belong to a client of the auth service`);

@@ -7,6 +7,7 @@ import type { Vault } from '../auth/vault.js';
 import { deleteEndpoint, deliveryStatuses, listDeliveries, listEndpoints, retryDelivery, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../store/webhooks.js';
 import type { Queryable } from '../store/realms.js';
 import { EndpointRefused, registerEndpoint, type EndpointRequest } from './endpoints.js';
+import type { TargetPolicy } from './target-address.js';
 
 /** Deliveries listed at most at once. */
 export const deliveriesListedMax = 500;
@@ -14,8 +15,8 @@ export const deliveriesListedDefault = 50;
 
 export { EndpointRefused };
 
-export function addEndpoint(db: Queryable, vault: Vault, request: EndpointRequest): Promise<WebhookEndpoint & { secret: string }> {
-  return registerEndpoint(db, vault, request);
+export function addEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, targets: TargetPolicy): Promise<WebhookEndpoint & { secret: string }> {
+  return registerEndpoint(db, vault, request, targets);
 }
 
 export function endpointsOf(db: Queryable, client?: { realm: string; clientId: string }): Promise<WebhookEndpoint[]> {

@@ -1,7 +1,8 @@
 /**
  * Signed events in the background of every instance (CONTRACT §12): each pass relays the core's
- * new events, fans new events out to endpoints and sends the deliveries that are due. Every step
- * claims its work with a guarded update, so instances share the work and never repeat it.
+ * new events, fans new events out to endpoints and starts the deliveries that are due, each
+ * endpoint in its own lane; a pass never waits for an attempt, so a hung endpoint delays no pass.
+ * Every step claims its work with a guarded update, so instances share the work and never repeat it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Vault } from '../auth/vault.js';
@@ -9,10 +10,12 @@ import type { CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import { Periodic } from '../operations/periodic.js';
 import type { Store } from '../store/connect.js';
+import { systemResolveHost, type ResolveHost } from './checked-lookup.js';
 import { Deliverer } from './deliverer.js';
 import type { DeliverySchedule } from './delivery-schedule.js';
 import { dispatchEvents } from './dispatcher.js';
 import { relayCoreEvents } from './maturity-relay.js';
+import type { TargetPolicy } from './target-address.js';
 
 /**
  * The core's event log is read at most this often: maturities come from end of day, and a remote
@@ -30,6 +33,10 @@ export interface WebhookServiceOptions {
   requestTimeoutMs: number;
   /** How often a pass runs. */
   intervalMs: number;
+  /** Which addresses deliveries may go to (--webhook-allow-private). */
+  targets: TargetPolicy;
+  /** Resolves endpoints' host names; the system's resolver unless a test gives a stub. */
+  resolveHost?: ResolveHost;
   onAttempt?: (outcome: 'delivered' | 'retry' | 'failed') => void;
 }
 
@@ -50,6 +57,8 @@ export class WebhookService {
       instanceId: randomUUID(),
       requestTimeoutMs: options.requestTimeoutMs,
       schedule: options.schedule,
+      targets: options.targets,
+      resolveHost: options.resolveHost ?? systemResolveHost,
       ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
     });
     this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'webhook pass failed'));
@@ -60,8 +69,15 @@ export class WebhookService {
     void this.kick();
   }
 
-  stop(): Promise<void> {
-    return this.#periodic.stop();
+  /** Stops the passes, then abandons the attempts under way (their leases are given back). */
+  async stop(): Promise<void> {
+    await this.#periodic.stop();
+    await this.#deliverer.stop();
+  }
+
+  /** Resolves when the attempts under way have ended (a pass does not wait for them). */
+  idle(): Promise<void> {
+    return this.#deliverer.idle();
   }
 
   /** Runs a pass now unless one is under way; resolves when it ends. */

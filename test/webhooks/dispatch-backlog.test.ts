@@ -46,9 +46,10 @@ for (const target of storeTargets) {
       const store = openStore(url);
       try {
         await migrateToLatest(store);
-        await loadSandboxData(store, new Vault(undefined), readSandboxFile('demo/sandbox.json'));
-        await registerEndpoint(store.db, new Vault(undefined), { realm: 'sandbox', clientId: 'treasury-app', url: 'http://127.0.0.1:9/hook' });
+        await loadSandboxData(store, new Vault(undefined), readSandboxFile('demo/sandbox.json'), { allowPrivate: false });
         const now = Date.now();
+        // Registered before the events were written: an endpoint receives no older event.
+        await registerEndpoint(store.db, new Vault(undefined), { realm: 'sandbox', clientId: 'treasury-app', url: 'https://example.com/hook' }, { allowPrivate: false }, now - 60_000);
         await insertEvents(store.db, 150, 'treasury-app', now - 2_000);
         await insertEvents(store.db, 120, 'reporting-app', now - 1_000);
         assert.equal(await dispatchEvents(store, now), 270);

@@ -18,11 +18,11 @@ import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { waitFor } from '../helpers/wait.js';
-import { Receiver } from './receiver.js';
+import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 /** Short schedule for the tests: first retry after 100-200 ms, failed after 3 s. */
 const masterKey = 'webhooks-test-master-key-0123456789abcdef';
-const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', COREGATE_WEBHOOK_RETRY_SECONDS: '3', COREGATE_MASTER_KEY: masterKey };
+const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', COREGATE_WEBHOOK_RETRY_SECONDS: '3', COREGATE_MASTER_KEY: masterKey, ...loopbackEnv };
 
 async function initiate(server: TestServer, body: unknown, correlationId: string): Promise<HttpResult> {
   const token = await demoToken(server);
@@ -46,7 +46,7 @@ describeEachStore(
     const vault = new Vault(masterKey);
     before(async () => {
       receiver = await Receiver.start();
-      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url });
+      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets);
       secret = endpoint.secret;
       const stored = await server().coregate.store.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
       assert.match(stored.secret, /^enc:v1:/, 'the secret is sealed with the master key');
@@ -159,14 +159,14 @@ describeEachStore(
         );
         assert.ok(delivery.attempts >= 2, `retried before failing (${delivery.attempts} attempts)`);
         assert.equal(delivery.lastStatusCode, 500);
-        assert.equal(delivery.lastError, 'the endpoint answered HTTP 500');
+        assert.equal(delivery.lastError, 'http_error', 'the failure class; the status is lastStatusCode');
         assert.equal(delivery.nextAttemptAt, null);
         assert.equal(receiver.about(correlationId).length, delivery.attempts, 'every attempt reached the receiver');
 
         // The operator retries it (POST /operator/v1/webhooks/deliveries/{id}/retry) once the receiver is fixed.
         receiver.respond = () => 200;
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: server().coregate.store, vault, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ store: server().coregate.store, vault, targets: loopbackTargets, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
         try {
           const retried = await operator.inject({ method: 'POST', url: `/operator/v1/webhooks/deliveries/${delivery.id}/retry`, payload: {} });
           assert.equal(retried.statusCode, 202, retried.body);
@@ -188,8 +188,8 @@ describeEachStore(
       const reporting = await Receiver.start();
       const rejectedOnly = await Receiver.start();
       try {
-        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url });
-        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] });
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url }, loopbackTargets);
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] }, loopbackTargets);
         const executedId = randomUUID();
         const rejectedId = randomUUID();
         assert.equal((await initiate(server(), depositBody(), executedId)).status, 200);

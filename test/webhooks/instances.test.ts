@@ -14,7 +14,7 @@ import { initiatePath, send } from '../helpers/http.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';
-import { Receiver } from './receiver.js';
+import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres');
 
@@ -29,8 +29,8 @@ describe('two instances on one PostgreSQL database', { skip: postgres?.skip }, (
     receiver = await Receiver.start();
     // 24 deposits at once debit one account on two instances: on a loaded machine the last waits
     // for the others' row lock longer than the default 5 s core time-out. Delivery is the subject here.
-    server = await startTestServer({ db: created.url, deployment: 'two-instances', env: { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200' }, flags: { coreTimeoutMs: '60000' } });
-    await registerEndpoint(server.coregate.store.db, new Vault(process.env.COREGATE_MASTER_KEY), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url });
+    server = await startTestServer({ db: created.url, deployment: 'two-instances', env: { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', ...loopbackEnv }, flags: { coreTimeoutMs: '60000' } });
+    await registerEndpoint(server.coregate.store.db, new Vault(process.env.COREGATE_MASTER_KEY), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets);
   });
   after(async () => {
     await server?.close();

@@ -16,7 +16,7 @@ import { initiatePath, send } from '../helpers/http.js';
 import { demo, demoToken } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { waitFor } from '../helpers/wait.js';
-import { Receiver } from './receiver.js';
+import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 const masterKey = 'webhooks-maturity-master-key-0123456789abcdef';
 
@@ -27,7 +27,7 @@ describeEachStore(
     let secret: string;
     before(async () => {
       receiver = await Receiver.start();
-      secret = (await registerEndpoint(server().coregate.store.db, new Vault(masterKey), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url })).secret;
+      secret = (await registerEndpoint(server().coregate.store.db, new Vault(masterKey), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets)).secret;
     });
     after(() => receiver.close());
 
@@ -65,5 +65,5 @@ describeEachStore(
       assert.equal(retrieved.body.termDepositStatus, 'Matured');
     });
   },
-  { env: { COREGATE_MASTER_KEY: masterKey } },
+  { env: { COREGATE_MASTER_KEY: masterKey, ...loopbackEnv } },
 );

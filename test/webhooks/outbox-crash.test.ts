@@ -17,7 +17,7 @@ import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/proces
 import { demo, postForm } from '../helpers/server.js';
 import { withDb } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';
-import { Receiver } from './receiver.js';
+import { loopbackEnv, Receiver } from './receiver.js';
 
 const secret = `whsec_${Buffer.alloc(32, 42).toString('base64')}`;
 
@@ -35,7 +35,7 @@ describe('the outbox survives a crash between commit and delivery', () => {
     const data = { ...readDemoData(), webhooks: [{ realm: demo.realm, clientId: demo.treasury.clientId, url: receiverUrl, secret }] };
     const dataFile = writeTempDataFile(data, 'coregate-webhooks-crash-');
     const db = `sqlite:${join(tempDirectory('coregate-webhooks-crash-db-'), 'coregate.db')}`;
-    const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200' };
+    const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', ...loopbackEnv };
     const first = await spawnCoregate(['serve', '--db', db, '--data', dataFile], { env });
     processes.push(first);
 

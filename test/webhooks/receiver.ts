@@ -4,7 +4,16 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TargetPolicy } from '../../src/webhooks/target-address.js';
 import { waitFor } from '../helpers/wait.js';
+
+/**
+ * The receivers listen on 127.0.0.1, a loopback address: registering them and delivering to them
+ * takes the sandbox's opt-in (--webhook-allow-private), which the suites give the server through
+ * its environment and the registrations through this policy.
+ */
+export const loopbackTargets: TargetPolicy = { allowPrivate: true };
+export const loopbackEnv = { COREGATE_WEBHOOK_ALLOW_PRIVATE: 'true' } as const;
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -17,6 +26,8 @@ export interface Received {
 
 export class Receiver {
   readonly received: Received[] = [];
+  /** TCP connections accepted: a refused target must not even connect. */
+  connections = 0;
   /** Decides the answer to each request; 200 by default. */
   respond: (event: Received['event'], headers: IncomingHttpHeaders) => number = () => 200;
 
@@ -32,6 +43,9 @@ export class Receiver {
       server.listen(port, '127.0.0.1', resolve);
     });
     const receiver = new Receiver(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`);
+    server.on('connection', () => {
+      receiver.connections += 1;
+    });
     server.on('request', (request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -44,6 +58,10 @@ export class Receiver {
       });
     });
     return receiver;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
   }
 
   /** Requests about the operation with this correlation id. */

@@ -17,7 +17,7 @@ import { initiatePath, send } from '../helpers/http.js';
 import { demo, demoToken, startTestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 import { waitFor } from '../helpers/wait.js';
-import { Receiver } from './receiver.js';
+import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 const givenSecret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 
@@ -27,7 +27,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
   before(async () => {
     receiver = await Receiver.start();
     operator = Fastify();
-    await operator.register(webhookRoutes({ store: server().coregate.store, vault: new Vault(process.env.COREGATE_MASTER_KEY) }), { prefix: '/operator/v1' });
+    await operator.register(webhookRoutes({ store: server().coregate.store, vault: new Vault(process.env.COREGATE_MASTER_KEY), targets: loopbackTargets }), { prefix: '/operator/v1' });
     await operator.ready();
   });
   after(async () => {
@@ -122,7 +122,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
     const retried = await operator.inject({ method: 'POST', url: `/operator/v1/webhooks/deliveries/${String(delivery.id)}/retry`, payload: {} });
     assert.equal(retried.statusCode, 404);
   });
-});
+}, { env: loopbackEnv });
 
 // About loading and the CLI, not deployments: one embedded instance, whatever COREGATE_TEST_DEPLOYMENT says.
 describeEachStoreUrl('webhook endpoints from the CLI and the data file', ({ dbUrl }) => {

@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { Store } from '../../store/connect.js';
-import { deliveryStatuses, listDeliveries, type DeliveryStatus } from '../../store/webhooks.js';
+import { deliveryFailures, deliveryStatuses, listDeliveries, type DeliveryStatus } from '../../store/webhooks.js';
 import { errorResponses } from '../../operations/schemas/common.js';
 import { errorCatalogue as E } from '../../core/error-catalogue.js';
 import { ApiError } from '../error-record.js';
@@ -27,7 +27,10 @@ export const WebhookDeliverySchema = Type.Object(
     status: Type.Union(deliveryStatuses.map((status) => Type.Literal(status))),
     attempts: Type.Integer(),
     lastStatusCode: Type.Union([Type.Integer(), Type.Null()]),
-    lastError: NullableString,
+    lastError: Type.Union([...deliveryFailures.map((failure) => Type.Literal(failure)), Type.Null()], {
+      description:
+        'How the last failed attempt ended: http_error (the status is lastStatusCode), timeout, connection_failed, forbidden_target (the URL or an address its host resolves to is not public: docs/webhooks.md) or signing_failed',
+    }),
     nextAttemptAt: NullableString,
     deliveredAt: NullableString,
     createdAt: Type.String(),

@@ -9,6 +9,7 @@ import type { Vault } from '../../auth/vault.js';
 import { readSandboxFile, DataFileError } from '../../sandbox/data-file.js';
 import { resetSandbox } from '../../sandbox/reset.js';
 import type { Store } from '../../store/connect.js';
+import type { TargetPolicy } from '../../webhooks/target-address.js';
 
 export interface SandboxRouteOptions {
   store: Store;
@@ -17,6 +18,8 @@ export interface SandboxRouteOptions {
   sandbox: boolean;
   /** The data file the server was started with (config.dataFile); none: 409. */
   dataFile: string | undefined;
+  /** The URLs the file's webhook endpoints may have: the server's own (--webhook-allow-private); public only when absent. */
+  webhookTargets?: TargetPolicy;
 }
 
 export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync {
@@ -40,7 +43,7 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
         if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}`, path);
         throw error;
       }
-      const summary = await resetSandbox(options.store, options.vault, data);
+      const summary = await resetSandbox(options.store, options.vault, data, options.webhookTargets ?? { allowPrivate: false });
       request.log.warn({ tablesEmptied: summary.tablesEmptied.length, rowsDeleted: summary.rowsDeleted }, 'sandbox reset');
       return reply.code(200).send(summary);
     });

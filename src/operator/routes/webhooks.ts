@@ -7,11 +7,14 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Vault } from '../../auth/vault.js';
 import type { Store } from '../../store/connect.js';
+import type { TargetPolicy } from '../../webhooks/target-address.js';
 import { addEndpoint, deliveriesOf, EndpointRefused, endpointsOf, removeEndpoint, retryDeliveryNow } from '../../webhooks/webhook-admin.js';
 
 export interface WebhookRoutesOptions {
   store: Store;
   vault: Vault;
+  /** Which URLs may be registered: the instance's own delivery policy (--webhook-allow-private). */
+  targets: TargetPolicy;
   /** Wakes the instance's webhook service after a retry, so that it does not wait for its next pass. */
   kick?: () => void;
 }
@@ -29,7 +32,7 @@ function stringField(body: Record<string, unknown>, name: string): string | unde
 }
 
 export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync {
-  const { store, vault } = options;
+  const { store, vault, targets } = options;
   return async (app) => {
     app.get('/webhooks/endpoints', async () => ({ endpoints: await endpointsOf(store.db) }));
 
@@ -50,7 +53,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
         return refuse(reply, 400, 'eventTypes must be an array of event type names, e.g. ["operation.executed"]');
       }
       try {
-        const endpoint = await addEndpoint(store.db, vault, { realm, clientId, url, eventTypes: eventTypes as string[] });
+        const endpoint = await addEndpoint(store.db, vault, { realm, clientId, url, eventTypes: eventTypes as string[] }, targets);
         return reply.code(201).send(endpoint);
       } catch (error) {
         if (error instanceof EndpointRefused) return refuse(reply, 400, error.message);

@@ -1,0 +1,97 @@
+/**
+ * The HTTP side of a delivery: one POST to an endpoint, through an undici Agent whose sockets
+ * connect only to addresses the target policy allows (checked-lookup.ts). A URL whose host is an
+ * address is checked here, before any socket: the socket does not resolve an address, so the
+ * lookup never sees it. Redirects are not followed (a redirect is not a delivery), and the
+ * response body is drained up to a bound, never read.
+ *
+ * The answer is a failure class, for the client's and the operator's views, and a detail for
+ * the log only: a socket's error text tells an open port from a closed one.
+ */
+import { Agent, request } from 'undici';
+import type { DeliveryFailure } from '../store/webhooks.js';
+import { checkedLookup, ForbiddenTarget, type ResolveHost } from './checked-lookup.js';
+import { forbiddenHostRange, type TargetPolicy } from './target-address.js';
+
+/** Response bytes drained so the connection can be reused; a longer body closes it instead. */
+const responseDrainBytesMax = 64 * 1024;
+/** The detail logged for an operator: enough to read, never a response body at length. */
+const detailCharsMax = 300;
+
+export type PostOutcome =
+  | { kind: 'answered'; statusCode: number }
+  | { kind: 'failed'; failure: DeliveryFailure; detail: string }
+  /** The instance is stopping: the attempt was abandoned and counts for nothing. */
+  | { kind: 'stopped' };
+
+export interface EndpointClientOptions {
+  policy: TargetPolicy;
+  resolveHost: ResolveHost;
+  /** How long one POST may take, from the connection to the response's head. */
+  requestTimeoutMs: number;
+}
+
+export class EndpointClient {
+  readonly #options: EndpointClientOptions;
+  readonly #agent: Agent;
+
+  constructor(options: EndpointClientOptions) {
+    this.#options = options;
+    this.#agent = new Agent({
+      connect: { lookup: checkedLookup(options.resolveHost, options.policy), timeout: options.requestTimeoutMs },
+      headersTimeout: options.requestTimeoutMs,
+      bodyTimeout: options.requestTimeoutMs,
+    });
+  }
+
+  async post(url: string, headers: Record<string, string>, body: string, stop: AbortSignal): Promise<PostOutcome> {
+    if (stop.aborted) return { kind: 'stopped' };
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return { kind: 'failed', failure: 'connection_failed', detail: 'the stored URL cannot be parsed' };
+    }
+    const range = forbiddenHostRange(target.hostname, this.#options.policy);
+    if (range !== undefined) return { kind: 'failed', failure: 'forbidden_target', detail: new ForbiddenTarget(target.hostname, target.hostname, range).message };
+    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
+    try {
+      const response = await request(target, {
+        dispatcher: this.#agent,
+        method: 'POST',
+        headers,
+        body,
+        signal: AbortSignal.any([timeout, stop]),
+      });
+      await response.body.dump({ limit: responseDrainBytesMax }).catch(() => {});
+      return { kind: 'answered', statusCode: response.statusCode };
+    } catch (error) {
+      if (stop.aborted) return { kind: 'stopped' };
+      if (timeout.aborted) return { kind: 'failed', failure: 'timeout', detail: `no answer within ${this.#options.requestTimeoutMs} ms` };
+      return { kind: 'failed', failure: failureOf(error), detail: detailOf(error) };
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+}
+
+/** The class of a failed request: a refused target, undici's own time-outs, or anything else on the way. */
+function failureOf(error: unknown): DeliveryFailure {
+  for (let cause: unknown = error, depth = 0; cause instanceof Error && depth < 5; cause = cause.cause, depth++) {
+    if (cause instanceof ForbiddenTarget) return 'forbidden_target';
+    const code = (cause as { code?: unknown }).code;
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+  }
+  return 'connection_failed';
+}
+
+/** A network failure in the operator's words, without the URL (it may carry a token in its query). */
+function detailOf(error: unknown): string {
+  if (error instanceof ForbiddenTarget) return error.message;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
+  const detail = [code, message, cause?.code, cause?.message].filter((part) => typeof part === 'string' && part !== '').join(': ');
+  return (detail === '' ? String(error) : detail).slice(0, detailCharsMax);
+}

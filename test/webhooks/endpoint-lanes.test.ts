@@ -1,0 +1,110 @@
+/**
+ * One endpoint never holds up another's deliveries (issue 24): an endpoint that accepts
+ * connections and never answers keeps its own deliveries waiting until their time-out, and no one
+ * else's. The webhook service's passes are driven by hand (kick), its timer never fires; the
+ * hung deliveries' time-out is 30 s, so "before it fired" is a bound no loaded machine reaches.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, test } from 'node:test';
+import { Vault } from '../../src/auth/vault.js';
+import { createLogger } from '../../src/log.js';
+import { readSandboxFile } from '../../src/sandbox/data-file.js';
+import { loadSandboxData } from '../../src/sandbox/load.js';
+import { openStore } from '../../src/store/connect.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { insertEvent, listDeliveries, listDueDeliveries } from '../../src/store/webhooks.js';
+import { deliveriesPerEndpointMax } from '../../src/webhooks/deliverer.js';
+import { registerEndpoint } from '../../src/webhooks/endpoints.js';
+import { WebhookService } from '../../src/webhooks/webhook-service.js';
+import { demo, demoDataFile } from '../helpers/server.js';
+import { storeTargets } from '../helpers/stores.js';
+import { waitFor } from '../helpers/wait.js';
+import { loopbackTargets, Receiver } from './receiver.js';
+
+/** Long enough that nothing in the test waits for it: the hung attempts are abandoned by stop(). */
+const hungTimeoutMs = 30_000;
+/** More deliveries for the hung endpoint than one query of due deliveries reads (20). */
+const hungBacklog = 30;
+
+/** An endpoint that accepts every request and never answers. */
+async function startHungEndpoint(): Promise<{ url: string; requests: IncomingMessage[]; close(): Promise<void> }> {
+  const requests: IncomingMessage[] = [];
+  const server: Server = createServer((request) => {
+    requests.push(request);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    requests,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function eventOf(clientId: string, correlationId: string, createdAtMs: number) {
+  const payload = JSON.stringify({ type: 'operation.executed', timestamp: new Date(createdAtMs).toISOString(), data: { correlationId } });
+  return { id: randomUUID(), type: 'operation.executed', realm: demo.realm, clientId, reference: null, payload, createdAtMs };
+}
+
+for (const target of storeTargets) {
+  describe(`webhook endpoint lanes [${target.name}]`, { skip: target.skip }, () => {
+    test('one endpoint never holds up another\'s deliveries: a hung endpoint with a backlog holds its own lane, another client\'s later event arrives while the hung ones wait', { timeout: 120_000 }, async () => {
+      const { url, drop } = await target.create();
+      const store = openStore(url);
+      const vault = new Vault(process.env.COREGATE_MASTER_KEY);
+      const hung = await startHungEndpoint();
+      const receiver = await Receiver.start();
+      const service = new WebhookService({
+        store,
+        vault,
+        core: { eventsAfter: async () => [] },
+        logger: createLogger({ level: 'silent' }),
+        schedule: { firstRetryMs: 3_600_000, retryPeriodMs: 86_400_000 },
+        requestTimeoutMs: hungTimeoutMs,
+        // The timer never fires during the test: every pass is a kick.
+        intervalMs: 3_600_000,
+        targets: loopbackTargets,
+      });
+      try {
+        await migrateToLatest(store);
+        await loadSandboxData(store, vault, readSandboxFile(demoDataFile), loopbackTargets);
+        const registeredAtMs = Date.now() - 60_000;
+        const hungEndpoint = await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: hung.url }, loopbackTargets, registeredAtMs);
+        await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, registeredAtMs);
+        for (let index = 0; index < hungBacklog; index++) await insertEvent(store.db, eventOf(demo.reporting.clientId, `hung-${index}`, Date.now() - 1_000));
+
+        // The first pass (start's own) fans the backlog out and starts the hung endpoint's attempts;
+        // it ends without waiting for them.
+        service.start();
+        await service.kick();
+        await waitFor('the hung endpoint\'s lane to be full', async () => (hung.requests.length >= deliveriesPerEndpointMax ? true : undefined));
+
+        // Another client's event, written after the whole backlog, goes out in the next pass.
+        await insertEvent(store.db, eventOf(demo.treasury.clientId, 'prompt', Date.now()));
+        await service.kick();
+        await receiver.waitFor('prompt', 1, hungTimeoutMs - 5_000);
+
+        const hungDeliveries = (await listDeliveries(store.db, { limit: 100 })).filter((delivery) => delivery.endpointId === hungEndpoint.id);
+        assert.equal(hungDeliveries.length, hungBacklog);
+        assert.ok(hungDeliveries.every((delivery) => delivery.attempts === 0 && delivery.status === 'pending'), 'no hung attempt has ended: their time-out has not fired');
+        assert.equal(hung.requests.length, deliveriesPerEndpointMax, 'the hung endpoint holds its own lane, no more');
+
+        // Stopping abandons the hung attempts and gives their leases back: due again at once, not after the lease.
+        await service.stop();
+        const due = await listDueDeliveries(store.db, Date.now(), 100, []);
+        assert.equal(due.filter((delivery) => delivery.endpointId === hungEndpoint.id).length, hungBacklog);
+      } finally {
+        await service.stop();
+        await hung.close();
+        await receiver.close();
+        await store.close();
+        await drop();
+      }
+    });
+  });
+}
