@@ -37,6 +37,8 @@ export interface TcpProxyCounts {
 export class TcpProxy {
   readonly #server: Server;
   readonly #pairs = new Set<Pair>();
+  /** Every socket opened and not closed yet, either side: close() ends them all, half-closed ones included. */
+  readonly #sockets = new Set<Socket>();
   readonly #held: Pair[] = [];
   #targetPort: number;
   #paused: 'refuse' | 'hold' | undefined;
@@ -110,15 +112,27 @@ export class TcpProxy {
     }
   }
 
-  /** Stops listening and cuts every connection. */
+  /**
+   * Stops listening and cuts every connection. Answers once the listening socket is closed, not
+   * when the server's count of connections reaches 0: a connection half-closed by its upstream
+   * (which cutAll no longer tracks) is destroyed here, and waiting on node's count of it left a
+   * test's promise pending with nothing left in the event loop.
+   */
   async close(): Promise<void> {
-    const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.cutAll('close');
-    await closed;
+    for (const socket of this.#sockets) socket.destroy();
+    this.#server.close();
+    this.#server.unref();
+  }
+
+  #track(socket: Socket): void {
+    this.#sockets.add(socket);
+    socket.once('close', () => this.#sockets.delete(socket));
   }
 
   #accept(client: Socket): void {
     this.#counts.accepted += 1;
+    this.#track(client);
     client.on('error', () => {});
     if (this.#paused === 'refuse') {
       this.#counts.refused += 1;
@@ -139,6 +153,7 @@ export class TcpProxy {
 
   #connect(pair: Pair): void {
     const upstream = createConnection({ host: '127.0.0.1', port: this.#targetPort });
+    this.#track(upstream);
     pair.upstream = upstream;
     let connected = false;
     upstream.once('connect', () => {
