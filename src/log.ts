@@ -62,6 +62,9 @@ export interface RequestLine {
   route: string | undefined;
   correlationId: string | undefined;
   client: string | undefined;
+  /** The request's trace and span (src/tracing/http-spans.ts); undefined when it is not traced. */
+  traceId: string | undefined;
+  spanId: string | undefined;
 }
 
 /**
@@ -86,6 +89,8 @@ export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
     if (line.route !== undefined) text += `,"route":${JSON.stringify(line.route)}`;
     if (line.correlationId !== undefined) text += `,"correlationId":${JSON.stringify(line.correlationId)}`;
     if (line.client !== undefined) text += `,"client":${JSON.stringify(line.client)}`;
+    // Hexadecimal ids: nothing to escape.
+    if (line.traceId !== undefined) text += `,"traceId":"${line.traceId}","spanId":"${line.spanId}"`;
     stream.write(`${text},"msg":"request completed"}\n`);
   };
 }

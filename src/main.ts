@@ -2,6 +2,7 @@
  * The one place that wires the store, the auth service and (later) the core and the business API
  * together, starts listening and stops gracefully.
  */
+import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { AuthContext } from './auth/auth-context.js';
@@ -35,6 +36,8 @@ import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, pingStore, redactUrl, type Store } from './store/connect.js';
 import { coreStorage } from './store/reference-core-repository.js';
+import { tracedStore } from './store/traced-store.js';
+import type { Tracing } from './tracing/start-tracing.js';
 import { migrateToLatest } from './store/migrate.js';
 import { listRealms } from './store/realms.js';
 import { openLimits, type Limits } from './limits/limits.js';
@@ -87,6 +90,11 @@ export interface StartOptions {
   storePrepared?: boolean;
   /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
+  /**
+   * Traces (src/tracing): a span per request, store transaction and remote core call. Shut down,
+   * its last spans sent, when the instance closes. Absent: nothing is traced.
+   */
+  tracing?: Tracing | undefined;
 }
 
 /** How long one webhook POST may take before it counts as failed (and is retried). */
@@ -132,7 +140,11 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const logger = createLogger({ level: config.logLevel, ...options.log });
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
-  const { store, data, secretHashKey } = await prepareStore(config, vault, logger, options.storePrepared);
+  options.tracing?.reportProblemsTo(logger);
+  const prepared = await prepareStore(config, vault, logger, options.storePrepared);
+  // Wrapped once, here: every part of the instance then shares the one traced store.
+  const store = options.tracing ? tracedStore(prepared.store, options.tracing.tracer) : prepared.store;
+  const { data, secretHashKey } = prepared;
   const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
   try {
     return await serveOn(config, options, logger, vault, store, data, secretHashKey, limits);
@@ -167,7 +179,7 @@ async function serveOn(
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
   metrics.setLimitsDegradedSource(() => limits.degraded());
-  const { core: portCore, remoteCore } = await coreOf(config, store, logger, metrics);
+  const { core: portCore, remoteCore } = await coreOf(config, store, logger, metrics, options.tracing?.tracer);
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
   const { runner, reconciler, worker, audit } = operationsLayer(config, store, core, chainer, logger, metrics);
@@ -205,6 +217,7 @@ async function serveOn(
         ])
       : undefined,
     docsRealm: data?.realms?.[0]?.name,
+    tracer: options.tracing?.tracer,
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
@@ -279,6 +292,7 @@ async function serveOn(
       await chainer.idle();
       await limits.close();
       await store.close();
+      await options.tracing?.shutdown();
     },
   };
 }
@@ -305,11 +319,12 @@ function operatorParts(config: Config, store: Store, core: CoreBankingPort, veri
 }
 
 /** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
-async function coreOf(config: Config, store: Store, logger: Logger, metrics: Metrics): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+async function coreOf(config: Config, store: Store, logger: Logger, metrics: Metrics, tracer: Tracer | undefined): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
   if (config.coreUrl !== undefined) {
     const remoteCore = new HttpCore({
       url: config.coreUrl,
       timeoutMs: config.coreTimeoutMs,
+      tracer,
       onCircuitStateChange: (state) => {
         metrics.setCircuitState('core', state === 'half-open' ? 'half_open' : state);
         if (state === 'closed') logger.info({ circuit: state }, 'core circuit breaker closed');

@@ -1,4 +1,5 @@
 /** Builds the HTTP server: fastify with the routes of the roles this instance serves. */
+import type { Tracer } from '@opentelemetry/api';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -23,6 +24,7 @@ import { metricsRoute } from './metrics/metrics-route.js';
 import type { Metrics } from './metrics/registry.js';
 import { operatorApi, operatorApiPrefix, type OperatorApiOptions } from './operator/plugin.js';
 import { consoleRoutes, type ConsoleRoutesOptions } from './console/routes.js';
+import { spanIdsOf, traceHttpRequests, type RequestSpanFacts } from './tracing/http-spans.js';
 
 /** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
 export const bodyBytesMax = 64 * 1024;
@@ -46,6 +48,8 @@ export interface ServerParts {
   operator?: { api: OperatorApiOptions; console: ConsoleRoutesOptions } | undefined;
   /** The realm whose token endpoint the docs page's "Authorize" uses: the data file's first (default "sandbox"). */
   docsRealm?: string | undefined;
+  /** A server span per request (src/tracing); none, and no hook, when absent. */
+  tracer?: Tracer | undefined;
 }
 
 /**
@@ -66,10 +70,13 @@ class OneLinePerRequest extends LogController {
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     const { correlation, principal } = request as Partial<Pick<FastifyRequest, 'correlation' | 'principal'>>;
+    const ids = spanIdsOf(request);
     const facts = {
       route: routeFactsOf(request).url,
       correlationId: correlation?.valid ? correlation.id : undefined,
       client: principal?.clientKey,
+      traceId: ids?.traceId,
+      spanId: ids?.spanId,
     };
     if (error) {
       reply.log.error({ req: request, res: reply, responseTime: reply.elapsedTime, ...definedOnly(facts), err: error }, 'request errored');
@@ -95,6 +102,12 @@ function requestIdGenerator(): () => string {
   const prefix = randomUUID().slice(0, 8);
   let counter = 0;
   return () => `${prefix}-${(counter++).toString(36)}`;
+}
+
+/** What a request's span records once answered: the verified token's client and the valid correlation id. */
+function requestSpanFacts(request: FastifyRequest): RequestSpanFacts {
+  const { correlation, principal } = request as Partial<Pick<FastifyRequest, 'correlation' | 'principal'>>;
+  return { clientId: principal?.clientId, correlationId: correlation?.valid ? correlation.id : undefined };
 }
 
 function definedOnly<T extends object>(fields: T): Partial<T> {
@@ -125,6 +138,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   });
   applyConnectionLimits(app.server, limits);
   rememberRouteFacts(app);
+  if (parts.tracer) traceHttpRequests(app, { tracer: parts.tracer, factsOf: requestSpanFacts });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
     done(null, payload);

@@ -7,13 +7,17 @@ import { resolveConfig, type ConfigFlags } from '../config.js';
 import { startCoregate, type Coregate } from '../main.js';
 import { clusterPortVariable, superviseWorkers } from './workers.js';
 import { consoleLoginUrl } from './console-command.js';
+import { startTracing } from '../tracing/start-tracing.js';
+import { version } from '../version.js';
 
 export async function serve(flags: ConfigFlags): Promise<void> {
   const config = resolveConfig(flags);
   if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
   const worker = cluster.worker;
   if (worker) config.port = Number(process.env[clusterPortVariable]);
-  const coregate = await startCoregate(config, worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {});
+  // Each worker traces on its own; the supervisor serves nothing and does not.
+  const tracing = await startTracing({ name: 'coregate', version });
+  const coregate = await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing });
   // One banner per deployment: the first worker prints it.
   if (!worker || worker.id === 1) {
     process.stdout.write(banner(coregate, config.workers, config.sandbox));

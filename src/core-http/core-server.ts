@@ -8,12 +8,14 @@
  */
 import swagger from '@fastify/swagger';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Tracer } from '@opentelemetry/api';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { isCalendarDate, toEpochDay } from '../core/calendar-date.js';
 import { currencyExponent } from '../core/currencies.js';
 import { BusinessDateBackwards, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
+import { spanIdsOf, traceHttpRequests } from '../tracing/http-spans.js';
 import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 import {
   eventToWire,
@@ -64,6 +66,8 @@ export interface CoreServerOptions {
   core: CoreBankingPort;
   logger: Logger;
   version: string;
+  /** A server span per request, joining the caller's trace (its `traceparent`); none when absent. */
+  tracer?: Tracer | undefined;
 }
 
 /** A command the schema lets through but the protocol's rules refuse: 400. */
@@ -82,6 +86,15 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.removeContentTypeParser('text/plain');
+  if (options.tracer) {
+    traceHttpRequests(app, { tracer: options.tracer });
+    // The request's log lines (its "request completed" among them) carry its trace and span ids.
+    app.addHook('onRequest', (request, reply, done) => {
+      const ids = spanIdsOf(request);
+      if (ids !== undefined) request.log = reply.log = request.log.child(ids);
+      done();
+    });
+  }
 
   await app.register(swagger, {
     openapi: {

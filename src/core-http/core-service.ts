@@ -3,6 +3,7 @@
  * data file. The one place that wires the core's store, the reference core and the protocol's
  * server together (as src/main.ts does for the API).
  */
+import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type LogOptions, type Logger } from '../log.js';
 import { ReferenceCore } from '../reference-core/reference-core.js';
@@ -10,6 +11,8 @@ import { readSandboxFile } from '../sandbox/data-file.js';
 import { loadCoreSandboxData } from '../sandbox/load.js';
 import { readBusinessCalendar } from '../sandbox/load-core.js';
 import { openStore, type Store } from '../store/connect.js';
+import { tracedStore } from '../store/traced-store.js';
+import type { Tracing } from '../tracing/start-tracing.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { coreStorage } from '../store/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
@@ -28,13 +31,15 @@ export interface CoreService {
   close(): Promise<void>;
 }
 
-/** Opens the core's store (migrations, data file) and the reference core over it. */
+/** Opens the core's store (migrations, data file) and the reference core over it; its transactions traced with `tracer`. */
 export async function openReferenceCore(
   config: Pick<CoreServiceConfig, 'db' | 'dataFile' | 'businessDate'>,
   logger: Logger,
+  tracer?: Tracer,
 ): Promise<{ store: Store; core: ReferenceCore }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
-  const store = openStore(config.db);
+  const opened = openStore(config.db);
+  const store = tracer ? tracedStore(opened, tracer) : opened;
   try {
     const applied = await migrateToLatest(store);
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
@@ -50,12 +55,20 @@ export async function openReferenceCore(
   }
 }
 
-export async function startCoreService(config: CoreServiceConfig, options: { log?: LogOptions } = {}): Promise<CoreService> {
+export interface CoreServiceOptions {
+  log?: LogOptions;
+  /** Traces of the core's requests and transactions (src/tracing); shut down, its last spans sent, when the service closes. */
+  tracing?: Tracing | undefined;
+}
+
+export async function startCoreService(config: CoreServiceConfig, options: CoreServiceOptions = {}): Promise<CoreService> {
   const logger = createLogger({ level: config.logLevel, ...options.log }).child({ role: 'core' });
-  const { store, core } = await openReferenceCore(config, logger);
+  const { tracing } = options;
+  tracing?.reportProblemsTo(logger);
+  const { store, core } = await openReferenceCore(config, logger, tracing?.tracer);
   let app: FastifyInstance | undefined;
   try {
-    app = await buildCoreServer({ core, logger, version: version });
+    app = await buildCoreServer({ core, logger, version: version, tracer: tracing?.tracer });
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await app?.close();
@@ -79,6 +92,7 @@ export async function startCoreService(config: CoreServiceConfig, options: { log
       closed = true;
       await server.close();
       await store.close();
+      await tracing?.shutdown();
     },
   };
 }

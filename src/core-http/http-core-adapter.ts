@@ -10,7 +10,9 @@
  * then holds the outcome as unknown and reconciles by reference. A circuit breaker stops calling a
  * core that keeps failing: while it is open every call is CoreUnavailable at once.
  */
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { Pool, type Dispatcher } from 'undici';
 import type { Family } from '../core/error-catalogue.js';
@@ -29,6 +31,7 @@ import {
   type TermDeposit,
 } from '../core/port.js';
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
+import { attribute } from '../tracing/attributes.js';
 import { CircuitBreaker, CircuitOpen, type CircuitState } from './circuit-breaker.js';
 import {
   eventsFromWire,
@@ -53,6 +56,7 @@ import {
   LoanInstallmentOutcomeSchema,
   FencedSchema,
   NotFoundSchema,
+  paths,
   protocolPrefix,
   ReadySchema,
   TermDepositOutcomeSchema,
@@ -90,6 +94,17 @@ export interface HttpCoreOptions {
   onCircuitStateChange?: (state: CircuitState) => void;
   /** The breaker's clock (tests). */
   now?: () => number;
+  /**
+   * A client span per call, its trace context sent as `traceparent` so that the core's spans join
+   * the caller's trace (src/tracing); no span, and no header, when absent.
+   */
+  tracer?: Tracer | undefined;
+}
+
+/** A traced call's span and the headers that carry its context to the core. */
+interface CallTrace {
+  span: Span | undefined;
+  headers: Record<string, string>;
 }
 
 /** An answer: its status and its parsed JSON body. */
@@ -117,6 +132,8 @@ export class HttpCore implements CoreBankingPort {
   readonly #prefix: string;
   readonly #timeoutMs: number;
   readonly #breaker: CircuitBreaker;
+  readonly #tracer: Tracer | undefined;
+  readonly #server: { address: string; port: number };
 
   constructor(options: HttpCoreOptions) {
     const url = new URL(options.url);
@@ -124,6 +141,8 @@ export class HttpCore implements CoreBankingPort {
     if (!(options.timeoutMs > 0)) throw new Error('the core time-out must be positive');
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs;
+    this.#tracer = options.tracer;
+    this.#server = { address: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
     this.#pool = new Pool(url.origin, {
       connections: options.connectionsMax ?? coreConnectionsMax,
       keepAliveTimeout: keepAliveIdleMs,
@@ -145,33 +164,33 @@ export class HttpCore implements CoreBankingPort {
   }
 
   constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {
-    return this.#call('POST', `/term-deposit-constitutions/${encodeURIComponent(reference)}`, termDepositCommandToWire(command), (answer) =>
+    return this.#call('POST', paths.termDepositConstitution, `/term-deposit-constitutions/${encodeURIComponent(reference)}`, termDepositCommandToWire(command), (answer) =>
       termDepositOutcome(answer, reference, false),
     );
   }
 
   findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>> {
-    return this.#call('GET', `/term-deposit-constitutions/${encodeURIComponent(reference)}`, undefined, (answer) => termDepositOutcome(answer, reference, true));
+    return this.#call('GET', paths.termDepositConstitution, `/term-deposit-constitutions/${encodeURIComponent(reference)}`, undefined, (answer) => termDepositOutcome(answer, reference, true));
   }
 
   executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>> {
-    return this.#call('POST', `/loan-installment-executions/${encodeURIComponent(reference)}`, loanCommandToWire(command), (answer) =>
+    return this.#call('POST', paths.loanInstallmentExecution, `/loan-installment-executions/${encodeURIComponent(reference)}`, loanCommandToWire(command), (answer) =>
       loanOutcome(answer, reference, false),
     );
   }
 
   findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
-    return this.#call('GET', `/loan-installment-executions/${encodeURIComponent(reference)}`, undefined, (answer) => loanOutcome(answer, reference, true));
+    return this.#call('GET', paths.loanInstallmentExecution, `/loan-installment-executions/${encodeURIComponent(reference)}`, undefined, (answer) => loanOutcome(answer, reference, true));
   }
 
   fenceOperation(reference: string): Promise<void> {
-    return this.#call('POST', `/fences/${encodeURIComponent(reference)}`, {}, (answer) => {
+    return this.#call('POST', paths.fence, `/fences/${encodeURIComponent(reference)}`, {}, (answer) => {
       expect(answer, 200, check.fenced);
     });
   }
 
   retrieveTermDeposit(contractNumber: string): Promise<TermDeposit | undefined> {
-    return this.#call('GET', `/term-deposits/${encodeURIComponent(contractNumber)}`, undefined, (answer) => {
+    return this.#call('GET', paths.termDeposit, `/term-deposits/${encodeURIComponent(contractNumber)}`, undefined, (answer) => {
       if (isNotFound(answer)) return undefined;
       const deposit = termDepositFromWire(expect<TermDepositWire>(answer, 200, check.termDeposit));
       if (deposit.contractNumber !== contractNumber) throw new ProtocolViolation(`asked for contract ${contractNumber}, got ${deposit.contractNumber}`);
@@ -180,20 +199,21 @@ export class HttpCore implements CoreBankingPort {
   }
 
   userStatus(login: string): Promise<DirectoryStatus> {
-    return this.#call('GET', `/directory/users/${encodeURIComponent(login)}`, undefined, directoryStatus);
+    return this.#call('GET', paths.user, `/directory/users/${encodeURIComponent(login)}`, undefined, directoryStatus);
   }
 
   workstationStatus(id: string): Promise<DirectoryStatus> {
-    return this.#call('GET', `/directory/workstations/${encodeURIComponent(id)}`, undefined, directoryStatus);
+    return this.#call('GET', paths.workstation, `/directory/workstations/${encodeURIComponent(id)}`, undefined, directoryStatus);
   }
 
   businessDate(): Promise<string> {
-    return this.#call('GET', '/business-date', undefined, (answer) => expect<{ businessDate: string }>(answer, 200, check.businessDate).businessDate);
+    return this.#call('GET', paths.businessDate, '/business-date', undefined, (answer) => expect<{ businessDate: string }>(answer, 200, check.businessDate).businessDate);
   }
 
   async advanceBusinessDate(to: string): Promise<EndOfDayReport> {
     const answer = await this.#call(
       'POST',
+      paths.businessDateAdvance,
       '/business-date/advance',
       { to },
       (answer): { report: EndOfDayReport } | { refused: BackwardsWire } => {
@@ -211,14 +231,14 @@ export class HttpCore implements CoreBankingPort {
   eventsAfter(sequence: number, limit: number): Promise<CoreEvent[]> {
     if (!Number.isSafeInteger(sequence) || sequence < 0) throw new RangeError(`sequence must be a non-negative integer, got ${sequence}`);
     const asked = Math.min(Math.max(1, Math.trunc(limit)), eventsPageMax);
-    return this.#call('GET', `/events?after=${sequence}&limit=${asked}`, undefined, (answer) =>
+    return this.#call('GET', paths.events, `/events?after=${sequence}&limit=${asked}`, undefined, (answer) =>
       eventsFromWire(expect<{ events: CoreEvent[] }>(answer, 200, check.events).events, sequence, asked),
     );
   }
 
   /** Readiness: the core's /health/ready answers 200, through the breaker (an open one fails at once). */
   async ping(): Promise<void> {
-    await this.#call('GET', '/health/ready', undefined, (answer) => {
+    await this.#call('GET', paths.ready, '/health/ready', undefined, (answer) => {
       expect(answer, 200, check.ready);
     }, '');
   }
@@ -228,16 +248,57 @@ export class HttpCore implements CoreBankingPort {
     await this.#pool.close();
   }
 
-  async #call<T>(
+  /** One call: `template` is the protocol's route (paths in protocol.ts), `path` the same with its identifiers. */
+  #call<T>(
     method: 'GET' | 'POST',
+    template: string,
     path: string,
     body: unknown,
     read: (answer: Answer) => T,
     prefix: string = protocolPrefix,
     timeoutMs: number = this.#timeoutMs,
   ): Promise<T> {
+    const tracer = this.#tracer;
+    if (tracer === undefined) return this.#guarded(method, path, body, read, prefix, timeoutMs, undefined);
+    // A call outside any trace (the webhook relay's polls, the reconciler, the readiness probe)
+    // gets no span, and tells the core not to trace it either: a trace per poll would bury the
+    // requests worth following.
+    if (trace.getSpan(context.active()) === undefined) {
+      return this.#guarded(method, path, body, read, prefix, timeoutMs, { span: undefined, headers: unsampledTraceHeaders() });
+    }
+    const attributes = {
+      [attribute.httpRequestMethod]: method,
+      [attribute.urlTemplate]: template,
+      [attribute.serverAddress]: this.#server.address,
+      [attribute.serverPort]: this.#server.port,
+    };
+    return tracer.startActiveSpan(`${method} ${template}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+      const headers: Record<string, string> = {};
+      propagation.inject(context.active(), headers);
+      try {
+        return await this.#guarded(method, path, body, read, prefix, timeoutMs, { span, headers });
+      } catch (error) {
+        // The error's class (CoreTimeout, CoreUnavailable) only: its message may quote the core's answer.
+        span.setAttribute(attribute.errorType, error instanceof Error ? error.name : 'unknown');
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  async #guarded<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    read: (answer: Answer) => T,
+    prefix: string,
+    timeoutMs: number,
+    callTrace: CallTrace | undefined,
+  ): Promise<T> {
     try {
-      return await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs));
+      return await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs, callTrace));
     } catch (error) {
       if (error instanceof CircuitOpen) throw new CoreUnavailable(error.message, { cause: error });
       throw error;
@@ -250,12 +311,14 @@ export class HttpCore implements CoreBankingPort {
    * operation reference (the core executes a reference at most once and answers a repeat with
    * its outcome), so the repeat is safe, and it stays within the same time-out.
    */
-  async #send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async #send(method: 'GET' | 'POST', path: string, body: unknown, signal: AbortSignal, traceHeaders: Record<string, string> | undefined): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' };
+    if (traceHeaders !== undefined) Object.assign(headers, traceHeaders);
     const request = () =>
       this.#pool.request({
         method,
         path,
-        headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+        headers,
         body: body === undefined ? null : JSON.stringify(body),
         signal,
       });
@@ -268,12 +331,13 @@ export class HttpCore implements CoreBankingPort {
   }
 
   /** One HTTP exchange under the time-out; every failure leaves as CoreTimeout or CoreUnavailable. */
-  async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T, timeoutMs: number): Promise<T> {
+  async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T, timeoutMs: number, callTrace: CallTrace | undefined): Promise<T> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     const what = `${method} ${path}`;
     try {
-      const response = await this.#send(method, path, body, controller.signal);
+      const response = await this.#send(method, path, body, controller.signal, callTrace?.headers);
+      callTrace?.span?.setAttribute(attribute.httpResponseStatusCode, response.statusCode);
       const text = await readBounded(response.body);
       if (response.statusCode >= 500) throw new CoreUnavailable(`the core answered ${what} with ${response.statusCode}: ${text.slice(0, 200)}`);
       const contentType = String(response.headers['content-type'] ?? '');
@@ -294,6 +358,18 @@ export class HttpCore implements CoreBankingPort {
       clearTimeout(timer);
     }
   }
+}
+
+/**
+ * A W3C `traceparent` for a call outside any trace, marked not sampled: a core that samples by
+ * its parent (the default) records nothing for it.
+ */
+function unsampledTraceHeaders(): Record<string, string> {
+  const ids = randomBytes(24).toString('hex');
+  const unsampled = trace.setSpanContext(ROOT_CONTEXT, { traceId: ids.slice(0, 32), spanId: ids.slice(32), traceFlags: TraceFlags.NONE, isRemote: false });
+  const headers: Record<string, string> = {};
+  propagation.inject(unsampled, headers);
+  return headers;
 }
 
 /** A connection closed or reset before the answer began: nothing but the socket failed. */
