@@ -47,7 +47,7 @@ export async function merchandisingLoanRoutes(app: FastifyInstance, options: { c
           200: Type.Ref(LoanExecutionResponseSchema),
           202: Type.Ref(LoanExecutionAcceptedSchema),
           204: { type: 'null', description: 'Executed (Prefer: return=minimal)' },
-          ...errorResponses(true, [400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 502, 504]),
+          ...errorResponses(true, [400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504]),
         },
       },
     },

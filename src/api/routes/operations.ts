@@ -35,7 +35,7 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
             examples: ['0192f0c4-5b6e-7c1a-9d2e-3f4a5b6c7d8e'],
           }),
         }),
-        response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 429, 500]) },
+        response: { 200: Type.Ref(OperationViewSchema), ...errorResponses(false, [401, 403, 404, 429, 500, 503]) },
       },
     },
     async (request) => {

@@ -45,7 +45,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
         response: {
           200: Type.Ref(TermDepositInitiationResponseSchema),
           202: Type.Ref(TermDepositAcceptedSchema),
-          ...errorResponses(false, [400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 502, 504]),
+          ...errorResponses(false, [400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 502, 503, 504]),
         },
       },
     },
@@ -71,7 +71,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
               examples: ['TD000012345678901'],
             }),
           }),
-          response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 429, 500]) },
+          response: { 200: Type.Ref(TermDepositRetrieveResponseSchema), ...errorResponses(false, [400, 401, 403, 404, 429, 500, 503]) },
         },
       },
       async (request) => {

@@ -57,7 +57,7 @@ export async function webhookDeliveryRoutes(app: FastifyInstance, options: { sto
           },
           { additionalProperties: false },
         ),
-        response: { 200: Type.Object({ deliveries: Type.Array(Type.Ref(WebhookDeliverySchema)) }), ...errorResponses(false, [400, 401, 403, 429, 500]) },
+        response: { 200: Type.Object({ deliveries: Type.Array(Type.Ref(WebhookDeliverySchema)) }), ...errorResponses(false, [400, 401, 403, 429, 500, 503]) },
       },
     },
     async (request) => {

@@ -55,5 +55,6 @@ const errorDescriptions: Record<number, string> = {
   429: 'Too many requests from this client (see Retry-After)',
   500: 'Unexpected internal error',
   502: 'Core banking system unavailable',
+  503: 'The service\'s database is unavailable (a failover, a lost connection): repeat with the same x-correlation-id after Retry-After',
   504: 'Core banking system timed out',
 };
