@@ -2,11 +2,13 @@
 import { resolveCoreServiceConfig, type CoreServiceFlags } from '../core-http/core-config.js';
 import { startCoreService } from '../core-http/core-service.js';
 import { startTracing } from '../tracing/start-tracing.js';
+import { guardAgainstOutageExits } from './outage-guard.js';
 import { version } from '../version.js';
 
 export async function serveCore(flags: CoreServiceFlags): Promise<void> {
   const config = resolveCoreServiceConfig(flags);
   const service = await startCoreService(config, { tracing: await startTracing({ name: 'coregate-core', version }) });
+  guardAgainstOutageExits(service.logger);
   process.stdout.write(`\ncoregate core is ready on ${service.url}\n  protocol: ${service.url}/openapi.json\n  API flag: --core-url ${service.url}\n\n`);
 
   let stopping = false;

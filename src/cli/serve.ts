@@ -7,6 +7,7 @@ import { resolveConfig, type ConfigFlags } from '../config.js';
 import { startCoregate, type Coregate } from '../main.js';
 import { clusterPortVariable, superviseWorkers } from './workers.js';
 import { consoleLoginUrl } from './console-command.js';
+import { guardAgainstOutageExits } from './outage-guard.js';
 import { startTracing } from '../tracing/start-tracing.js';
 import { version } from '../version.js';
 
@@ -18,6 +19,7 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   // Each worker traces on its own; the supervisor serves nothing and does not.
   const tracing = await startTracing({ name: 'coregate', version });
   const coregate = await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing });
+  guardAgainstOutageExits(coregate.logger);
   // One banner per deployment: the first worker prints it.
   if (!worker || worker.id === 1) {
     process.stdout.write(banner(coregate, config.workers, config.sandbox));
