@@ -91,7 +91,7 @@ export class TcpProxy {
       this.#pairs.delete(pair);
       for (const socket of [pair.client, pair.upstream]) {
         if (socket === undefined || socket.destroyed) continue;
-        if (how === 'reset') socket.resetAndDestroy();
+        if (how === 'reset') reset(socket);
         else socket.destroy();
       }
     }
@@ -136,7 +136,7 @@ export class TcpProxy {
     client.on('error', () => {});
     if (this.#paused === 'refuse') {
       this.#counts.refused += 1;
-      client.resetAndDestroy();
+      reset(client);
       return;
     }
     const pair: Pair = { client, upstream: undefined };
@@ -166,7 +166,7 @@ export class TcpProxy {
     upstream.on('error', () => {
       if (!connected) this.#counts.upstreamFailed += 1;
       // The client sees what it would see from a dead server behind a live address: a reset.
-      if (!pair.client.destroyed) pair.client.resetAndDestroy();
+      if (!pair.client.destroyed) reset(pair.client);
     });
     upstream.once('close', () => {
       // A server that closed cleanly: the client gets the rest of its bytes, then FIN (pipe ends it).
@@ -181,4 +181,14 @@ export class TcpProxy {
     const held = this.#held.indexOf(pair);
     if (held >= 0) this.#held.splice(held, 1);
   }
+}
+
+/**
+ * Destroys with RST. A socket already ended (FIN sent or pending) is only destroyed: on Node 20
+ * resetting it fails inside libuv (a pending shutdown) yet marks its handle closing, and the handle,
+ * never closed, keeps the process from exiting (it spins at exit, 100 % CPU).
+ */
+function reset(socket: Socket): void {
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
 }
