@@ -3,13 +3,12 @@
  * a data file whose source account no run can drain.
  */
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { depositBody } from './bodies.js';
 import { readDemoData, writeTempDataFile, type SandboxData } from './data-files.js';
 import { initiatePath } from './http.js';
 import type { CoregateProcess } from './processes.js';
 import { demo, postForm } from './server.js';
-import { postgresAdminUrl } from './stores.js';
+import { adminQuery } from './stores.js';
 import { sleep, waitFor } from './wait.js';
 
 /** A client waits this long after a 503 before its next request (the answer's Retry-After, shortened to keep the load on). */
@@ -26,14 +25,8 @@ export const dataFile = (() => {
 export type Outcome = { correlationId: string; status: number | 'network-error'; body: string };
 
 export async function terminateSessions(databaseName: string): Promise<number> {
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  try {
-    const { rows } = await admin.query('select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
-    return (rows[0] as { cut: number }).cut;
-  } finally {
-    await admin.end();
-  }
+  const [row] = await adminQuery<{ cut: number }>('select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
+  return row?.cut ?? 0;
 }
 
 export const readyStatus = async (serve: CoregateProcess): Promise<number> => (await fetch(`${serve.url}/health/ready`)).status;
@@ -59,16 +52,6 @@ export async function initiate(serve: CoregateProcess, token: string, correlatio
     return { status: response.status, body: await response.text() };
   } catch {
     return { status: 'network-error', body: '' };
-  }
-}
-
-export async function adminQuery(text: string): Promise<void> {
-  const admin = new pg.Client({ connectionString: postgresAdminUrl });
-  await admin.connect();
-  try {
-    await admin.query(text);
-  } finally {
-    await admin.end();
   }
 }
 

@@ -65,16 +65,22 @@ const postgres: StoreTarget = {
     url.pathname = `/${name}`;
     return {
       url: url.toString(),
-      drop: () => adminQuery(`drop database if exists ${name} with (force)`),
+      drop: async () => {
+        await adminQuery(`drop database if exists ${name} with (force)`);
+      },
     };
   },
 };
 
-async function adminQuery(text: string): Promise<void> {
+/**
+ * One statement on a connection of its own to the PostgreSQL server's admin database (creating and
+ * dropping databases, cutting sessions, altering a database's settings); answers its rows.
+ */
+export async function adminQuery<Row = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<Row[]> {
   const client = new pg.Client({ connectionString: postgresAdminUrl });
   await client.connect();
   try {
-    await client.query(text);
+    return (await client.query(text, values)).rows as Row[];
   } finally {
     await client.end();
   }

@@ -10,9 +10,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { adminQuery, answersServed, countByStatus, dataFile, depositClients, initiate, readyStatus, terminateSessions, tokenOf } from '../helpers/database-cuts.js';
+import { answersServed, countByStatus, dataFile, depositClients, initiate, readyStatus, terminateSessions, tokenOf } from '../helpers/database-cuts.js';
 import { spawnCoregate } from '../helpers/processes.js';
-import { storeTargets, withDb } from '../helpers/stores.js';
+import { adminQuery, storeTargets, withDb } from '../helpers/stores.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 

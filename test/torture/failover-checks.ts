@@ -7,11 +7,11 @@
  * sum to zero, and the source account lost exactly the principals of the deposits that executed.
  */
 import type { Kysely } from 'kysely';
-import { checkLedger } from '../../src/store/ledger.js';
 import type { Database } from '../../src/store/schema.js';
 import { runCli } from '../helpers/cli.js';
 import { sleep } from '../helpers/wait.js';
 import type { ClientOutcome } from './failover-client.js';
+import { conservationAnomalies, movementAnomalies } from './ledger-checks.js';
 
 const unsettled = ['Pending', 'InFlight', 'Unknown'];
 
@@ -52,10 +52,7 @@ export async function checkAfterFailovers(options: {
   if (check.code !== 0) anomalies.push(`coregate check failed (exit ${check.code}): ${(check.stdout + check.stderr).slice(0, 2_000)}`);
 
   const operations = await db.selectFrom('operations').select(['reference', 'correlation_id', 'client_key', 'operation', 'status']).execute();
-  const movements = await db.selectFrom('movements').select(['reference']).where('kind', '<>', 'opening_balance').execute();
-  const movementsByReference = new Map<string, number>();
-  for (const movement of movements) movementsByReference.set(movement.reference, (movementsByReference.get(movement.reference) ?? 0) + 1);
-  const byReference = new Map(operations.map((operation) => [operation.reference, operation]));
+  anomalies.push(...(await movementAnomalies(db, operations)));
   const byCorrelation = new Map<string, typeof operations>();
   for (const operation of operations) {
     const key = `${operation.client_key}\u0000${operation.correlation_id}`;
@@ -66,17 +63,6 @@ export async function checkAfterFailovers(options: {
   }
   const byClientCorrelation = new Map(operations.map((operation) => [operation.correlation_id, operation]));
 
-  for (const [reference, count] of movementsByReference) {
-    if (count > 1) anomalies.push(`reference ${reference} executed ${count} times`);
-    const operation = byReference.get(reference);
-    if (!operation) anomalies.push(`the ledger holds ${reference}, which no operation records`);
-    else if (operation.status !== 'Executed') anomalies.push(`the ledger holds ${reference}, which is ${operation.status}`);
-  }
-  for (const operation of operations) {
-    const count = movementsByReference.get(operation.reference) ?? 0;
-    if (operation.status === 'Executed' && count !== 1) anomalies.push(`operation ${operation.reference} is Executed with ${count} movements`);
-    if (operation.status === 'Rejected' && count !== 0) anomalies.push(`operation ${operation.reference} is Rejected with ${count} movements`);
-  }
   for (const outcome of outcomes) {
     const operation = byClientCorrelation.get(outcome.correlationId);
     switch (outcome.kind) {
@@ -100,17 +86,7 @@ export async function checkAfterFailovers(options: {
     }
   }
 
-  const ledger = await checkLedger(db);
-  if (ledger.unbalancedMovements.length + ledger.balanceMismatches.length + ledger.negativeCustomerAccounts.length > 0) {
-    anomalies.push(`ledger: ${JSON.stringify(ledger).slice(0, 2_000)}`);
-  }
-  const sums = await db
-    .selectFrom('accounts')
-    .select('currency')
-    .select((eb) => eb.fn.sum<string>('balance_minor').as('total'))
-    .groupBy('currency')
-    .execute();
-  for (const sum of sums) if (BigInt(sum.total) !== 0n) anomalies.push(`balances in ${sum.currency} sum to ${sum.total}, not 0: money was made or lost`);
+  anomalies.push(...(await conservationAnomalies(db)));
 
   const { sourceAccount, sourceOpeningMinor, principalMinorByCorrelation } = options.ledger;
   let executedPrincipalsMinor = 0n;

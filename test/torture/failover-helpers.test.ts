@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { PgCluster, pgClusterSkip } from '../helpers/pg-cluster.js';
+import { freePort } from '../helpers/processes.js';
 import { repoRoot } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait.js';
@@ -82,7 +83,8 @@ describe('TCP proxy', () => {
       proxy.resume();
       await waitFor('the held connection to be piped', async () => (held.received() === 'a\nhello' ? true : undefined));
       held.socket.destroy();
-      proxy.retarget(await closedPort());
+      // A port nothing listens on any more: new connections are refused.
+      proxy.retarget(await freePort());
       assert.equal(await client(proxy.port).ended, 'ECONNRESET');
       assert.equal(proxy.counts.upstreamFailed, 1);
       assert.equal(proxy.counts.refused, 1);
@@ -122,14 +124,6 @@ console.log('done');
     }
   });
 });
-
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 const clusterSkip = pgClusterSkip();
 

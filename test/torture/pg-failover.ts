@@ -13,13 +13,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { c0001Account, c0001Facility, readDemoData, writeTempDataFile } from '../helpers/data-files.js';
 import { PgCluster } from '../helpers/pg-cluster.js';
 import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep } from '../helpers/wait.js';
 import { checkAfterFailovers, waitUntilSettled } from './failover-checks.js';
 import { FailoverClient, type ClientOutcome, type OperationRequest } from './failover-client.js';
+import { randomPrincipal, tortureAccounts, tortureDepositBody, tortureFacility, tortureInstallmentAmount, tortureInstallmentBody, writeTortureDataFile } from './torture-data.js';
 
 export interface FailoverTortureOptions {
   durationMs: number;
@@ -54,11 +54,8 @@ export interface FailoverTortureReport {
   anomalies: string[];
 }
 
-const accounts = { source: '3000000001', interest: '3000000002', payment: '3000000003', expense: '3000000004' } as const;
-const facility = '7100000001';
-/** Opening balances, USD: plenty for any run's deposits and payments. */
+/** The source account's opening balance, USD: plenty for any run's deposits. */
 const sourceOpening = 1_000_000_000;
-const installmentAmount = 500;
 /** How long one operation is repeated before its client gives up on it (unknown). */
 const operationBudgetMs = 60_000;
 /** The bound on the reconciler and the pending worker settling what the run left open. */
@@ -90,7 +87,11 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
     proxy = await TcpProxy.start(cluster.primary.port);
     const dbUrl = cluster.url(proxy.port, database);
     const installments = Math.max(2_000, Math.ceil((options.durationMs / 60_000) * 4_000));
-    const dataFile = writeFailoverDataFile(installments);
+    // Accounts no run drains: the payment account covers every installment twice.
+    const dataFile = writeTortureDataFile(
+      { installments, sourceOpening, paymentOpening: tortureInstallmentAmount * installments * 2, expenseOpening: 100 * installments },
+      'coregate-failover-',
+    );
     const ports = [await freePort(), await freePort()];
     const publicUrl = `http://127.0.0.1:${ports[0]}`;
     const args = ['serve', '--db', dbUrl, '--data', dataFile, '--public-url', publicUrl, '--reconcile-interval-ms', '500'];
@@ -116,36 +117,9 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
       if (Math.random() < 0.35) {
         installment += 1;
         const sequence = ((installment - 1) % installments) + 1;
-        return {
-          operation: 'loan',
-          path: `/v1/merchandising-loan/${facility}/repayment-schedules/${sequence}/execute`,
-          respondAsync,
-          body: {
-            merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
-            merchandisingLoanType: 'CRDE',
-            merchandisingLoanFacilityReference: { loanInstallmentSequence: sequence, loanAmount: { amountValue: installmentAmount, amountCurrency: { currencyCode: 'USD' } } },
-            accountReferences: [
-              { accountIdentification: { accountIdentificationType: 'PaymentAccount', identifierValue: accounts.payment } },
-              { accountIdentification: { accountIdentificationType: 'ExpenseAccount', identifierValue: accounts.expense } },
-            ],
-          },
-        };
+        return { operation: 'loan', path: `/v1/merchandising-loan/${tortureFacility}/repayment-schedules/${sequence}/execute`, respondAsync, body: tortureInstallmentBody(sequence) };
       }
-      return {
-        operation: 'termDeposit',
-        path: '/v1/term-deposits/initiate',
-        respondAsync,
-        body: {
-          customerReference: 'C0001',
-          termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-          principalAmount: { amountValue: 1000 + Math.floor(Math.random() * 4000), amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-          interestRate: { rateValue: 4.5, rateType: 'Nominal' },
-          termDepositPeriod: { numberOfDays: 90 },
-          valueDate: '2026-03-02',
-          sourceAccount: { accountIdentification: accounts.source, accountType: 'DebitAccount' },
-          interestSettlementAccount: { accountIdentification: accounts.interest, accountType: 'CreditAccount' },
-        },
-      };
+      return { operation: 'termDeposit', path: '/v1/term-deposits/initiate', respondAsync, body: tortureDepositBody(randomPrincipal()) };
     };
 
     let lastAcknowledgedAtMs = Date.now();
@@ -232,7 +206,7 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
         db: checker.db,
         dbUrl: cluster.url(cluster.primary.port, database),
         outcomes,
-        ledger: { sourceAccount: accounts.source, sourceOpeningMinor: BigInt(sourceOpening) * 100n, principalMinorByCorrelation },
+        ledger: { sourceAccount: tortureAccounts.source, sourceOpeningMinor: BigInt(sourceOpening) * 100n, principalMinorByCorrelation },
       })),
     );
     const operations = await checker.db.selectFrom('operations').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
@@ -332,27 +306,6 @@ function lastLines(text: string, count: number): string {
     .slice(-count)
     .map((line) => `    ${line.slice(0, 400)}`)
     .join('\n');
-}
-
-/** The demo bank with accounts and a loan facility large enough for the run. */
-function writeFailoverDataFile(installments: number): string {
-  const data = readDemoData<Record<string, unknown[]>>();
-  data.accounts = [
-    ...(data.accounts ?? []),
-    c0001Account(accounts.source, sourceOpening),
-    c0001Account(accounts.interest, 0),
-    c0001Account(accounts.payment, installmentAmount * installments * 2),
-    c0001Account(accounts.expense, 100 * installments),
-  ];
-  data.merchandisingLoans = [
-    ...(data.merchandisingLoans ?? []),
-    c0001Facility(facility, {
-      approvedLimit: installmentAmount * installments,
-      status: 'Active',
-      installments: Array.from({ length: installments }, (_, index) => ({ sequence: index + 1, dueDate: '2026-06-30', amount: installmentAmount })),
-    }),
-  ];
-  return writeTempDataFile(data, 'coregate-failover-');
 }
 
 export function describePgFailover(report: FailoverTortureReport): string {

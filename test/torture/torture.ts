@@ -9,17 +9,16 @@
  * moved nothing, and every currency's balances still sum to zero.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import pg from 'pg';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { checkLedger } from '../../src/store/ledger.js';
 import { CoregateApiError, CoregateClient } from '../../src/sdk/index.js';
 import { runCli } from '../helpers/cli.js';
 import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { demo } from '../helpers/server.js';
-import { postgresAdminUrl } from '../helpers/stores.js';
+import { adminQuery, postgresAdminUrl } from '../helpers/stores.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 import { FaultProxy, passThrough, type FaultRule, type ProxyFault } from '../helpers/fault-proxy.js';
-import { tortureAccounts, tortureFacility, tortureInstallments, writeTortureDataFile } from './torture-data.js';
+import { conservationAnomalies, movementAnomalies } from './ledger-checks.js';
+import { randomPrincipal, tortureDepositBody, tortureFacility, tortureInstallmentBody, tortureInstallments, writeTortureDataFile } from './torture-data.js';
 
 export interface TortureOptions {
   durationMs: number;
@@ -46,16 +45,6 @@ type ClientOutcome =
 /** The API's core time-out: short, so that holds and kills turn into 504s quickly. */
 const coreTimeoutMs = 800;
 
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: postgresAdminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
 function databaseUrl(name: string): string {
   const url = new URL(postgresAdminUrl);
   url.pathname = `/${name}`;
@@ -66,8 +55,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
   const suffix = randomBytes(5).toString('hex');
   const apiDbName = `coregate_torture_api_${suffix}`;
   const coreDbName = `coregate_torture_core_${suffix}`;
-  await admin(`create database ${apiDbName}`);
-  await admin(`create database ${coreDbName}`);
+  await adminQuery(`create database ${apiDbName}`);
+  await adminQuery(`create database ${coreDbName}`);
   const apiDb = databaseUrl(apiDbName);
   const coreDb = databaseUrl(coreDbName);
   const dataFile = writeTortureDataFile();
@@ -117,36 +106,11 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
         if (isLoan) {
           installment += 1;
           const sequence = ((installment - 1) % tortureInstallments) + 1;
-          const result = await client.merchandisingLoans.executeInstallment(
-            tortureFacility,
-            sequence,
-            {
-              merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
-              merchandisingLoanType: 'CRDE',
-              merchandisingLoanFacilityReference: { loanInstallmentSequence: sequence, loanAmount: { amountValue: 500, amountCurrency: { currencyCode: 'USD' } } },
-              accountReferences: [
-                { accountIdentification: { accountIdentificationType: 'PaymentAccount', identifierValue: tortureAccounts.payment } },
-                { accountIdentification: { accountIdentificationType: 'ExpenseAccount', identifierValue: tortureAccounts.expense } },
-              ],
-            },
-            { correlationId, respondAsync },
-          );
+          const result = await client.merchandisingLoans.executeInstallment(tortureFacility, sequence, tortureInstallmentBody(sequence), { correlationId, respondAsync });
           if (result.status === 202) outcomes.push({ kind: 'accepted', operation, correlationId, reference: result.reference });
           else if (result.status === 200) outcomes.push({ kind: 'executed', operation, correlationId, reference: result.result.executionReference });
         } else {
-          const result = await client.termDeposits.initiate(
-            {
-              customerReference: 'C0001',
-              termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-              principalAmount: { amountValue: 1000 + Math.floor(Math.random() * 4000), amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-              interestRate: { rateValue: 4.5, rateType: 'Nominal' },
-              termDepositPeriod: { numberOfDays: 90 },
-              valueDate: '2026-03-02',
-              sourceAccount: { accountIdentification: tortureAccounts.source, accountType: 'DebitAccount' },
-              interestSettlementAccount: { accountIdentification: tortureAccounts.interest, accountType: 'CreditAccount' },
-            },
-            { correlationId, respondAsync },
-          );
+          const result = await client.termDeposits.initiate(tortureDepositBody(randomPrincipal()), { correlationId, respondAsync });
           if (result.status === 202) outcomes.push({ kind: 'accepted', operation, correlationId, reference: result.reference });
           else if (result.status === 200) outcomes.push({ kind: 'executed', operation, correlationId, reference: result.result.operationReference });
         }
@@ -200,23 +164,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
     if (check.code !== 0) anomalies.push(`coregate check failed: ${check.stdout}${check.stderr}`);
 
     const operations = await apiStore.db.selectFrom('operations').select(['reference', 'correlation_id', 'status']).execute();
-    const movements = await coreStore.db.selectFrom('movements').select(['reference']).where('kind', '<>', 'opening_balance').execute();
-    const movementsByReference = new Map<string, number>();
-    for (const movement of movements) movementsByReference.set(movement.reference, (movementsByReference.get(movement.reference) ?? 0) + 1);
+    anomalies.push(...(await movementAnomalies(coreStore.db, operations)));
     const byCorrelation = new Map(operations.map((operation) => [operation.correlation_id, operation]));
-    const byReference = new Map(operations.map((operation) => [operation.reference, operation]));
-
-    for (const [reference, count] of movementsByReference) {
-      if (count > 1) anomalies.push(`reference ${reference} executed ${count} times`);
-      const operation = byReference.get(reference);
-      if (!operation) anomalies.push(`the core executed ${reference}, which the API never recorded`);
-      else if (operation.status !== 'Executed') anomalies.push(`the core executed ${reference}, which the API recorded as ${operation.status}`);
-    }
-    for (const operation of operations) {
-      const count = movementsByReference.get(operation.reference) ?? 0;
-      if (operation.status === 'Executed' && count !== 1) anomalies.push(`operation ${operation.reference} is Executed with ${count} movements`);
-      if (operation.status === 'Rejected' && count !== 0) anomalies.push(`operation ${operation.reference} is Rejected with ${count} movements`);
-    }
     for (const outcome of outcomes) {
       const operation = byCorrelation.get(outcome.correlationId);
       if (outcome.kind === 'executed') {
@@ -227,17 +176,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
         anomalies.push(`refused ${outcome.correlationId} (${outcome.status}) is Executed`);
       }
     }
-    const ledger = await checkLedger(coreStore.db);
-    if (ledger.unbalancedMovements.length + ledger.balanceMismatches.length + ledger.negativeCustomerAccounts.length > 0) {
-      anomalies.push(`ledger: ${JSON.stringify(ledger)}`);
-    }
-    const sums = await coreStore.db
-      .selectFrom('accounts')
-      .select('currency')
-      .select((eb) => eb.fn.sum<string>('balance_minor').as('total'))
-      .groupBy('currency')
-      .execute();
-    for (const sum of sums) if (BigInt(sum.total) !== 0n) anomalies.push(`balances in ${sum.currency} sum to ${sum.total}, not 0: money was made or lost`);
+    anomalies.push(...(await conservationAnomalies(coreStore.db)));
 
     return {
       operations: operations.length,
@@ -253,8 +192,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
     await coreStore?.close();
     await Promise.all(processes.map((process) => process.stop('SIGKILL')));
     await proxy.close();
-    await admin(`drop database if exists ${apiDbName} with (force)`);
-    await admin(`drop database if exists ${coreDbName} with (force)`);
+    await adminQuery(`drop database if exists ${apiDbName} with (force)`);
+    await adminQuery(`drop database if exists ${coreDbName} with (force)`);
   }
 }
 
