@@ -4,38 +4,20 @@
  * client sockets to addresses of its own in 127.0.0.0/8, so the tests do not share counts.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { resolveConfig } from '../../src/config.js';
 import type { HttpResult } from '../helpers/http.js';
-import { basicAuth, demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
+import { basicAuth, demo, demoToken, type TestServer } from '../helpers/server.js';
+import { serverOnFreshSqlite } from '../helpers/server-fixture.js';
 import { postFormFrom } from '../helpers/source-address.js';
-import { storeTargets } from '../helpers/stores.js';
 import { sleep } from '../helpers/wait.js';
 
 const { treasury, reporting } = demo;
 const grant = { grant_type: 'client_credentials' };
 const wrongSecret = 'wrong-secret-0123456789-not-the-real-one';
-const sqlite = storeTargets.find((target) => target.name === 'sqlite');
 
 /** A server on a fresh SQLite store (limits do not depend on the store). */
-function serverFixture(flags: Record<string, string> = {}) {
-  let server: TestServer | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  before(async () => {
-    if (!sqlite) throw new Error('no SQLite store target');
-    const created = await sqlite.create();
-    drop = created.drop;
-    server = await startTestServer({ db: created.url, flags });
-  });
-  after(async () => {
-    await server?.close();
-    await drop?.();
-  });
-  return () => {
-    if (!server) throw new Error('server not started');
-    return server;
-  };
-}
+const serverFixture = (flags: Record<string, string> = {}) => serverOnFreshSqlite({ flags });
 
 const introspectUrl = (server: TestServer) => `${server.realmUrl()}/protocol/openid-connect/token/introspect`;
 

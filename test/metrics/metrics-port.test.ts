@@ -5,73 +5,19 @@
  * test waits the 10 s default.
  */
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import type { Socket } from 'node:net';
+import { describe, test } from 'node:test';
 import { resolveConfig } from '../../src/config.js';
 import { runCli } from '../helpers/cli.js';
 import { parseSamples, scrape, valueOf } from '../helpers/metrics.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { storeTargets } from '../helpers/stores.js';
+import { serverOnFreshSqlite } from '../helpers/server-fixture.js';
+import { closedWithin, openSocket } from '../helpers/sockets.js';
 
 /** A started server with its metrics on a port of their own, under the given environment. */
-function metricsPortServer(env: Record<string, string> = {}) {
-  let server: TestServer | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  before(async () => {
-    const sqlite = storeTargets.find((target) => target.name === 'sqlite');
-    const created = await sqlite!.create();
-    drop = created.drop;
-    server = await startTestServer({ db: created.url, flags: { metricsPort: '0' }, env });
-  });
-  after(async () => {
-    await server?.close();
-    await drop?.();
-  });
-  return () => {
-    if (!server) throw new Error('server not started');
-    return server;
-  };
-}
-
-function open(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => resolve(socket));
-    socket.once('error', reject);
-  });
-}
-
-/** Resolves with how long the socket stayed open, from now, once the server closes it. */
-function closedWithin(socket: Socket, limitMs: number): Promise<number> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`still open after ${limitMs} ms`)), limitMs);
-    socket.on('error', () => {});
-    socket.once('close', () => {
-      clearTimeout(timer);
-      resolve(Date.now() - started);
-    });
-  });
-}
+const metricsPortServer = (env: Record<string, string> = {}) => serverOnFreshSqlite({ flags: { metricsPort: '0' }, env });
 
 describe('with --metrics-port 0 (any free port)', () => {
-  let server: TestServer | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  const running = () => {
-    if (!server) throw new Error('server not started');
-    return server;
-  };
-
-  before(async () => {
-    const sqlite = storeTargets.find((target) => target.name === 'sqlite');
-    const created = await sqlite!.create();
-    drop = created.drop;
-    server = await startTestServer({ db: created.url, flags: { metricsPort: '0' } });
-  });
-  after(async () => {
-    await server?.close();
-    await drop?.();
-  });
+  const running = metricsPortServer();
 
   test('the main port answers 404 on /metrics', async () => {
     const response = await fetch(`${running().url}/metrics`);
@@ -117,7 +63,7 @@ describe('the metrics port holds connections to the main port\'s limits', () => 
 
   test('headers time-out: a connection that never sends a byte is closed by the server; a scrape is served meanwhile', async () => {
     const { metricsUrl } = running().coregate;
-    const silent = await open(metricsUrl);
+    const silent = await openSocket(metricsUrl);
     const closed = closedWithin(silent, headersTimeoutMs + slackMs);
     const response = await scrape(metricsUrl);
     assert.equal(response.status, 200);
@@ -126,7 +72,7 @@ describe('the metrics port holds connections to the main port\'s limits', () => 
   });
 
   test('keep-alive time-out: an idle kept-alive connection is closed once it has been answered', async () => {
-    const socket = await open(running().coregate.metricsUrl);
+    const socket = await openSocket(running().coregate.metricsUrl);
     let answer = '';
     const answered = new Promise<void>((resolve) =>
       socket.on('data', (chunk) => {
@@ -149,8 +95,8 @@ describe('the metrics port refuses connections beyond COREGATE_CONNECTIONS_MAX, 
     const { metricsUrl } = running().coregate;
     const sockets: Socket[] = [];
     try {
-      for (let i = 0; i < 5; i += 1) sockets.push(await open(metricsUrl));
-      await closedWithin(await open(metricsUrl), 3_000);
+      for (let i = 0; i < 5; i += 1) sockets.push(await openSocket(metricsUrl));
+      await closedWithin(await openSocket(metricsUrl), 3_000);
       for (const socket of sockets.splice(0)) socket.destroy();
       let status = 0;
       for (let attempt = 0; attempt < 20 && status !== 200; attempt += 1) {

@@ -6,12 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { resolveConfig } from '../../src/config.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { closedWithin, openSocket } from '../helpers/sockets.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-connections-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -20,27 +21,6 @@ const headersTimeoutMs = 600;
 
 async function server(name: string, env: Record<string, string>): Promise<TestServer> {
   return startTestServer({ db: `sqlite:${join(dir, `${name}.db`)}`, env, deployment: 'embedded' });
-}
-
-function open(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), hostname, () => resolve(socket));
-    socket.once('error', reject);
-  });
-}
-
-/** Resolves with how long the socket stayed open, from now, once the server closes it. */
-function closedWithin(socket: Socket, limitMs: number): Promise<number> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`still open after ${limitMs} ms`)), limitMs);
-    socket.on('error', () => {});
-    socket.once('close', () => {
-      clearTimeout(timer);
-      resolve(Date.now() - started);
-    });
-  });
 }
 
 async function ready(url: string): Promise<number> {
@@ -52,8 +32,8 @@ async function ready(url: string): Promise<number> {
 test('headers time-out: a connection that sends nothing, and one that sends its head a byte at a time, are closed; others are served meanwhile', async () => {
   const s = await server('slow', { COREGATE_HEADERS_TIMEOUT_MS: String(headersTimeoutMs) });
   try {
-    const silent = await open(s.url);
-    const slow = await open(s.url);
+    const silent = await openSocket(s.url);
+    const slow = await openSocket(s.url);
     const head = 'GET /health/ready HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(100);
     let sent = 0;
     const drip = setInterval(() => {
@@ -75,7 +55,7 @@ test('500 idle connections do not stop a request', async () => {
   const s = await server('idle', {});
   const sockets: Socket[] = [];
   try {
-    for (let i = 0; i < 500; i += 1) sockets.push(await open(s.url));
+    for (let i = 0; i < 500; i += 1) sockets.push(await openSocket(s.url));
     assert.equal(await ready(s.url), 200);
   } finally {
     for (const socket of sockets) socket.destroy();
@@ -87,8 +67,8 @@ test('connection cap: beyond COREGATE_CONNECTIONS_MAX a new connection is refuse
   const s = await server('cap', { COREGATE_CONNECTIONS_MAX: '5' });
   const sockets: Socket[] = [];
   try {
-    for (let i = 0; i < 5; i += 1) sockets.push(await open(s.url));
-    const extra = await open(s.url);
+    for (let i = 0; i < 5; i += 1) sockets.push(await openSocket(s.url));
+    const extra = await openSocket(s.url);
     await closedWithin(extra, 3_000);
     for (const socket of sockets.splice(0)) socket.destroy();
     let status = 0;

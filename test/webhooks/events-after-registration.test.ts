@@ -10,13 +10,13 @@ import { describe, test } from 'node:test';
 import { Vault } from '../../src/auth/vault.js';
 import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
-import { openStore, type Store } from '../../src/store/connect.js';
+import type { Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { insertEvent, listDeliveries, listUndispatchedEvents } from '../../src/store/webhooks.js';
 import { dispatchEvents } from '../../src/webhooks/dispatcher.js';
 import { registerEndpoint } from '../../src/webhooks/endpoints.js';
 import { demo, demoDataFile } from '../helpers/server.js';
-import { storeTargets } from '../helpers/stores.js';
+import { storeTargets, withCreatedStore, withStore, type StoreTarget } from '../helpers/stores.js';
 
 const publicOnly = { allowPrivate: false };
 const vault = new Vault(process.env.COREGATE_MASTER_KEY);
@@ -39,14 +39,21 @@ async function deliveredEvents(store: Store): Promise<Map<string, string[]>> {
   return byEndpoint;
 }
 
+/** A new migrated store of `target` with the demo data loaded, for `work`; closed and dropped afterwards. */
+async function withDemoStore(target: StoreTarget, work: (store: Store) => Promise<void>): Promise<void> {
+  await withCreatedStore(target, (url) =>
+    withStore(url, async (store) => {
+      await migrateToLatest(store);
+      await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
+      await work(store);
+    }),
+  );
+}
+
 for (const target of storeTargets) {
   describe(`events after an endpoint's registration [${target.name}]`, { skip: target.skip }, () => {
     test('CONTRACT §12: an endpoint registered 10 ms after an event was written does not receive it, though the event is fanned out after the registration; it receives the events written from its registration on', async () => {
-      const { url, drop } = await target.create();
-      const store = openStore(url);
-      try {
-        await migrateToLatest(store);
-        await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
+      await withDemoStore(target, async (store) => {
         const writtenAtMs = Date.now() - 60_000;
         const older = await register(store, 'older', writtenAtMs - 1_000);
         const before = await writeEvent(store, writtenAtMs);
@@ -60,18 +67,11 @@ for (const target of storeTargets) {
         const delivered = await deliveredEvents(store);
         assert.deepEqual(delivered.get(newer), [atRegistration, after].sort(), 'the newer endpoint: the events written at and after its registration, not the one 10 ms before');
         assert.deepEqual(delivered.get(older), [before, atRegistration, after].sort(), 'the older endpoint: all three');
-      } finally {
-        await store.close();
-        await drop();
-      }
+      });
     });
 
     test('CONTRACT §12: events written before the only endpoint was registered are dispatched without deliveries, in the same pass', async () => {
-      const { url, drop } = await target.create();
-      const store = openStore(url);
-      try {
-        await migrateToLatest(store);
-        await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
+      await withDemoStore(target, async (store) => {
         const writtenAtMs = Date.now() - 60_000;
         await writeEvent(store, writtenAtMs);
         await writeEvent(store, writtenAtMs + 5);
@@ -79,10 +79,7 @@ for (const target of storeTargets) {
         assert.equal(await dispatchEvents(store, writtenAtMs + 1_000), 2);
         assert.equal((await listUndispatchedEvents(store.db, 10)).length, 0);
         assert.deepEqual(await listDeliveries(store.db, { limit: 10 }), []);
-      } finally {
-        await store.close();
-        await drop();
-      }
+      });
     });
   });
 }
