@@ -10,7 +10,7 @@
  * then holds the outcome as unknown and reconciles by reference. A circuit breaker stops calling a
  * core that keeps failing: while it is open every call is CoreUnavailable at once.
  */
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
@@ -32,6 +32,7 @@ import {
 } from '../core/port.js';
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import { attribute } from '../tracing/attributes.js';
+import { inClientSpan } from '../tracing/client-span.js';
 import { CircuitBreaker, CircuitOpen, type CircuitState } from './circuit-breaker.js';
 import {
   eventsFromWire,
@@ -272,19 +273,10 @@ export class HttpCore implements CoreBankingPort {
       [attribute.serverAddress]: this.#server.address,
       [attribute.serverPort]: this.#server.port,
     };
-    return tracer.startActiveSpan(`${method} ${template}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    return inClientSpan(tracer, `${method} ${template}`, attributes, (span) => {
       const headers: Record<string, string> = {};
       propagation.inject(context.active(), headers);
-      try {
-        return await this.#guarded(method, path, body, read, prefix, timeoutMs, { span, headers });
-      } catch (error) {
-        // The error's class (CoreTimeout, CoreUnavailable) only: its message may quote the core's answer.
-        span.setAttribute(attribute.errorType, error instanceof Error ? error.name : 'unknown');
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-      }
+      return this.#guarded(method, path, body, read, prefix, timeoutMs, { span, headers });
     });
   }
 

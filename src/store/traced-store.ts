@@ -5,8 +5,9 @@
  * connection of the pool or for its SQLite commit group included — and whether it committed.
  * It carries no SQL and no value: statements quote account numbers and amounts.
  */
-import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
+import { context, trace, type Tracer } from '@opentelemetry/api';
 import { attribute } from '../tracing/attributes.js';
+import { inClientSpan } from '../tracing/client-span.js';
 import type { Store } from './connect.js';
 
 /** The database's name in the semantic conventions' `db.system.name`. */
@@ -23,18 +24,7 @@ export function tracedStore(store: Store, tracer: Tracer): Store {
   const attributes = { [attribute.dbSystemName]: system, [attribute.dbSystem]: system };
   const transaction: Store['transaction'] = (work) => {
     if (trace.getSpan(context.active())?.isRecording() !== true) return store.transaction(work);
-    return tracer.startActiveSpan(`transaction ${system}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
-      try {
-        return await store.transaction(work);
-      } catch (error) {
-        // The error's class only: a database's message may quote the row it refused.
-        span.setAttribute(attribute.errorType, error instanceof Error ? error.name : 'unknown');
-        span.setStatus({ code: SpanStatusCode.ERROR });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    return inClientSpan(tracer, `transaction ${system}`, attributes, () => store.transaction(work));
   };
   // Every other member as it is (a spread: a member added to Store later is kept, not dropped).
   return { ...store, transaction };
