@@ -4,11 +4,11 @@
  * delivery happen later, in the background (src/webhooks). Every claim of work by an instance is
  * an update guarded by the state it leaves, so several instances never do the same work at once.
  */
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import { preparedInsert } from './prepared-query.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
-import type { WebhookEndpointTable, WebhookEventTable } from './schema.js';
+import type { WebhookDeliveryTable, WebhookEndpointTable, WebhookEventTable } from './schema.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 export const deliveryStatuses: readonly DeliveryStatus[] = ['pending', 'delivered', 'failed'];
@@ -284,25 +284,17 @@ export interface AttemptOutcome {
 /** Records an attempt's outcome and releases the lease, only while `owner` still holds it. */
 export async function recordAttempt(db: Queryable, id: string, owner: string, leaseUntilMs: number, outcome: AttemptOutcome): Promise<boolean> {
   const now = new Date(outcome.nowMs).toISOString();
-  const result = await db
-    .updateTable('webhook_deliveries')
-    .set({
-      status: outcome.status,
-      attempts: outcome.attempts,
-      last_status_code: outcome.statusCode,
-      last_error: outcome.error,
-      next_attempt_epoch_ms: BigInt(outcome.nextAttemptMs),
-      lease_owner: null,
-      lease_until_epoch_ms: 0n,
-      updated_at: now,
-      ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
-    })
-    .where('id', '=', id)
-    .where('status', '=', 'pending')
-    .where('lease_owner', '=', owner)
-    .where('lease_until_epoch_ms', '=', BigInt(leaseUntilMs))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return updateWhileLeased(db, { id, owner, leaseUntilMs }, {
+    status: outcome.status,
+    attempts: outcome.attempts,
+    last_status_code: outcome.statusCode,
+    last_error: outcome.error,
+    next_attempt_epoch_ms: BigInt(outcome.nextAttemptMs),
+    lease_owner: null,
+    lease_until_epoch_ms: 0n,
+    updated_at: now,
+    ...(outcome.status === 'delivered' ? { delivered_at: now } : {}),
+  });
 }
 
 /**
@@ -310,13 +302,22 @@ export async function recordAttempt(db: Queryable, id: string, owner: string, le
  * again at once for any instance, instead of after its lease runs out. Only while `owner` holds it.
  */
 export async function releaseLease(db: Queryable, id: string, owner: string, leaseUntilMs: number): Promise<boolean> {
+  return updateWhileLeased(db, { id, owner, leaseUntilMs }, { lease_owner: null, lease_until_epoch_ms: 0n });
+}
+
+/**
+ * Updates a pending delivery only while `owner` still holds the lease it took until `leaseUntilMs`
+ * (a lease that ran out and was taken by another instance is not this one's to change); answers
+ * whether it did.
+ */
+async function updateWhileLeased(db: Queryable, lease: { id: string; owner: string; leaseUntilMs: number }, values: Updateable<WebhookDeliveryTable>): Promise<boolean> {
   const result = await db
     .updateTable('webhook_deliveries')
-    .set({ lease_owner: null, lease_until_epoch_ms: 0n })
-    .where('id', '=', id)
+    .set(values)
+    .where('id', '=', lease.id)
     .where('status', '=', 'pending')
-    .where('lease_owner', '=', owner)
-    .where('lease_until_epoch_ms', '=', BigInt(leaseUntilMs))
+    .where('lease_owner', '=', lease.owner)
+    .where('lease_until_epoch_ms', '=', BigInt(lease.leaseUntilMs))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
