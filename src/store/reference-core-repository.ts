@@ -116,7 +116,9 @@ export function coreRepository(db: Queryable): CoreRepository {
 
 export function coreStorage(store: Store): CoreStorage {
   return {
-    reader: coreRepository(store.db),
+    // Readiness asks the store itself: a database that answers `select 1` but takes no writes (a
+    // standby, a read-only session) cannot execute anything, so the core is not ready (issue 24).
+    reader: { ...coreRepository(store.db), ping: () => store.ping() },
     transaction: (work) => store.transaction((trx) => work(coreRepository(trx))),
     within: (unitOfWork: UnitOfWork) => coreRepository(transactionOf(unitOfWork, store)),
   };

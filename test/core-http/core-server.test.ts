@@ -2,8 +2,9 @@
  * The remote core protocol's server (docs/core-protocol.md), through Fastify's inject over the
  * reference core on a fresh SQLite store: the answers' shapes and statuses, a refusal as a
  * business answer (200), the reference as idempotency key, 400 for a malformed command with
- * nothing executed, 404 NotFound versus an unknown route, 500 without its cause, readiness, and
- * the OpenAPI 3.1 document that every observed answer validates against.
+ * nothing executed, 404 NotFound versus an unknown route, 500 without its cause, readiness (on
+ * PostgreSQL too: a database that takes no writes is not ready), and the OpenAPI 3.1 document that
+ * every observed answer validates against.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -19,9 +20,11 @@ import { createLogger } from '../../src/log.js';
 import type { Store } from '../../src/store/connect.js';
 import { findAccount } from '../../src/store/banking.js';
 import { demoDataFile } from '../helpers/server.js';
-import { storeTargets } from '../helpers/stores.js';
+import { adminQuery, storeTargets } from '../helpers/stores.js';
+import { waitFor } from '../helpers/wait.js';
 
 const sqlite = storeTargets.find((target) => target.name === 'sqlite');
+const postgres = storeTargets.find((target) => target.name === 'postgres');
 const silent = createLogger({ level: 'silent' });
 
 const termDepositPath = (reference: string) => `/core/v1/term-deposit-constitutions/${reference}`;
@@ -309,6 +312,30 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     }
     for (const query of ['after=-1', 'after=x', 'limit=0', 'limit=1001']) {
       assert.equal((await app.inject({ method: 'GET', url: `/core/v1/events?${query}` })).statusCode, 400, query);
+    }
+  });
+});
+
+describe('core server readiness needs a writable database (issue 24) [postgres]', { skip: postgres?.skip }, () => {
+  test('GET /health/ready → 503 while every new session is read-only (default_transaction_read_only), 200 again once it takes writes', async () => {
+    const created = await postgres!.create();
+    const databaseName = new URL(created.url).pathname.slice(1);
+    const opened = await openReferenceCore({ db: created.url, dataFile: demoDataFile, businessDate: undefined }, silent);
+    const app = await buildCoreServer({ core: opened.core, logger: silent, version: 'test' });
+    const ready = async () => (await app.inject({ method: 'GET', url: '/health/ready' })).statusCode;
+    try {
+      assert.equal(await ready(), 200);
+      // Every new session is read-only, and the pool's sessions are cut so that it makes new ones.
+      await adminQuery(`alter database ${databaseName} set default_transaction_read_only = on`);
+      await adminQuery('select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
+      assert.equal(await waitFor('not ready', async () => ((await ready()) === 503 ? 503 : undefined)), 503, 'a read-only database answers select 1, but the core cannot execute anything on it');
+      await adminQuery(`alter database ${databaseName} reset default_transaction_read_only`);
+      assert.equal(await waitFor('ready again', async () => ((await ready()) === 200 ? 200 : undefined)), 200);
+    } finally {
+      await app.close();
+      await opened.store.close();
+      await adminQuery(`alter database ${databaseName} reset default_transaction_read_only`).catch(() => {});
+      await created.drop();
     }
   });
 });
