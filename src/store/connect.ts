@@ -48,8 +48,12 @@ export interface Store {
 /** Connections in one instance's PostgreSQL pool. */
 const postgresPoolSizeMax = 20;
 /**
- * How long a new PostgreSQL connection may take (pg waits forever by default): an address that
- * swallows packets during a failover must not hold requests for minutes; they are answered 503.
+ * How long a caller may wait for a PostgreSQL connection (pg waits forever by default): for a new
+ * one to be made, since an address that swallows packets during a failover must not hold requests
+ * for minutes, and, pg-pool applying the same bound, for one of the pool's to be released when all
+ * `postgresPoolSizeMax` are in use ("timeout exceeded when trying to connect"). Both time-outs are
+ * outages (database-unavailable.ts): the request is answered 503, and a readiness probe that
+ * waited so long fails, under a saturated pool as under a failover.
  */
 const postgresConnectTimeoutMs = 5_000;
 /** TCP keep-alive on PostgreSQL connections: a peer that vanished without closing is found. */
