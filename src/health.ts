@@ -27,13 +27,28 @@ export class NotReady extends Error {
   }
 }
 
+/**
+ * How long one probe may take before the service says it is not ready: a database or core whose
+ * connection hangs (a peer gone without closing, an address that swallows packets) must not hold
+ * the load balancer's health check until its own time-out, with no answer saying which part failed.
+ */
+export const probeTimeoutMs = 5_000;
+
 /** Runs one named probe of a readiness check; `details` say what was probed (never a URL or a secret). */
-export async function probe(check: string, work: () => Promise<void>, details: Record<string, string> = {}): Promise<ProbeReport> {
+export async function probe(check: string, work: () => Promise<void>, details: Record<string, string> = {}, timeoutMs = probeTimeoutMs): Promise<ProbeReport> {
   const startedAt = performance.now();
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await work();
+    await Promise.race([
+      work(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
   } catch (error) {
     throw new NotReady(check, error);
+  } finally {
+    clearTimeout(timer);
   }
   return { status: 'ok', ...details, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
 }

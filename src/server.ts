@@ -18,6 +18,7 @@ import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from './store/database-unavailable.js';
 import { lazyChildLoggerFactory, requestLineWriter, type Logger, type RequestLine } from './log.js';
 import { countHttpRequests } from './metrics/http-metrics.js';
 import { metricsRoute } from './metrics/metrics-route.js';
@@ -165,6 +166,20 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     logo: { type: 'image/svg+xml', content: coregateLogoSvg, href: '/docs', target: '_self' },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  // The routes without an error handler of their own (the console's login, the docs, health):
+  // a database outage is 503, a failure of ours a 500 that names no internal detail (fastify's
+  // own handler would send the error's message, a driver's text included).
+  app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'request met a database outage');
+      return reply.code(503).header('retry-after', String(databaseRetryAfterSeconds)).send({ status: 503, reason: 'SERVICE_UNAVAILABLE', message: 'The service\'s database is unavailable; try again shortly' });
+    }
+    // A client's error keeps fastify's own answer (the parent handler).
+    if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) throw error;
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ status: 500, reason: 'INTERNAL_ERROR', message: 'Unexpected internal error; the log has the cause' });
+  });
 
   app.setNotFoundHandler(async (request, reply) => {
     const path = `${request.method} ${request.url.split('?')[0] ?? ''}`;

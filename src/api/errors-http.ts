@@ -7,13 +7,7 @@ import type { FastifyError } from 'fastify';
 import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/error-catalogue.js';
 import { ApiError } from './error-record.js';
 import { freeTextPattern, identifierPattern } from '../operations/schemas/field-limits.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
-
-/**
- * Seconds a client is asked to wait before repeating a request the database could not serve: a
- * lost connection is replaced at once, a failover takes some seconds.
- */
-export const databaseRetryAfterSeconds = 1;
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
 
 export interface MappedError {
   entry: ErrorEntry;

@@ -128,9 +128,11 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
         .code(mapped.entry.status)
         .headers(mapped.headers)
         .send(errorBody(record, { family: config?.family, wrapped: config?.wrapped ?? false }));
-    // Only a refusal that must be audited waits for a write; the others are answered at once.
+    // Only a refusal that must be audited waits for a write; the others are answered at once. A
+    // 503 of a database outage is audited too, but not waited for: the write goes to the database
+    // that just failed, and waiting (up to the connect time-out) would only delay the answer.
     const audit = auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
-    return audit === undefined ? send() : audit.then(send);
+    return audit === undefined || mapped.outage ? send() : audit.then(send);
   });
 
   /** CONTRACT §8: every execution attempt that passed authentication is audited, refusals too; undefined when none is owed. */

@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Realm } from '../store/realms.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
 import type { AuthContext } from './auth-context.js';
 import { discoveryDocument } from './discovery.js';
 import { handleIntrospection } from './introspection.js';
@@ -102,7 +102,7 @@ function oauthErrorHandler(error: FastifyError | OAuthError, request: FastifyReq
   if (isDatabaseUnavailable(error)) {
     // RFC 6749 §5.2 has no 503 code; `temporarily_unavailable` is what its authorization endpoint uses for the same.
     request.log.warn({ err: error }, 'auth endpoint met a database outage');
-    void reply.code(503).header('retry-after', '1').send({ error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; try again shortly' });
+    void reply.code(503).header('retry-after', String(databaseRetryAfterSeconds)).send({ error: 'temporarily_unavailable', error_description: 'The service is temporarily unavailable; try again shortly' });
     return;
   }
   request.log.error({ err: error }, 'auth endpoint failed');

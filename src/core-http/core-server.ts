@@ -16,7 +16,7 @@ import { currencyExponent } from '../core/currencies.js';
 import { BusinessDateBackwards, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import { spanIdsOf, traceHttpRequests } from '../tracing/http-spans.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
 import {
   eventToWire,
   reportToWire,
@@ -123,7 +123,7 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     if (isDatabaseUnavailable(error)) {
       // The core's own database failed over or was cut: the API holds the outcome as unknown and reconciles.
       request.log.warn({ err: error }, 'core request met a database outage');
-      return reply.code(503).header('retry-after', '1').send({ error: 'UNAVAILABLE', message: 'The core\'s database is unavailable' });
+      return reply.code(503).header('retry-after', String(databaseRetryAfterSeconds)).send({ error: 'UNAVAILABLE', message: 'The core\'s database is unavailable' });
     }
     request.log.error({ err: error }, 'core request failed');
     return reply.code(500).send({ error: 'INTERNAL_ERROR', message: 'Internal error; the core\'s log has the cause' });

@@ -3,7 +3,7 @@
  * handler. Route modules throw OperatorError; the plugin's error handler writes the body.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
 
 const reasons: Record<number, string> = {
   400: 'BAD_REQUEST',
@@ -59,7 +59,7 @@ export async function handleOperatorError(error: FastifyError | OperatorError, r
   }
   if (isDatabaseUnavailable(error)) {
     request.log.warn({ err: error }, 'operator API request met a database outage');
-    return reply.code(503).header('retry-after', '1').send(operatorErrorBody(503, 'The service\'s database is unavailable; try again shortly'));
+    return reply.code(503).header('retry-after', String(databaseRetryAfterSeconds)).send(operatorErrorBody(503, 'The service\'s database is unavailable; try again shortly'));
   }
   request.log.error({ err: error }, 'operator API request failed');
   return reply.code(500).send(operatorErrorBody(500, 'The operator API failed unexpectedly; the log has the cause'));

@@ -30,6 +30,12 @@ const lostConnectionMessages = [
   'Cannot use a pool after calling end on the pool',
 ];
 
+/**
+ * Seconds a client is asked to wait (Retry-After) before repeating a request the database could
+ * not serve: a lost connection is replaced at once, a failover takes some seconds.
+ */
+export const databaseRetryAfterSeconds = 1;
+
 /** How deep a chain of causes is followed (a batch's skipped statement carries the failure that skipped it). */
 const causeDepthMax = 4;
 

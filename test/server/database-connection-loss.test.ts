@@ -37,14 +37,18 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
   const proxy = cutBy === 'proxy' ? await TcpProxy.start(Number(target.port || 5432)) : undefined;
   const dbUrl = new URL(created.url);
   if (proxy) dbUrl.port = String(proxy.port);
-  const serve = await spawnCoregate(['serve', '--data', dataFile, '--db', dbUrl.toString(), ...(workers > 1 ? ['--workers', String(workers)] : [])]);
+  const serve = await spawnCoregate(['serve', '--operator-api', '--data', dataFile, '--db', dbUrl.toString(), ...(workers > 1 ? ['--workers', String(workers)] : [])]);
   let notReadySeen = false;
+  const consoleLoginStatuses: number[] = [];
   const cutOnce = async (): Promise<number> => {
     if (!proxy) return terminateSessions(databaseName);
     proxy.pause('refuse');
     const cut = proxy.cutAll('reset');
     // While nothing is reachable, the instance says it is not ready.
     notReadySeen ||= (await readyStatus(serve)) === 503;
+    // A route without an error handler of its own (the console's login reads its token): 503, never a 500 naming the driver's error.
+    const login = await fetch(`${serve.url}/console/login?token=not-a-token`, { redirect: 'manual' });
+    consoleLoginStatuses.push(login.status);
     await sleep(500);
     proxy.resume();
     return cut;
@@ -61,7 +65,10 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
     await sleep(300);
     await clients.stop();
     assert.ok(cut > 0, 'sessions were cut');
-    if (proxy) assert.ok(notReadySeen, 'not ready while the database was unreachable');
+    if (proxy) {
+      assert.ok(notReadySeen, 'not ready while the database was unreachable');
+      assert.ok(consoleLoginStatuses.length > 0 && consoleLoginStatuses.every((status) => status === 503), `the console's login answers 503 while the database is unreachable: ${JSON.stringify(consoleLoginStatuses)}`);
+    }
     assert.equal(serve.child.exitCode, null, `the process lives: ${serve.output().stderr.slice(-3000)}`);
     assert.equal(serve.child.signalCode, null);
     assert.doesNotMatch(serve.output().stdout + serve.output().stderr, /a worker died|Unhandled 'error' event/, 'no worker died');
