@@ -11,7 +11,9 @@ import { isDatabaseUnavailable } from '../store/database-unavailable.js';
 export function guardAgainstOutageExits(logger: Logger): void {
   process.on('unhandledRejection', (reason) => {
     if (isDatabaseUnavailable(reason)) {
-      logger.error({ err: reason }, 'a database outage reached no handler (a defect): the process goes on serving');
+      // The classifier knows the database's failures and the socket errors under any connection: an
+      // ECONNRESET left unhandled by another client (the core's, Redis's) is kept alive here too.
+      logger.error({ err: reason }, 'a connection failure reached no handler (a defect): the process goes on serving');
       return;
     }
     throw reason;

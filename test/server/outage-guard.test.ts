@@ -22,7 +22,7 @@ function runWithGuard(rejection: string): { status: number | null; stdout: strin
 test('an unhandled database outage (a connection cut) is logged as a defect and the process goes on serving', () => {
   const result = runWithGuard("new Error('Connection terminated unexpectedly')");
   assert.equal(result.status, 0, result.stderr);
-  assert.match(result.stdout, /logged: a database outage reached no handler/);
+  assert.match(result.stdout, /logged: a connection failure reached no handler/);
   assert.match(result.stdout, /still serving/);
 });
 
