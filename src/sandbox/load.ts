@@ -14,7 +14,7 @@ import { hashClientSecret } from '../auth/client-secret.js';
 import { ensureSigningKey } from '../auth/keyring.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
-import type { SandboxData } from './data-file.js';
+import { DataFileError, type SandboxData } from './data-file.js';
 import { loadCoreData } from './load-core.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
@@ -113,7 +113,8 @@ async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targ
     try {
       await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets);
     } catch (error) {
-      if (error instanceof EndpointRefused) throw new Error(`data file: webhooks[${index}]: ${error.message}`);
+      // A refused target is the file's problem: a reset over HTTP answers it as such (409), not as a failure of ours.
+      if (error instanceof EndpointRefused) throw new DataFileError('data file', `webhooks[${index}]`, error.message);
       throw error;
     }
     added += 1;

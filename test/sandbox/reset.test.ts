@@ -18,6 +18,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';
 import { initiatePath, send } from '../helpers/http.js';
 import { cliPath, demo, demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
+import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
 import { withDb } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
 
@@ -187,6 +188,24 @@ describeEachStore('sandbox reset through the operator route module (POST /sandbo
       assert.match(response.json().message, /"confirm": "reset"/);
     }
     assert.ok((await rowCount(dbUrl(), 'term_deposits')) > 0);
+  });
+
+  test('a data file whose webhook URL targets an internal address: 409 naming webhooks[i], nothing reset (issue 24)', async () => {
+    const made = await initiate(server(), 7000);
+    assert.equal(made.status, 200);
+    const data = readDemoData<Record<string, unknown>>();
+    data.webhooks = [{ realm: demo.realm, clientId: demo.treasury.clientId, url: 'http://169.254.169.254/latest/meta-data' }];
+    const app = Fastify();
+    await app.register(sandboxRoutes({ store, vault: new Vault(undefined), sandbox: true, dataFile: writeTempDataFile(data, 'coregate-reset-ssrf-') }));
+    try {
+      const response = await reset(app, { confirm: 'reset' });
+      assert.equal(response.statusCode, 409, response.body);
+      assert.equal(response.json().reason, 'CONFLICT');
+      assert.match(response.json().message, /webhooks\[0\].*169\.254\.169\.254.*nothing was reset/);
+      assert.equal(await retrieveStatus(server(), made.contract), 200, 'the deposit made before is still there');
+    } finally {
+      await app.close();
+    }
   });
 
   test('{"confirm": "reset"} in sandbox mode: 200, balances back, deposits and operations gone, tokens issued again', async () => {

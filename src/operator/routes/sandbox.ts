@@ -43,7 +43,14 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
         if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}`, path);
         throw error;
       }
-      const summary = await resetSandbox(options.store, options.vault, data, options.webhookTargets ?? { allowPrivate: false });
+      let summary;
+      try {
+        summary = await resetSandbox(options.store, options.vault, data, options.webhookTargets ?? { allowPrivate: false });
+      } catch (error) {
+        // Found while loading (a webhook URL the target policy refuses): the reset rolled back.
+        if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}; nothing was reset`, path);
+        throw error;
+      }
       request.log.warn({ tablesEmptied: summary.tablesEmptied.length, rowsDeleted: summary.rowsDeleted }, 'sandbox reset');
       return reply.code(200).send(summary);
     });
