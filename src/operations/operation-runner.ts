@@ -137,10 +137,12 @@ export class OperationRunner {
     from: ClaimFrom,
   ): Promise<RunOutcome | { kind: 'taken'; original: OperationRecord }> {
     const { store, claims, audit } = this.#options;
-    const acceptedAt = new Date();
+    // The 202's executionDateTime is the record's creation time, which a later Rejected result
+    // (execution.ts, reconciler.ts) repeats: the client sees one time for one execution.
+    const acceptedAt = new Date(record.createdAt);
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
-        await claims.claim(unitOfWork, { ...record, accepted: true }, from, 'Pending', acceptedAt.getTime());
+        await claims.claim(unitOfWork, { ...record, accepted: true }, from, 'Pending', Date.now());
         await audit.write(unitOfWork.db, context, record.reference, 202, 'Pending');
       });
     } catch (error) {
