@@ -10,7 +10,9 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { test } from 'node:test';
+import pg from 'pg';
 
 const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   dependencies: Record<string, string>;
@@ -34,4 +36,21 @@ test('pg-pool and pg-protocol, which pg depends on with ranges, are pinned by ov
     assert.match(pin, exactVersion, `package.json's overrides must pin ${name} exactly, not "${pin}"`);
     assert.equal(installedVersion(name), pin, name);
   }
+});
+
+/** Each private member the driver relies on, with what it is used for: a test names the one an upgrade changed. */
+test('the private members of pg the driver relies on are there, each named', () => {
+  const require = createRequire(import.meta.url);
+  const query = new pg.Query({ text: 'select 1' }) as unknown as Record<string, unknown>;
+  const result = query._result as Record<string, unknown> | undefined;
+  assert.ok(result !== undefined && typeof result === 'object', 'pg.Query#_result (the rows a named run builds: postgres-named-run.ts, postgres-batch-run.ts)');
+  assert.ok(Array.isArray(result._parsers) || result._parsers === undefined, 'pg.Result#_parsers (the column parsers a row shape reuses: postgres-named-run.ts)');
+  assert.equal(query._canceledDueToError, false, 'pg.Query#_canceledDueToError (a row that fails to parse: postgres-named-run.ts)');
+  const querySource = readFileSync(require.resolve('pg/lib/query.js'), 'utf8');
+  assert.match(querySource, /this\._accumulateRows\b/, 'pg.Query#_accumulateRows (rows kept for the callback: postgres-named-run.ts)');
+  const client = new pg.Client({ pipeline: true } as pg.ClientConfig) as unknown as { pipeline: unknown; connection: Record<string, unknown> & { stream: Record<string, unknown> } };
+  assert.equal(client.pipeline, true, 'pg.Client pipeline mode (postgres-driver.ts)');
+  assert.deepEqual(client.connection.parsedStatements, {}, 'pg.Connection#parsedStatements (which named statements a connection has parsed: postgres-driver.ts)');
+  assert.equal(typeof client.connection.stream.cork, 'function', 'pg.Connection#stream.cork (one socket write per batch: postgres-driver.ts)');
+  assert.equal(typeof (require('pg/lib/utils') as { prepareValue?: unknown }).prepareValue, 'function', 'pg/lib/utils prepareValue (a batch binds its values as pg would: postgres-batch-run.ts)');
 });
