@@ -34,7 +34,7 @@ import { Reconciler } from './operations/reconciler.js';
 import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
-import { openStore, pingStore, redactUrl, type Store } from './store/connect.js';
+import { openStore, redactUrl, type Store } from './store/connect.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
@@ -222,7 +222,7 @@ async function serveOn(
       check: async () => {
         if (closing) throw new Error('shutting down');
         return {
-          store: await probe('store', () => pingStore(store), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }),
+          store: await probe('store', () => store.ping(), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }),
           core: await probe('core', () => core.ping(), { core: config.coreUrl === undefined ? 'embedded reference core' : 'remote core' }),
         };
       },

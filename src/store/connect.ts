@@ -188,8 +188,3 @@ function commitWindowMs(): number {
 export function redactUrl(url: string): string {
   return url.replace(/^(\w+:\/\/[^:/@]*):[^@]*@/, '$1:***@');
 }
-
-/** A cheap round trip that proves the store answers and takes writes: used by the readiness probe. */
-export function pingStore(store: Store): Promise<void> {
-  return store.ping();
-}
