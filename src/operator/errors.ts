@@ -3,7 +3,7 @@
  * handler. Route modules throw OperatorError; the plugin's error handler writes the body.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 
 const reasons: Record<number, string> = {
   400: 'BAD_REQUEST',

@@ -8,15 +8,15 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { Database } from './schema.js';
-import { withStatementCache } from './statement-cache.js';
-import { DurableSqliteDialect } from './sqlite-driver.js';
-import { WalSync } from './wal-sync.js';
-import { PipelinedPostgresDialect } from './postgres-driver.js';
-import { withStatementQueue } from './statement-queue.js';
-import { CommitGroup } from './commit-group.js';
-import { startWalCheckpointer } from './wal-checkpointer.js';
-import { databaseProblem } from './database-problem.js';
-import { runDirectlyOn } from './direct-statements.js';
+import { withStatementCache } from './engine/statement-cache.js';
+import { DurableSqliteDialect } from './engine/sqlite-driver.js';
+import { WalSync } from './engine/wal-sync.js';
+import { PipelinedPostgresDialect } from './engine/postgres-driver.js';
+import { withStatementQueue } from './engine/statement-queue.js';
+import { CommitGroup } from './engine/commit-group.js';
+import { startWalCheckpointer } from './engine/wal-checkpointer.js';
+import { databaseProblem } from './engine/database-problem.js';
+import { runDirectlyOn } from './engine/direct-statements.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 

@@ -1,5 +1,5 @@
 /**
- * Group commit on SQLite (src/store/commit-group.ts): units of work that arrive together share
+ * Group commit on SQLite (src/store/engine/commit-group.ts): units of work that arrive together share
  * one commit; a unit that fails rolls back alone; nobody is answered before the commit that
  * holds their work, which another connection can then read.
  */
@@ -10,11 +10,11 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, type Transaction } from 'kysely';
-import { CommitGroup } from '../../src/store/commit-group.js';
+import { CommitGroup } from '../../src/store/engine/commit-group.js';
 import { openStore } from '../../src/store/connect.js';
-import { DurableSqliteDialect } from '../../src/store/sqlite-driver.js';
-import { withStatementCache } from '../../src/store/statement-cache.js';
-import { WalSync } from '../../src/store/wal-sync.js';
+import { DurableSqliteDialect } from '../../src/store/engine/sqlite-driver.js';
+import { withStatementCache } from '../../src/store/engine/statement-cache.js';
+import { WalSync } from '../../src/store/engine/wal-sync.js';
 
 interface Db {
   items: { name: string };

@@ -1,5 +1,5 @@
 /**
- * A transaction's statements in one pipeline with one Sync (src/store/postgres-batch-run.ts):
+ * A transaction's statements in one pipeline with one Sync (src/store/engine/postgres-batch-run.ts):
  * each answered on its own, in order, with the rows and counts pg would give; a failed one
  * answers its error and the ones after it answer that they did not run (25P02), and the
  * connection goes on after the rollback.
@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from '../../src/store/postgres-batch-run.js';
-import { NamedStatementRun, type NamedRunResult } from '../../src/store/postgres-named-run.js';
+import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from '../../src/store/engine/postgres-batch-run.js';
+import { NamedStatementRun, type NamedRunResult } from '../../src/store/engine/postgres-named-run.js';
 import { storeTargets, withCreatedStore } from '../helpers/stores.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres')!;

@@ -1,12 +1,12 @@
 /**
  * A named statement's rows on PostgreSQL are made by its cached row shape
- * (src/store/postgres-named-run.ts): the same values as pg's own parsing, NULLs kept, and a new
+ * (src/store/engine/postgres-named-run.ts): the same values as pg's own parsing, NULLs kept, and a new
  * shape as soon as the server describes other columns for the same statement.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { NamedStatementRun, type NamedRunResult } from '../../src/store/postgres-named-run.js';
+import { NamedStatementRun, type NamedRunResult } from '../../src/store/engine/postgres-named-run.js';
 import { storeTargets, withCreatedStore } from '../helpers/stores.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres')!;

@@ -7,7 +7,7 @@
  * "done" before the commit that makes it durable.
  */
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from './schema.js';
+import type { Database } from '../schema.js';
 import { withStatementQueue } from './statement-queue.js';
 
 /** Units of work in one commit at most: bounds how long the last of a group waits. */

@@ -16,7 +16,7 @@
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 import { NotRunInBatch } from './postgres-batch-run.js';
 import { isBatchConnection, type BatchConnection, type PendingStatement as Pending } from './postgres-driver.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from '../realms.js';
 
 class StatementQueue {
   #pending: Pending[] = [];

@@ -5,7 +5,7 @@
  * first out. A statement still iterating (a stream) is never handed out twice.
  */
 import type { Database, Statement } from 'better-sqlite3';
-import { LruMap } from '../cache/lru-map.js';
+import { LruMap } from '../../cache/lru-map.js';
 
 /** Distinct SQL texts kept prepared; the application has a few hundred at most. */
 export const preparedStatementsMax = 1000;

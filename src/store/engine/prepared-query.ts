@@ -8,7 +8,7 @@
  * once). The builder must not look at its arguments, only place them.
  */
 import { createQueryId, type CompiledQuery, type Compilable, type QueryResult, type RootOperationNode } from 'kysely';
-import type { Queryable } from './realms.js';
+import type { Queryable } from '../realms.js';
 import { statementQueueOf } from './statement-queue.js';
 import { directRunnerOf } from './direct-statements.js';
 
