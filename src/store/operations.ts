@@ -5,7 +5,7 @@
  * (src/operations/operation-states.ts has the table of allowed transitions).
  */
 import { sql, type Compilable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './engine/prepared-query.js';
+import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './prepared.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { OperationTable } from './schema.js';

@@ -10,7 +10,7 @@ import net from 'node:net';
 import { test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
 import { preparedInsert, preparedQuery } from '../../src/store/engine/prepared-query.js';
-import { deferWrite } from '../../src/store/engine/statement-queue.js';
+import { deferWrite } from '../../src/store/engine/unit-of-work.js';
 import type { Store } from '../../src/store/connect.js';
 import type { Queryable } from '../../src/store/realms.js';
 import { storeTargets, withCreatedStore, withStore, type StoreTarget } from '../helpers/stores.js';
