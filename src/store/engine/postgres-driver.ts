@@ -49,7 +49,7 @@ export class PipelinedPostgresDialect implements EngineDialect {
     return this.#driver;
   }
 
-  /** A statement outside any transaction, without Kysely's executor (direct-statements.ts). */
+  /** A statement outside any transaction, without Kysely's executor (root-queries.ts). */
   runOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.#lane.run<R>(query);
   }

@@ -57,7 +57,7 @@ export class DurableSqliteDialect implements EngineDialect {
     return this.#driver;
   }
 
-  /** A statement outside any transaction, without Kysely's executor (direct-statements.ts). */
+  /** A statement outside any transaction, without Kysely's executor (root-queries.ts). */
   runOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#driver === undefined) return Promise.reject(new Error('the SQLite dialect has no driver yet'));
     return this.#driver.executeOutsideTransaction<R>(query);
@@ -127,7 +127,7 @@ class DurableSqliteDriver implements Driver {
   readonly #reader: StatementSource | undefined;
   readonly #walSync: WalSync | undefined;
   readonly #lock = new WriteLock();
-  /** The session of statements run outside any transaction (direct-statements.ts). */
+  /** The session of statements run outside any transaction (root-queries.ts). */
   readonly #outside = new Session(this);
 
   constructor(config: DurableSqliteConfig) {
