@@ -118,3 +118,26 @@ test('the import circle check finds a circle and names its path (the check itsel
   assert.deepEqual(importCircles(graph), ['a.ts → b.ts → c.ts → a.ts']);
   assert.deepEqual(importCircles(new Map([['a.ts', ['b.ts']], ['b.ts', []]])), []);
 });
+
+/**
+ * Module-level registries, in the store engine and the API's JSON reader: an empty map or set made
+ * at module level fills with state of connections, transactions or requests that belongs on their
+ * own objects (STYLE.md, "state lives in objects you can see"). The few process-wide caches that
+ * are pure say why in a comment and are listed here.
+ */
+const pureProcessWideCaches = new Set([
+  // SQL texts of compiled prepared queries: a text is a pure function of a builder and a dialect.
+  'src/store/engine/prepared-query.ts: preparedTexts',
+  // Prepared updates of operation records by the shape of the change: pure queries, bounded by the code.
+  'src/store/operations.ts: operationUpdates',
+]);
+
+test('the store engine and the JSON reader keep no module-level registry: state lives on the Database, the UnitOfWork or the request', () => {
+  const files = [...sources('src/store/engine'), 'src/api/strict-json.ts', 'src/store/operations.ts'];
+  const found = files.flatMap((file) =>
+    // Any map made at module level, and any set made empty there (a set of literal codes is a constant).
+    [...readFileSync(file, 'utf8').matchAll(/^(?:export )?(?:const|let) (\w+)(?::[^=]+)? = new (?:(?:WeakMap|Map|WeakSet)\b|Set(?:<.*>)?\(\))/gm)].map((match) => `${file}: ${match[1]}`),
+  );
+  const registries = found.filter((entry) => !pureProcessWideCaches.has(entry));
+  assert.deepEqual(registries, [], `module-level registries:\n${registries.join('\n')}`);
+});
