@@ -17,11 +17,10 @@ import type { Queryable } from '../store/realms.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 import { callCore, callResultOf, isCoreFailure, type CoreCallObserver, type CoreCallResult } from './core-call.js';
 import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';
-import { errorRecord, type ErrorRecord } from './error-record.js';
+import type { ErrorRecord } from './error-record.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
-import { nextAttemptAt } from './retry-schedule.js';
-import { writeOperationEvent } from '../webhooks/operation-events.js';
+import { OperationSettlement } from './operation-settlement.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -59,9 +58,11 @@ export interface ExecutionOptions {
 
 export class Execution {
   readonly #options: ExecutionOptions;
+  readonly #settlement: OperationSettlement;
 
   constructor(options: ExecutionOptions) {
     this.#options = options;
+    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
   }
 
   get embedded(): boolean {
@@ -84,7 +85,7 @@ export class Execution {
         claims.checksWindow(job.record, job.from),
       );
       if (settlement.status === 'Rejected') throw new RollBack(settlement.refusal);
-      await this.#settle(unitOfWork.db, job, claimedAt, settlement);
+      await this.#settlement.write(unitOfWork.db, inFlight(job, claimedAt), settlement, Date.now());
       return settlement.body;
     });
     try {
@@ -114,7 +115,7 @@ export class Execution {
   }
 
   async #executeRemote(job: ExecutionJob): Promise<ExecutionResult> {
-    const { store, core, claims, audit } = this.#options;
+    const { store, core, claims } = this.#options;
     const { reference } = job.record;
     const claimedAt = Date.now();
     try {
@@ -132,15 +133,14 @@ export class Execution {
     } catch (error) {
       if (!isCoreFailure(error)) throw error;
       const entry = error instanceof CoreTimeout ? E.coreTimeout : E.coreUnavailable;
-      await this.#recordUnknown({ ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } }, entry, error);
+      await this.#recordUnknown(inFlight(job, claimedAt), entry, error);
       return { kind: 'unknown', entry };
     }
     if (settlement.status === 'Rejected') {
-      return this.#recordRejected({ ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } }, settlement.refusal);
+      return this.#recordRejected(inFlight(job, claimedAt), settlement.refusal);
     }
     try {
-      await inUnitOfWork(store, (unitOfWork) => this.#settle(unitOfWork.db, job, claimedAt, settlement));
-      audit.chained();
+      await this.#settlement.commit(inFlight(job, claimedAt), settlement, Date.now());
     } catch (error) {
       // The core executed it: whoever settles the record now (a repeat, the reconciler) finds it executed.
       this.#options.logger.warn({ err: error, reference }, 'executed operation not settled; the reconciler will');
@@ -148,76 +148,34 @@ export class Execution {
     return { kind: 'executed', body: settlement.body };
   }
 
-  async #settle(db: Queryable, job: ExecutionJob, claimedAt: number, settlement: Settlement & { status: 'Executed' }): Promise<void> {
-    const { reference } = job.record;
-    // Three independent writes, started together: on PostgreSQL one round trip (statement-queue.ts).
-    await Promise.all([
-      this.#options.claims.move(db, reference, { status: 'InFlight', updatedEpochMs: claimedAt }, {
-        status: 'Executed',
-        httpStatus: 200,
-        result: settlement.body,
-        request: null,
-        atEpochMs: Date.now(),
-      }),
-      // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
-      writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body }),
-      this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome),
-    ]);
-  }
-
+  /** A refusal: recorded Rejected, with its event and audit record, in a transaction of its own. */
   async #recordRejected(job: ExecutionJob, refusal: BusinessRefusal): Promise<ExecutionResult> {
-    const { store, claims, audit } = this.#options;
-    const error = errorRecord(refusal.entry, refusal.message, job.record.path, job.operation.family);
-    const acceptedBody = job.record.accepted ? job.operation.rejected(job.record.reference, new Date(job.record.createdAt)) : undefined;
     try {
-      await inUnitOfWork(store, async (unitOfWork) => {
-        const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: Date.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
-        if (job.from.kind === 'new') await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: refusal.entry.status, error, request: undefined }, 'Rejected');
-        else await claims.move(unitOfWork.db, job.record.reference, job.from.guard, change);
-        // With the embedded core the postings rolled back; the rejection and its event commit here.
-        await writeOperationEvent(unitOfWork.db, job.record, { status: 'Rejected', error });
-        await audit.write(unitOfWork.db, job.audit, job.record.reference, refusal.entry.status, 'Rejected', refusal.entry);
-      });
+      return await this.#settlement.commit(job, { status: 'Rejected', refusal }, Date.now());
     } catch (failure) {
-      const recovered = await recoverClaim(store.db, failure, job.record);
+      const recovered = await recoverClaim(this.#options.store.db, failure, job.record);
       if (recovered) return recovered;
       throw failure;
     }
-    audit.chained();
-    return { kind: 'rejected', status: refusal.entry.status, error };
   }
 
   /** The outcome is unknown: held so, with the request, until a repeat or the reconciler settles it. */
   async #recordUnknown(job: ExecutionJob, entry: ErrorEntry, cause: unknown): Promise<void> {
-    const { store, claims, audit, logger } = this.#options;
-    const { reference } = job.record;
-    const { accepted } = job.record;
+    const { store, logger } = this.#options;
+    const { reference, accepted } = job.record;
     logger.warn({ err: cause, reference, operation: job.operation.name }, accepted ? 'pending operation not executed yet: core outcome unknown' : 'core outcome unknown');
-    const error = errorRecord(entry, 'The core\'s outcome is unknown', job.record.path, job.operation.family);
-    const now = Date.now();
-    const attempts = job.from.kind === 'new' ? 0 : job.record.attempts + 1;
     try {
-      await inUnitOfWork(store, async (unitOfWork) => {
-        if (job.from.kind === 'new') {
-          await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: entry.status, error, attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs) }, 'Unknown');
-        } else {
-          await claims.move(unitOfWork.db, reference, job.from.guard, {
-            status: 'Unknown',
-            httpStatus: entry.status,
-            error,
-            attempts,
-            nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs),
-            atEpochMs: now,
-          });
-        }
-        await audit.write(unitOfWork.db, job.audit, reference, entry.status, 'Unknown', entry);
-      });
-      audit.chained();
+      await this.#settlement.holdUnknown(job, Date.now(), entry);
     } catch (error) {
       // A concurrent request or instance holds the operation meanwhile: its record is the one that counts.
       if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');
     }
   }
+}
+
+/** The job as its record stands once claimed at `claimedAt`: InFlight, guarded by that instant. */
+function inFlight(job: ExecutionJob, claimedAt: number): ExecutionJob {
+  return { ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } };
 }
 
 /**

@@ -13,18 +13,15 @@
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { countReconcilerBacklog, findOperation, listOperationsToReconcile, type OperationRecord, type ReconcilerBacklog } from '../store/operations.js';
-import { inUnitOfWork } from '../store/unit-of-work.js';
 import type { CoreBankingPort } from '../core/port.js';
 import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
 import { ClaimLost, type Claims } from './correlation.js';
-import { errorRecord } from './error-record.js';
 import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
+import { OperationSettlement, type SettlementTarget } from './operation-settlement.js';
 import { Periodic } from './periodic.js';
-import { nextAttemptAt } from './retry-schedule.js';
-import { writeOperationEvent } from '../webhooks/operation-events.js';
 
 /** Operations settled per pass: bounds one pass's work. */
 const reconcileBatchMax = 20;
@@ -54,9 +51,11 @@ export interface ReconcilerOptions {
 export class Reconciler {
   readonly #options: ReconcilerOptions;
   readonly #periodic: Periodic;
+  readonly #settlement: OperationSettlement;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
+    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
     this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
   }
 
@@ -127,7 +126,7 @@ export class Reconciler {
         await this.#options.execution.execute({ operation, prepared, record: claimed, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } }, audit: context });
       }
     } catch (error) {
-      await this.#backOff(claimed, error);
+      await this.#backOff({ operation, record: claimed, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } }, audit: context }, error);
     }
     const after = (await findOperation(store.db, record.reference)) ?? claimed;
     if (after.status === 'Executed' || after.status === 'Rejected') this.#options.onSettled?.(after.operation, after.status);
@@ -148,35 +147,15 @@ export class Reconciler {
     return findOperation(this.#options.store.db, record.reference);
   }
 
+  /** The core's outcome, recorded as execution records one (operation-settlement.ts). */
   async #record(operation: Operation, record: OperationRecord, found: Settlement, context: AuditContext): Promise<void> {
-    const { store, claims, audit } = this.#options;
     const guard = record.status === 'InFlight' ? { status: record.status, updatedEpochMs: record.updatedEpochMs } : { status: record.status };
-    await inUnitOfWork(store, async (unitOfWork) => {
-      if (found.status === 'Executed') {
-        await claims.move(unitOfWork.db, record.reference, guard, { status: 'Executed', httpStatus: 200, result: found.body, request: null, atEpochMs: Date.now() });
-        await writeOperationEvent(unitOfWork.db, record, { status: 'Executed', result: found.body });
-        await audit.write(unitOfWork.db, context, record.reference, 200, found.outcome);
-      } else {
-        const error = errorRecord(found.refusal.entry, found.refusal.message, record.path, operation.family);
-        // As execution.ts records a refusal: an operation answered 202 keeps the body its kind gives a rejection (a loan's `Rejected` status, docs/loans.md).
-        const acceptedBody = record.accepted ? operation.rejected(record.reference, new Date(record.createdAt)) : undefined;
-        await claims.move(unitOfWork.db, record.reference, guard, {
-          status: 'Rejected',
-          httpStatus: found.refusal.entry.status,
-          error,
-          request: null,
-          atEpochMs: Date.now(),
-          ...(acceptedBody === undefined ? {} : { result: acceptedBody }),
-        });
-        await writeOperationEvent(unitOfWork.db, record, { status: 'Rejected', error });
-        await audit.write(unitOfWork.db, context, record.reference, found.refusal.entry.status, 'Rejected', found.refusal.entry);
-      }
-    });
-    audit.chained();
+    await this.#settlement.commit({ operation, record, from: { kind: 'stored', guard }, audit: context }, found, Date.now());
   }
 
-  async #backOff(claimed: OperationRecord, cause: unknown): Promise<void> {
-    const { store, claims, logger } = this.#options;
+  async #backOff(target: SettlementTarget, cause: unknown): Promise<void> {
+    const claimed = target.record;
+    const { logger } = this.#options;
     const attempts = claimed.attempts + 1;
     const now = Date.now();
     const overAge = now - claimed.createdEpochMs > this.#options.unknownAgeLimitMs;
@@ -185,7 +164,7 @@ export class Reconciler {
     else if (isCoreFailure(cause)) logger.warn(log, 'reconciliation attempt failed; backing off');
     else logger.error(log, 'reconciliation attempt failed unexpectedly; backing off');
     try {
-      await claims.move(store.db, claimed.reference, { status: 'InFlight', updatedEpochMs: claimed.updatedEpochMs }, { status: 'Unknown', attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs), atEpochMs: now });
+      await this.#settlement.holdUnknown(target, now);
     } catch (error) {
       // Execution already recorded the attempt (it moves a failed execution to Unknown itself).
       if (!(error instanceof ClaimLost)) throw error;
