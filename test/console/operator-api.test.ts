@@ -181,7 +181,7 @@ describeEachStore(
       const cookie = await sessionCookie(server());
       const status = await get('/operations?status=Lost', { cookie });
       assert.equal(status.status, 400);
-      assert.equal(status.body.reason, 'BAD_REQUEST');
+      assert.equal(status.body.reason, 'VALIDATION_ERROR');
       const limit = await get('/operations?limit=100000', { cookie });
       assert.equal(limit.status, 400);
       assert.match(limit.body.message, /limit must be a whole number from 1 to 500/);

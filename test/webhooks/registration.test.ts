@@ -71,7 +71,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
       assert.equal(response.statusCode, 400, `${JSON.stringify(payload)}: ${response.body}`);
       const body = response.json() as { status: number; reason: string; message: string };
       assert.equal(body.status, 400);
-      assert.equal(body.reason, 'BAD_REQUEST');
+      assert.equal(body.reason, 'VALIDATION_ERROR');
       assert.match(body.message, message);
     }
     const badQuery = await operator.inject({ method: 'GET', url: '/operator/v1/webhooks/deliveries?status=lost' });

@@ -10,6 +10,7 @@ import { readSandboxFile, DataFileError } from '../../sandbox/data-file.js';
 import { resetSandbox } from '../../sandbox/reset.js';
 import type { Store } from '../../store/connect.js';
 import type { TargetPolicy } from '../../webhooks/target-address.js';
+import { operatorErrorBody } from '../errors.js';
 
 export interface SandboxRouteOptions {
   store: Store;
@@ -27,20 +28,20 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
     app.post('/sandbox/reset', async (request, reply) => {
       const path = `POST ${request.url.split('?')[0] ?? ''}`;
       if (!options.sandbox) {
-        return refuse(reply, 403, 'FORBIDDEN', 'Sandbox reset is available only in sandbox mode (coregate serve --sandbox)', path);
+        return refuse(reply, 403, 'Sandbox reset is available only in sandbox mode (coregate serve --sandbox)', path);
       }
       const body = request.body as { confirm?: unknown } | null | undefined;
       if (typeof body !== 'object' || body === null || body.confirm !== 'reset') {
-        return refuse(reply, 400, 'BAD_REQUEST', 'Send {"confirm": "reset"} to confirm: the reset deletes every deposit, operation and posting', path);
+        return refuse(reply, 400, 'Send {"confirm": "reset"} to confirm: the reset deletes every deposit, operation and posting', path);
       }
       if (options.dataFile === undefined) {
-        return refuse(reply, 409, 'CONFLICT', 'This server was started without a data file: start it with --data FILE to reset from that file', path);
+        return refuse(reply, 409, 'This server was started without a data file: start it with --data FILE to reset from that file', path);
       }
       let data;
       try {
         data = readSandboxFile(options.dataFile);
       } catch (error) {
-        if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}`, path);
+        if (error instanceof DataFileError) return refuse(reply, 409, `The data file cannot be loaded: ${error.message}`, path);
         throw error;
       }
       let summary;
@@ -48,7 +49,7 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
         summary = await resetSandbox(options.store, options.vault, data, options.webhookTargets ?? { allowPrivate: false });
       } catch (error) {
         // Found while loading (a webhook URL the target policy refuses): the reset rolled back.
-        if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}; nothing was reset`, path);
+        if (error instanceof DataFileError) return refuse(reply, 409, `The data file cannot be loaded: ${error.message}; nothing was reset`, path);
         throw error;
       }
       request.log.warn({ tablesEmptied: summary.tablesEmptied.length, rowsDeleted: summary.rowsDeleted }, 'sandbox reset');
@@ -57,6 +58,6 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
   };
 }
 
-function refuse(reply: FastifyReply, status: number, reason: string, message: string, path: string): FastifyReply {
-  return reply.code(status).send({ status, reason, message, path });
+function refuse(reply: FastifyReply, status: number, message: string, path: string): FastifyReply {
+  return reply.code(status).send({ ...operatorErrorBody(status, message), path });
 }

@@ -9,6 +9,7 @@ import type { Vault } from '../../auth/vault.js';
 import type { Store } from '../../store/connect.js';
 import type { TargetPolicy } from '../../webhooks/target-address.js';
 import { addEndpoint, deliveriesOf, EndpointRefused, endpointsOf, removeEndpoint, retryDeliveryNow } from '../../webhooks/webhook-admin.js';
+import { operatorErrorBody } from '../errors.js';
 
 export interface WebhookRoutesOptions {
   store: Store;
@@ -23,7 +24,7 @@ export interface WebhookRoutesOptions {
 const identifierCharsMax = 255;
 
 function refuse(reply: FastifyReply, status: 400 | 404, message: string) {
-  return reply.code(status).send({ status, reason: status === 400 ? 'BAD_REQUEST' : 'NOT_FOUND', message });
+  return reply.code(status).send(operatorErrorBody(status, message));
 }
 
 function stringField(body: Record<string, unknown>, name: string): string | undefined {
