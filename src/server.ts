@@ -19,7 +19,7 @@ import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from './store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from './store/engine/database-unavailable.js';
 import { lazyChildLoggerFactory, requestLineWriter, type Logger, type RequestLine } from './log.js';
 import { countHttpRequests } from './metrics/http-metrics.js';
 import { metricsRoute } from './metrics/metrics-route.js';

@@ -58,3 +58,63 @@ test('only src/main.ts wires the store, the core and the business API together (
     .sort();
   assert.deepEqual(wiring, ['src/core-http/core-service.ts', 'src/main.ts']);
 });
+
+test('the store engine (src/store/engine) depends on no table module, no application layer and no HTTP: it knows connections, statements and transactions only', () => {
+  const outside = ['src/store', 'src/operations', 'src/api', 'src/core-http', 'src/reference-core', 'src/auth', 'src/cli', 'src/webhooks', 'src/audit', 'src/operator', 'src/console', 'src/sandbox', 'src/main.js', 'src/server.js'];
+  const found = violations(sources('src/store/engine'), outside, ['fastify', '@fastify/']).filter((line) => {
+    const [file = '', specifier = ''] = line.split(' imports ');
+    return !target(file, specifier).startsWith('src/store/engine/');
+  });
+  assert.deepEqual(found, [], found.join('\n'));
+});
+
+/** A module and the modules it imports (relative imports of `src`, type-only ones included: a circle of types is still one design). */
+function importGraph(files: string[]): Map<string, string[]> {
+  const known = new Set(files);
+  return new Map(
+    files.map((file) => [
+      file,
+      importsOf(file)
+        .filter((specifier) => specifier.startsWith('.'))
+        .map((specifier) => target(file, specifier).replace(/\.js$/, '.ts'))
+        .filter((landing) => known.has(landing)),
+    ]),
+  );
+}
+
+/** Every import circle of `graph`, each as the path that closes it (a.ts → b.ts → a.ts), found by a depth-first walk. */
+function importCircles(graph: Map<string, string[]>): string[] {
+  const circles: string[] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const onPath = new Set<string>();
+  const visit = (module: string) => {
+    path.push(module);
+    onPath.add(module);
+    for (const next of graph.get(module) ?? []) {
+      if (onPath.has(next)) circles.push([...path.slice(path.indexOf(next)), next].join(' → '));
+      else if (!done.has(next)) visit(next);
+    }
+    path.pop();
+    onPath.delete(module);
+    done.add(module);
+  };
+  for (const module of [...graph.keys()].sort()) if (!done.has(module)) visit(module);
+  return circles;
+}
+
+test('no import circle in src: the test names the circle when one appears', () => {
+  const circles = importCircles(importGraph(sources('src')));
+  assert.deepEqual(circles, [], `import circles:\n${circles.join('\n')}`);
+});
+
+test('the import circle check finds a circle and names its path (the check itself, on a made-up graph)', () => {
+  const graph = new Map([
+    ['a.ts', ['b.ts']],
+    ['b.ts', ['c.ts']],
+    ['c.ts', ['a.ts', 'd.ts']],
+    ['d.ts', []],
+  ]);
+  assert.deepEqual(importCircles(graph), ['a.ts → b.ts → c.ts → a.ts']);
+  assert.deepEqual(importCircles(new Map([['a.ts', ['b.ts']], ['b.ts', []]])), []);
+});

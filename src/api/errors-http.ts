@@ -7,7 +7,7 @@ import type { FastifyError } from 'fastify';
 import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/error-catalogue.js';
 import { ApiError } from './error-record.js';
 import { freeTextPattern, identifierPattern } from '../operations/schemas/field-limits.js';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 
 export interface MappedError {
   entry: ErrorEntry;

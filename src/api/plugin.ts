@@ -74,11 +74,14 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.removeContentTypeParser('text/plain');
   // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
     if (bytes.length === 0) return done(new ApiError(E.missingField, 'The request body is required'), undefined);
     try {
-      done(null, parseStrictJson(bytes));
+      const parsed = parseStrictJson(bytes);
+      // The numbers' texts travel with the request, to the operation (routes/outcome.ts).
+      request.numberTextOf = parsed.numberTextOf;
+      done(null, parsed.value);
     } catch (error) {
       done(error instanceof JsonInputError ? new ApiError(E.malformedJson, error.message) : (error as Error), undefined);
     }
@@ -86,6 +89,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.decorateRequest('principal', undefined);
   app.decorateRequest('audited', false);
   app.decorateRequest('startedAtMs', 0);
+  app.decorateRequest('numberTextOf', undefined);
   app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
 
   const directory = new DirectorySnapshot(core);

@@ -1,6 +1,7 @@
 /** What the business API's hooks attach to a request, and the route config they read. */
 import type {} from '@fastify/swagger';
 import type { Family } from '../core/error-catalogue.js';
+import type { NumberSource } from '../core/money.js';
 import type { Principal } from './bearer-auth.js';
 
 export interface BusinessRouteConfig {
@@ -25,6 +26,8 @@ declare module 'fastify' {
     audited: boolean;
     /** Epoch ms at which the request arrived: the audit record's duration. */
     startedAtMs: number;
+    /** The texts the body's numbers were written with (strict-json.ts); undefined without a JSON body. */
+    numberTextOf: NumberSource | undefined;
   }
   interface FastifyContextConfig {
     business?: BusinessRouteConfig;

@@ -11,6 +11,8 @@
  * Everything else is RFC 8259 JSON. The recursion is bounded by the depth limit.
  */
 
+import type { NumberSource } from '../core/money.js';
+
 /** Objects and arrays nested in one another at most (the body itself is level 1). */
 export const jsonDepthMax = 32;
 
@@ -22,30 +24,37 @@ export class JsonInputError extends Error {
   }
 }
 
-/** Source texts of the numbers of every object the reader built, by member name. */
-const numberTexts = new WeakMap<object, Map<string, string>>();
-
-/** The text a number member was written with (e.g. "1000.10"), when this reader read it. */
-export function numberTextOf(container: object, member: string): string | undefined {
-  return numberTexts.get(container)?.get(member);
+/**
+ * A body as read: its value, and the text each number member was written with (e.g. "1000.10"),
+ * asked by the object that holds it and the member's name. The texts travel with the request
+ * (the route hands them to the operation with the body), never through a registry.
+ */
+export interface StrictJson {
+  value: unknown;
+  numberTextOf: NumberSource;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const numberPattern = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-export function parseStrictJson(bytes: Uint8Array): unknown {
+export function parseStrictJson(bytes: Uint8Array): StrictJson {
   let text: string;
   try {
     text = utf8.decode(bytes);
   } catch {
     throw new JsonInputError('The request body is not valid UTF-8');
   }
-  return new Reader(text).document();
+  const reader = new Reader(text);
+  const value = reader.document();
+  const { numberTexts } = reader;
+  return { value, numberTextOf: (container, member) => numberTexts.get(container)?.get(member) };
 }
 
 class Reader {
   #at = 0;
   readonly #text: string;
+  /** Source texts of the numbers of every object this reader built, by member name. */
+  readonly numberTexts = new Map<object, Map<string, string>>();
 
   constructor(text: string) {
     this.#text = text;
@@ -132,7 +141,7 @@ class Reader {
       }
       this.#space();
     }
-    if (texts) numberTexts.set(object, texts);
+    if (texts) this.numberTexts.set(object, texts);
     return object;
   }
 

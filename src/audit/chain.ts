@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import { preparedQuery } from '../store/prepared-query.js';
+import { preparedQuery } from '../store/prepared.js';
 import { canonicalJson } from '../core/canonical-json.js';
 import type { Store } from '../store/connect.js';
 import { getSetting, putSetting } from '../store/settings.js';

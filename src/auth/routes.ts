@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Realm } from '../store/realms.js';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 import type { AuthContext } from './auth-context.js';
 import { discoveryDocument } from './discovery.js';
 import { handleIntrospection } from './introspection.js';

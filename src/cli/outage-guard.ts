@@ -6,7 +6,7 @@
  * ends the process, as node does by default: an unknown failure is not made to look survivable.
  */
 import type { Logger } from '../log.js';
-import { isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 
 export function guardAgainstOutageExits(logger: Logger): void {
   process.on('unhandledRejection', (reason) => {

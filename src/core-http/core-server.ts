@@ -16,7 +16,7 @@ import { currencyExponent } from '../core/currencies.js';
 import { BusinessDateBackwards, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import { spanIdsOf, traceHttpRequests } from '../tracing/http-spans.js';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 import {
   eventToWire,
   reportToWire,

@@ -1,5 +1,6 @@
 /** One call of a business operation, as the HTTP layer hands it to the application layer. */
 import type { OperationActor } from '../store/operations.js';
+import type { NumberSource } from '../core/money.js';
 import type { StoredRequest } from './operation-definition.js';
 
 /** Who calls: the client's namespace of correlation ids, and the token's user and workstation. */
@@ -18,6 +19,8 @@ export interface Invocation {
   /** `POST /v1/...`: the error records' path. */
   path: string;
   request: StoredRequest;
+  /** The texts the body's numbers were written with, as the API read them: amounts are checked as written. */
+  numberTextOf?: NumberSource | undefined;
   respondAsync: boolean;
   startedAtMs: number;
 }

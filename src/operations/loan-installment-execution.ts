@@ -3,7 +3,6 @@
  * its checks that need no stored data, the core call, the reconciliation lookup, the 200 and 202
  * bodies. The route, the SDK (its types) and the OpenAPI document (its schemas) come from here.
  */
-import { numberTextOf } from '../api/strict-json.js';
 import { validateExecution, type LoanExecutionBody, type LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import type { LoanInstallmentResult } from '../core/port.js';
 import type { OperationDefinition } from './operation-definition.js';
@@ -25,8 +24,8 @@ export const loanInstallmentExecution: OperationDefinition<LoanInstallmentExecut
   scope: executeScope,
   family: 'ML',
   // The route's schema has validated the body's shape and the path parameters' patterns.
-  validate: (request) =>
-    validateExecution(request.body as LoanExecutionBody, request.params.merchandisingLoanId ?? '', Number(request.params.installmentSequence), numberTextOf),
+  validate: (request, numbers) =>
+    validateExecution(request.body as LoanExecutionBody, request.params.merchandisingLoanId ?? '', Number(request.params.installmentSequence), numbers),
   execute: (core, reference, command) => core.executeLoanInstallment(reference, command),
   lookup: (core, reference) => core.findLoanInstallmentExecution(reference),
   present: loanExecutionResponse,

@@ -8,6 +8,7 @@
 import type { Family } from '../core/error-catalogue.js';
 import { BusinessRefusal } from '../core/error-catalogue.js';
 import type { CoreBankingPort, CoreLookup, CoreOutcome } from '../core/port.js';
+import type { NumberSource } from '../core/money.js';
 
 export type OperationName = 'initiateTermDeposit' | 'executeMerchandisingLoanPayment';
 
@@ -21,8 +22,12 @@ export interface OperationDefinition<TCommand, TResult, TBody, TAccepted> {
   name: OperationName;
   scope: string;
   family: Family;
-  /** Checks that need no stored data; throws BusinessRefusal (the correlation id is not consumed). */
-  validate(request: StoredRequest): TCommand;
+  /**
+   * Checks that need no stored data; throws BusinessRefusal (the correlation id is not consumed).
+   * `numbers`: the texts the body's numbers were written with, when the request comes from the
+   * API; a stored request (the pending worker's, the reconciler's) was checked with them once.
+   */
+  validate(request: StoredRequest, numbers?: NumberSource): TCommand;
   execute(core: CoreBankingPort, reference: string, command: TCommand): Promise<CoreOutcome<TResult>>;
   lookup(core: CoreBankingPort, reference: string): Promise<CoreLookup<TResult>>;
   /** The 200 body. */
@@ -47,7 +52,7 @@ export interface Operation {
   name: OperationName;
   scope: string;
   family: Family;
-  prepare(request: StoredRequest): PreparedOperation;
+  prepare(request: StoredRequest, numbers?: NumberSource): PreparedOperation;
   lookup(core: CoreBankingPort, reference: string): Promise<Settlement | { status: 'NotFound' }>;
   accepted(reference: string, acceptedAt: Date): unknown;
   rejected(reference: string, acceptedAt: Date): unknown;
@@ -62,8 +67,8 @@ export function erase<TCommand, TResult, TBody, TAccepted>(definition: Operation
     name: definition.name,
     scope: definition.scope,
     family: definition.family,
-    prepare(request) {
-      const command = definition.validate(request);
+    prepare(request, numbers) {
+      const command = definition.validate(request, numbers);
       return { run: async (core, reference) => settle(await definition.execute(core, reference, command)) };
     },
     async lookup(core, reference) {

@@ -62,7 +62,7 @@ export class OperationRunner {
     };
     let prepared: PreparedOperation;
     try {
-      prepared = operation.prepare(call.request);
+      prepared = operation.prepare(call.request, call.numberTextOf);
     } catch (error) {
       if (error instanceof BusinessRefusal) return this.#refused(operation, context, error.entry, error.message, undefined);
       throw error;

@@ -4,7 +4,6 @@
  * route, the SDK (its types) and the OpenAPI document (its schemas) all come from here.
  */
 import type { TermDeposit } from '../core/port.js';
-import { numberTextOf } from '../api/strict-json.js';
 import { validateInitiation, type TermDepositInitiation, type TermDepositInitiationBody } from '../core/term-deposits/initiation.js';
 import type { OperationDefinition } from './operation-definition.js';
 import type { TermDepositAccepted, TermDepositInitiationResponse } from './schemas/term-deposit.js';
@@ -26,7 +25,7 @@ export const termDepositInitiation: OperationDefinition<TermDepositInitiation, T
   scope: initiateScope,
   family: 'TD',
   // The route's schema has validated the body's shape: what remains are the rules of CONTRACT §5-§6.
-  validate: (request) => validateInitiation(request.body as TermDepositInitiationBody, numberTextOf),
+  validate: (request, numbers) => validateInitiation(request.body as TermDepositInitiationBody, numbers),
   execute: (core, reference, command) => core.constituteTermDeposit(reference, command),
   lookup: (core, reference) => core.findTermDepositConstitution(reference),
   present: initiationResponse,

@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { reasonOf } from '../core/status-reasons.js';
-import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/database-unavailable.js';
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 
 export class OperatorError extends Error {
   override name = 'OperatorError';

@@ -1,6 +1,6 @@
 /** The audit trail's rows: appended in business transactions, chained just after commit. */
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedInsertRowsMax, preparedQuery } from './prepared-query.js';
+import { preparedInsert, preparedInsertRowsMax, preparedQuery } from './prepared.js';
 import { toBigInt } from './bigint.js';
 import type { Store } from './connect.js';
 import type { Queryable } from './realms.js';

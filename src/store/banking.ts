@@ -1,6 +1,6 @@
 /** Repositories of the reference core's records: customers, accounts, products, term deposits. */
 import { SqliteAdapter, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQuery } from './prepared-query.js';
+import { preparedInsert, preparedQuery } from './prepared.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { AccountTable, TermDepositProductTable, TermDepositTable } from './schema.js';

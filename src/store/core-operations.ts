@@ -3,7 +3,7 @@ import type { ErrorName } from '../core/error-catalogue.js';
 import { isErrorName } from '../core/error-catalogue.js';
 import type { CoreOperationKind, CoreOperationRecord } from '../reference-core/repository.js';
 import type { Insertable } from 'kysely';
-import { preparedInsert } from './prepared-query.js';
+import { preparedInsert } from './prepared.js';
 import type { Queryable } from './realms.js';
 import type { CoreOperationTable } from './schema.js';
 

@@ -15,7 +15,7 @@ import {
 import type { Insertable } from 'kysely';
 import type { Queryable } from './realms.js';
 import { toBigInt } from './bigint.js';
-import { preparedInsert, preparedQuery } from './prepared-query.js';
+import { preparedInsert, preparedQuery } from './prepared.js';
 import type { MovementTable, PostingTable } from './schema.js';
 import { insertAccountIfMissing } from './banking.js';
 

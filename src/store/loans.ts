@@ -1,6 +1,6 @@
 /** Repositories of merchandising loan facilities, installments and executions. */
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQuery } from './prepared-query.js';
+import { preparedInsert, preparedQuery } from './prepared.js';
 import type { InstallmentStatus } from '../core/end-of-day/overdue.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';

@@ -12,7 +12,7 @@ import * as m0006 from './migrations/0006_end_of_day.js';
 import * as m0007 from './migrations/0007_webhooks.js';
 import * as m0008 from './migrations/0008_operator_sessions.js';
 import type { Store } from './connect.js';
-import { databaseProblem } from './database-problem.js';
+import { databaseProblem } from './engine/database-problem.js';
 
 /** Every migration, in order. Names are frozen once landed. */
 const migrations: Record<string, Migration> = {

@@ -5,7 +5,7 @@
  * (src/operations/operation-states.ts has the table of allowed transitions).
  */
 import { sql, type Compilable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './prepared-query.js';
+import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './prepared.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { OperationTable } from './schema.js';
@@ -151,7 +151,13 @@ function changedColumns(change: OperationChange): Array<[ChangeColumn, unknown]>
   return columns;
 }
 
-/** One prepared update per shape of change (which columns, whether the guard names the claim's instant): a handful in all. */
+/**
+ * One prepared update per shape of change (which columns, whether the guard names the claim's
+ * instant): a handful in all, bounded by the changes written in the code. Process-wide on
+ * purpose: a prepared query is pure (its SQL text per dialect, no connection, no value), so one
+ * serves every database; what a database keeps of it (a statement's name and plan) is its own
+ * (engine/postgres-driver.ts).
+ */
 const operationUpdates = new Map<string, PreparedQuery<unknown[], never>>();
 
 function operationUpdate(columns: readonly ChangeColumn[], guardsInstant: boolean): PreparedQuery<unknown[], never> {

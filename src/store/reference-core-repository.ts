@@ -47,7 +47,7 @@ import {
   payInstallment,
 } from './loans.js';
 import type { Queryable } from './realms.js';
-import { deferWrite } from './statement-queue.js';
+import { deferWrite } from './engine/unit-of-work.js';
 import { transactionOf } from './unit-of-work.js';
 
 export function coreRepository(db: Queryable): CoreRepository {

@@ -1,5 +1,5 @@
 /** Store-wide named values (for instance the sealed client-secret hash key). */
-import { preparedQuery } from './prepared-query.js';
+import { preparedQuery } from './prepared.js';
 import type { Queryable } from './realms.js';
 
 const settingByName = preparedQuery((db, name: string) => db.selectFrom('settings').select('value').where('name', '=', name));

@@ -5,7 +5,7 @@
  * an update guarded by the state it leaves, so several instances never do the same work at once.
  */
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { preparedInsert } from './prepared-query.js';
+import { preparedInsert } from './prepared.js';
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 import type { WebhookDeliveryTable, WebhookEndpointTable, WebhookEventTable } from './schema.js';

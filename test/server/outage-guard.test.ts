@@ -9,7 +9,7 @@ import { repoRoot } from '../helpers/server.js';
 
 function runWithGuard(rejection: string): { status: number | null; stdout: string; stderr: string } {
   const script = `
-    import { guardAgainstOutageExits } from './src/cli/outage-guard.ts';
+    import { guardAgainstOutageExits } from './src/cli/outage-guard.js';
     const lines = [];
     guardAgainstOutageExits({ error: (fields, message) => console.log('logged: ' + message) });
     Promise.reject(${rejection});

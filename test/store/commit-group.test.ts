@@ -1,5 +1,5 @@
 /**
- * Group commit on SQLite (src/store/commit-group.ts): units of work that arrive together share
+ * Group commit on SQLite (src/store/engine/commit-group.ts): units of work that arrive together share
  * one commit; a unit that fails rolls back alone; nobody is answered before the commit that
  * holds their work, which another connection can then read.
  */
@@ -9,12 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, sql, type Transaction } from 'kysely';
-import { CommitGroup } from '../../src/store/commit-group.js';
+import { sql } from 'kysely';
+import { CommitGroup } from '../../src/store/engine/commit-group.js';
+import { RootQueries } from '../../src/store/engine/root-queries.js';
+import type { UnitOfWork } from '../../src/store/engine/unit-of-work.js';
 import { openStore } from '../../src/store/connect.js';
-import { DurableSqliteDialect } from '../../src/store/sqlite-driver.js';
-import { withStatementCache } from '../../src/store/statement-cache.js';
-import { WalSync } from '../../src/store/wal-sync.js';
+import { DurableSqliteDialect } from '../../src/store/engine/sqlite-driver.js';
+import { withStatementCache } from '../../src/store/engine/statement-cache.js';
+import { WalSync } from '../../src/store/engine/wal-sync.js';
 
 interface Db {
   items: { name: string };
@@ -34,7 +36,7 @@ function open(name: string) {
   const readConnection = new SqliteDatabase(path);
   readConnection.pragma('query_only = 1');
   const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: withStatementCache(readConnection), walSync: new WalSync(`${path}-wal`) });
-  const db = new Kysely<Db>({ dialect });
+  const db = new RootQueries<Db>(dialect);
   // Another connection, as another process would read the file.
   const reader = new SqliteDatabase(path, { readonly: true });
   const committed = () => (reader.prepare('select name from items order by name').all() as Array<{ name: string }>).map((row) => row.name);
@@ -55,7 +57,7 @@ test('units of work that arrive together share one commit (not one fsync each)',
 test('a unit that fails rolls back alone: the others of its group commit, it is answered with its own error', async () => {
   const store = open('savepoints');
   const group = new CommitGroup(store.db);
-  const insert = (name: string) => (trx: Transaction<Db>) => trx.insertInto('items').values({ name }).execute();
+  const insert = (name: string) => (trx: UnitOfWork<Db>) => trx.insertInto('items').values({ name }).execute();
   const outcomes = await Promise.allSettled([
     group.run(insert('a')),
     group.run(async (trx) => {

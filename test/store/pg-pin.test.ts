@@ -1,5 +1,5 @@
 /**
- * coregate's PostgreSQL driver (src/store/postgres-driver.ts, postgres-batch-run.ts,
+ * coregate's PostgreSQL driver (src/store/engine/postgres-driver.ts, postgres-batch-run.ts,
  * postgres-named-run.ts) uses members of pg, pg-pool and pg-protocol that are not their public API
  * (a query's `_result`, a connection's `parsedStatements` and protocol writers, the pool's
  * client bookkeeping). STYLE.md allows that only with an exact pin and a test: a routine

@@ -1,5 +1,5 @@
 /**
- * A transaction's statements in one pipeline with one Sync (src/store/postgres-batch-run.ts):
+ * A transaction's statements in one pipeline with one Sync (src/store/engine/postgres-batch-run.ts):
  * each answered on its own, in order, with the rows and counts pg would give; a failed one
  * answers its error and the ones after it answer that they did not run (25P02), and the
  * connection goes on after the rollback.
@@ -7,11 +7,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from '../../src/store/postgres-batch-run.js';
-import { NamedStatementRun, type NamedRunResult } from '../../src/store/postgres-named-run.js';
+import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from '../../src/store/engine/postgres-batch-run.js';
+import { NamedStatementRun, RowShapes, type NamedRunResult } from '../../src/store/engine/postgres-named-run.js';
 import { storeTargets, withCreatedStore } from '../helpers/stores.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres')!;
+/** The row shapes of this file's statements, as a database's driver keeps them. */
+const shapes = new RowShapes();
 
 const statements = {
   insert: { name: 'batch_test_insert', text: 'insert into items (name, qty) values ($1, $2)' },
@@ -21,7 +23,7 @@ const statements = {
 
 function runNamed(client: pg.Client, statement: { name: string; text: string }, values: unknown[]): Promise<NamedRunResult> {
   return new Promise((resolve, reject) => {
-    client.query(new NamedStatementRun(statement.name, statement.text, values, (error, result) => (error ? reject(error) : resolve(result))) as unknown as pg.QueryConfig);
+    client.query(new NamedStatementRun(shapes, statement.name, statement.text, values, (error, result) => (error ? reject(error) : resolve(result))) as unknown as pg.QueryConfig);
   });
 }
 
@@ -32,7 +34,7 @@ function runBatch(client: pg.Client, batch: Array<[{ name: string }, unknown[]]>
     answers.push(new Promise((resolve, reject) => (member = { name: statement.name, values, resolve, reject })));
     return member;
   });
-  client.query(new OneSyncBatchRun(members) as unknown as pg.QueryConfig);
+  client.query(new OneSyncBatchRun(shapes, members) as unknown as pg.QueryConfig);
   return answers;
 }
 

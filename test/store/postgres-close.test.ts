@@ -1,5 +1,5 @@
 /**
- * Closing a PostgreSQL store answers once its server sessions are gone (src/store/postgres-driver.ts,
+ * Closing a PostgreSQL store answers once its server sessions are gone (src/store/engine/postgres-driver.ts,
  * ServerSessions): pg-pool's own end() answers before its clients have closed their sockets, so
  * a refused start or a CLI command could leave sessions behind its answer.
  */

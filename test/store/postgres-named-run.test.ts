@@ -1,19 +1,21 @@
 /**
  * A named statement's rows on PostgreSQL are made by its cached row shape
- * (src/store/postgres-named-run.ts): the same values as pg's own parsing, NULLs kept, and a new
+ * (src/store/engine/postgres-named-run.ts): the same values as pg's own parsing, NULLs kept, and a new
  * shape as soon as the server describes other columns for the same statement.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { NamedStatementRun, type NamedRunResult } from '../../src/store/postgres-named-run.js';
+import { NamedStatementRun, RowShapes, type NamedRunResult } from '../../src/store/engine/postgres-named-run.js';
 import { storeTargets, withCreatedStore } from '../helpers/stores.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres')!;
+/** The row shapes of this file's statements, as a database's driver keeps them. */
+const shapes = new RowShapes();
 
 function run(client: pg.Client, name: string, text: string, values: unknown[]): Promise<NamedRunResult> {
   return new Promise((resolve, reject) => {
-    client.query(new NamedStatementRun(name, text, values, (error, result) => (error ? reject(error) : resolve(result))) as unknown as pg.QueryConfig);
+    client.query(new NamedStatementRun(shapes, name, text, values, (error, result) => (error ? reject(error) : resolve(result))) as unknown as pg.QueryConfig);
   });
 }
 

@@ -1,12 +1,12 @@
 /**
- * Prepared queries (src/store/prepared-query.ts): built and compiled once per dialect, run with
+ * Prepared queries (src/store/engine/prepared-query.ts): built and compiled once per dialect, run with
  * new values each time, with the same results as the query builder; a builder that does more
  * with an argument than place it is refused when it is first compiled.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { preparedInsert, preparedQuery } from '../../src/store/prepared-query.js';
+import { preparedInsert, preparedQuery } from '../../src/store/engine/prepared-query.js';
 import type { Queryable } from '../../src/store/realms.js';
 import { storeTargets, withStore } from '../helpers/stores.js';
 

@@ -1,6 +1,6 @@
 /**
- * Statements issued together in a transaction travel together (src/store/statement-queue.ts,
- * src/store/postgres-driver.ts): on PostgreSQL in one socket write, one round trip; on both
+ * Statements issued together in a transaction travel together (src/store/engine/statement-queue.ts,
+ * src/store/engine/postgres-driver.ts): on PostgreSQL in one socket write, one round trip; on both
  * stores they run in the order issued, each caller gets its own answer, and a failure among
  * them rolls the whole transaction back. Outside transactions, on PostgreSQL, statements issued in
  * the same turn leave together too, each its own transaction.
@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import { test } from 'node:test';
 import { sql, type Kysely } from 'kysely';
-import { preparedInsert, preparedQuery } from '../../src/store/prepared-query.js';
-import { deferWrite } from '../../src/store/statement-queue.js';
+import { preparedInsert, preparedQuery } from '../../src/store/engine/prepared-query.js';
+import { deferWrite } from '../../src/store/engine/unit-of-work.js';
 import type { Store } from '../../src/store/connect.js';
 import type { Queryable } from '../../src/store/realms.js';
 import { storeTargets, withCreatedStore, withStore, type StoreTarget } from '../helpers/stores.js';

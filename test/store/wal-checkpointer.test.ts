@@ -1,5 +1,5 @@
 /**
- * WAL checkpoints off the event loop (src/store/wal-checkpointer.ts): the store's own connection
+ * WAL checkpoints off the event loop (src/store/engine/wal-checkpointer.ts): the store's own connection
  * never checkpoints inside a commit (wal_autocheckpoint = 0), a worker thread copies the log back
  * into the database file, starts the log over while the store's writers wait (a steady stream
  * of commits never lets a passive checkpoint catch up), and closing the store stops it.
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
-import { startWalCheckpointer, walCheckpointIntervalMs } from '../../src/store/wal-checkpointer.js';
+import { startWalCheckpointer, walCheckpointIntervalMs } from '../../src/store/engine/wal-checkpointer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-checkpointer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,6 +1,6 @@
 /**
- * Durability of the embedded store off the event loop (src/store/wal-sync.ts,
- * src/store/sqlite-driver.ts): SQLite commits with synchronous=NORMAL and coregate syncs the
+ * Durability of the embedded store off the event loop (src/store/engine/wal-sync.ts,
+ * src/store/engine/sqlite-driver.ts): SQLite commits with synchronous=NORMAL and coregate syncs the
  * write-ahead log in the thread pool; nobody hears of a commit, and no read outside a
  * transaction returns data, before a sync that covers it has finished.
  */
@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { sql } from 'kysely';
 import { openStore } from '../../src/store/connect.js';
-import { WalSync, WalSyncFailed, type SyncFile } from '../../src/store/wal-sync.js';
+import { WalSync, WalSyncFailed, type SyncFile } from '../../src/store/engine/wal-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-wal-sync-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -31,6 +31,7 @@ export function invocationOf(request: FastifyRequest): Invocation {
     correlationSupplied: request.correlation.supplied && !request.correlation.generated,
     path: `${request.method} ${request.url.split('?')[0] ?? ''}`,
     request: { body: request.body, params: (request.params ?? {}) as Record<string, string> },
+    numberTextOf: request.numberTextOf,
     respondAsync: preferences(request).has('respond-async'),
     startedAtMs: request.startedAtMs,
   };

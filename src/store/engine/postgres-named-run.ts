@@ -45,22 +45,22 @@ export interface NamedRunResult {
   rows: unknown[];
 }
 
-/** Shapes by statement name: bounded, since only the prepared queries' few dozen texts are named. */
-const shapes = new Map<string, RowShape>();
 
 /** pg's Query, the base of every run here: pg's pipeline mode accepts no other submittable. */
 export const QueryBase = pg.Query as unknown as new (config: { name?: string; text: string; values?: unknown[]; callback?: (error: Error | null, result: NamedRunResult) => void }) => object;
 
 export class NamedStatementRun extends QueryBase {
+  readonly #shapes: RowShapes;
   #shape: RowShape | undefined;
 
-  constructor(name: string, text: string, values: unknown[], callback: (error: Error | null, result: NamedRunResult) => void) {
+  constructor(shapes: RowShapes, name: string, text: string, values: unknown[], callback: (error: Error | null, result: NamedRunResult) => void) {
     super({ name, text, values, callback });
+    this.#shapes = shapes;
   }
 
   handleRowDescription(message: { fields: FieldDescription[] }): void {
     const self = this as unknown as { name: string; _result: ResultInternals; _accumulateRows: boolean };
-    this.#shape = rowShapeOf(self.name, message.fields, self._result);
+    this.#shape = this.#shapes.shapeOf(self.name, message.fields, self._result);
     // A prepared statement is one statement: one row description, and the rows are collected.
     self._accumulateRows = true;
   }
@@ -77,26 +77,35 @@ export class NamedStatementRun extends QueryBase {
 }
 
 /**
- * The shape of statement `name`'s rows as the server describes them now: the one kept when the
- * columns are the same, else a new one (pg's own resolution of the parsers, its type overrides
- * included, on `result`). Undefined for columns a compiled maker cannot take (binary, or a name
- * an object literal would treat specially): then `result` parses them itself.
+ * The row shapes of one database's named statements (postgres-driver.ts owns one per dialect,
+ * beside the names): a name means the same text on every connection of that database only.
+ * Bounded, since only the prepared queries' few dozen texts are named.
  */
-export function rowShapeOf(name: string, fields: FieldDescription[], result: ResultInternals): RowShape | undefined {
-  result.fields = fields;
-  const known = shapes.get(name);
-  if (known !== undefined && sameFields(known.fields, fields)) return known;
-  result.addFields(fields);
-  if (!fields.every((field) => (field.format ?? 'text') === 'text')) return undefined;
-  const make = compileRowLiteral<RowMaker>(
-    fields.map((field) => field.name),
-    ['v', 'p'],
-    (index) => `v[${index}] === null ? null : p[${index}](v[${index}])`,
-  );
-  if (make === undefined) return undefined;
-  const shape = { fields, parsers: result._parsers, make };
-  shapes.set(name, shape);
-  return shape;
+export class RowShapes {
+  readonly #byName = new Map<string, RowShape>();
+
+  /**
+   * The shape of statement `name`'s rows as the server describes them now: the one kept when the
+   * columns are the same, else a new one (pg's own resolution of the parsers, its type overrides
+   * included, on `result`). Undefined for columns a compiled maker cannot take (binary, or a name
+   * an object literal would treat specially): then `result` parses them itself.
+   */
+  shapeOf(name: string, fields: FieldDescription[], result: ResultInternals): RowShape | undefined {
+    result.fields = fields;
+    const known = this.#byName.get(name);
+    if (known !== undefined && sameFields(known.fields, fields)) return known;
+    result.addFields(fields);
+    if (!fields.every((field) => (field.format ?? 'text') === 'text')) return undefined;
+    const make = compileRowLiteral<RowMaker>(
+      fields.map((field) => field.name),
+      ['v', 'p'],
+      (index) => `v[${index}] === null ? null : p[${index}](v[${index}])`,
+    );
+    if (make === undefined) return undefined;
+    const shape = { fields, parsers: result._parsers, make };
+    this.#byName.set(name, shape);
+    return shape;
+  }
 }
 
 /** A row made by its shape, or by pg's Result when there is none. */

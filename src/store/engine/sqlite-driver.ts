@@ -14,7 +14,6 @@
  * processes on one file, a transaction that read first could fail on a stale snapshot instead
  * of waiting its turn). A write outside a transaction (autocommit) takes the same lock.
  */
-import type { Statement } from 'better-sqlite3';
 import {
   CompiledQuery,
   SqliteAdapter,
@@ -22,14 +21,14 @@ import {
   SqliteQueryCompiler,
   type DatabaseConnection,
   type DatabaseIntrospector,
-  type Dialect,
   type DialectAdapter,
   type Driver,
   type Kysely,
   type QueryCompiler,
   type QueryResult,
 } from 'kysely';
-import type { StatementSource } from './statement-cache.js';
+import type { CachedStatement, RowMaker, StatementSource } from './statement-cache.js';
+import type { EngineDialect } from './root-queries.js';
 import type { WalSync } from './wal-sync.js';
 import { compileRowLiteral } from './row-literal.js';
 import { runSavepointCommand } from './savepoint-command.js';
@@ -43,7 +42,7 @@ export interface DurableSqliteConfig {
   walSync?: WalSync;
 }
 
-export class DurableSqliteDialect implements Dialect {
+export class DurableSqliteDialect implements EngineDialect {
   #driver: DurableSqliteDriver | undefined;
 
   constructor(readonly config: DurableSqliteConfig) {}
@@ -53,7 +52,12 @@ export class DurableSqliteDialect implements Dialect {
     return this.#driver;
   }
 
-  /** A statement outside any transaction, without Kysely's executor (direct-statements.ts). */
+  get driver(): Driver {
+    if (this.#driver === undefined) throw new Error('the SQLite dialect has no driver yet');
+    return this.#driver;
+  }
+
+  /** A statement outside any transaction, without Kysely's executor (root-queries.ts). */
   runOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     if (this.#driver === undefined) return Promise.reject(new Error('the SQLite dialect has no driver yet'));
     return this.#driver.executeOutsideTransaction<R>(query);
@@ -123,7 +127,7 @@ class DurableSqliteDriver implements Driver {
   readonly #reader: StatementSource | undefined;
   readonly #walSync: WalSync | undefined;
   readonly #lock = new WriteLock();
-  /** The session of statements run outside any transaction (direct-statements.ts). */
+  /** The session of statements run outside any transaction (root-queries.ts). */
   readonly #outside = new Session(this);
 
   constructor(config: DurableSqliteConfig) {
@@ -144,7 +148,7 @@ class DurableSqliteDriver implements Driver {
     const session = connection as Session;
     await this.#lock.lock();
     try {
-      this.#writer.prepare('begin immediate').run();
+      this.#writer.prepare('begin immediate').statement.run();
       session.inTransaction = true;
     } catch (error) {
       this.#lock.unlock();
@@ -155,7 +159,7 @@ class DurableSqliteDriver implements Driver {
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const session = connection as Session;
     // A failed commit leaves the transaction open: Kysely then rolls it back (below).
-    this.#writer.prepare('commit').run();
+    this.#writer.prepare('commit').statement.run();
     session.inTransaction = false;
     this.#lock.unlock();
     if (this.#walSync) {
@@ -168,7 +172,7 @@ class DurableSqliteDriver implements Driver {
     const session = connection as Session;
     if (!session.inTransaction) return;
     try {
-      this.#writer.prepare('rollback').run();
+      this.#writer.prepare('rollback').statement.run();
     } catch (error) {
       // SQLite rolled back on its own already (some errors end the transaction).
       if (!/no transaction is active/.test((error as Error).message)) throw error;
@@ -215,7 +219,7 @@ class DurableSqliteDriver implements Driver {
     // Pragmas are settings of a connection: they are the writer's, whatever they read.
     if (this.#reader && !isPragma(query.sql)) {
       const statement = this.#reader.prepare(query.sql);
-      if (statement.readonly) return this.#durable(run<R>(statement, query.parameters));
+      if (statement.statement.readonly) return this.#durable(run<R>(statement, query.parameters));
     }
     // A write outside a transaction (or, without a reader, any statement): its own commit.
     if (this.#lock.tryLock()) return this.#autocommit<R>(query);
@@ -227,7 +231,7 @@ class DurableSqliteDriver implements Driver {
     let wrote: boolean;
     try {
       const statement = this.#writer.prepare(query.sql);
-      wrote = !statement.readonly;
+      wrote = !statement.statement.readonly;
       result = run<R>(statement, query.parameters);
     } finally {
       this.#lock.unlock();
@@ -254,38 +258,31 @@ function isPragma(sql: string): boolean {
 /**
  * A statement's rows as objects. better-sqlite3 builds each row object in C++, a property at a
  * time by name (each name made and looked up anew): a tenth of a retrieve's CPU. Rows are read
- * as arrays instead and made into objects by a function compiled once per statement (row-literal.ts).
+ * as arrays instead and made into objects by a function compiled once per statement
+ * (row-literal.ts), kept with the statement in its connection's cache (statement-cache.ts).
  */
-interface RowMaker {
-  columnsCount: number;
-  make: (values: unknown[]) => unknown;
-}
-
-const rowMakers = new WeakMap<Statement, RowMaker | null>();
-
-/** The statement's row maker (the statement then reads arrays); null when its columns cannot be keys of a literal. */
-function rowMakerOf(statement: Statement): RowMaker | null {
-  let maker = rowMakers.get(statement);
-  if (maker === undefined) {
+function rowMakerOf(cached: CachedStatement): RowMaker | null {
+  if (cached.rowMaker === undefined) {
+    const { statement } = cached;
     const names = statement.columns().map((column) => column.name);
     const make = compileRowLiteral<RowMaker['make']>(names, ['values'], (index) => `values[${index}]`);
-    maker = make === undefined ? null : { columnsCount: names.length, make };
-    if (maker !== null) statement.raw(true);
-    rowMakers.set(statement, maker);
+    cached.rowMaker = make === undefined ? null : { columnsCount: names.length, make };
+    if (cached.rowMaker !== null) statement.raw(true);
   }
-  return maker;
+  return cached.rowMaker;
 }
 
-function run<R>(statement: Statement, parameters: readonly unknown[]): QueryResult<R> {
+function run<R>(cached: CachedStatement, parameters: readonly unknown[]): QueryResult<R> {
+  const { statement } = cached;
   if (statement.reader) {
-    const maker = rowMakerOf(statement);
+    const maker = rowMakerOf(cached);
     if (maker === null) return { rows: statement.all(parameters) as R[] };
     const values = statement.all(parameters) as unknown[][];
     if (values.length > 0 && (values[0] as unknown[]).length !== maker.columnsCount) {
       // The table changed under the statement (SQLite re-prepared it): make its maker again.
-      rowMakers.delete(statement);
+      cached.rowMaker = undefined;
       statement.raw(false);
-      return run<R>(statement, parameters);
+      return run<R>(cached, parameters);
     }
     const rows = new Array<R>(values.length);
     for (let index = 0; index < values.length; index++) rows[index] = maker.make(values[index] as unknown[]) as R;

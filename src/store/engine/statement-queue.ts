@@ -15,10 +15,10 @@
  */
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
 import { NotRunInBatch } from './postgres-batch-run.js';
-import { isBatchConnection, type BatchConnection, type PendingStatement as Pending } from './postgres-driver.js';
-import type { Queryable } from './realms.js';
+import { isBatchConnection, type BatchConnection, type PendingStatement as Pending } from './batch-connection.js';
 
-class StatementQueue {
+/** The queue of one unit of work (unit-of-work.ts), which holds it for the transaction's life. */
+export class StatementQueue {
   #pending: Pending[] = [];
   #scheduled = false;
   #open = true;
@@ -65,6 +65,29 @@ class StatementQueue {
     });
   }
 
+  /**
+   * Runs `body`, the unit of work's, and closes the queue when it ends, once every deferred write
+   * has answered: a failed one is the unit of work's failure.
+   */
+  async runBody<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      let value: T;
+      try {
+        value = await body();
+      } catch (error) {
+        // A deferred write that failed came first (the statements after it failed because of it),
+        // unless it only did not run: then the body's error is the cause.
+        const failed = await this.deferredFailure();
+        throw failed !== undefined && !(failed.error instanceof NotRunInBatch) ? failed.error : error;
+      }
+      const failed = await this.deferredFailure();
+      if (failed !== undefined) throw failed.error;
+      return value;
+    } finally {
+      this.close();
+    }
+  }
+
   close(): void {
     this.#open = false;
   }
@@ -84,52 +107,5 @@ class StatementQueue {
       const pending = batch[index] as Pending;
       answer.then(pending.resolve, pending.reject);
     });
-  }
-}
-
-const queues = new WeakMap<object, StatementQueue>();
-
-/** The queue of a transaction opened by `withStatementQueue`; undefined for anything else. */
-export function statementQueueOf(db: object): Pick<StatementQueue, 'run'> | undefined {
-  return queues.get(db);
-}
-
-/**
- * A write of the unit of work `db` whose answer its caller does not read: on PostgreSQL it is
- * issued now and answers at once, and the unit of work waits for it before committing (see
- * above); elsewhere (SQLite, where a statement is a call, or outside a transaction) it is
- * simply run.
- */
-export function deferWrite(db: object, write: () => Promise<void>): Promise<void> {
-  const queue = queues.get(db);
-  if (queue === undefined || !queue.batches) return write();
-  queue.defer(write());
-  return Promise.resolve();
-}
-
-/**
- * Runs `body` with a statement queue for the transaction `trx`, closed when `body` ends, and
- * once every deferred write has answered: a failed one is the unit of work's failure.
- */
-export async function withStatementQueue<T>(trx: Pick<Queryable, 'getExecutor'>, body: () => Promise<T>): Promise<T> {
-  const connection = await trx.getExecutor().provideConnection(async (held) => held);
-  const queue = new StatementQueue(connection);
-  queues.set(trx, queue);
-  try {
-    let value: T;
-    try {
-      value = await body();
-    } catch (error) {
-      // A deferred write that failed came first (the statements after it failed because of it),
-      // unless it only did not run: then the body's error is the cause.
-      const failed = await queue.deferredFailure();
-      throw failed !== undefined && !(failed.error instanceof NotRunInBatch) ? failed.error : error;
-    }
-    const failed = await queue.deferredFailure();
-    if (failed !== undefined) throw failed.error;
-    return value;
-  } finally {
-    queue.close();
-    queues.delete(trx);
   }
 }

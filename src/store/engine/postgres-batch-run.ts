@@ -13,7 +13,7 @@
  * parsed statements stays its own.
  */
 import { createRequire } from 'node:module';
-import { QueryBase, rowOf, rowShapeOf, type FieldDescription, type NamedRunResult, type ResultInternals, type RowShape } from './postgres-named-run.js';
+import { QueryBase, rowOf, type RowShapes, type FieldDescription, type NamedRunResult, type ResultInternals, type RowShape } from './postgres-named-run.js';
 
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (value: unknown) => unknown };
 
@@ -42,6 +42,7 @@ export class NotRunInBatch extends Error {
 const commandTag = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
 export class OneSyncBatchRun extends QueryBase {
+  readonly #shapes: RowShapes;
   readonly #statements: BatchStatement[];
   readonly #values: unknown[][];
   /** The statement being answered. */
@@ -52,8 +53,9 @@ export class OneSyncBatchRun extends QueryBase {
   #ended = false;
 
   /** Throws, before anything is sent, when a value cannot be sent (as pg's bind would). */
-  constructor(statements: BatchStatement[]) {
+  constructor(shapes: RowShapes, statements: BatchStatement[]) {
     super({ text: '' });
+    this.#shapes = shapes;
     this.#statements = statements;
     this.#values = statements.map((statement) => statement.values.map((value) => prepareValue(value)));
   }
@@ -76,7 +78,7 @@ export class OneSyncBatchRun extends QueryBase {
   handleRowDescription(message: { fields: FieldDescription[] }): void {
     const statement = this.#statements[this.#current];
     if (statement === undefined) return;
-    this.#shape = rowShapeOf(statement.name, message.fields, this.#result());
+    this.#shape = this.#shapes.shapeOf(statement.name, message.fields, this.#result());
   }
 
   handleDataRow(message: { fields: Array<string | null> }): void {

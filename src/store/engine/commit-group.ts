@@ -6,15 +6,15 @@
  * fails rolls back alone), commits once, and only then answers each of them: nobody is told
  * "done" before the commit that makes it durable.
  */
-import { sql, type Kysely, type Transaction } from 'kysely';
-import type { Database } from './schema.js';
-import { withStatementQueue } from './statement-queue.js';
+import { sql } from 'kysely';
+import type { RootQueries } from './root-queries.js';
+import type { UnitOfWork } from './unit-of-work.js';
 
 /** Units of work in one commit at most: bounds how long the last of a group waits. */
 export const commitGroupSizeMax = 64;
 
 interface Member<DB> {
-  work: (trx: Transaction<DB>) => Promise<unknown>;
+  work: (unit: UnitOfWork<DB>) => Promise<unknown>;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -27,21 +27,21 @@ export interface CommitGroupOptions {
   windowMs?: number;
 }
 
-export class CommitGroup<DB = Database> {
-  readonly #db: Kysely<DB>;
+export class CommitGroup<DB> {
+  readonly #db: RootQueries<DB>;
   readonly #sizeMax: number;
   readonly #windowMs: number;
   #queue: Array<Member<DB>> = [];
   #running = false;
   #scheduled = false;
 
-  constructor(db: Kysely<DB>, options: CommitGroupOptions = {}) {
+  constructor(db: RootQueries<DB>, options: CommitGroupOptions = {}) {
     this.#db = db;
     this.#sizeMax = options.sizeMax ?? commitGroupSizeMax;
     this.#windowMs = options.windowMs ?? 0;
   }
 
-  run<T>(work: (trx: Transaction<DB>) => Promise<T>): Promise<T> {
+  run<T>(work: (unit: UnitOfWork<DB>) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
@@ -74,7 +74,7 @@ export class CommitGroup<DB = Database> {
   /** One unit: its own transaction, no savepoint needed. */
   async #runAlone(member: Member<DB>): Promise<Settle[]> {
     try {
-      const value = await this.#db.transaction().execute((trx) => withStatementQueue(trx, () => member.work(trx)));
+      const value = await this.#db.inUnitOfWork((unit) => member.work(unit));
       return [() => member.resolve(value)];
     } catch (error) {
       return [() => member.reject(error)];
@@ -84,7 +84,7 @@ export class CommitGroup<DB = Database> {
   async #runTogether(group: Array<Member<DB>>): Promise<Settle[]> {
     const answers: Settle[] = [];
     try {
-      await this.#db.transaction().execute(async (trx) => withStatementQueue(trx, async () => {
+      await this.#db.inUnitOfWork(async (trx) => {
         for (const member of group) {
           await sql`savepoint group_member`.execute(trx);
           try {
@@ -97,7 +97,7 @@ export class CommitGroup<DB = Database> {
             answers.push(() => member.reject(error));
           }
         }
-      }));
+      });
       return answers;
     } catch (error) {
       // The commit failed: nothing of the group is durable, whatever each unit answered.

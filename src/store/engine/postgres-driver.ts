@@ -16,7 +16,6 @@ import {
   PostgresQueryCompiler,
   type DatabaseConnection,
   type DatabaseIntrospector,
-  type Dialect,
   type DialectAdapter,
   type Driver,
   type Kysely,
@@ -25,30 +24,32 @@ import {
 } from 'kysely';
 import type pg from 'pg';
 import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from './postgres-batch-run.js';
-import { NamedStatementRun, type NamedRunResult } from './postgres-named-run.js';
+import { NamedStatementRun, RowShapes, type NamedRunResult } from './postgres-named-run.js';
 import { isPreparedStatementText } from './prepared-query.js';
 import { DatabaseNotWritable, isDatabaseUnavailable } from './database-unavailable.js';
 import { runSavepointCommand } from './savepoint-command.js';
+import type { BatchConnection, PendingStatement } from './batch-connection.js';
+import type { EngineDialect } from './root-queries.js';
 
-/** A connection that can send several statements in one round trip (statement-queue.ts). */
-export interface BatchConnection extends DatabaseConnection {
-  executeBatch(queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>>;
-}
 
-export function isBatchConnection(connection: DatabaseConnection): connection is BatchConnection {
-  return typeof (connection as Partial<BatchConnection>).executeBatch === 'function';
-}
-
-export class PipelinedPostgresDialect implements Dialect {
+export class PipelinedPostgresDialect implements EngineDialect {
   readonly #lane: OutsideTransactionLane;
   readonly #sessions: ServerSessions;
+  /** This database's statement names and row shapes: the same on each of its connections. */
+  readonly #statements = new NamedStatements();
+  #driver: PipelinedPostgresDriver | undefined;
 
   constructor(readonly pool: pg.Pool) {
-    this.#lane = new OutsideTransactionLane(pool);
+    this.#lane = new OutsideTransactionLane(pool, this.#statements);
     this.#sessions = new ServerSessions(pool);
   }
 
-  /** A statement outside any transaction, without Kysely's executor (direct-statements.ts). */
+  get driver(): Driver {
+    if (this.#driver === undefined) throw new Error('the PostgreSQL dialect has no driver yet');
+    return this.#driver;
+  }
+
+  /** A statement outside any transaction, without Kysely's executor (root-queries.ts). */
   runOutsideTransaction<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return this.#lane.run<R>(query);
   }
@@ -75,7 +76,8 @@ export class PipelinedPostgresDialect implements Dialect {
   }
 
   createDriver(): Driver {
-    return new PipelinedPostgresDriver(this.pool, this.#sessions);
+    this.#driver = new PipelinedPostgresDriver(this.pool, this.#sessions, this.#statements);
+    return this.#driver;
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -122,7 +124,10 @@ class PipelinedConnection implements BatchConnection {
   #begun: Promise<void> | undefined;
   #beginFailed = false;
 
-  constructor(readonly client: PipelineClient) {}
+  constructor(
+    readonly client: PipelineClient,
+    readonly statements: NamedStatements,
+  ) {}
 
   /**
    * Holds BEGIN back to send it with the transaction's first statements in one pipeline with
@@ -150,14 +155,14 @@ class PipelinedConnection implements BatchConnection {
   }
 
   executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    if (!this.#beginPending && this.#begun === undefined) return send<R>(this.client, query);
+    if (!this.#beginPending && this.#begun === undefined) return send<R>(this.statements, this.client, query);
     return this.executeBatch([query])[0] as Promise<QueryResult<R>>;
   }
 
   executeBatch(queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
     if (this.#beginPending) {
       this.#beginPending = false;
-      const withBegin = oneSyncBatch(this.client, [beginQuery, ...queries]);
+      const withBegin = oneSyncBatch(this.statements, this.client, [beginQuery, ...queries]);
       if (withBegin !== undefined) {
         // What is sent before BEGIN's answer arrives waits for it (below): if BEGIN failed, the
         // server skipped only this batch, and a statement sent after it would run on its own.
@@ -165,11 +170,11 @@ class PipelinedConnection implements BatchConnection {
         return withBegin.slice(1);
       }
       // A statement this connection has not parsed yet: BEGIN alone, the statements after its answer.
-      this.#awaitBegin(send(this.client, beginQuery));
+      this.#awaitBegin(send(this.statements, this.client, beginQuery));
     }
     const begun = this.#begun;
     // A transaction's batch (statement-queue.ts): inside a transaction block, one Sync will do.
-    const sendNow = () => oneSyncBatch(this.client, queries) ?? sendBatch(this.client, queries);
+    const sendNow = () => oneSyncBatch(this.statements, this.client, queries) ?? sendBatch(this.statements, this.client, queries);
     if (begun === undefined) return sendNow();
     // Every later statement of the transaction goes through the same chain, so they keep their order.
     const sent = begun.then(sendNow);
@@ -210,20 +215,24 @@ class PipelinedConnection implements BatchConnection {
 }
 
 /**
- * Names for the statements of prepared queries (prepared-query.ts): a named statement is parsed
- * and planned by the server once per connection instead of once per run, which took a third of
- * the server's CPU off a term deposit (measured). Only these few dozen texts are named, so a
- * connection's statements stay bounded; any other query is sent unnamed.
+ * Names for the statements of prepared queries (prepared-query.ts), one set per database (its
+ * dialect owns it): a named statement is parsed and planned by the server once per connection
+ * instead of once per run, which took a third of the server's CPU off a term deposit (measured).
+ * Only these few dozen texts are named, so a connection's statements stay bounded; any other
+ * query is sent unnamed. The row shapes of the named statements are kept beside their names.
  */
-const statementNames = new Map<string, string>([[beginQuery.sql, beginStatementName]]);
+class NamedStatements {
+  readonly #names = new Map<string, string>([[beginQuery.sql, beginStatementName]]);
+  readonly shapes = new RowShapes();
 
-function statementNameOf(sql: string): string | undefined {
-  let name = statementNames.get(sql);
-  if (name === undefined && isPreparedStatementText(sql)) {
-    name = `coregate_${statementNames.size + 1}`;
-    statementNames.set(sql, name);
+  nameOf(sql: string): string | undefined {
+    let name = this.#names.get(sql);
+    if (name === undefined && isPreparedStatementText(sql)) {
+      name = `coregate_${this.#names.size + 1}`;
+      this.#names.set(sql, name);
+    }
+    return name;
   }
-  return name;
 }
 
 /**
@@ -236,13 +245,13 @@ const staleStatementCodes = new Set(['0A000', '26000']);
  * Statements sent in one socket write: in pipeline mode pg writes each query as it is submitted,
  * so they are corked. A statement refused before it is sent fails alone; the others still leave.
  */
-function sendBatch(client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
+function sendBatch(statements: NamedStatements, client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
   const { stream } = client.connection;
   stream.cork();
   try {
     return queries.map((query) => {
       try {
-        return send<unknown>(client, query);
+        return send<unknown>(statements, client, query);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -257,12 +266,12 @@ function sendBatch(client: PipelineClient, queries: readonly CompiledQuery[]): A
  * when they are all named statements this connection has parsed already; else undefined, and
  * they go one by one (the first run of a statement on a connection parses it).
  */
-function oneSyncBatch(client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> | undefined {
+function oneSyncBatch(named: NamedStatements, client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> | undefined {
   if (queries.length < 2) return undefined;
   const parsed = client.connection.parsedStatements;
   const names: string[] = [];
   for (const query of queries) {
-    const name = statementNameOf(query.sql);
+    const name = named.nameOf(query.sql);
     if (name === undefined || parsed[name] !== query.sql) return undefined;
     names.push(name);
   }
@@ -283,7 +292,7 @@ function oneSyncBatch(client: PipelineClient, queries: readonly CompiledQuery[])
   });
   let run: OneSyncBatchRun;
   try {
-    run = new OneSyncBatchRun(statements);
+    run = new OneSyncBatchRun(named.shapes, statements);
   } catch {
     // A value pg cannot send: statement by statement, where pg refuses that one alone.
     return undefined;
@@ -292,13 +301,13 @@ function oneSyncBatch(client: PipelineClient, queries: readonly CompiledQuery[])
   return answers;
 }
 
-function send<R>(client: PipelineClient, query: CompiledQuery): Promise<QueryResult<R>> {
-  const name = statementNameOf(query.sql);
+function send<R>(statements: NamedStatements, client: PipelineClient, query: CompiledQuery): Promise<QueryResult<R>> {
+  const name = statements.nameOf(query.sql);
   const values = [...query.parameters];
   if (name === undefined) return client.query(query.sql, values).then((result) => queryResultOf<R>(result), (error: unknown) => Promise.reject(statementFailure(client, error)));
   return new Promise<QueryResult<R>>((resolve, reject) => {
     client.query(
-      new NamedStatementRun(name, query.sql, values, (error, result) => {
+      new NamedStatementRun(statements.shapes, name, query.sql, values, (error, result) => {
         if (error === null) return resolve(queryResultOf<R>(result));
         reject(statementFailure(client, error));
       }),
@@ -332,12 +341,6 @@ function withCallerStack(error: unknown): unknown {
 /** Statements outside transactions sent on one client at most, in one socket write. */
 const laneBatchMax = 64;
 
-/** A statement waiting to leave with others (here and in statement-queue.ts), and its caller's answer. */
-export interface PendingStatement {
-  query: CompiledQuery;
-  resolve: (result: QueryResult<unknown>) => void;
-  reject: (error: unknown) => void;
-}
 
 /**
  * Statements outside any transaction (a retrieve's read, a batch of refusal records), gathered
@@ -351,7 +354,10 @@ class OutsideTransactionLane {
   #pending: PendingStatement[] = [];
   #scheduled = false;
 
-  constructor(readonly pool: pg.Pool) {}
+  constructor(
+    readonly pool: pg.Pool,
+    readonly statements: NamedStatements,
+  ) {}
 
   run<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     return new Promise<QueryResult<R>>((resolve, reject) => {
@@ -379,6 +385,7 @@ class OutsideTransactionLane {
       return;
     }
     const answers = sendOutsideTransaction(
+      this.statements,
       client,
       batch.map((statement) => statement.query),
     ).map((answer, index) => {
@@ -398,23 +405,23 @@ class OutsideTransactionLane {
  * and a flush per read. A read the server skipped because another read of its group failed is
  * sent again alone, so a read still fails only for its own reason.
  */
-function sendOutsideTransaction(client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
-  if (queries.length < 2) return sendBatch(client, queries);
+function sendOutsideTransaction(statements: NamedStatements, client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
+  if (queries.length < 2) return sendBatch(statements, client, queries);
   const { stream } = client.connection;
   const answers: Array<Promise<QueryResult<unknown>>> = [];
   let reads: CompiledQuery[] = [];
   const sendReads = () => {
     const group = reads;
     reads = [];
-    const together = oneSyncBatch(client, group);
+    const together = oneSyncBatch(statements, client, group);
     if (together === undefined) {
-      answers.push(...sendBatch(client, group));
+      answers.push(...sendBatch(statements, client, group));
       return;
     }
     together.forEach((answer, index) =>
       answers.push(
         answer.catch((error: unknown) => {
-          if (error instanceof NotRunInBatch) return send<unknown>(client, group[index] as CompiledQuery);
+          if (error instanceof NotRunInBatch) return send<unknown>(statements, client, group[index] as CompiledQuery);
           throw error;
         }),
       ),
@@ -428,7 +435,7 @@ function sendOutsideTransaction(client: PipelineClient, queries: readonly Compil
         continue;
       }
       if (reads.length > 0) sendReads();
-      answers.push(...sendBatch(client, [query]));
+      answers.push(...sendBatch(statements, client, [query]));
     }
     if (reads.length > 0) sendReads();
   } finally {
@@ -468,11 +475,14 @@ class ServerSessions {
 class PipelinedPostgresDriver implements Driver {
   readonly #pool: pg.Pool;
   readonly #sessions: ServerSessions;
+  readonly #statements: NamedStatements;
+  /** The connection object of each pooled client (it keeps the client's transaction state), for the client's life. */
   readonly #connections = new WeakMap<object, PipelinedConnection>();
 
-  constructor(pool: pg.Pool, sessions: ServerSessions) {
+  constructor(pool: pg.Pool, sessions: ServerSessions, statements: NamedStatements) {
     this.#pool = pool;
     this.#sessions = sessions;
+    this.#statements = statements;
   }
 
   async init(): Promise<void> {}
@@ -481,7 +491,7 @@ class PipelinedPostgresDriver implements Driver {
     const client = (await this.#pool.connect()) as unknown as PipelineClient;
     let connection = this.#connections.get(client);
     if (connection === undefined) {
-      connection = new PipelinedConnection(client);
+      connection = new PipelinedConnection(client, this.#statements);
       this.#connections.set(client, connection);
     }
     return connection;

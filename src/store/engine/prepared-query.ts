@@ -7,10 +7,12 @@
  * to the compiled SQL (the same string every time, so the driver's statement cache finds it at
  * once). The builder must not look at its arguments, only place them.
  */
-import { createQueryId, type CompiledQuery, type Compilable, type QueryResult, type RootOperationNode } from 'kysely';
-import type { Queryable } from './realms.js';
-import { statementQueueOf } from './statement-queue.js';
-import { directRunnerOf } from './direct-statements.js';
+import { createQueryId, type CompiledQuery, type Compilable, type Kysely, type QueryResult, type RootOperationNode } from 'kysely';
+import { RootQueries } from './root-queries.js';
+import { UnitOfWork } from './unit-of-work.js';
+
+/** What a prepared query runs on: the root instance, a unit of work, or any Kysely instance or transaction. */
+type Queryable = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Stands for argument `index` while the builder runs; never a value a caller could send. */
 const placeholderPrefix = '\u0000coregate-argument-';
@@ -23,10 +25,30 @@ interface Template {
   slots: Slot[];
 }
 
-export interface PreparedQuery<A extends unknown[], R> {
-  execute(db: Queryable, ...args: A): Promise<QueryResult<R>>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface PreparedQuery<A extends unknown[], R, DB = any> {
+  execute(db: Kysely<DB>, ...args: A): Promise<QueryResult<R>>;
   /** The first row, or undefined. */
-  first(db: Queryable, ...args: A): Promise<R | undefined>;
+  first(db: Kysely<DB>, ...args: A): Promise<R | undefined>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface PreparedInsert<Row, DB = any> {
+  /** Inserts one row. */
+  execute(db: Kysely<DB>, row: Row): Promise<QueryResult<unknown>>;
+  /** Inserts several rows in one statement (prepared once per row count). */
+  executeRows(db: Kysely<DB>, rows: readonly Row[]): Promise<QueryResult<unknown>>;
+}
+
+/** The prepared queries of a schema `DB`: their builders see its tables (the store binds its own, src/store/prepared.ts). */
+export interface PreparedQueries<DB> {
+  preparedQuery<A extends unknown[], R>(build: (db: Kysely<DB>, ...args: A) => Compilable<R>): PreparedQuery<A, R, DB>;
+  preparedQueryOfArity<R>(arity: number, build: (db: Kysely<DB>, args: unknown[]) => Compilable<R>): PreparedQuery<unknown[], R, DB>;
+  preparedInsert<Row extends Record<string, unknown>>(columns: ReadonlyArray<keyof Row & string>, build: (db: Kysely<DB>, rows: Row[]) => Compilable<unknown>): PreparedInsert<Row, DB>;
+}
+
+export function preparedQueriesFor<DB>(): PreparedQueries<DB> {
+  return { preparedQuery, preparedQueryOfArity, preparedInsert } as PreparedQueries<DB>;
 }
 
 /** A query whose arguments are the builder's own parameters after `db`. */
@@ -49,13 +71,6 @@ export function preparedQueryOfArity<R>(arity: number, build: (db: Queryable, ar
       return (await run(db, args)).rows[0];
     },
   };
-}
-
-export interface PreparedInsert<Row> {
-  /** Inserts one row. */
-  execute(db: Queryable, row: Row): Promise<QueryResult<unknown>>;
-  /** Inserts several rows in one statement (prepared once per row count). */
-  executeRows(db: Queryable, rows: readonly Row[]): Promise<QueryResult<unknown>>;
 }
 
 /** Row counts a multi-row insert is prepared for; more rows in one call are refused (a bug, not data). */
@@ -99,7 +114,8 @@ export function preparedInsert<Row extends Record<string, unknown>>(
 }
 
 function prepared<R>(arity: number, build: (db: Queryable, placeholders: unknown[]) => Compilable<R>): (db: Queryable, args: readonly unknown[]) => Promise<QueryResult<R>> {
-  // One template per dialect: Kysely and its transactions share their adapter object.
+  // One template per dialect: Kysely and its transactions share their adapter object. The
+  // template is pure (SQL text and slots), so one query's cache serves every database.
   const templates = new WeakMap<object, Template>();
   return (db, args) => {
     const adapter = db.getExecutor().adapter;
@@ -110,16 +126,19 @@ function prepared<R>(arity: number, build: (db: Queryable, placeholders: unknown
     }
     const parameters = template.slots.map((slot) => ('argument' in slot ? args[slot.argument] : slot.constant));
     const compiled: CompiledQuery<R> = { sql: template.sql, query: template.query, parameters, queryId: createQueryId() };
-    // Inside a transaction, through its queue: statements issued together travel together.
-    const queue = statementQueueOf(db);
-    if (queue) return queue.run<R>(compiled);
-    // Outside one, straight to the store's driver (direct-statements.ts).
-    const direct = directRunnerOf(db);
-    return direct ? direct<R>(compiled) : db.executeQuery(compiled);
+    // In a unit of work, through its queue: statements issued together travel together.
+    if (db instanceof UnitOfWork) return db.run<R>(compiled);
+    // Outside one, straight to the store's driver (root-queries.ts).
+    if (db instanceof RootQueries) return db.runDirect<R>(compiled);
+    return db.executeQuery(compiled);
   };
 }
 
-/** The SQL texts of every prepared query compiled so far: the PostgreSQL driver names their statements. */
+/**
+ * The SQL texts of every prepared query compiled so far: the PostgreSQL driver names their
+ * statements. Process-wide on purpose: a text is a pure function of a builder and a dialect, the
+ * same for every database, and the set is bounded by the queries written in the code.
+ */
 const preparedTexts = new Set<string>();
 
 export function isPreparedStatementText(sql: string): boolean {

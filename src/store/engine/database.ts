@@ -1,0 +1,35 @@
+/**
+ * One opened database (open-database.ts): the engine's surface to the store. It owns its
+ * connections (the SQLite writer and reader, or the PostgreSQL pool), the root query builder
+ * (root-queries.ts: statements outside a transaction, straight to the driver), and opens the
+ * units of work (unit-of-work.ts), each one transaction holding its own statement queue.
+ */
+import type { RootQueries } from './root-queries.js';
+import type { UnitOfWork } from './unit-of-work.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/** A connection pool's use at one moment: connections open, idle among them, callers waiting for one. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
+export interface Database<DB> {
+  readonly db: RootQueries<DB>;
+  readonly dialect: Dialect;
+  /** The URL without credentials, safe to log. */
+  readonly displayUrl: string;
+  /**
+   * Runs a unit of work in a transaction and answers once it is committed. SQLite groups
+   * concurrent units into one commit (commit-group.ts); PostgreSQL commits each on its own
+   * connection of the pool, in parallel.
+   */
+  transaction<T>(work: (unit: UnitOfWork<DB>) => Promise<T>): Promise<T>;
+  /** The PostgreSQL pool's use (metrics); undefined for SQLite, one connection and no pool. */
+  poolStats(): PoolStats | undefined;
+  /** Readiness: answers once the database answered and takes writes; throws otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
