@@ -9,6 +9,7 @@
  */
 import type { BusinessRefusal, ErrorEntry } from '../core/error-catalogue.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
+import type { Clock } from '../core/clock.js';
 import { CoreTimeout, CoreUnavailable, isTransactional, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
@@ -47,6 +48,8 @@ class RollBack extends Error {
 
 export interface ExecutionOptions {
   store: Store;
+  /** Whose time stamps each move and runs the core call's time-out (src/core/clock.ts). */
+  clock: Clock;
   core: CoreBankingPort;
   claims: Claims;
   audit: OperationAudit;
@@ -76,7 +79,7 @@ export class Execution {
     const { store, core, claims, audit } = this.#options;
     if (!isTransactional(core)) throw new Error('embedded execution needs a transactional core');
     const { reference } = job.record;
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     const work = inUnitOfWork(store, async (unitOfWork) => {
       const settlement = await claimAndRun(
         claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt),
@@ -90,7 +93,7 @@ export class Execution {
     try {
       // The claim runs inside the timed unit of work: a refusal is the core's answer, a lost
       // claim or a duplicate is not a core call at all and is left out of the metrics.
-      const body = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
+      const body = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
       audit.chained();
       return { kind: 'executed', body };
     } catch (error) {
@@ -116,7 +119,7 @@ export class Execution {
   async #executeRemote(job: ExecutionJob): Promise<ExecutionResult> {
     const { store, core, claims, audit } = this.#options;
     const { reference } = job.record;
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     try {
       await inUnitOfWork(store, (unitOfWork) => claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt));
     } catch (error) {
@@ -126,7 +129,7 @@ export class Execution {
     }
     let settlement: Settlement;
     try {
-      settlement = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
+      settlement = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
         answer.status === 'Executed' ? 'ok' : 'refused',
       );
     } catch (error) {
@@ -157,10 +160,10 @@ export class Execution {
         httpStatus: 200,
         result: settlement.body,
         request: null,
-        atEpochMs: Date.now(),
+        atEpochMs: this.#options.clock.now(),
       }),
       // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
-      writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body }),
+      writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body }, this.#options.clock.now()),
       this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome),
     ]);
   }
@@ -171,11 +174,11 @@ export class Execution {
     const acceptedBody = job.record.accepted ? job.operation.rejected(job.record.reference, new Date(job.record.createdAt)) : undefined;
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
-        const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: Date.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
+        const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: this.#options.clock.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
         if (job.from.kind === 'new') await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: refusal.entry.status, error, request: undefined }, 'Rejected');
         else await claims.move(unitOfWork.db, job.record.reference, job.from.guard, change);
         // With the embedded core the postings rolled back; the rejection and its event commit here.
-        await writeOperationEvent(unitOfWork.db, job.record, { status: 'Rejected', error });
+        await writeOperationEvent(unitOfWork.db, job.record, { status: 'Rejected', error }, change.atEpochMs);
         await audit.write(unitOfWork.db, job.audit, job.record.reference, refusal.entry.status, 'Rejected', refusal.entry);
       });
     } catch (failure) {
@@ -194,7 +197,7 @@ export class Execution {
     const { accepted } = job.record;
     logger.warn({ err: cause, reference, operation: job.operation.name }, accepted ? 'pending operation not executed yet: core outcome unknown' : 'core outcome unknown');
     const error = errorRecord(entry, 'The core\'s outcome is unknown', job.record.path, job.operation.family);
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const attempts = job.from.kind === 'new' ? 0 : job.record.attempts + 1;
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
