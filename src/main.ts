@@ -370,7 +370,7 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
 function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
-  const window = new DuplicateWindow(config.duplicateWindowSeconds);
+  const window = new DuplicateWindow(config.duplicateWindowSeconds, clock);
   const claims = new Claims(window);
   const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
