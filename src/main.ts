@@ -95,6 +95,8 @@ export interface Coregate {
 
 /** The loops an instance runs in the background, reachable so that tests can drive them. */
 export interface Background {
+  /** Its idle(): units of work that outlived their time-out (504) have committed or are recorded unknown. */
+  readonly execution: Execution;
   readonly reconciler: Reconciler;
   readonly pendingWorker: PendingWorker;
   /** Relay of the core's events, fan-out and delivery of signed events. */
@@ -209,7 +211,7 @@ async function serveOn(
   const { core: portCore, remoteCore } = await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer);
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
-  const { runner, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics);
+  const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics);
   const webhooks = new WebhookService({
     store,
     clock,
@@ -309,7 +311,7 @@ async function serveOn(
     metricsUrl,
     webhooks,
     clock,
-    background: { reconciler, pendingWorker: worker, webhooks, auditChainer: chainer },
+    background: { execution, reconciler, pendingWorker: worker, webhooks, auditChainer: chainer },
     close: async () => {
       if (closing) return;
       closing = true;
@@ -413,5 +415,5 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
     batchWindow: config.coreBatchWindow,
     onOutcome: settled,
   });
-  return { runner, reconciler, worker, audit };
+  return { runner, execution, reconciler, worker, audit };
 }

@@ -62,9 +62,16 @@ export interface ExecutionOptions {
 
 export class Execution {
   readonly #options: ExecutionOptions;
+  /** Units of work still running after their caller was answered 504: they commit late, or are recorded unknown. */
+  readonly #late = new Set<Promise<void>>();
 
   constructor(options: ExecutionOptions) {
     this.#options = options;
+  }
+
+  /** Resolves when every unit of work that outlived its time-out has committed or been recorded unknown (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#late.size > 0) await Promise.allSettled([...this.#late]);
   }
 
   get embedded(): boolean {
@@ -102,10 +109,12 @@ export class Execution {
       if (error instanceof RollBack) return this.#recordRejected(job, error.refusal);
       if (error instanceof CoreTimeout) {
         // The unit of work may still commit; only if it does not is the outcome held as unknown.
-        work.then(
+        const late = work.then(
           () => audit.chained(),
-          (late: unknown) => this.#recordUnknown(job, E.coreTimeout, late),
+          (failure: unknown) => this.#recordUnknown(job, E.coreTimeout, failure),
         );
+        this.#late.add(late);
+        void late.finally(() => this.#late.delete(late));
         return { kind: 'unknown', entry: E.coreTimeout };
       }
       if (error instanceof CoreUnavailable) {
