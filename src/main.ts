@@ -12,6 +12,8 @@ import { Keyring, ensureSigningKey } from './auth/keyring.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
 import type { Config } from './config.js';
+import { systemClock } from './clock/system-clock.js';
+import type { Clock } from './core/clock.js';
 import { createLogger, type LogOptions, type Logger } from './log.js';
 import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
 import { loadSandboxData } from './sandbox/load.js';
@@ -81,11 +83,34 @@ export interface Coregate {
   readonly metricsUrl: string;
   /** Signed events: relay, fan-out and delivery in the background (CONTRACT §12). */
   readonly webhooks: WebhookService;
+  /** The clock every part of this instance reads (StartOptions.clock, or the system's). */
+  readonly clock: Clock;
+  /**
+   * The background loops, each of which a test can run one step at a time (`runOnce()`, and
+   * `drain()` where "until nothing is due" means something) instead of waiting for its timer.
+   */
+  readonly background: Background;
   close(): Promise<void>;
+}
+
+/** The loops an instance runs in the background, reachable so that tests can drive them. */
+export interface Background {
+  /** Its idle(): units of work that outlived their time-out (504) have committed or are recorded unknown. */
+  readonly execution: Execution;
+  readonly reconciler: Reconciler;
+  readonly pendingWorker: PendingWorker;
+  /** Relay of the core's events, fan-out and delivery of signed events. */
+  readonly webhooks: WebhookService;
+  readonly auditChainer: AuditChainer;
 }
 
 export interface StartOptions {
   log?: LogOptions;
+  /**
+   * The time and timers of every part of the instance (src/core/clock.ts): the system's unless a
+   * test hands in a fake one and drives the background loops itself (Coregate.background).
+   */
+  clock?: Clock;
   /** The store is migrated and the data file loaded already (a worker of `serve --workers`). */
   storePrepared?: boolean;
   /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
@@ -108,6 +133,7 @@ export async function prepareStore(
   vault: Vault,
   logger: Logger,
   prepared = false,
+  clock: Clock = systemClock,
 ): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const store = openStore(config.db);
@@ -128,7 +154,7 @@ export async function prepareStore(
         );
       }
     }
-    for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm);
+    for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm, clock.now());
     return { store, data, secretHashKey };
   } catch (error) {
     await store.close();
@@ -138,16 +164,17 @@ export async function prepareStore(
 
 export async function startCoregate(config: Config, options: StartOptions = {}): Promise<Coregate> {
   const logger = createLogger({ level: config.logLevel, ...options.log });
+  const clock = options.clock ?? systemClock;
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   options.tracing?.reportProblemsTo(logger);
-  const prepared = await prepareStore(config, vault, logger, options.storePrepared);
+  const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock);
   // Wrapped once, here: every part of the instance then shares the one traced store.
   const store = options.tracing ? tracedStore(prepared.store, options.tracing.tracer) : prepared.store;
   const { data, secretHashKey } = prepared;
-  const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
+  const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger, clock });
   try {
-    return await serveOn(config, options, logger, vault, store, data, secretHashKey, limits);
+    return await serveOn(config, options, clock, logger, vault, store, data, secretHashKey, limits);
   } catch (error) {
     await limits.close();
     await store.close();
@@ -158,6 +185,7 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
 async function serveOn(
   config: Config,
   options: StartOptions,
+  clock: Clock,
   logger: Logger,
   vault: Vault,
   store: Store,
@@ -170,8 +198,9 @@ async function serveOn(
   let closing = false;
   const auth: AuthContext = {
     store,
-    keyring: new Keyring(store, vault),
-    snapshot: new AuthSnapshot(store.db),
+    clock,
+    keyring: new Keyring(store, vault, clock),
+    snapshot: new AuthSnapshot(store.db, clock),
     secretHashKey,
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
@@ -179,12 +208,13 @@ async function serveOn(
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
   metrics.setLimitsDegradedSource(() => limits.degraded());
-  const { core: portCore, remoteCore } = await coreOf(config, store, logger, metrics, options.tracing?.tracer);
+  const { core: portCore, remoteCore } = await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer);
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
-  const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
-  const { runner, reconciler, worker, audit } = operationsLayer(config, store, core, chainer, logger, metrics);
+  const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
+  const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics);
   const webhooks = new WebhookService({
     store,
+    clock,
     vault,
     core,
     logger,
@@ -195,6 +225,7 @@ async function serveOn(
   });
   const verifier = new TokenVerifier({
     keyring: auth.keyring,
+    clock,
     snapshot: auth.snapshot,
     publicUrl: () => publicUrl,
     trustedIssuers: config.trustedIssuers,
@@ -205,14 +236,14 @@ async function serveOn(
     logger,
     role: config.role,
     auth,
-    api: { store, core, verifier, runner, refusals: audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
+    api: { store, clock, core, verifier, runner, refusals: audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
     version: version,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
       ? operatorParts(config, store, core, verifier, () => publicUrl, [
-          webhookRoutes({ store, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
+          webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
           sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate } }),
         ])
       : undefined,
@@ -279,6 +310,8 @@ async function serveOn(
     metrics,
     metricsUrl,
     webhooks,
+    clock,
+    background: { execution, reconciler, pendingWorker: worker, webhooks, auditChainer: chainer },
     close: async () => {
       if (closing) return;
       closing = true;
@@ -319,7 +352,7 @@ function operatorParts(config: Config, store: Store, core: CoreBankingPort, veri
 }
 
 /** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
-async function coreOf(config: Config, store: Store, logger: Logger, metrics: Metrics, tracer: Tracer | undefined): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger, metrics: Metrics, tracer: Tracer | undefined): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
   if (config.coreUrl !== undefined) {
     const remoteCore = new HttpCore({
       url: config.coreUrl,
@@ -334,19 +367,20 @@ async function coreOf(config: Config, store: Store, logger: Logger, metrics: Met
     return { core: remoteCore, remoteCore };
   }
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  return { core: new ReferenceCore({ storage: coreStorage(store), calendar }), remoteCore: undefined };
+  return { core: new ReferenceCore({ storage: coreStorage(store), calendar, clock }), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
-function operationsLayer(config: Config, store: Store, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
-  const window = new DuplicateWindow(config.duplicateWindowSeconds);
+function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
+  const window = new DuplicateWindow(config.duplicateWindowSeconds, clock);
   const claims = new Claims(window);
-  const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer));
+  const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
-  const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
+  const execution = new Execution({ store, clock, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
   const reconciler = new Reconciler({
     store,
+    clock,
     core,
     claims,
     execution,
@@ -367,9 +401,10 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     },
   });
   metrics.setReconcilerBacklogSource(() => reconciler.backlog());
-  const worker = new PendingWorker({ store, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000, onSettled: settled });
+  const worker = new PendingWorker({ store, clock, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000, onSettled: settled });
   const runner = new OperationRunner({
     store,
+    clock,
     claims,
     window,
     execution,
@@ -380,5 +415,5 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     batchWindow: config.coreBatchWindow,
     onOutcome: settled,
   });
-  return { runner, reconciler, worker, audit };
+  return { runner, execution, reconciler, worker, audit };
 }

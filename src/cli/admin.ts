@@ -3,6 +3,7 @@
  * not-before. A generated secret is printed once, to stdout, and never again.
  */
 import { randomUUID } from 'node:crypto';
+import { systemClock } from '../clock/system-clock.js';
 import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
 import { ensureSigningKey, isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
 import { realmDefaults } from '../sandbox/load.js';
@@ -158,7 +159,7 @@ export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: stri
   if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
   return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
-    return rotateSigningKey(store, vault, flags.realm, flags.alg as Parameters<typeof rotateSigningKey>[3]);
+    return rotateSigningKey(store, vault, flags.realm, systemClock.now(), flags.alg as Parameters<typeof rotateSigningKey>[4]);
   });
 }
 
@@ -207,7 +208,7 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
       created_at: new Date().toISOString(),
     });
     const stored = await findRealm(store.db, flags.realm);
-    if (stored) await ensureSigningKey(store.db, vault, stored);
+    if (stored) await ensureSigningKey(store.db, vault, stored, systemClock.now());
     return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg };
   });
 }

@@ -3,6 +3,7 @@
  * data file. The one place that wires the core's store, the reference core and the protocol's
  * server together (as src/main.ts does for the API).
  */
+import { systemClock } from '../clock/system-clock.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type LogOptions, type Logger } from '../log.js';
@@ -48,7 +49,7 @@ export async function openReferenceCore(
       logger.info({ file: config.dataFile, ...summary }, 'core data loaded');
     }
     const calendar = await readBusinessCalendar(store.db, config.businessDate);
-    return { store, core: new ReferenceCore({ storage: coreStorage(store), calendar }) };
+    return { store, core: new ReferenceCore({ storage: coreStorage(store), calendar, clock: systemClock }) };
   } catch (error) {
     await store.close();
     throw error;

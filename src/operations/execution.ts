@@ -9,6 +9,7 @@
  */
 import type { BusinessRefusal, ErrorEntry } from '../core/error-catalogue.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
+import type { Clock } from '../core/clock.js';
 import { CoreTimeout, CoreUnavailable, isTransactional, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
@@ -46,6 +47,8 @@ class RollBack extends Error {
 
 export interface ExecutionOptions {
   store: Store;
+  /** Whose time stamps each move and runs the core call's time-out (src/core/clock.ts). */
+  clock: Clock;
   core: CoreBankingPort;
   claims: Claims;
   audit: OperationAudit;
@@ -59,10 +62,17 @@ export interface ExecutionOptions {
 export class Execution {
   readonly #options: ExecutionOptions;
   readonly #settlement: OperationSettlement;
+  /** Units of work still running after their caller was answered 504: they commit late, or are recorded unknown. */
+  readonly #late = new Set<Promise<void>>();
 
   constructor(options: ExecutionOptions) {
     this.#options = options;
     this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
+  }
+
+  /** Resolves when every unit of work that outlived its time-out has committed or been recorded unknown (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#late.size > 0) await Promise.allSettled([...this.#late]);
   }
 
   get embedded(): boolean {
@@ -77,7 +87,7 @@ export class Execution {
     const { store, core, claims, audit } = this.#options;
     if (!isTransactional(core)) throw new Error('embedded execution needs a transactional core');
     const { reference } = job.record;
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     const work = inUnitOfWork(store, async (unitOfWork) => {
       const settlement = await claimAndRun(
         claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt),
@@ -85,13 +95,13 @@ export class Execution {
         claims.checksWindow(job.record, job.from),
       );
       if (settlement.status === 'Rejected') throw new RollBack(settlement.refusal);
-      await this.#settlement.write(unitOfWork.db, inFlight(job, claimedAt), settlement, Date.now());
+      await this.#settlement.write(unitOfWork.db, inFlight(job, claimedAt), settlement, this.#options.clock.now());
       return settlement.body;
     });
     try {
       // The claim runs inside the timed unit of work: a refusal is the core's answer, a lost
       // claim or a duplicate is not a core call at all and is left out of the metrics.
-      const body = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
+      const body = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
       audit.chained();
       return { kind: 'executed', body };
     } catch (error) {
@@ -100,10 +110,12 @@ export class Execution {
       if (error instanceof RollBack) return this.#recordRejected(job, error.refusal);
       if (error instanceof CoreTimeout) {
         // The unit of work may still commit; only if it does not is the outcome held as unknown.
-        work.then(
+        const late = work.then(
           () => audit.chained(),
-          (late: unknown) => this.#recordUnknown(job, E.coreTimeout, late),
+          (failure: unknown) => this.#recordUnknown(job, E.coreTimeout, failure),
         );
+        this.#late.add(late);
+        void late.finally(() => this.#late.delete(late));
         return { kind: 'unknown', entry: E.coreTimeout };
       }
       if (error instanceof CoreUnavailable) {
@@ -117,7 +129,7 @@ export class Execution {
   async #executeRemote(job: ExecutionJob): Promise<ExecutionResult> {
     const { store, core, claims } = this.#options;
     const { reference } = job.record;
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     try {
       await inUnitOfWork(store, (unitOfWork) => claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt));
     } catch (error) {
@@ -127,7 +139,7 @@ export class Execution {
     }
     let settlement: Settlement;
     try {
-      settlement = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
+      settlement = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
         answer.status === 'Executed' ? 'ok' : 'refused',
       );
     } catch (error) {
@@ -140,7 +152,7 @@ export class Execution {
       return this.#recordRejected(inFlight(job, claimedAt), settlement.refusal);
     }
     try {
-      await this.#settlement.commit(inFlight(job, claimedAt), settlement, Date.now());
+      await this.#settlement.commit(inFlight(job, claimedAt), settlement, this.#options.clock.now());
     } catch (error) {
       // The core executed it: whoever settles the record now (a repeat, the reconciler) finds it executed.
       this.#options.logger.warn({ err: error, reference }, 'executed operation not settled; the reconciler will');
@@ -151,7 +163,7 @@ export class Execution {
   /** A refusal: recorded Rejected, with its event and audit record, in a transaction of its own. */
   async #recordRejected(job: ExecutionJob, refusal: BusinessRefusal): Promise<ExecutionResult> {
     try {
-      return await this.#settlement.commit(job, { status: 'Rejected', refusal }, Date.now());
+      return await this.#settlement.commit(job, { status: 'Rejected', refusal }, this.#options.clock.now());
     } catch (failure) {
       const recovered = await recoverClaim(this.#options.store.db, failure, job.record);
       if (recovered) return recovered;
@@ -165,7 +177,7 @@ export class Execution {
     const { reference, accepted } = job.record;
     logger.warn({ err: cause, reference, operation: job.operation.name }, accepted ? 'pending operation not executed yet: core outcome unknown' : 'core outcome unknown');
     try {
-      await this.#settlement.holdUnknown(job, Date.now(), entry);
+      await this.#settlement.holdUnknown(job, this.#options.clock.now(), entry);
     } catch (error) {
       // A concurrent request or instance holds the operation meanwhile: its record is the one that counts.
       if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');

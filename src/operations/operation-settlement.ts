@@ -98,7 +98,7 @@ export class OperationSettlement {
     const writes = await Promise.allSettled([
       this.#options.claims.move(db, record.reference, from.guard, { status: 'Executed', httpStatus: 200, result: settlement.body, request: null, atEpochMs }),
       // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
-      writeOperationEvent(db, record, { status: 'Executed', result: settlement.body }),
+      writeOperationEvent(db, record, { status: 'Executed', result: settlement.body }, atEpochMs),
       this.#options.audit.write(db, target.audit, record.reference, 200, settlement.outcome),
     ]);
     for (const write of writes) if (write.status === 'rejected') throw write.reason;
@@ -116,7 +116,7 @@ export class OperationSettlement {
     if (from.kind === 'new') await claims.insertSettled(db, { ...record, httpStatus: status, error, request: undefined }, 'Rejected');
     else await claims.move(db, record.reference, from.guard, { status: 'Rejected', httpStatus: status, error, request: null, atEpochMs, ...(acceptedBody === undefined ? {} : { result: acceptedBody }) });
     // With the embedded core the postings rolled back; the rejection and its event commit here.
-    await writeOperationEvent(db, record, { status: 'Rejected', error });
+    await writeOperationEvent(db, record, { status: 'Rejected', error }, atEpochMs);
     await audit.write(db, target.audit, record.reference, status, 'Rejected', refusal.entry);
     return { kind: 'rejected', status, error };
   }

@@ -13,6 +13,7 @@
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { countReconcilerBacklog, findOperation, listOperationsToReconcile, type OperationRecord, type ReconcilerBacklog } from '../store/operations.js';
+import type { Clock } from '../core/clock.js';
 import type { CoreBankingPort } from '../core/port.js';
 import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
 import { ClaimLost, type Claims } from './correlation.js';
@@ -28,6 +29,8 @@ const reconcileBatchMax = 20;
 
 export interface ReconcilerOptions {
   store: Store;
+  /** Whose time decides what is due and stamps each move (src/core/clock.ts). */
+  clock: Clock;
   core: CoreBankingPort;
   claims: Claims;
   execution: Execution;
@@ -56,7 +59,7 @@ export class Reconciler {
   constructor(options: ReconcilerOptions) {
     this.#options = options;
     this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
-    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
+    this.#periodic = new Periodic(options.clock, options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
   }
 
   start(): void {
@@ -72,22 +75,27 @@ export class Reconciler {
     return this.#periodic.kick();
   }
 
+  /** One pass over what is due now, started or not; resolves when it ends (tests drive the reconciler with it). */
+  runOnce(): Promise<void> {
+    return this.#periodic.runOnce();
+  }
+
   /** Passes until nothing is due (tests and `coregate check` wait for a drained backlog). */
   async drain(passesMax = 50): Promise<void> {
     for (let pass = 0; pass < passesMax; pass += 1) {
-      const now = Date.now();
+      const now = this.#options.clock.now();
       const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, 1);
       if (due.length === 0) return;
-      await this.kick();
+      await this.runOnce();
     }
   }
 
   backlog(): Promise<ReconcilerBacklog> {
-    return countReconcilerBacklog(this.#options.store.db, Date.now() - this.#options.unknownAgeLimitMs);
+    return countReconcilerBacklog(this.#options.store.db, this.#options.clock.now() - this.#options.unknownAgeLimitMs);
   }
 
   async #pass(): Promise<void> {
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, reconcileBatchMax);
     for (const record of due) {
       if (this.#periodic.stopped) return;
@@ -103,7 +111,7 @@ export class Reconciler {
       logger.error({ reference: record.reference, operation: record.operation }, 'operation of an unknown kind cannot be reconciled');
       return record;
     }
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     try {
       await claims.move(store.db, record.reference, { status: record.status, updatedEpochMs: record.updatedEpochMs }, { status: 'InFlight', atEpochMs: claimedAt });
     } catch (error) {
@@ -111,11 +119,11 @@ export class Reconciler {
       throw error;
     }
     const claimed: OperationRecord = { ...record, status: 'InFlight', updatedEpochMs: claimedAt };
-    const context = auditContextOf(operation, claimed);
+    const context = auditContextOf(operation, claimed, claimedAt);
     try {
       const { core } = this.#options;
-      if (!claimed.accepted) await callCore(this.#options.observeCoreCall, 'fence', this.#options.coreTimeoutMs, () => core.fenceOperation(record.reference));
-      const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(core, record.reference));
+      if (!claimed.accepted) await callCore(this.#options.clock, this.#options.observeCoreCall, 'fence', this.#options.coreTimeoutMs, () => core.fenceOperation(record.reference));
+      const found = await callCore(this.#options.clock, this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(core, record.reference));
       if (found.status !== 'NotFound') {
         await this.#record(operation, claimed, found, context);
       } else {
@@ -137,10 +145,10 @@ export class Reconciler {
   async settleFromCore(record: OperationRecord): Promise<OperationRecord | undefined> {
     const operation = this.#options.operations.get(record.operation);
     if (!operation || record.status !== 'Unknown') return undefined;
-    const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
+    const found = await callCore(this.#options.clock, this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
     if (found.status === 'NotFound') return undefined;
     try {
-      await this.#record(operation, record, found, auditContextOf(operation, record));
+      await this.#record(operation, record, found, auditContextOf(operation, record, this.#options.clock.now()));
     } catch (error) {
       if (!(error instanceof ClaimLost)) throw error;
     }
@@ -150,14 +158,14 @@ export class Reconciler {
   /** The core's outcome, recorded as execution records one (operation-settlement.ts). */
   async #record(operation: Operation, record: OperationRecord, found: Settlement, context: AuditContext): Promise<void> {
     const guard = record.status === 'InFlight' ? { status: record.status, updatedEpochMs: record.updatedEpochMs } : { status: record.status };
-    await this.#settlement.commit({ operation, record, from: { kind: 'stored', guard }, audit: context }, found, Date.now());
+    await this.#settlement.commit({ operation, record, from: { kind: 'stored', guard }, audit: context }, found, this.#options.clock.now());
   }
 
   async #backOff(target: SettlementTarget, cause: unknown): Promise<void> {
     const claimed = target.record;
     const { logger } = this.#options;
     const attempts = claimed.attempts + 1;
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const overAge = now - claimed.createdEpochMs > this.#options.unknownAgeLimitMs;
     const log = { err: cause, reference: claimed.reference, attempts, operation: claimed.operation };
     if (overAge) logger.error(log, 'operation still unknown past the age limit: the core cannot settle it');
@@ -172,13 +180,13 @@ export class Reconciler {
   }
 }
 
-function auditContextOf(operation: Operation, record: OperationRecord): AuditContext {
+function auditContextOf(operation: Operation, record: OperationRecord, startedAtMs: number): AuditContext {
   return {
     operation: operation.name,
     family: operation.family,
     caller: callerOf(record.actor),
     correlationId: record.correlationId,
     path: record.path,
-    startedAtMs: Date.now(),
+    startedAtMs,
   };
 }

@@ -6,6 +6,7 @@
  * when both share one database (the embedded default), and then a Rejected answer leaves the unit
  * of work for the caller to roll back.
  */
+import { dateOf, type Clock } from '../core/clock.js';
 import type { BusinessCalendar } from '../core/business-calendar.js';
 import type { Decision } from '../core/decision.js';
 import type { LoanExecution, TermDepositContract } from '../core/domain.js';
@@ -38,8 +39,8 @@ export interface ReferenceCoreOptions {
   storage: CoreStorage;
   /** Weekend and holidays; the business date itself is read from the storage in each operation. */
   calendar: BusinessCalendar;
-  /** The core's clock: the execution time of loan installments. */
-  now?: () => Date;
+  /** The core's clock (src/core/clock.ts): the execution time of loan installments. */
+  clock: Clock;
 }
 
 /** The refusal travels out of the transaction, which then rolls back. */
@@ -61,12 +62,12 @@ interface OperationKind<T> {
 export class ReferenceCore implements TransactionalCore {
   readonly #storage: CoreStorage;
   readonly #calendar: BusinessCalendar;
-  readonly #now: () => Date;
+  readonly #clock: Clock;
 
   constructor(options: ReferenceCoreOptions) {
     this.#storage = options.storage;
     this.#calendar = options.calendar;
-    this.#now = options.now ?? (() => new Date());
+    this.#clock = options.clock;
   }
 
   get calendar(): BusinessCalendar {
@@ -145,7 +146,7 @@ export class ReferenceCore implements TransactionalCore {
     if (spansTooFar(from, to)) throw new RangeError(`an advance spans at most ${advanceDaysMax} days: from ${from}, advance in steps`);
     const report: EndOfDayReport = { from, to, daysClosed: [], maturedDeposits: 0, overdueInstallments: 0 };
     for (const day of businessDaysToClose(this.#calendar, from, to)) {
-      const closed = await this.#storage.transaction((repository) => closeBusinessDay(repository, day));
+      const closed = await this.#storage.transaction((repository) => closeBusinessDay(repository, day, this.#clock));
       if (!closed) continue;
       report.daysClosed.push(day);
       report.maturedDeposits += closed.maturedDeposits;
@@ -176,7 +177,7 @@ export class ReferenceCore implements TransactionalCore {
     return {
       kind: 'executeLoanInstallment',
       execute: async (repository) => {
-        const decision = await executeLoanInstallment(repository, this.#calendarIn(repository), reference, command, this.#now());
+        const decision = await executeLoanInstallment(repository, this.#calendarIn(repository), reference, command, dateOf(this.#clock));
         if (!decision.ok) return decision;
         return { ok: true, value: await loanResult(repository, decision.value) };
       },

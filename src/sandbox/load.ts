@@ -75,7 +75,7 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
       if (added) summary.clientsAdded += 1;
     }
     const stored = await findRealm(trx, realm.name);
-    if (stored) await ensureSigningKey(trx, vault, stored);
+    if (stored) await ensureSigningKey(trx, vault, stored, Date.now());
   }
   await loadDirectory(trx, data);
   summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
@@ -111,7 +111,7 @@ async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targ
   for (const [index, webhook] of (data.webhooks ?? []).entries()) {
     if (await findEndpointByUrl(db, webhook.realm, webhook.clientId, webhook.url)) continue;
     try {
-      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets);
+      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets, Date.now());
     } catch (error) {
       // A refused target is the file's problem: a reset over HTTP answers it as such (409), not as a failure of ours.
       if (error instanceof EndpointRefused) throw new DataFileError('data file', `webhooks[${index}]`, error.message);

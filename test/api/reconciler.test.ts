@@ -13,10 +13,16 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
-import { reconcilerIdle } from '../helpers/reconciler.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const faulty = new FaultyCore();
+/**
+ * The instance's clock: its timers (the loops, the core time-out) fire only when a test moves it.
+ * It starts at the real time, so that `coregate check` (another process, on the system's clock)
+ * sees the records' times as recent.
+ */
+const clock = new FakeClock(Date.now());
+const coreTimeoutMs = 2_000;
 const sourceAccount = '1000000001';
 
 function initiate(server: TestServer, token: string, correlationId: string, amount: number, prefer?: string): Promise<HttpResult> {
@@ -74,10 +80,16 @@ describeEachStore(
       const token = await demoToken(server());
       const id = randomUUID();
       const before = await balance(server());
-      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 2_500 }, () => initiate(server(), token, id, 2345));
+      // The core writes, then its answer is held; the time-out passes on the instance's clock: 504.
+      const arrived = faulty.arrived();
+      const request = faulty.withFault({ kind: 'commit-then-hold' }, () => initiate(server(), token, id, 2345));
+      await arrived;
+      clock.advance(coreTimeoutMs);
+      const timedOut = await request;
       assert.equal(timedOut.status, 504, JSON.stringify(timedOut.body));
-      // The unit of work commits after the time-out; a fresh request for the same reference is meanwhile held.
-      await sleep(2_600);
+      // The unit of work commits after the time-out, once the core answers.
+      faulty.release();
+      await server().coregate.background.execution.idle();
       const record = await stored(server(), id);
       const settled = record.status === 'Unknown' ? await server().coregate.reconciler.reconcile(record) : record;
       assert.equal(settled.status, 'Executed');
@@ -92,8 +104,9 @@ describeEachStore(
       const accepted = await faulty.withFault({ kind: 'unavailable' }, async () => {
         const response = await initiate(server(), token, id, 3456, 'respond-async');
         assert.equal(response.status, 202);
-        // The worker meets the unavailable core: the operation is held as unknown, not lost.
-        for (let tries = 0; tries < 100 && (await stored(server(), id)).status !== 'Unknown'; tries += 1) await sleep(50);
+        // The worker meets the unavailable core: the operation is held as unknown, not lost. Its pass
+        // (started by the 202) is awaited, or, if it has ended, another one finds nothing pending.
+        await server().coregate.background.pendingWorker.runOnce();
         return response;
       });
       const unknown = await stored(server(), id);
@@ -111,7 +124,7 @@ describeEachStore(
       const id = randomUUID();
       await faulty.withFault({ kind: 'unavailable' }, async () => {
         assert.equal((await initiate(server(), token, id, 1357, 'respond-async')).status, 202);
-        for (let tries = 0; tries < 100 && (await stored(server(), id)).status !== 'Unknown'; tries += 1) await sleep(50);
+        await server().coregate.background.pendingWorker.runOnce();
       });
       const unknown = await stored(server(), id);
       assert.equal(unknown.status, 'Unknown');
@@ -172,7 +185,8 @@ describeEachStore(
       const token = await demoToken(server());
       const id = randomUUID();
       assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 4567))).status, 502);
-      await sleep(1_100);
+      // Aged past the 1 s limit in the store itself: `coregate check` reads the system's clock, not the instance's.
+      await server().coregate.store.db.updateTable('operations').set({ created_epoch_ms: BigInt(Date.now() - 60_000) }).where('correlation_id', '=', id).execute();
       const failing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1', '--json']);
       assert.notEqual(failing.code, 0, failing.stdout + failing.stderr);
       const report = JSON.parse(failing.stdout) as { ok: boolean; operations: { unsettledPastAgeLimit: Array<{ reference: string }> } };
@@ -202,7 +216,7 @@ describeEachStore(
       await server().coregate.store.db.updateTable('operations').set({ status: 'Rejected' }).where('reference', '=', record.reference).execute();
     });
   },
-  // The timer stays out of the way: these tests drive the reconciler themselves. The time-out also
-  // bounds the reconciler's own fence and lookup: 500 ms left them unanswered on a loaded machine.
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '2000', ...reconcilerIdle } },
+  // On the fake clock no timer fires on its own: these tests drive the reconciler and the worker
+  // themselves, and a time-out happens when a test moves the clock past it.
+  { wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
 );

@@ -3,6 +3,7 @@
  * The server runs in-process (real HTTP, real store); tests that need a separate process use
  * `spawnCli` instead.
  */
+import type { Clock } from '../../src/core/clock.js';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -40,6 +41,8 @@ export interface TestServerOptions {
   flags?: ConfigFlags;
   /** Wraps the core port (fault injection). */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
+  /** The instance's clock (test/helpers/fake-clock.ts): its loops then run when the test drives them. */
+  clock?: Clock;
   /** Overrides COREGATE_TEST_DEPLOYMENT (a test about one deployment in particular). */
   deployment?: TestDeployment;
 }
@@ -85,7 +88,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     balancer = await RoundRobin.start();
     flags.publicUrl ??= balancer.url;
   }
-  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}) });
+  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   const coregate = await start();
   closers.unshift(() => coregate.close());
   let url = coregate.url;

@@ -24,6 +24,7 @@ import type { Operation } from '../../src/operations/operation-definition.js';
 import { OperationSettlement, type SettlementTarget } from '../../src/operations/operation-settlement.js';
 import { loanInstallmentExecutionOperation, termDepositInitiationOperation } from '../../src/operations/registry.js';
 import { retryBaseMs } from '../../src/operations/retry-schedule.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { storeTargets } from '../helpers/stores.js';
 
 const clientKey = 'http://127.0.0.1/realms/sandbox#settlement-app';
@@ -74,6 +75,8 @@ for (const storeTarget of storeTargets) {
     let store: Store;
     let chainer: AuditChainer;
     let settlement: OperationSettlement;
+    // Settlement takes its time as an argument; the chainer and the window read this one.
+    const clock = new FakeClock(Date.now());
 
     before(async () => {
       created = await storeTarget.create();
@@ -81,9 +84,9 @@ for (const storeTarget of storeTargets) {
       await migrateToLatest(store);
       chainer = new AuditChainer(store, (error) => {
         throw error;
-      });
-      const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer));
-      settlement = new OperationSettlement({ store, claims: new Claims(new DuplicateWindow(0)), audit, backoffMaxMs: 60_000 });
+      }, clock);
+      const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
+      settlement = new OperationSettlement({ store, claims: new Claims(new DuplicateWindow(0, clock)), audit, backoffMaxMs: 60_000 });
     });
 
     after(async () => {

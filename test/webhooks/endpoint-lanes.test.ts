@@ -4,6 +4,7 @@
  * else's. The webhook service's passes are driven by hand (kick), its timer never fires; the
  * hung deliveries' time-out is 30 s, so "before it fired" is a bound no loaded machine reaches.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -61,6 +62,7 @@ for (const target of storeTargets) {
       const receiver = await Receiver.start();
       const service = new WebhookService({
         store,
+        clock: systemClock,
         vault,
         core: { eventsAfter: async () => [] },
         logger: createLogger({ level: 'silent' }),

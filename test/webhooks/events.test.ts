@@ -3,6 +3,7 @@
  * final state, written with it, signed as Standard Webhooks says, redelivered after a failure
  * with the same webhook-id, and a failure visible once the retry period is over.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -46,7 +47,7 @@ describeEachStore(
     const vault = new Vault(masterKey);
     before(async () => {
       receiver = await Receiver.start();
-      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets);
+      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, Date.now());
       secret = endpoint.secret;
       const stored = await server().coregate.store.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
       assert.match(stored.secret, /^enc:v1:/, 'the secret is sealed with the master key');
@@ -166,7 +167,7 @@ describeEachStore(
         // The operator retries it (POST /operator/v1/webhooks/deliveries/{id}/retry) once the receiver is fixed.
         receiver.respond = () => 200;
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: server().coregate.store, vault, targets: loopbackTargets, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock: systemClock, store: server().coregate.store, vault, targets: loopbackTargets, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
         try {
           const retried = await operator.inject({ method: 'POST', url: `/operator/v1/webhooks/deliveries/${delivery.id}/retry`, payload: {} });
           assert.equal(retried.statusCode, 202, retried.body);
@@ -188,8 +189,8 @@ describeEachStore(
       const reporting = await Receiver.start();
       const rejectedOnly = await Receiver.start();
       try {
-        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url }, loopbackTargets);
-        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] }, loopbackTargets);
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url }, loopbackTargets, Date.now());
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] }, loopbackTargets, Date.now());
         const executedId = randomUUID();
         const rejectedId = randomUUID();
         assert.equal((await initiate(server(), depositBody(), executedId)).status, 200);

@@ -8,6 +8,7 @@
  * Names are resolved by a stub here, and the only sockets opened go to 127.0.0.1: no test sends
  * a packet to a link-local or private address.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
@@ -91,9 +92,10 @@ async function withBench(target: (typeof storeTargets)[number], work: (bench: Be
         const eventId = randomUUID();
         const payload = JSON.stringify({ type: 'operation.executed', timestamp: new Date().toISOString(), data: { correlationId: eventId } });
         await insertEvent(store.db, { id: eventId, type: 'operation.executed', realm: demo.realm, clientId: demo.treasury.clientId, reference: null, payload, createdAtMs: Date.now() });
-        await dispatchEvents(store);
+        await dispatchEvents(store, Date.now());
         const deliverer = new Deliverer({
           store,
+          clock: systemClock,
           vault,
           logger,
           instanceId: randomUUID(),
@@ -213,7 +215,7 @@ for (const target of storeTargets) {
     test('SSRF: the operator API and the data file refuse a forbidden address at registration, with a message naming the rule', async () => {
       await withBench(target, async (bench) => {
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: bench.store, vault, targets: publicOnly }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock: systemClock, store: bench.store, vault, targets: publicOnly }), { prefix: '/operator/v1' });
         try {
           for (const url of ['http://127.0.0.1:6379/', 'http://2130706433:8080/operator/v1', 'http://0x7f.1:9464/metrics', 'http://127.1/', 'http://localhost:8080/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://10.0.0.8/', 'http://192.168.1.1/', 'http://[fd00::1]/', 'http://100.64.0.1/']) {
             const response = await operator.inject({ method: 'POST', url: '/operator/v1/webhooks/endpoints', payload: { realm: demo.realm, clientId: demo.treasury.clientId, url } });
@@ -280,8 +282,8 @@ describeEachStore(
       const metadataUrl = 'http://169.254.169.254/latest/meta-data/';
       try {
         const client = { realm: demo.realm, clientId: demo.treasury.clientId };
-        await registerEndpoint(db, serverVault, { ...client, url: refusing.url }, loopbackTargets);
-        await registerEndpoint(db, serverVault, { ...client, url: closedUrl }, loopbackTargets);
+        await registerEndpoint(db, serverVault, { ...client, url: refusing.url }, loopbackTargets, Date.now());
+        await registerEndpoint(db, serverVault, { ...client, url: closedUrl }, loopbackTargets, Date.now());
         // Stored before the rule (registration refuses it now, --webhook-allow-private or not): refused at delivery, never connected to.
         const stored = { id: randomUUID(), ...client, url: metadataUrl, enabled: true, eventTypes: [], createdAt: new Date().toISOString() };
         await insertEndpoint(db, stored, serverVault.seal(secret));
@@ -307,7 +309,7 @@ describeEachStore(
         assert.doesNotMatch(JSON.stringify(mine.body), /ECONN|UND_ERR|socket|refused|fetch failed/i);
 
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: server().coregate.store, vault: serverVault, targets: loopbackTargets }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock: systemClock, store: server().coregate.store, vault: serverVault, targets: loopbackTargets }), { prefix: '/operator/v1' });
         try {
           const listed = await operator.inject({ method: 'GET', url: '/operator/v1/webhooks/deliveries?limit=10' });
           assert.equal(listed.statusCode, 200);

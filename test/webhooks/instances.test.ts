@@ -30,7 +30,7 @@ describe('two instances on one PostgreSQL database', { skip: postgres?.skip }, (
     // 24 deposits at once debit one account on two instances: on a loaded machine the last waits
     // for the others' row lock longer than the default 5 s core time-out. Delivery is the subject here.
     server = await startTestServer({ db: created.url, deployment: 'two-instances', env: { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', ...loopbackEnv }, flags: { coreTimeoutMs: '60000' } });
-    await registerEndpoint(server.coregate.store.db, new Vault(process.env.COREGATE_MASTER_KEY), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets);
+    await registerEndpoint(server.coregate.store.db, new Vault(process.env.COREGATE_MASTER_KEY), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, Date.now());
   });
   after(async () => {
     await server?.close();

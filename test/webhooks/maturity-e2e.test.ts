@@ -27,7 +27,7 @@ describeEachStore(
     let secret: string;
     before(async () => {
       receiver = await Receiver.start();
-      secret = (await registerEndpoint(server().coregate.store.db, new Vault(masterKey), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets)).secret;
+      secret = (await registerEndpoint(server().coregate.store.db, new Vault(masterKey), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, Date.now())).secret;
     });
     after(() => receiver.close());
 

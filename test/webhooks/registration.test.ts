@@ -3,6 +3,7 @@
  * fastify instance (the operator plugin that authenticates it is another module's), the client's
  * GET /v1/webhooks/deliveries, the CLI, and the data file's `webhooks` section.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -27,7 +28,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
   before(async () => {
     receiver = await Receiver.start();
     operator = Fastify();
-    await operator.register(webhookRoutes({ store: server().coregate.store, vault: new Vault(process.env.COREGATE_MASTER_KEY), targets: loopbackTargets }), { prefix: '/operator/v1' });
+    await operator.register(webhookRoutes({ clock: systemClock, store: server().coregate.store, vault: new Vault(process.env.COREGATE_MASTER_KEY), targets: loopbackTargets }), { prefix: '/operator/v1' });
     await operator.ready();
   });
   after(async () => {
