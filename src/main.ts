@@ -35,6 +35,8 @@ import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, redactUrl, type Store } from './store/connect.js';
+import { coreDataLoad } from './reference-core/storage/core-data-load.js';
+import { coreRecords } from './reference-core/storage/core-records.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
@@ -334,7 +336,7 @@ async function coreOf(config: Config, store: Store, logger: Logger, metrics: Met
     return { core: remoteCore, remoteCore };
   }
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  return { core: new ReferenceCore({ storage: coreStorage(store), calendar }), remoteCore: undefined };
+  return { core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar }), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
