@@ -16,14 +16,15 @@ import { systemClock } from './clock/system-clock.js';
 import type { Clock } from './core/clock.js';
 import { createLogger, type LogOptions, type Logger } from './log.js';
 import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
-import { loadSandboxData } from './sandbox/load.js';
+import { loadSandboxData, type LoadedParts } from './sandbox/load.js';
+import { corePart, recordedRemoteCore, recordRemoteCore } from './sandbox/core-placement.js';
 import { driftRemedy, findDrift } from './sandbox/drift.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import { RefusalAudit } from './audit/refusal-audit.js';
-import type { CoreBankingPort } from './core/port.js';
+import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, type CoreBankingPort } from './core/port.js';
 import { HttpCore } from './core-http/http-core-adapter.js';
 import { probe } from './health.js';
 import { Claims } from './operations/correlation.js';
@@ -37,6 +38,8 @@ import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
 import { readBusinessCalendar } from './sandbox/load-core.js';
 import { openStore, redactUrl, type Store } from './store/connect.js';
+import { coreDataLoad } from './reference-core/storage/core-data-load.js';
+import { coreRecords } from './reference-core/storage/core-records.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
@@ -143,8 +146,9 @@ export async function prepareStore(
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
     const secretHashKey = await loadSecretHashKey(store.db, vault);
+    const parts = await placeCoreRecords(config, store);
     if (data) {
-      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate });
+      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
       // Records are never overwritten: say what the file changes that was not applied, one line per kind.
       for (const drift of await findDrift(store.db, data, secretHashKey)) {
@@ -158,6 +162,45 @@ export async function prepareStore(
     return { store, data, secretHashKey };
   } catch (error) {
     await store.close();
+    throw error;
+  }
+}
+
+/**
+ * Where the core's records go (src/sandbox/core-placement.ts). With `--core-url` this database
+ * records the core's URL and takes the data file's API part only: the core's part goes to the core
+ * (loadCoreData below). A database that served a remote core never again runs an embedded core on
+ * its stale tables: it is refused, naming the URL (an auth-only instance needs no core).
+ */
+async function placeCoreRecords(config: Config, store: Store): Promise<LoadedParts> {
+  if (config.coreUrl !== undefined) {
+    await recordRemoteCore(store.db, redactUrl(config.coreUrl));
+    return 'api';
+  }
+  const recorded = await recordedRemoteCore(store.db);
+  if (recorded === undefined) return 'all';
+  if (config.role === 'auth') return 'api';
+  throw new Error(
+    `the database ${store.displayUrl} belongs to an API whose core is remote (${recorded}): its core tables are not the bank's records. Start with --core-url ${recorded} (or COREGATE_CORE_URL), or use a new database for an embedded core`,
+  );
+}
+
+/**
+ * The data file's core part goes to a remote core through the port's load side: the API's database
+ * keeps no copy. A core that does not take data, or refuses it, stops the start with what to do.
+ */
+async function loadCoreData(config: Config, core: CoreBankingPort, data: SandboxData | undefined, logger: Logger): Promise<void> {
+  const part = data === undefined ? undefined : corePart(data);
+  if (config.coreUrl === undefined || part === undefined || config.role === 'auth') return;
+  const where = `the data file ${config.dataFile ?? ''}: its core part (${Object.keys(part).join(', ')}) belongs to the core at ${redactUrl(config.coreUrl)}`;
+  if (!hasDataLoad(core)) throw new Error(`${where}, which takes no data: load it there (coregate core serve --data FILE) and leave those sections out of this file`);
+  try {
+    const summary = await core.loadData(part);
+    logger.info({ file: config.dataFile, core: redactUrl(config.coreUrl), ...summary }, 'data file\'s core part loaded into the core');
+  } catch (error) {
+    if (error instanceof CoreSideNotServed) throw new Error(`${where}, which takes no data (${error.message}): load it there (coregate core serve --data FILE) and leave those sections out of this file`);
+    if (error instanceof CoreDataRefused) throw new Error(`${where}, which refused it at ${error.field}: ${error.message}`);
+    if (error instanceof CoreUnavailable || error instanceof CoreTimeout) throw new Error(`${where}, which did not take it: ${error.message}. Start the core first`);
     throw error;
   }
 }
@@ -209,6 +252,13 @@ async function serveOn(
   watchStore(metrics, store);
   metrics.setLimitsDegradedSource(() => limits.degraded());
   const { core: portCore, remoteCore } = await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer);
+  try {
+    // Each worker of a --workers instance sends it too: the load side adds only what is missing.
+    await loadCoreData(config, portCore, data, logger);
+  } catch (error) {
+    await remoteCore?.close();
+    throw error;
+  }
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
   const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics);
@@ -244,7 +294,7 @@ async function serveOn(
     operator: config.operatorApi
       ? operatorParts(config, store, core, verifier, () => publicUrl, [
           webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
-          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate } }),
+          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core }),
         ])
       : undefined,
     docsRealm: data?.realms?.[0]?.name,
@@ -337,7 +387,7 @@ async function serveOn(
 function operatorRoutes(config: Config, store: Store, core: CoreBankingPort, instanceRoutes: FastifyPluginAsync[]): FastifyPluginAsync[] {
   return [
     activityRoutes({ store }),
-    bankRoutes({ store, embeddedCore: config.coreUrl === undefined }),
+    bankRoutes({ core }),
     businessDateRoutes({ core }),
     // Routes that need this instance's own services (the vault, the webhook service).
     ...instanceRoutes,
@@ -367,7 +417,7 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
     return { core: remoteCore, remoteCore };
   }
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  return { core: new ReferenceCore({ storage: coreStorage(store), calendar, clock }), remoteCore: undefined };
+  return { core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock }), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */

@@ -15,6 +15,8 @@ import { openStore, type Store } from '../store/connect.js';
 import { tracedStore } from '../store/traced-store.js';
 import type { Tracing } from '../tracing/start-tracing.js';
 import { migrateToLatest } from '../store/migrate.js';
+import { coreDataLoad } from '../reference-core/storage/core-data-load.js';
+import { coreRecords } from '../reference-core/storage/core-records.js';
 import { coreStorage } from '../store/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
@@ -49,7 +51,7 @@ export async function openReferenceCore(
       logger.info({ file: config.dataFile, ...summary }, 'core data loaded');
     }
     const calendar = await readBusinessCalendar(store.db, config.businessDate);
-    return { store, core: new ReferenceCore({ storage: coreStorage(store), calendar, clock: systemClock }) };
+    return { store, core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock: systemClock }) };
   } catch (error) {
     await store.close();
     throw error;

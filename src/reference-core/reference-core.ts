@@ -15,7 +15,11 @@ import type { LoanInstallmentExecution } from '../core/loans/execution-request.j
 import {
   BusinessDateBackwards,
   type CoreBankingPort,
+  type CoreDataDocument,
+  type CoreDataLoad,
   type CoreEvent,
+  type CoreLoadSummary,
+  type CoreRecords,
   type CoreLookup,
   type CoreOutcome,
   type DirectoryStatus,
@@ -37,6 +41,10 @@ import { writesAfterRecord } from './writes-after-record.js';
 
 export interface ReferenceCoreOptions {
   storage: CoreStorage;
+  /** The read side for operators over the core's own tables (src/reference-core/storage/core-records.ts). */
+  records: CoreRecords;
+  /** The load side for sandbox data (src/reference-core/storage/core-data-load.ts). */
+  data: CoreDataLoad;
   /** Weekend and holidays; the business date itself is read from the storage in each operation. */
   calendar: BusinessCalendar;
   /** The core's clock (src/core/clock.ts): the execution time of loan installments. */
@@ -59,13 +67,17 @@ interface OperationKind<T> {
   lookup(repository: CoreRepository): Promise<CoreLookup<T>>;
 }
 
-export class ReferenceCore implements TransactionalCore {
+export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLoad {
   readonly #storage: CoreStorage;
+  readonly #records: CoreRecords;
+  readonly #data: CoreDataLoad;
   readonly #calendar: BusinessCalendar;
   readonly #clock: Clock;
 
   constructor(options: ReferenceCoreOptions) {
     this.#storage = options.storage;
+    this.#records = options.records;
+    this.#data = options.data;
     this.#calendar = options.calendar;
     this.#clock = options.clock;
   }
@@ -92,6 +104,44 @@ export class ReferenceCore implements TransactionalCore {
       advanceBusinessDate: (to) => this.advanceBusinessDate(to),
       eventsAfter: (sequence, limit) => repository.eventsAfter(sequence, limit),
     };
+  }
+
+  // ----- The read side for operators and the load side for sandbox data: outside any unit of work. -----
+
+  listCustomers(...args: Parameters<CoreRecords['listCustomers']>) {
+    return this.#records.listCustomers(...args);
+  }
+
+  listAccounts(...args: Parameters<CoreRecords['listAccounts']>) {
+    return this.#records.listAccounts(...args);
+  }
+
+  findAccount(accountNumber: string) {
+    return this.#records.findAccount(accountNumber);
+  }
+
+  listPostings(...args: Parameters<CoreRecords['listPostings']>) {
+    return this.#records.listPostings(...args);
+  }
+
+  listTermDeposits(...args: Parameters<CoreRecords['listTermDeposits']>) {
+    return this.#records.listTermDeposits(...args);
+  }
+
+  listLoanFacilities(...args: Parameters<CoreRecords['listLoanFacilities']>) {
+    return this.#records.listLoanFacilities(...args);
+  }
+
+  checkLedger(listedMax: number) {
+    return this.#records.checkLedger(listedMax);
+  }
+
+  postedReferences(references: readonly string[]) {
+    return this.#records.postedReferences(references);
+  }
+
+  loadData(document: CoreDataDocument): Promise<CoreLoadSummary> {
+    return this.#data.loadData(document);
   }
 
   constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {

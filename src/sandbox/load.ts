@@ -33,16 +33,23 @@ export interface LoadSummary {
   webhooksAdded: number;
 }
 
+/**
+ * Which parts of the file go into the API's database: `all` with the embedded core (its records
+ * share the database), `api` (realms, clients, webhooks) when the core is remote: its part then
+ * goes to the core through the port's load side, never into this database.
+ */
+export type LoadedParts = 'all' | 'api';
+
 /** `webhookTargets`: the URLs the file's webhook endpoints may have (the server's --webhook-allow-private). */
-export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<LoadSummary> {
+export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all'): Promise<LoadSummary> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
-    return loadSandboxDataWithin(trx, vault, data, webhookTargets);
+    return loadSandboxDataWithin(trx, vault, data, webhookTargets, parts);
   });
 }
 
 /** The same load inside a transaction the caller holds, under the administration lock (a sandbox reset). */
-export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<LoadSummary> {
+export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all'): Promise<LoadSummary> {
   const hashKey = await loadSecretHashKey(trx, vault);
   const now = new Date().toISOString();
   const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
@@ -77,8 +84,10 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
     const stored = await findRealm(trx, realm.name);
     if (stored) await ensureSigningKey(trx, vault, stored, Date.now());
   }
-  await loadDirectory(trx, data);
-  summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+  if (parts === 'all') {
+    await loadDirectory(trx, data);
+    summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+  }
   summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets);
   return summary;
 }

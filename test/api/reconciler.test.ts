@@ -45,6 +45,8 @@ async function operationView(server: TestServer, token: string, reference: strin
   return view.body as Record<string, unknown>;
 }
 
+/** With a remote core, `coregate check` proves its ledger through the core (--core-url). */
+const coreUrlFlag = (server: TestServer) => (server.coreUrl === undefined ? [] : ['--core-url', server.coreUrl]);
 const balance = async (server: TestServer) => (await findAccount(server.coregate.store.db, sourceAccount))?.balanceMinor ?? 0n;
 const movementsOf = async (server: TestServer, reference: string) =>
   (await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
@@ -187,7 +189,7 @@ describeEachStore(
       assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 4567))).status, 502);
       // Aged past the 1 s limit in the store itself: `coregate check` reads the system's clock, not the instance's.
       await server().coregate.store.db.updateTable('operations').set({ created_epoch_ms: BigInt(Date.now() - 60_000) }).where('correlation_id', '=', id).execute();
-      const failing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1', '--json']);
+      const failing = await runCli(['check', '--db', dbUrl(), ...coreUrlFlag(server()), '--unknown-age-limit', '1', '--json']);
       assert.notEqual(failing.code, 0, failing.stdout + failing.stderr);
       const report = JSON.parse(failing.stdout) as { ok: boolean; operations: { unsettledPastAgeLimit: Array<{ reference: string }> } };
       const unknown = await stored(server(), id);
@@ -195,7 +197,7 @@ describeEachStore(
 
       await server().coregate.reconciler.reconcile(unknown);
       await server().coregate.chainer.idle();
-      const passing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1']);
+      const passing = await runCli(['check', '--db', dbUrl(), ...coreUrlFlag(server()), '--unknown-age-limit', '1']);
       assert.equal(passing.code, 0, passing.stdout + passing.stderr);
       assert.match(passing.stdout, /^Operations OK: /m);
     });
@@ -208,7 +210,7 @@ describeEachStore(
       const record = await stored(server(), id);
       // Tampering: a refused operation claimed as executed has neither postings nor a 200 audit record.
       await server().coregate.store.db.updateTable('operations').set({ status: 'Executed' }).where('reference', '=', record.reference).execute();
-      const result = await runCli(['check', '--db', dbUrl(), '--json']);
+      const result = await runCli(['check', '--db', dbUrl(), ...coreUrlFlag(server()), '--json']);
       assert.notEqual(result.code, 0);
       const report = JSON.parse(result.stdout) as { operations: { executedWithoutPostings: string[]; executedWithoutAudit: string[] } };
       assert.deepEqual(report.operations.executedWithoutPostings, [record.reference]);

@@ -29,6 +29,8 @@ import { openStore, type Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 import { coreStorage } from '../../src/store/reference-core-repository.js';
+import { coreDataLoad } from '../../src/reference-core/storage/core-data-load.js';
+import { coreRecords } from '../../src/reference-core/storage/core-records.js';
 import { FakeClock } from './fake-clock.js';
 import { GatedCore } from './gated-core.js';
 import { demoDataFile } from './server.js';
@@ -66,7 +68,7 @@ export async function startApplication(options: { strategy: 'embedded' | 'remote
     await migrateToLatest(store);
     await loadSandboxData(store, new Vault(undefined), readSandboxFile(demoDataFile), { allowPrivate: false });
     const calendar = await readBusinessCalendar(store.db, undefined);
-    const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store), calendar, clock }), { remote: options.strategy === 'remote' });
+    const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock }), { remote: options.strategy === 'remote' });
     const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
     const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
     const window = new DuplicateWindow(60, clock);

@@ -26,6 +26,8 @@ export interface TestServer {
   url: string;
   /** Every log line the server wrote, as text. */
   logLines: string[];
+  /** The remote core's URL in the remote-core deployment: operator commands on this API's database pass it (--core-url). */
+  coreUrl?: string | undefined;
   realmUrl(realm?: string): string;
   tokenUrl(realm?: string): string;
   close(): Promise<void>;
@@ -104,6 +106,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     coregate,
     url,
     logLines,
+    coreUrl: flags.coreUrl,
     realmUrl,
     tokenUrl: (realm?: string) => `${realmUrl(realm)}/protocol/openid-connect/token`,
     close: async () => {
