@@ -7,8 +7,8 @@
 //   remote-core,   the API suites whose behaviour depends on the deployment, again against a
 //   two-instances  remote core over HTTP and against two instances behind a round-robin proxy.
 // The lanes run side by side. Arguments: file filters (a file runs when its path contains one of
-// them) and `--lane <name>` (repeatable) to run only those lanes. Node 20's --test takes no glob
-// patterns, so the files are listed here.
+// them), `--lane <name>` (repeatable) to run only those lanes, `--list` to print the lanes and
+// their files and run nothing. Node 20's --test takes no glob patterns, so the files are listed here.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { newRunId, prepareTemplates } from './test-templates.mjs';
  * the CLI once among many in-process tests stays in the in-process lane.
  */
 const processLane = [
+  'test/auth/jwks-and-keys.test.ts',
   'test/bench/',
   'test/cli/',
   'test/core-http/core-serve-cli.test.ts',
@@ -65,6 +66,32 @@ const deploymentSuites = {
   'test/api/term-deposit-retrieve.test.ts': ['remote-core'],
 };
 
+/**
+ * The files that took longest in past runs start first in their lane, so that a long file does not
+ * start last and run alone at the end (a lane's files otherwise start in alphabetical order).
+ */
+const slowestFirst = [
+  'test/cli/clients.test.ts',
+  'test/cli/operator-toolkit.test.ts',
+  'test/api/loan-execution.test.ts',
+  'test/end-of-day/crash.test.ts',
+  'test/docs/deployment-commands.test.ts',
+  'test/cli/client-commands.test.ts',
+  'test/auth/jwks-and-keys.test.ts',
+  'test/auth/introspection.test.ts',
+  'test/api/audit.test.ts',
+  'test/api/loan-races.test.ts',
+  'test/bench/smoke.test.ts',
+  'test/torture/torture.test.ts',
+  'test/api/correlation-and-async.test.ts',
+  'test/console/operator-api.test.ts',
+  'test/core-http/remote-core-api.test.ts',
+];
+const startOrder = (file) => {
+  const index = slowestFirst.indexOf(file);
+  return index === -1 ? slowestFirst.length : index;
+};
+
 function testFiles(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -77,8 +104,11 @@ const laneNames = ['in-process', 'process', 'remote-core', 'two-instances'];
 const args = process.argv.slice(2);
 const filters = [];
 const chosenLanes = [];
+let listOnly = false;
 for (let index = 0; index < args.length; index += 1) {
-  if (args[index] === '--lane') {
+  if (args[index] === '--list') {
+    listOnly = true;
+  } else if (args[index] === '--lane') {
     const lane = args[++index];
     if (!laneNames.includes(lane)) {
       console.error(`--lane takes one of ${laneNames.join(', ')}, got "${lane ?? ''}"`);
@@ -96,8 +126,9 @@ const wanted = (lane) => (chosenLanes.length === 0 ? lane === 'in-process' || la
 const files = testFiles('test')
   .map((file) => file.split('\\').join('/'))
   .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
-  .sort();
-for (const listed of [...processLane, ...Object.keys(deploymentSuites)]) {
+  .sort()
+  .sort((a, b) => startOrder(a) - startOrder(b));
+for (const listed of [...processLane, ...Object.keys(deploymentSuites), ...slowestFirst]) {
   // A renamed or removed file must not silently leave its lane.
   if (!testFiles('test').some((file) => file.split('\\').join('/').startsWith(listed))) {
     console.error(`scripts/test.mjs lists ${listed}, which matches no test file: update the lists`);
@@ -121,6 +152,10 @@ const lanes = [
 if (lanes.length === 0) {
   console.error(`no test files match ${filters.join(' ')}${chosenLanes.length > 0 ? ` in lane ${chosenLanes.join(', ')}` : ''}`);
   process.exit(1);
+}
+if (listOnly) {
+  for (const lane of lanes) console.log(`lane ${lane.label}: ${lane.files.length} files, ${lane.concurrency} at a time\n${lane.files.map((file) => `  ${file}`).join('\n')}`);
+  process.exit(0);
 }
 
 // Tests that spawn the CLI run the compiled dist/ (starting tsx per process is seconds on a busy
