@@ -6,7 +6,9 @@
 //                  and CPU, so fewer of them run at once;
 //   remote-core,   the API suites whose behaviour depends on the deployment, again against a
 //   two-instances  remote core over HTTP and against two instances behind a round-robin proxy.
-// The lanes run side by side. Arguments: file filters (a file runs when its path contains one of
+// The in-process and process lanes start together; the deployment lanes start, side by side, when
+// the in-process lane has ended, so that no more files run at once than the machine takes
+// (3 + 2 at first, then 2 + 2 + what is left of the process lane). Arguments: file filters (a file runs when its path contains one of
 // them), `--lane <name>` (repeatable) to run only those lanes, `--list` to print the lanes and
 // their files and run nothing. Node 20's --test takes no glob patterns, so the files are listed here.
 import { spawn, spawnSync } from 'node:child_process';
@@ -199,29 +201,59 @@ function runLane(lane, index, live) {
     child.stdout.pipe(sink, { end: false });
     child.stderr.pipe(sink, { end: false });
   }
+  children.add(child);
   const started = Date.now();
   return new Promise((resolve) => {
     child.on('close', (code, signal) => {
+      children.delete(child);
       const seconds = Math.round((Date.now() - started) / 1000);
-      if (output) {
-        console.log(`${header}\n${readFileSync(output, 'utf8')}`);
+      const result = { label: lane.label, status: code ?? (signal ? 1 : 0), report, timings, seconds };
+      if (live) {
+        console.log(`# lane ${lane.label} ended after ${seconds} s`);
+        endLive();
+        resolve(result);
+        return;
       }
-      console.log(`# lane ${lane.label} ended after ${seconds} s`);
-      resolve({ label: lane.label, status: code ?? (signal ? 1 : 0), report, timings, seconds });
+      // Printed once the live lane's output has ended, so that it never lands in its middle.
+      void liveEnded.then(() => {
+        console.log(`${header}\n${readFileSync(output, 'utf8')}\n# lane ${lane.label} ended after ${seconds} s`);
+        resolve(result);
+      });
     });
   });
 }
 
-// Ctrl-C reaches the lanes' processes too (one process group); the templates are dropped once they
-// have ended. A run killed outright leaves them to the next run's clean-up (test-templates.mjs).
+// A signal to the run (Ctrl-C, a CI job's time-out) goes to the lanes' processes too; the
+// templates are dropped once they have ended. A run killed outright leaves them to the next run's
+// clean-up (test-templates.mjs).
+const children = new Set();
+let endLive = () => {};
+const liveEnded = new Promise((resolve) => {
+  endLive = resolve;
+});
 let interrupted = false;
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     interrupted = true;
+    for (const child of children) child.kill(signal);
   });
 }
 
-const results = await Promise.all(lanes.map((lane, index) => runLane(lane, index, index === 0)));
+const inProcessIndex = lanes.findIndex((lane) => lane.label === 'in-process');
+const started = new Map();
+const start = (index) => {
+  // An interrupted run starts no further lane.
+  const skipped = { label: lanes[index].label, status: 130, report: '', timings: '', seconds: 0 };
+  if (!started.has(index)) started.set(index, interrupted ? Promise.resolve(skipped) : runLane(lanes[index], index, started.size === 0));
+  return started.get(index);
+};
+if (inProcessIndex !== -1) start(inProcessIndex);
+const results = await Promise.all(
+  lanes.map(async (lane, index) => {
+    if (lane.env?.COREGATE_TEST_DEPLOYMENT && inProcessIndex !== -1) await start(inProcessIndex);
+    return start(index);
+  }),
+);
 await templates.drop().catch((error) => console.warn(`# dropping the template database failed: ${error.message}`));
 
 function readLines(file) {
