@@ -492,7 +492,7 @@ describeEachStoreUrl('two instances started at once on an empty store', ({ dbUrl
     assert.deepEqual(jwksA, jwksB);
     assert.deepEqual(jwksA.map((key) => key.kid), [rows[0]!.kid]);
   });
-});
+}, { empty: true });
 
 // ---------------------------------------------------------------------------------------------
 // Encryption at rest
