@@ -70,8 +70,8 @@ const deploymentSuites = {
 
 /**
  * The files that took longest in past runs (issue 25's baseline, in its order) start first in their
- * lane, so that a long file does not
- * start last and run alone at the end (a lane's files otherwise start in alphabetical order).
+ * lane, so that a long file does not start last and run alone at the end (a lane's files otherwise
+ * start in alphabetical order).
  */
 const slowestFirst = [
   'test/auth/jwks-and-keys.test.ts',
