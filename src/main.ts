@@ -36,7 +36,7 @@ import { PendingWorker } from './operations/pending-worker.js';
 import { Reconciler } from './operations/reconciler.js';
 import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
-import { readBusinessCalendar } from './sandbox/load-core.js';
+import { readBusinessCalendar } from './reference-core/storage/load-core-data.js';
 import { openStore, redactUrl, type Store } from './store/connect.js';
 import { coreDataLoad } from './reference-core/storage/core-data-load.js';
 import { coreRecords } from './reference-core/storage/core-records.js';
@@ -146,7 +146,7 @@ export async function prepareStore(
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
     const secretHashKey = await loadSecretHashKey(store.db, vault);
-    const parts = await placeCoreRecords(config, store);
+    const parts = await placeCoreRecords(config, store, logger);
     if (data) {
       const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
@@ -172,9 +172,18 @@ export async function prepareStore(
  * (loadCoreData below). A database that served a remote core never again runs an embedded core on
  * its stale tables: it is refused, naming the URL (an auth-only instance needs no core).
  */
-async function placeCoreRecords(config: Config, store: Store): Promise<LoadedParts> {
+async function placeCoreRecords(config: Config, store: Store, logger: Logger): Promise<LoadedParts> {
   if (config.coreUrl !== undefined) {
     await recordRemoteCore(store.db, redactUrl(config.coreUrl));
+    // Records an embedded core (or an older coregate) left here are nobody's now: nothing reads
+    // them, and no command answers from them (they are refused, naming --core-url). Said once at start.
+    const left = await store.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst();
+    if (Number(left?.count ?? 0) > 0) {
+      logger.warn(
+        { accounts: Number(left?.count), db: store.displayUrl },
+        'this database holds accounts of an embedded core: with --core-url the core\'s records are the remote core\'s, and nothing reads these (move them to the core, or start on a new database)',
+      );
+    }
     return 'api';
   }
   const recorded = await recordedRemoteCore(store.db);

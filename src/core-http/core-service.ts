@@ -10,7 +10,7 @@ import { createLogger, type LogOptions, type Logger } from '../log.js';
 import { ReferenceCore } from '../reference-core/reference-core.js';
 import { readSandboxFile } from '../sandbox/data-file.js';
 import { loadCoreSandboxData } from '../sandbox/load.js';
-import { readBusinessCalendar } from '../sandbox/load-core.js';
+import { readBusinessCalendar } from '../reference-core/storage/load-core-data.js';
 import { openStore, type Store } from '../store/connect.js';
 import { tracedStore } from '../store/traced-store.js';
 import type { Tracing } from '../tracing/start-tracing.js';

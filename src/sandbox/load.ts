@@ -15,7 +15,7 @@ import { ensureSigningKey } from '../auth/keyring.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
 import { DataFileError, type SandboxData } from './data-file.js';
-import { loadCoreData } from './load-core.js';
+import { loadCoreData } from '../reference-core/storage/load-core-data.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
 import type { TargetPolicy } from '../webhooks/target-address.js';
