@@ -24,7 +24,7 @@ import { businessOperations } from '../../src/operations/registry.js';
 import { ReferenceCore } from '../../src/reference-core/reference-core.js';
 import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
-import { readBusinessCalendar } from '../../src/sandbox/load-core.js';
+import { readBusinessCalendar } from '../../src/reference-core/storage/load-core-data.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
