@@ -13,6 +13,7 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { runPendingWorkers } from '../helpers/background.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const faulty = new FaultyCore();
@@ -108,7 +109,7 @@ describeEachStore(
         assert.equal(response.status, 202);
         // The worker meets the unavailable core: the operation is held as unknown, not lost. Its pass
         // (started by the 202) is awaited, or, if it has ended, another one finds nothing pending.
-        await server().coregate.background.pendingWorker.runOnce();
+        await runPendingWorkers(server());
         return response;
       });
       const unknown = await stored(server(), id);
@@ -126,7 +127,7 @@ describeEachStore(
       const id = randomUUID();
       await faulty.withFault({ kind: 'unavailable' }, async () => {
         assert.equal((await initiate(server(), token, id, 1357, 'respond-async')).status, 202);
-        await server().coregate.background.pendingWorker.runOnce();
+        await runPendingWorkers(server());
       });
       const unknown = await stored(server(), id);
       assert.equal(unknown.status, 'Unknown');

@@ -23,6 +23,8 @@ export const demo = {
 
 export interface TestServer {
   coregate: Coregate;
+  /** Every API instance (two in the two-instances deployment): a test drives the background loops of each. */
+  instances: Coregate[];
   url: string;
   /** Every log line the server wrote, as text. */
   logLines: string[];
@@ -94,8 +96,10 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const coregate = await start();
   closers.unshift(() => coregate.close());
   let url = coregate.url;
+  const instances = [coregate];
   if (balancer) {
     const second = await start();
+    instances.push(second);
     closers.unshift(() => second.close());
     balancer.targets = [coregate.url, second.url];
     closers.push(() => balancer.close());
@@ -104,6 +108,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const realmUrl = (realm: string = demo.realm) => `${url}/realms/${realm}`;
   return {
     coregate,
+    instances,
     url,
     logLines,
     coreUrl: flags.coreUrl,
