@@ -5,6 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TargetPolicy } from '../../src/webhooks/target-address.js';
+import type { TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
@@ -69,6 +70,17 @@ export class Receiver {
     return this.received.filter((request) => request.event.data.correlationId === correlationId);
   }
 
+  /**
+   * The requests about the correlation id that have arrived so far, failing unless there are at
+   * least `count`: a test drains the webhooks (drainWebhooks) and then asserts what arrived. An
+   * attempt ends when its answer is read, and the receiver records a request before answering it.
+   */
+  arrived(correlationId: string, count = 1): Received[] {
+    const found = this.about(correlationId);
+    if (found.length < count) throw new Error(`expected ${count} webhook request(s) about ${correlationId}, ${found.length} arrived`);
+    return found;
+  }
+
   /** Waits until `count` requests about the correlation id have arrived; answers them. */
   waitFor(correlationId: string, count = 1, timeoutMs = 15_000): Promise<Received[]> {
     return waitFor(`${count} webhook request(s) about ${correlationId}`, async () => {
@@ -81,4 +93,12 @@ export class Receiver {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/**
+ * Drives the webhook work of every instance (two in the two-instances deployment) until nothing is
+ * due by its clock: events relayed, fanned out, and every due delivery attempted and answered.
+ */
+export async function drainWebhooks(server: TestServer): Promise<void> {
+  for (const instance of server.instances) await instance.background.webhooks.drain();
 }
