@@ -36,8 +36,8 @@ import { freePort } from '../helpers/processes.js';
 import { demo, demoDataFile, demoToken } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { waitFor } from '../helpers/wait.js';
-import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { drainWebhooks, loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 const publicOnly: TargetPolicy = { allowPrivate: false };
 const secret = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
@@ -269,6 +269,8 @@ for (const target of storeTargets) {
 }
 
 const serverMasterKey = 'webhooks-targets-master-key-0123456789abcdef';
+/** The server's clock: the test drains its webhooks instead of waiting for their loop. */
+const serverClock = new FakeClock(Date.now());
 
 describeEachStore(
   'webhook failures as the client and the operator see them',
@@ -282,10 +284,10 @@ describeEachStore(
       const metadataUrl = 'http://169.254.169.254/latest/meta-data/';
       try {
         const client = { realm: demo.realm, clientId: demo.treasury.clientId };
-        await registerEndpoint(db, serverVault, { ...client, url: refusing.url }, loopbackTargets, Date.now());
-        await registerEndpoint(db, serverVault, { ...client, url: closedUrl }, loopbackTargets, Date.now());
+        await registerEndpoint(db, serverVault, { ...client, url: refusing.url }, loopbackTargets, serverClock.now());
+        await registerEndpoint(db, serverVault, { ...client, url: closedUrl }, loopbackTargets, serverClock.now());
         // Stored before the rule (registration refuses it now, --webhook-allow-private or not): refused at delivery, never connected to.
-        const stored = { id: randomUUID(), ...client, url: metadataUrl, enabled: true, eventTypes: [], createdAt: new Date().toISOString() };
+        const stored = { id: randomUUID(), ...client, url: metadataUrl, enabled: true, eventTypes: [], createdAt: new Date(serverClock.now()).toISOString() };
         await insertEndpoint(db, stored, serverVault.seal(secret));
 
         const token = await demoToken(server());
@@ -295,10 +297,10 @@ describeEachStore(
           body: JSON.stringify(depositBody()),
         });
         assert.equal(response.status, 200, JSON.stringify(response.body));
-        await waitFor('an attempt to each endpoint', async () => {
-          const deliveries = await listDeliveries(db, { client, limit: 10 });
-          return deliveries.length === 3 && deliveries.every((delivery) => delivery.attempts >= 1) ? true : undefined;
-        });
+        await drainWebhooks(server());
+        const deliveries = await listDeliveries(db, { client, limit: 10 });
+        assert.equal(deliveries.length, 3, 'a delivery to each endpoint');
+        assert.ok(deliveries.every((delivery) => delivery.attempts >= 1), 'an attempt to each endpoint');
 
         const mine = await send(`${server().url}/v1/webhooks/deliveries?limit=10`, { headers: { authorization: `Bearer ${token}` } });
         assert.equal(mine.status, 200, JSON.stringify(mine.body));
@@ -309,7 +311,7 @@ describeEachStore(
         assert.doesNotMatch(JSON.stringify(mine.body), /ECONN|UND_ERR|socket|refused|fetch failed/i);
 
         const operator = Fastify();
-        await operator.register(webhookRoutes({ clock: systemClock, store: server().coregate.store, vault: serverVault, targets: loopbackTargets }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock: serverClock, store: server().coregate.store, vault: serverVault, targets: loopbackTargets }), { prefix: '/operator/v1' });
         try {
           const listed = await operator.inject({ method: 'GET', url: '/operator/v1/webhooks/deliveries?limit=10' });
           assert.equal(listed.statusCode, 200);
@@ -325,5 +327,5 @@ describeEachStore(
     });
   },
   // One attempt each is enough: the first retry would come after the test.
-  { env: { ...loopbackEnv, COREGATE_MASTER_KEY: serverMasterKey, COREGATE_WEBHOOK_FIRST_RETRY_MS: '600000' } },
+  { env: { ...loopbackEnv, COREGATE_MASTER_KEY: serverMasterKey, COREGATE_WEBHOOK_FIRST_RETRY_MS: '600000' }, clock: serverClock },
 );
