@@ -6,7 +6,6 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TargetPolicy } from '../../src/webhooks/target-address.js';
 import type { TestServer } from '../helpers/server.js';
-import { waitFor } from '../helpers/wait.js';
 
 /**
  * The receivers listen on 127.0.0.1, a loopback address: registering them and delivering to them
@@ -79,14 +78,6 @@ export class Receiver {
     const found = this.about(correlationId);
     if (found.length < count) throw new Error(`expected ${count} webhook request(s) about ${correlationId}, ${found.length} arrived`);
     return found;
-  }
-
-  /** Waits until `count` requests about the correlation id have arrived; answers them. */
-  waitFor(correlationId: string, count = 1, timeoutMs = 15_000): Promise<Received[]> {
-    return waitFor(`${count} webhook request(s) about ${correlationId}`, async () => {
-      const found = this.about(correlationId);
-      return found.length >= count ? found : undefined;
-    }, timeoutMs);
   }
 
   close(): Promise<void> {
