@@ -1,9 +1,10 @@
 /**
- * Renders docs/errors.md from the error catalogue (src/core/error-catalogue.ts).
+ * Renders docs/errors.md from the error catalogue (src/core/error-catalogue.ts) and the reasons
+ * by status (src/core/status-reasons.ts).
  * `node --import tsx scripts/errors-doc.ts > docs/errors.md`; a test keeps the two equal.
  */
 import { allErrorCodes } from '../src/core/error-catalogue.js';
-import { reasonByStatus } from '../src/api/error-record.js';
+import { statusReasons } from '../src/core/status-reasons.js';
 
 export function renderErrorsDoc(): string {
   const lines = [
@@ -23,7 +24,16 @@ export function renderErrorsDoc(): string {
     '',
     '| HTTP | `reason` |',
     '|---|---|',
-    ...Object.entries(reasonByStatus).map(([status, reason]) => `| ${status} | \`${reason}\` |`),
+    ...Object.entries(statusReasons)
+      .filter(([, { businessApi }]) => businessApi)
+      .map(([status, { reason }]) => `| ${status} | \`${reason}\` |`),
+    '',
+    'The operator API (`/operator/v1`, [console.md](console.md)) answers `{ "status", "reason",',
+    '"message" }` with the same `reason` for each status (one table, `src/core/status-reasons.ts`),',
+    `and ${Object.entries(statusReasons)
+      .filter(([, { businessApi }]) => !businessApi)
+      .map(([status, { reason }]) => `\`${reason}\` for ${status}`)
+      .join(', ')}.`,
     '',
     '## Domain codes',
     '',

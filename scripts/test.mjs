@@ -1,11 +1,103 @@
 #!/usr/bin/env node
-// Runs every test file under test/ with node's test runner through tsx. Node 20's --test takes
-// no glob patterns, so the files are listed here. Extra arguments (file filters) narrow the run.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+// Runs every test file under test/ with node's test runner through tsx, in lanes (docs/testing.md):
+//   in-process     the suites that run coregate inside the test's process (most of them);
+//   process        the suites that spawn coregate processes (the CLI, SIGKILL and crash, failover,
+//                  torture, TLS, workers): each of their files costs whole processes' start-ups
+//                  and CPU, so fewer of them run at once;
+//   remote-core,   the API suites whose behaviour depends on the deployment, again against a
+//   two-instances  remote core over HTTP and against two instances behind a round-robin proxy.
+// The in-process and process lanes start together; the deployment lanes start, side by side, when
+// the in-process lane has ended, so that no more files run at once than the machine takes
+// (3 + 2 at first, then 2 + 2 + what is left of the process lane). Arguments: file filters (a file runs when its path contains one of
+// them), `--lane <name>` (repeatable) to run only those lanes, `--list` to print the lanes and
+// their files and run nothing. Node 20's --test takes no glob patterns, so the files are listed here.
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { newRunId, prepareTemplates } from './test-templates.mjs';
+
+/**
+ * The process lane: files whose tests spawn coregate processes (path prefixes). A file that runs
+ * the CLI once among many in-process tests stays in the in-process lane.
+ */
+const processLane = [
+  'test/auth/jwks-and-keys.test.ts',
+  'test/bench/',
+  'test/cli/',
+  'test/core-http/core-serve-cli.test.ts',
+  'test/docs/',
+  'test/end-of-day/crash.test.ts',
+  'test/readme/',
+  'test/sandbox/reset.test.ts',
+  'test/server/database-connection-loss-remote.test.ts',
+  'test/server/database-connection-loss.test.ts',
+  'test/server/database-failover.test.ts',
+  'test/server/lifecycle.test.ts',
+  'test/server/sigterm-under-load.test.ts',
+  'test/server/startup-errors.test.ts',
+  'test/server/tls.test.ts',
+  'test/server/workers.test.ts',
+  'test/torture/',
+  'test/tracing/trace-export.test.ts',
+  'test/webhooks/outbox-crash.test.ts',
+  'test/webhooks/registration.test.ts',
+];
+
+/**
+ * The API suites re-run per deployment (issue 8: every rule holds on all three), and on which:
+ * those whose outcome passes through the core port (execution, refusals, reads of the core's
+ * records, reconciliation, races on the core's guarded debits, the audit record written with the
+ * postings) re-run against a remote core; those whose outcome depends on state shared between
+ * instances (correlation ids, the duplicate window, races, the audit chain, operation records)
+ * re-run on two instances. The others (test/api/openapi, loan-openapi, strict-input,
+ * bearer-validation, request-errors, errors-doc, rate-limit) decide at the HTTP edge, before the
+ * core and the shared store are involved, so a deployment does not change them: they run once.
+ * instances.test.ts starts its own instances; it re-runs against a remote core only.
+ */
+const deploymentSuites = {
+  'test/api/audit.test.ts': ['remote-core', 'two-instances'],
+  'test/api/correlation-and-async.test.ts': ['remote-core', 'two-instances'],
+  'test/api/instances.test.ts': ['remote-core'],
+  'test/api/loan-execution.test.ts': ['remote-core', 'two-instances'],
+  'test/api/loan-races.test.ts': ['remote-core', 'two-instances'],
+  'test/api/races.test.ts': ['remote-core', 'two-instances'],
+  'test/api/reconciler.test.ts': ['remote-core', 'two-instances'],
+  'test/api/term-deposit-initiation.test.ts': ['remote-core', 'two-instances'],
+  'test/api/term-deposit-retrieve.test.ts': ['remote-core'],
+};
+
+/**
+ * The files that took longest in past runs (issue 25's baseline, in its order) start first in their
+ * lane, so that a long file does not start last and run alone at the end (a lane's files otherwise
+ * start in alphabetical order).
+ */
+const slowestFirst = [
+  'test/auth/jwks-and-keys.test.ts',
+  'test/cli/clients.test.ts',
+  'test/cli/operator-toolkit.test.ts',
+  'test/api/loan-execution.test.ts',
+  'test/server/database-connection-loss.test.ts',
+  'test/sandbox/reset.test.ts',
+  'test/end-of-day/crash.test.ts',
+  'test/sdk/token-caching.test.ts',
+  'test/docs/deployment-commands.test.ts',
+  'test/cli/client-commands.test.ts',
+  'test/sdk/client.test.ts',
+  'test/auth/introspection.test.ts',
+  'test/api/audit.test.ts',
+  'test/api/loan-races.test.ts',
+  'test/bench/smoke.test.ts',
+  'test/torture/torture.test.ts',
+  'test/api/correlation-and-async.test.ts',
+  'test/console/operator-api.test.ts',
+  'test/core-http/remote-core-api.test.ts',
+];
+const startOrder = (file) => {
+  const index = slowestFirst.indexOf(file);
+  return index === -1 ? slowestFirst.length : index;
+};
 
 function testFiles(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -15,14 +107,65 @@ function testFiles(dir) {
   });
 }
 
-const filters = process.argv.slice(2);
+const laneNames = ['in-process', 'process', 'remote-core', 'two-instances'];
+const args = process.argv.slice(2);
+const filters = [];
+const chosenLanes = [];
+let listOnly = false;
+for (let index = 0; index < args.length; index += 1) {
+  if (args[index] === '--list') {
+    listOnly = true;
+  } else if (args[index] === '--lane') {
+    const lane = args[++index];
+    if (!laneNames.includes(lane)) {
+      console.error(`--lane takes one of ${laneNames.join(', ')}, got "${lane ?? ''}"`);
+      process.exit(2);
+    }
+    chosenLanes.push(lane);
+  } else {
+    filters.push(args[index]);
+  }
+}
+// COREGATE_TEST_DEPLOYMENTS=none (or a list) narrows the deployment lanes, as it always has.
+const deployments = (process.env.COREGATE_TEST_DEPLOYMENTS ?? 'remote-core,two-instances').split(',').filter((name) => name !== '' && name !== 'none');
+const wanted = (lane) => (chosenLanes.length === 0 ? lane === 'in-process' || lane === 'process' || deployments.includes(lane) : chosenLanes.includes(lane));
+
 const files = testFiles('test')
+  .map((file) => file.split('\\').join('/'))
   .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
-  .sort();
-if (files.length === 0) {
-  console.error(`no test files match ${filters.join(' ')}`);
+  .sort()
+  .sort((a, b) => startOrder(a) - startOrder(b));
+for (const listed of [...processLane, ...Object.keys(deploymentSuites)]) {
+  // A renamed or removed file must not silently leave its lane (slowestFirst only orders: a stale
+  // entry there costs nothing).
+  if (!testFiles('test').some((file) => file.split('\\').join('/').startsWith(listed))) {
+    console.error(`scripts/test.mjs lists ${listed}, which matches no test file: update the lists`);
+    process.exit(2);
+  }
+}
+const inProcessLane = (file) => !processLane.some((prefix) => file.startsWith(prefix));
+const concurrency = Number(process.env.COREGATE_TEST_CONCURRENCY ?? '3');
+const processConcurrency = Number(process.env.COREGATE_TEST_PROCESS_CONCURRENCY ?? '2');
+const deploymentConcurrency = Number(process.env.COREGATE_TEST_DEPLOYMENT_CONCURRENCY ?? '2');
+const lanes = [
+  { label: 'in-process', files: files.filter(inProcessLane), concurrency },
+  { label: 'process', files: files.filter((file) => !inProcessLane(file)), concurrency: processConcurrency },
+  ...['remote-core', 'two-instances'].map((deployment) => ({
+    label: deployment,
+    files: files.filter((file) => deploymentSuites[file]?.includes(deployment)),
+    concurrency: deploymentConcurrency,
+    env: { COREGATE_TEST_DEPLOYMENT: deployment },
+  })),
+].filter((lane) => wanted(lane.label) && lane.files.length > 0);
+if (lanes.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}${chosenLanes.length > 0 ? ` in lane ${chosenLanes.join(', ')}` : ''}`);
   process.exit(1);
 }
+if (listOnly) {
+  for (const lane of lanes) console.log(`lane ${lane.label}: ${lane.files.length} files, ${lane.concurrency} at a time\n${lane.files.map((file) => `  ${file}`).join('\n')}`);
+  process.exit(0);
+}
+
 // Tests that spawn the CLI run the compiled dist/ (starting tsx per process is seconds on a busy
 // machine), so the build comes first and the tests always run against the current sources.
 const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
@@ -30,65 +173,137 @@ if (build.status !== 0) {
   console.error('build failed: tests not run');
   process.exit(build.status ?? 1);
 }
-// Test files run in parallel: most of their time is spent waiting on HTTP, SQLite and PostgreSQL,
-// not on the CPU. COREGATE_TEST_CONCURRENCY overrides the default (4) for a slower machine.
-const concurrency = process.env.COREGATE_TEST_CONCURRENCY ?? '4';
-// Each run reports twice: TAP (spec on a terminal) to the console, and its failures and totals to a
-// file that the summary at the very end reads back (scripts/failures-reporter.mjs).
+
 const reportDir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
+const runId = newRunId();
+const templates = await prepareTemplates(runId, reportDir);
 const failuresReporter = pathToFileURL(join(import.meta.dirname, 'failures-reporter.mjs')).href;
-const runs = [];
-const run = (label, testFiles, env = {}) => {
-  const report = join(reportDir, `${runs.length}.jsonl`);
+const fileTimer = pathToFileURL(join(import.meta.dirname, 'file-timer.mjs')).href;
+
+/**
+ * Runs one lane with its own `node --test`. Each reports twice: TAP (spec on a terminal) to the
+ * console, and its failures and totals to a file that the summary at the very end reads back
+ * (scripts/failures-reporter.mjs); each file's process appends its time to another
+ * (scripts/file-timer.mjs). The first lane started writes to the console as it
+ * goes; the others, running beside it, write to a file that is printed whole when they end, so
+ * that the lanes' outputs do not interleave line by line.
+ */
+function runLane(lane, index, live) {
+  const report = join(reportDir, `${index}.jsonl`);
+  const timings = join(reportDir, `${index}.times.jsonl`);
   const reporters = [
     `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`, '--test-reporter-destination=stdout',
     `--test-reporter=${failuresReporter}`, `--test-reporter-destination=${report}`,
   ];
-  const status = spawnSync(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...testFiles], { stdio: 'inherit', env: { ...process.env, ...env } }).status ?? 1;
-  runs.push({ label, status, report });
-  return status;
+  const output = live ? undefined : join(reportDir, `${index}.out`);
+  const header = `# lane ${lane.label}: ${lane.files.length} files, ${lane.concurrency} at a time`;
+  if (live) console.log(header);
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', fileTimer, '--test', `--test-concurrency=${lane.concurrency}`, ...reporters, ...lane.files], {
+    stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...templates.env, ...lane.env, COREGATE_TEST_TIMINGS: timings },
+  });
+  if (output) {
+    const sink = createWriteStream(output);
+    child.stdout.pipe(sink, { end: false });
+    child.stderr.pipe(sink, { end: false });
+  }
+  children.add(child);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      const seconds = Math.round((Date.now() - started) / 1000);
+      const result = { label: lane.label, status: code ?? (signal ? 1 : 0), report, timings, seconds };
+      if (live) {
+        console.log(`# lane ${lane.label} ended after ${seconds} s`);
+        endLive();
+        resolve(result);
+        return;
+      }
+      // Printed once the live lane's output has ended, so that it never lands in its middle.
+      void liveEnded.then(() => {
+        console.log(`${header}\n${readFileSync(output, 'utf8')}\n# lane ${lane.label} ended after ${seconds} s`);
+        resolve(result);
+      });
+    });
+  });
+}
+
+// A signal to the run (Ctrl-C, a CI job's time-out) goes to the lanes' processes too; the
+// templates are dropped once they have ended. A run killed outright leaves them to the next run's
+// clean-up (test-templates.mjs).
+const children = new Set();
+let endLive = () => {};
+const liveEnded = new Promise((resolve) => {
+  endLive = resolve;
+});
+let interrupted = false;
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    interrupted = true;
+    for (const child of children) child.kill(signal);
+  });
+}
+
+const inProcessIndex = lanes.findIndex((lane) => lane.label === 'in-process');
+const started = new Map();
+const start = (index) => {
+  // An interrupted run starts no further lane.
+  const skipped = { label: lanes[index].label, status: 130, report: '', timings: '', seconds: 0 };
+  if (!started.has(index)) started.set(index, interrupted ? Promise.resolve(skipped) : runLane(lanes[index], index, started.size === 0));
+  return started.get(index);
 };
+if (inProcessIndex !== -1) start(inProcessIndex);
+const results = await Promise.all(
+  lanes.map(async (lane, index) => {
+    if (lane.env?.COREGATE_TEST_DEPLOYMENT && inProcessIndex !== -1) await start(inProcessIndex);
+    return start(index);
+  }),
+);
+await templates.drop().catch((error) => console.warn(`# dropping the template database failed: ${error.message}`));
+
+function readLines(file) {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+}
 
 function readReport(report) {
-  let text = '';
-  try {
-    text = readFileSync(report, 'utf8');
-  } catch {
-    return { totals: {}, failures: [] };
-  }
-  const lines = text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line));
+  const lines = readLines(report);
   return {
     totals: Object.fromEntries(lines.filter((line) => line.kind === 'total').map((line) => [line.key, line.value])),
     failures: lines.filter((line) => line.kind === 'fail'),
   };
 }
 
-// One summary for every run, last in the log: a failure in the first of three runs is otherwise
-// thousands of lines above the end.
+// One summary for every lane, last in the log: a failure in the first lane is otherwise thousands
+// of lines above the end. Then the slowest files, where the run's time went.
 function printSummary() {
   console.log('\n==== coregate test summary ====');
-  for (const { label, status, report } of runs) {
+  const times = [];
+  for (const { label, status, report, timings, seconds } of results) {
     const { totals, failures } = readReport(report);
     const counts = ['tests', 'pass', 'fail', 'cancelled', 'skipped'].map((key) => `${key} ${totals[key] ?? '?'}`).join(', ');
-    console.log(`run ${label}: exit ${status}; ${counts}`);
+    console.log(`run ${label}: exit ${status}; ${counts}; ${seconds} s`);
     for (const failure of failures) {
       console.log(`  FAILED ${failure.file ? relative(process.cwd(), failure.file) : '?'} :: ${failure.name}`);
       console.log(`    ${failure.message.trim().split('\n').slice(0, 6).join('\n    ')}`);
     }
     if (status !== 0 && failures.length === 0) console.log('  (the run failed without a failed test: a file did not load, or the runner itself failed; see its output above)');
+    times.push(...readLines(timings).map((line) => ({ ...line, label })));
   }
+  const slowest = Number(process.env.COREGATE_TEST_SLOWEST ?? '10');
+  if (slowest > 0 && times.length > 0) {
+    console.log(`slowest files (wall time of each file's process):`);
+    for (const { label, file, ms } of times.sort((a, b) => b.ms - a.ms).slice(0, slowest)) {
+      console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}${label === 'in-process' || label === 'process' ? '' : ` [${label}]`}`);
+    }
+  }
+  if (interrupted) console.log('interrupted');
   rmSync(reportDir, { recursive: true, force: true });
 }
 
-let status = run('all test files', files);
-// Every rule of the business API holds on all three deployments (issue 8): the API suites run again
-// against a remote core over HTTP, and against two instances on one PostgreSQL database.
-// COREGATE_TEST_DEPLOYMENTS=none skips these runs (a quick local loop).
-const deployments = (process.env.COREGATE_TEST_DEPLOYMENTS ?? 'remote-core,two-instances').split(',').filter((name) => name !== '' && name !== 'none');
-const apiFiles = files.filter((file) => file.startsWith(join('test', 'api')));
-for (const deployment of apiFiles.length > 0 ? deployments : []) {
-  console.log(`# deployment ${deployment}: ${apiFiles.length} API test files`);
-  status = run(`deployment ${deployment}`, apiFiles, { COREGATE_TEST_DEPLOYMENT: deployment }) || status;
-}
 printSummary();
-process.exit(status);
+process.exit(interrupted ? 130 : results.reduce((status, result) => status || result.status, 0));

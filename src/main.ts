@@ -12,16 +12,19 @@ import { Keyring, ensureSigningKey } from './auth/keyring.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
 import type { Config } from './config.js';
+import { systemClock } from './clock/system-clock.js';
+import type { Clock } from './core/clock.js';
 import { createLogger, type LogOptions, type Logger } from './log.js';
 import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
-import { loadSandboxData } from './sandbox/load.js';
+import { loadSandboxData, type LoadedParts } from './sandbox/load.js';
+import { corePart, recordedRemoteCore, recordRemoteCore } from './sandbox/core-placement.js';
 import { driftRemedy, findDrift } from './sandbox/drift.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import { RefusalAudit } from './audit/refusal-audit.js';
-import type { CoreBankingPort } from './core/port.js';
+import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, type CoreBankingPort } from './core/port.js';
 import { HttpCore } from './core-http/http-core-adapter.js';
 import { probe } from './health.js';
 import { Claims } from './operations/correlation.js';
@@ -33,8 +36,10 @@ import { PendingWorker } from './operations/pending-worker.js';
 import { Reconciler } from './operations/reconciler.js';
 import { businessOperations } from './operations/registry.js';
 import { ReferenceCore } from './reference-core/reference-core.js';
-import { readBusinessCalendar } from './sandbox/load-core.js';
+import { readBusinessCalendar } from './reference-core/storage/load-core-data.js';
 import { openStore, redactUrl, type Store } from './store/connect.js';
+import { coreDataLoad } from './reference-core/storage/core-data-load.js';
+import { coreRecords } from './reference-core/storage/core-records.js';
 import { coreStorage } from './store/reference-core-repository.js';
 import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
@@ -81,11 +86,34 @@ export interface Coregate {
   readonly metricsUrl: string;
   /** Signed events: relay, fan-out and delivery in the background (CONTRACT §12). */
   readonly webhooks: WebhookService;
+  /** The clock every part of this instance reads (StartOptions.clock, or the system's). */
+  readonly clock: Clock;
+  /**
+   * The background loops, each of which a test can run one step at a time (`runOnce()`, and
+   * `drain()` where "until nothing is due" means something) instead of waiting for its timer.
+   */
+  readonly background: Background;
   close(): Promise<void>;
+}
+
+/** The loops an instance runs in the background, reachable so that tests can drive them. */
+export interface Background {
+  /** Its idle(): units of work that outlived their time-out (504) have committed or are recorded unknown. */
+  readonly execution: Execution;
+  readonly reconciler: Reconciler;
+  readonly pendingWorker: PendingWorker;
+  /** Relay of the core's events, fan-out and delivery of signed events. */
+  readonly webhooks: WebhookService;
+  readonly auditChainer: AuditChainer;
 }
 
 export interface StartOptions {
   log?: LogOptions;
+  /**
+   * The time and timers of every part of the instance (src/core/clock.ts): the system's unless a
+   * test hands in a fake one and drives the background loops itself (Coregate.background).
+   */
+  clock?: Clock;
   /** The store is migrated and the data file loaded already (a worker of `serve --workers`). */
   storePrepared?: boolean;
   /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
@@ -108,6 +136,7 @@ export async function prepareStore(
   vault: Vault,
   logger: Logger,
   prepared = false,
+  clock: Clock = systemClock,
 ): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const store = openStore(config.db);
@@ -117,8 +146,9 @@ export async function prepareStore(
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
     const secretHashKey = await loadSecretHashKey(store.db, vault);
+    const parts = await placeCoreRecords(config, store, logger);
     if (data) {
-      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate });
+      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
       // Records are never overwritten: say what the file changes that was not applied, one line per kind.
       for (const drift of await findDrift(store.db, data, secretHashKey)) {
@@ -128,7 +158,7 @@ export async function prepareStore(
         );
       }
     }
-    for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm);
+    for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm, clock.now());
     return { store, data, secretHashKey };
   } catch (error) {
     await store.close();
@@ -136,18 +166,67 @@ export async function prepareStore(
   }
 }
 
+/**
+ * Where the core's records go (src/sandbox/core-placement.ts). With `--core-url` this database
+ * records the core's URL and takes the data file's API part only: the core's part goes to the core
+ * (loadCoreData below). A database that served a remote core never again runs an embedded core on
+ * its stale tables: it is refused, naming the URL (an auth-only instance needs no core).
+ */
+async function placeCoreRecords(config: Config, store: Store, logger: Logger): Promise<LoadedParts> {
+  if (config.coreUrl !== undefined) {
+    await recordRemoteCore(store.db, redactUrl(config.coreUrl));
+    // Records an embedded core (or an older coregate) left here are nobody's now: nothing reads
+    // them, and no command answers from them (they are refused, naming --core-url). Said once at start.
+    const left = await store.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst();
+    if (Number(left?.count ?? 0) > 0) {
+      logger.warn(
+        { accounts: Number(left?.count), db: store.displayUrl },
+        'this database holds accounts of an embedded core: with --core-url the core\'s records are the remote core\'s, and nothing reads these (move them to the core, or start on a new database)',
+      );
+    }
+    return 'api';
+  }
+  const recorded = await recordedRemoteCore(store.db);
+  if (recorded === undefined) return 'all';
+  if (config.role === 'auth') return 'api';
+  throw new Error(
+    `the database ${store.displayUrl} belongs to an API whose core is remote (${recorded}): its core tables are not the bank's records. Start with --core-url ${recorded} (or COREGATE_CORE_URL), or use a new database for an embedded core`,
+  );
+}
+
+/**
+ * The data file's core part goes to a remote core through the port's load side: the API's database
+ * keeps no copy. A core that does not take data, or refuses it, stops the start with what to do.
+ */
+async function loadCoreData(config: Config, core: CoreBankingPort, data: SandboxData | undefined, logger: Logger): Promise<void> {
+  const part = data === undefined ? undefined : corePart(data);
+  if (config.coreUrl === undefined || part === undefined || config.role === 'auth') return;
+  const where = `the data file ${config.dataFile ?? ''}: its core part (${Object.keys(part).join(', ')}) belongs to the core at ${redactUrl(config.coreUrl)}`;
+  if (!hasDataLoad(core)) throw new Error(`${where}, which takes no data: load it there (coregate core serve --data FILE) and leave those sections out of this file`);
+  try {
+    const summary = await core.loadData(part);
+    logger.info({ file: config.dataFile, core: redactUrl(config.coreUrl), ...summary }, 'data file\'s core part loaded into the core');
+  } catch (error) {
+    if (error instanceof CoreSideNotServed) throw new Error(`${where}, which takes no data (${error.message}): load it there (coregate core serve --data FILE) and leave those sections out of this file`);
+    if (error instanceof CoreDataRefused) throw new Error(`${where}, which refused it at ${error.field}: ${error.message}`);
+    if (error instanceof CoreUnavailable || error instanceof CoreTimeout) throw new Error(`${where}, which did not take it: ${error.message}. Start the core first`);
+    throw error;
+  }
+}
+
 export async function startCoregate(config: Config, options: StartOptions = {}): Promise<Coregate> {
   const logger = createLogger({ level: config.logLevel, ...options.log });
+  const clock = options.clock ?? systemClock;
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   options.tracing?.reportProblemsTo(logger);
-  const prepared = await prepareStore(config, vault, logger, options.storePrepared);
+  const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock);
   // Wrapped once, here: every part of the instance then shares the one traced store.
   const store = options.tracing ? tracedStore(prepared.store, options.tracing.tracer) : prepared.store;
   const { data, secretHashKey } = prepared;
-  const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger });
+  const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger, clock });
   try {
-    return await serveOn(config, options, logger, vault, store, data, secretHashKey, limits);
+    return await serveOn(config, options, clock, logger, vault, store, data, secretHashKey, limits);
   } catch (error) {
     await limits.close();
     await store.close();
@@ -158,6 +237,7 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
 async function serveOn(
   config: Config,
   options: StartOptions,
+  clock: Clock,
   logger: Logger,
   vault: Vault,
   store: Store,
@@ -170,8 +250,9 @@ async function serveOn(
   let closing = false;
   const auth: AuthContext = {
     store,
-    keyring: new Keyring(store, vault),
-    snapshot: new AuthSnapshot(store.db),
+    clock,
+    keyring: new Keyring(store, vault, clock),
+    snapshot: new AuthSnapshot(store.db, clock),
     secretHashKey,
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
@@ -179,12 +260,20 @@ async function serveOn(
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
   metrics.setLimitsDegradedSource(() => limits.degraded());
-  const { core: portCore, remoteCore } = await coreOf(config, store, logger, metrics, options.tracing?.tracer);
+  const { core: portCore, remoteCore } = await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer);
+  try {
+    // Each worker of a --workers instance sends it too: the load side adds only what is missing.
+    await loadCoreData(config, portCore, data, logger);
+  } catch (error) {
+    await remoteCore?.close();
+    throw error;
+  }
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
-  const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'));
-  const { runner, reconciler, worker, audit } = operationsLayer(config, store, core, chainer, logger, metrics);
+  const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
+  const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics);
   const webhooks = new WebhookService({
     store,
+    clock,
     vault,
     core,
     logger,
@@ -195,6 +284,7 @@ async function serveOn(
   });
   const verifier = new TokenVerifier({
     keyring: auth.keyring,
+    clock,
     snapshot: auth.snapshot,
     publicUrl: () => publicUrl,
     trustedIssuers: config.trustedIssuers,
@@ -205,15 +295,15 @@ async function serveOn(
     logger,
     role: config.role,
     auth,
-    api: { store, core, verifier, runner, refusals: audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
+    api: { store, clock, core, verifier, runner, refusals: audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
     version: version,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
       ? operatorParts(config, store, core, verifier, () => publicUrl, [
-          webhookRoutes({ store, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
-          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate } }),
+          webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
+          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core }),
         ])
       : undefined,
     docsRealm: data?.realms?.[0]?.name,
@@ -279,6 +369,8 @@ async function serveOn(
     metrics,
     metricsUrl,
     webhooks,
+    clock,
+    background: { execution, reconciler, pendingWorker: worker, webhooks, auditChainer: chainer },
     close: async () => {
       if (closing) return;
       closing = true;
@@ -304,7 +396,7 @@ async function serveOn(
 function operatorRoutes(config: Config, store: Store, core: CoreBankingPort, instanceRoutes: FastifyPluginAsync[]): FastifyPluginAsync[] {
   return [
     activityRoutes({ store }),
-    bankRoutes({ store, embeddedCore: config.coreUrl === undefined }),
+    bankRoutes({ core }),
     businessDateRoutes({ core }),
     // Routes that need this instance's own services (the vault, the webhook service).
     ...instanceRoutes,
@@ -319,7 +411,7 @@ function operatorParts(config: Config, store: Store, core: CoreBankingPort, veri
 }
 
 /** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
-async function coreOf(config: Config, store: Store, logger: Logger, metrics: Metrics, tracer: Tracer | undefined): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
+async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger, metrics: Metrics, tracer: Tracer | undefined): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
   if (config.coreUrl !== undefined) {
     const remoteCore = new HttpCore({
       url: config.coreUrl,
@@ -334,19 +426,20 @@ async function coreOf(config: Config, store: Store, logger: Logger, metrics: Met
     return { core: remoteCore, remoteCore };
   }
   const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  return { core: new ReferenceCore({ storage: coreStorage(store), calendar }), remoteCore: undefined };
+  return { core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock }), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
-function operationsLayer(config: Config, store: Store, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
-  const window = new DuplicateWindow(config.duplicateWindowSeconds);
+function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
+  const window = new DuplicateWindow(config.duplicateWindowSeconds, clock);
   const claims = new Claims(window);
-  const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer));
+  const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
-  const execution = new Execution({ store, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
+  const execution = new Execution({ store, clock, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
   const reconciler = new Reconciler({
     store,
+    clock,
     core,
     claims,
     execution,
@@ -367,9 +460,10 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     },
   });
   metrics.setReconcilerBacklogSource(() => reconciler.backlog());
-  const worker = new PendingWorker({ store, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000, onSettled: settled });
+  const worker = new PendingWorker({ store, clock, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000, onSettled: settled });
   const runner = new OperationRunner({
     store,
+    clock,
     claims,
     window,
     execution,
@@ -380,5 +474,5 @@ function operationsLayer(config: Config, store: Store, core: CoreBankingPort, ch
     batchWindow: config.coreBatchWindow,
     onOutcome: settled,
   });
-  return { runner, reconciler, worker, audit };
+  return { runner, execution, reconciler, worker, audit };
 }

@@ -10,6 +10,7 @@ import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugi
 import { readCorrelation } from './api/guards.js';
 import type { AuthContext } from './auth/auth-context.js';
 import { ExpectedError } from './core/expected-error.js';
+import { reasonOf } from './core/status-reasons.js';
 import { authRoutes } from './auth/routes.js';
 import { postOnlyEndpoints } from './auth/method-not-allowed.js';
 import { homeRoute } from './web/home.js';
@@ -173,19 +174,19 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.setErrorHandler(async (error: Error & { statusCode?: number }, request, reply) => {
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'request met a database outage');
-      return reply.code(503).header('retry-after', String(databaseRetryAfterSeconds)).send({ status: 503, reason: 'SERVICE_UNAVAILABLE', message: 'The service\'s database is unavailable; try again shortly' });
+      return reply.code(503).header('retry-after', String(databaseRetryAfterSeconds)).send({ status: 503, reason: reasonOf(503), message: 'The service\'s database is unavailable; try again shortly' });
     }
     // A client's error keeps fastify's own answer (the parent handler).
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) throw error;
     request.log.error({ err: error }, 'request failed');
-    return reply.code(500).send({ status: 500, reason: 'INTERNAL_ERROR', message: 'Unexpected internal error; the log has the cause' });
+    return reply.code(500).send({ status: 500, reason: reasonOf(500), message: 'Unexpected internal error; the log has the cause' });
   });
 
   app.setNotFoundHandler(async (request, reply) => {
     const path = `${request.method} ${request.url.split('?')[0] ?? ''}`;
     // CONTRACT §4: the business API echoes (or generates) x-correlation-id on every response.
     if (request.url.startsWith('/v1/') || request.url === '/v1') readCorrelation(request, reply);
-    return reply.code(404).send({ status: 404, reason: 'NOT_FOUND', message: `No route ${path}`, path });
+    return reply.code(404).send({ status: 404, reason: reasonOf(404), message: `No route ${path}`, path });
   });
   await app.register(healthRoutes, { readiness: parts.readiness });
   if (parts.metrics?.serveOnMainPort) await app.register(metricsRoute, { metrics: parts.metrics.metrics });

@@ -5,6 +5,7 @@
  * against the issuer's JWKS, fetched, cached and refetched on an unknown `kid` at most every 30 s.
  * Only asymmetric algorithms: `none` and HMAC are refused whatever the token says.
  */
+import { dateOf, epochSecondsOf, type Clock } from '../core/clock.js';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AuthSnapshot } from '../auth/auth-snapshot.js';
 import type { Keyring } from '../auth/keyring.js';
@@ -39,6 +40,8 @@ export class TokenRejected extends ExpectedError {
 
 export interface TokenVerifierOptions {
   keyring: Keyring;
+  /** Whose time decides whether a token has expired (src/core/clock.ts). */
+  clock: Clock;
   /** Realms, read at most a second old (the auth service's snapshot, which also holds its clients). */
   snapshot: AuthSnapshot;
   /** The auth service's public base URL: issuers `{publicUrl}/realms/{realm}` are local. */
@@ -91,7 +94,7 @@ export class TokenVerifier {
       if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
       return undefined;
     }
-    if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
+    if (epochSecondsOf(this.#options.clock) > verified.expiresAt + clockSkewSeconds) {
       this.#forget(token);
       throw new TokenRejected('The token has expired');
     }
@@ -131,7 +134,7 @@ export class TokenVerifier {
    * again) and issued after the realm's current not-before.
    */
   async #stillValid(token: string, verified: VerifiedToken<Principal>): Promise<boolean> {
-    if (Math.floor(Date.now() / 1000) > verified.expiresAt + clockSkewSeconds) {
+    if (epochSecondsOf(this.#options.clock) > verified.expiresAt + clockSkewSeconds) {
       this.#forget(token);
       throw new TokenRejected('The token has expired');
     }
@@ -161,7 +164,7 @@ export class TokenVerifier {
     if (!key) throw new TokenRejected('The token is signed by an unknown key');
     // CONTRACT §3: the API's own audience, whatever the realm issues for: a realm configured for
     // another API (audience "partner-api") issues tokens this API must refuse.
-    const payload = await verifyWith(token, key.publicKey, { issuer, audience: this.#options.audience, algorithms: [key.alg] });
+    const payload = await verifyWith(token, key.publicKey, { issuer, audience: this.#options.audience, algorithms: [key.alg] }, this.#options.clock);
     if ((payload.iat ?? 0) < realm.not_before) throw new TokenRejected(revokedMessage);
     return { payload, realm };
   }
@@ -169,7 +172,7 @@ export class TokenVerifier {
   async #verifyRemote(token: string, issuer: string): Promise<JWTPayload> {
     const keys = this.#remoteKeys.get(issuer);
     if (!keys) throw new TokenRejected('The token\'s issuer is not trusted');
-    return verifyWith(token, keys, { issuer, audience: this.#options.audience, algorithms: asymmetricAlgorithms });
+    return verifyWith(token, keys, { issuer, audience: this.#options.audience, algorithms: asymmetricAlgorithms }, this.#options.clock);
   }
 }
 
@@ -177,6 +180,7 @@ async function verifyWith(
   token: string,
   key: Parameters<typeof jwtVerify>[1] & object,
   expected: { issuer: string; audience: string; algorithms: string[] },
+  clock: Clock,
 ): Promise<JWTPayload> {
   try {
     const { payload } = await jwtVerify(token, key as never, {
@@ -184,10 +188,11 @@ async function verifyWith(
       audience: expected.audience,
       algorithms: expected.algorithms,
       clockTolerance: clockSkewSeconds,
+      currentDate: dateOf(clock),
       requiredClaims: ['exp'],
     });
     // jose checks iat only against a maximum age; a token "issued" in the future is refused here.
-    if (typeof payload.iat === 'number' && payload.iat > Math.floor(Date.now() / 1000) + clockSkewSeconds) {
+    if (typeof payload.iat === 'number' && payload.iat > epochSecondsOf(clock) + clockSkewSeconds) {
       throw new TokenRejected(`The token's iat claim lies more than ${clockSkewSeconds} s in the future`);
     }
     return payload;

@@ -2,6 +2,7 @@
  * The business API (`/v1/...`): guards, error records, routes. HTTP concerns only; the rules
  * live in the core, the guarantees (correlation, audit, 202) in the operation runner.
  */
+import type { Clock } from '../core/clock.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { CoreBankingPort } from '../core/port.js';
@@ -41,6 +42,8 @@ import {
 
 export interface BusinessApiOptions {
   store: Store;
+  /** Whose time stamps requests and their audit records (src/core/clock.ts). */
+  clock: Clock;
   core: CoreBankingPort;
   verifier: TokenVerifier;
   runner: OperationRunner;
@@ -69,7 +72,7 @@ export const sharedSchemas = [
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
-  const { store, core, verifier, runner, refusals, limiter } = options;
+  const { store, clock, core, verifier, runner, refusals, limiter } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
   // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
@@ -92,11 +95,11 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.decorateRequest('numberTextOf', undefined);
   app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
 
-  const directory = new DirectorySnapshot(core);
+  const directory = new DirectorySnapshot(core, clock);
   // A callback hook, not an async one: a request whose token and directory entries are at hand
   // (the common case) passes without a promise (guards.ts).
   app.addHook('onRequest', (request, reply, done) => {
-    request.startedAtMs = Date.now();
+    request.startedAtMs = clock.now();
     readCorrelation(request, reply);
     const config = routeFactsOf(request).config.business;
     if (!config) return done();
@@ -160,9 +163,9 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
           reference: null,
           httpStatus: status,
           outcome: 'Refused',
-          durationMs: Date.now() - request.startedAtMs,
+          durationMs: clock.now() - request.startedAtMs,
           details: { path: `${request.method} ${request.url.split('?')[0] ?? ''}`, code },
-        }),
+        }, clock.now()),
       );
     } catch (error) {
       request.log.error({ err: error }, 'audit record of a refused request could not be written');

@@ -6,7 +6,6 @@
  */
 import { limitKey } from '../limits/limit-key.js';
 import type { LimitStore } from '../limits/limit-store.js';
-import { MemoryLimitStore } from '../limits/memory-limit-store.js';
 
 export type Allowance = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
@@ -14,7 +13,7 @@ export class RateLimiter {
   readonly #ratePerSecond: number;
   readonly #store: LimitStore;
 
-  constructor(ratePerSecond: number, store: LimitStore = new MemoryLimitStore()) {
+  constructor(ratePerSecond: number, store: LimitStore) {
     this.#ratePerSecond = ratePerSecond;
     this.#store = store;
   }

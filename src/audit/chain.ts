@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { preparedQuery } from '../store/prepared.js';
 import { canonicalJson } from '../core/canonical-json.js';
+import { sleep, type Clock } from '../core/clock.js';
 import type { Store } from '../store/connect.js';
 import { getSetting, putSetting } from '../store/settings.js';
 import {
@@ -161,12 +162,16 @@ export const chainerRunPauseMs = 20;
 export class AuditChainer {
   readonly #store: Store;
   readonly #onError: (error: unknown) => void;
+  readonly #clock: Clock;
   #running: Promise<void> | undefined;
   #again = false;
+  /** Aborted while someone waits for the chainer (idle()): the pause between runs is skipped. */
+  #hurry = new AbortController();
 
-  constructor(store: Store, onError: (error: unknown) => void) {
+  constructor(store: Store, onError: (error: unknown) => void, clock: Clock) {
     this.#store = store;
     this.#onError = onError;
+    this.#clock = clock;
   }
 
   schedule(): void {
@@ -183,16 +188,29 @@ export class AuditChainer {
           this.#onError(error);
         }
         if (!this.#again) break;
-        await new Promise((resolve) => setTimeout(resolve, chainerRunPauseMs));
+        await sleep(this.#clock, chainerRunPauseMs, this.#hurry.signal);
       }
     })().finally(() => {
       this.#running = undefined;
     });
   }
 
-  /** Waits for the chainer to finish its current run (shutdown, tests). */
+  /**
+   * Waits for the chainer to finish its current run (shutdown, tests), without the pauses
+   * between runs: they save work under load, and whoever waits here wants the chain now.
+   */
   async idle(): Promise<void> {
-    while (this.#running) await this.#running;
+    while (this.#running) {
+      this.#hurry.abort();
+      await this.#running;
+    }
+    this.#hurry = new AbortController();
+  }
+
+  /** One run now (and any commits it finds meanwhile); resolves when the chain is extended. */
+  runOnce(): Promise<void> {
+    this.schedule();
+    return this.idle();
   }
 }
 

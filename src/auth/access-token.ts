@@ -23,7 +23,7 @@ export async function signAccessToken(
   issuer: string,
   key: KeyEntry,
   subject: TokenSubject,
-  nowSeconds = Math.floor(Date.now() / 1000),
+  nowSeconds: number,
 ): Promise<IssuedToken> {
   if (!key.signingKey) throw new Error(`key ${key.kid} cannot sign`);
   // A token is never issued before the realm's not-before, so it is never born revoked.

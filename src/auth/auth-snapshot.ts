@@ -9,6 +9,7 @@
  * work at once; only a revoked grant may still be honoured for up to that bound.
  */
 import { Snapshot } from '../cache/snapshot.js';
+import type { Clock } from '../core/clock.js';
 import { findClient, type Client } from '../store/clients.js';
 import type { Queryable, Realm } from '../store/realms.js';
 import { findRealm } from '../store/realms.js';
@@ -22,14 +23,14 @@ export class AuthSnapshot {
   readonly #realms: Snapshot<string, Realm | undefined>;
   readonly #clients: Snapshot<string, Client | undefined>;
 
-  constructor(db: Queryable, maxAgeMs = authSnapshotMaxAgeMs) {
-    this.#realms = new Snapshot((name) => findRealm(db, name), { maxAgeMs, entriesMax: realmsMax });
+  constructor(db: Queryable, clock: Clock, maxAgeMs = authSnapshotMaxAgeMs) {
+    this.#realms = new Snapshot((name) => findRealm(db, name), { maxAgeMs, entriesMax: realmsMax, clock });
     this.#clients = new Snapshot(
       (key) => {
         const [realm = '', clientId = ''] = key.split('\u0000');
         return findClient(db, realm, clientId);
       },
-      { maxAgeMs, entriesMax: clientsMax },
+      { maxAgeMs, entriesMax: clientsMax, clock },
     );
   }
 

@@ -3,6 +3,7 @@
  * of the realm verifies it, it has not expired, it was issued at or after the realm's not-before
  * and its client is still enabled. Anything else answers `{ active: false }` and nothing more.
  */
+import { dateOf } from '../core/clock.js';
 import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { findClient } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
@@ -41,6 +42,7 @@ export async function verifyRealmToken(ctx: AuthContext, realm: Realm, token: st
       issuer: ctx.issuer(realm.name),
       audience: realm.audience,
       clockTolerance: 0,
+      currentDate: dateOf(ctx.clock),
       requiredClaims: ['exp', 'iat'],
     });
     if ((payload.iat ?? 0) < realm.not_before) return undefined;

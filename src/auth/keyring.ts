@@ -5,6 +5,7 @@
  */
 import { KeyObject, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { epochSecondsOf, type Clock } from '../core/clock.js';
 import type { Store } from '../store/connect.js';
 import { bumpKeyGeneration, findRealm, type Queryable, type Realm } from '../store/realms.js';
 import { insertSigningKey, listSigningKeys, retireActiveKeys } from '../store/signing-keys.js';
@@ -42,11 +43,13 @@ export function isSigningAlgorithm(value: string): value is SigningAlgorithm {
 export class Keyring {
   readonly #store: Store;
   readonly #vault: Vault;
+  readonly #clock: Clock;
   readonly #cache = new Map<string, Promise<RealmKeys>>();
 
-  constructor(store: Store, vault: Vault) {
+  constructor(store: Store, vault: Vault, clock: Clock) {
     this.#store = store;
     this.#vault = vault;
+    this.#clock = clock;
   }
 
   /** The key that signs the realm's new tokens. */
@@ -58,7 +61,7 @@ export class Keyring {
   }
 
   /** Keys whose tokens may still be valid: the active one and recently retired ones. */
-  async publishedKeys(realm: Realm, nowSeconds = Math.floor(Date.now() / 1000)): Promise<KeyEntry[]> {
+  async publishedKeys(realm: Realm, nowSeconds = epochSecondsOf(this.#clock)): Promise<KeyEntry[]> {
     const keys = await this.#keys(realm);
     const horizon = nowSeconds - realm.lifespan_seconds - retiredKeyMarginSeconds;
     return keys.entries.filter((entry) => entry.retiredAt === null || entry.retiredAt > horizon);
@@ -102,28 +105,28 @@ export class Keyring {
   }
 }
 
-/** Creates the realm's first key when it has none (start-up, data loading). */
-export async function ensureSigningKey(db: Queryable, vault: Vault, realm: Realm): Promise<void> {
+/** Creates the realm's first key when it has none (start-up, data loading); `nowMs` is its creation time. */
+export async function ensureSigningKey(db: Queryable, vault: Vault, realm: Realm, nowMs: number): Promise<void> {
   const keys = await listSigningKeys(db, realm.name);
   if (keys.some((key) => key.retired_at === null)) return;
-  await addSigningKey(db, vault, realm.name, realm.signing_alg as SigningAlgorithm);
+  await addSigningKey(db, vault, realm.name, realm.signing_alg as SigningAlgorithm, nowMs);
 }
 
 /**
  * Rotation: a new key becomes active and the old one stays published until its tokens expire.
  * Answers the new key's id.
  */
-export async function rotateSigningKey(store: Store, vault: Vault, realmName: string, alg?: SigningAlgorithm): Promise<string> {
+export async function rotateSigningKey(store: Store, vault: Vault, realmName: string, nowMs: number, alg?: SigningAlgorithm): Promise<string> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
     const realm = await findRealm(trx, realmName);
     if (!realm) throw new Error(`Realm "${realmName}" does not exist`);
-    await retireActiveKeys(trx, realm.name, Math.floor(Date.now() / 1000));
-    return addSigningKey(trx, vault, realm.name, alg ?? (realm.signing_alg as SigningAlgorithm));
+    await retireActiveKeys(trx, realm.name, Math.floor(nowMs / 1000));
+    return addSigningKey(trx, vault, realm.name, alg ?? (realm.signing_alg as SigningAlgorithm), nowMs);
   });
 }
 
-async function addSigningKey(db: Queryable, vault: Vault, realmName: string, alg: SigningAlgorithm): Promise<string> {
+async function addSigningKey(db: Queryable, vault: Vault, realmName: string, alg: SigningAlgorithm, nowMs: number): Promise<string> {
   const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
   const kid = randomUUID();
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
@@ -134,7 +137,7 @@ async function addSigningKey(db: Queryable, vault: Vault, realmName: string, alg
     alg,
     public_jwk: JSON.stringify(publicJwk),
     private_jwk: vault.seal(JSON.stringify(privateJwk)),
-    created_at: new Date().toISOString(),
+    created_at: new Date(nowMs).toISOString(),
     retired_at: null,
   });
   await bumpKeyGeneration(db, realmName, alg);

@@ -4,6 +4,7 @@
  * scope, user and workstation. Each step either passes or throws an OAuthError. Client
  * authentication runs under the failed-authentication limit (failure-limit.ts): 429 past it.
  */
+import { epochSecondsOf } from '../core/clock.js';
 import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
 import { signAccessToken, type TokenSubject } from './access-token.js';
@@ -44,7 +45,7 @@ export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request
   if (user) subject.user = user;
 
   const key = await ctx.keyring.activeKey(realm);
-  const nowSeconds = Math.floor(Date.now() / 1000);
+  const nowSeconds = epochSecondsOf(ctx.clock);
   const token = await signAccessToken(realm, ctx.issuer(realm.name), key, subject, nowSeconds);
   return {
     access_token: token.jwt,

@@ -4,6 +4,7 @@
  * remote core that was an HTTP call per request). A user disabled in the core is refused within
  * `directorySnapshotMaxAgeMs` (CONTRACT §11: caches bounded in time).
  */
+import type { Clock } from '../core/clock.js';
 import type { CoreBankingPort, DirectoryStatus } from '../core/port.js';
 import { Snapshot } from './snapshot.js';
 
@@ -17,8 +18,8 @@ export class DirectorySnapshot implements Directory {
   readonly #users: Snapshot<string, DirectoryStatus>;
   readonly #workstations: Snapshot<string, DirectoryStatus>;
 
-  constructor(core: Directory, maxAgeMs = directorySnapshotMaxAgeMs) {
-    const options = { maxAgeMs, entriesMax: directoryEntriesMax };
+  constructor(core: Directory, clock: Clock, maxAgeMs = directorySnapshotMaxAgeMs) {
+    const options = { maxAgeMs, entriesMax: directoryEntriesMax, clock };
     this.#users = new Snapshot((login) => core.userStatus(login), options);
     this.#workstations = new Snapshot((id) => core.workstationStatus(id), options);
   }

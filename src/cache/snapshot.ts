@@ -4,6 +4,7 @@
  * few seconds). Loads of one key are shared: a burst of requests costs one read. Bounded: the
  * least recently used keys are forgotten first.
  */
+import type { Clock } from '../core/clock.js';
 import { LruMap } from './lru-map.js';
 
 interface Entry<V> {
@@ -16,24 +17,25 @@ interface Entry<V> {
 export interface SnapshotOptions {
   maxAgeMs: number;
   entriesMax: number;
-  now?: () => number;
+  /** Whose time ages the entries (src/core/clock.ts). */
+  clock: Clock;
 }
 
 export class Snapshot<K, V> {
   readonly #load: (key: K) => Promise<V>;
   readonly #entries: LruMap<K, Entry<V>>;
   readonly #maxAgeMs: number;
-  readonly #now: () => number;
+  readonly #clock: Clock;
 
   constructor(load: (key: K) => Promise<V>, options: SnapshotOptions) {
     this.#load = load;
     this.#entries = new LruMap(options.entriesMax);
     this.#maxAgeMs = options.maxAgeMs;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock;
   }
 
   get(key: K): Promise<V> {
-    const now = this.#now();
+    const now = this.#clock.now();
     const entry = this.#entries.get(key);
     if (entry !== undefined && now - entry.loadedAtMs < this.#maxAgeMs) return entry.value;
     const value = this.#load(key);
@@ -58,7 +60,7 @@ export class Snapshot<K, V> {
    */
   peek(key: K): { value: V } | undefined {
     const entry = this.#entries.get(key);
-    if (entry?.loaded === undefined || this.#now() - entry.loadedAtMs >= this.#maxAgeMs) return undefined;
+    if (entry?.loaded === undefined || this.#clock.now() - entry.loadedAtMs >= this.#maxAgeMs) return undefined;
     return entry.loaded;
   }
 

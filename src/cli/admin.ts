@@ -3,6 +3,7 @@
  * not-before. A generated secret is printed once, to stdout, and never again.
  */
 import { randomUUID } from 'node:crypto';
+import { systemClock } from '../clock/system-clock.js';
 import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
 import { ensureSigningKey, isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
 import { realmDefaults } from '../sandbox/load.js';
@@ -12,6 +13,9 @@ import { openStore, type Store } from '../store/connect.js';
 import { findRealm, insertRealmIfMissing, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
 import { checkEverything } from './check.js';
+import { coreUrlOf, withCore, withEmbeddedCore } from './core-session.js';
+import { coreRecords } from '../reference-core/storage/core-records.js';
+import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { findUserStatus, findWorkstationStatus, insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
 import { initiateScope } from '../operations/term-deposit-initiation.js';
 import { retrieveScope } from '../api/routes/term-deposits.js';
@@ -158,7 +162,7 @@ export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: stri
   if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
   return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
-    return rotateSigningKey(store, vault, flags.realm, flags.alg as Parameters<typeof rotateSigningKey>[3]);
+    return rotateSigningKey(store, vault, flags.realm, systemClock.now(), flags.alg as Parameters<typeof rotateSigningKey>[4]);
   });
 }
 
@@ -207,7 +211,7 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
       created_at: new Date().toISOString(),
     });
     const stored = await findRealm(store.db, flags.realm);
-    if (stored) await ensureSigningKey(store.db, vault, stored);
+    if (stored) await ensureSigningKey(store.db, vault, stored, systemClock.now());
     return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg };
   });
 }
@@ -224,18 +228,22 @@ export async function describeRealms(flags: StoreFlags) {
   );
 }
 
-/** `coregate check` (src/cli/check.ts): ledger, operations, unknown outcomes, audit chain. */
-export async function checkStore(flags: StoreFlags & { coreDb?: string; unknownAgeLimit?: string }) {
+/**
+ * `coregate check` (src/cli/check.ts): ledger, operations, unknown outcomes, audit chain. The
+ * ledger is the core's, proved through the port: `--core-url` asks a remote core; `--core-db`
+ * opens the reference core's own database (when you run it and hold it); otherwise the embedded
+ * core on `--db`, refused when that database's core is remote (it holds no ledger then).
+ */
+export async function checkStore(flags: StoreFlags & { coreUrl?: string; coreDb?: string; unknownAgeLimit?: string }) {
   const ageLimitSeconds = Number(flags.unknownAgeLimit ?? process.env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300');
   if (!Number.isInteger(ageLimitSeconds) || ageLimitSeconds < 1) throw new CommandError(`--unknown-age-limit must be a positive integer, got "${flags.unknownAgeLimit}"`);
+  if (flags.coreDb !== undefined && coreUrlOf(flags) !== undefined) throw new CommandError('--core-url and --core-db name the core twice: give one (--core-url when the core runs as a service)');
   return withStoreReadOnly(flags, async (store) => {
-    if (flags.coreDb === undefined) return checkEverything(store, store, ageLimitSeconds);
-    const coreStore = openStore(flags.coreDb);
-    try {
-      return await checkEverything(store, coreStore, ageLimitSeconds);
-    } finally {
-      await coreStore.close();
-    }
+    if (flags.coreDb !== undefined) return withEmbeddedCore(flags.coreDb, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
+    if (coreUrlOf(flags) !== undefined) return withCore(flags, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
+    const recorded = await recordedRemoteCore(store.db);
+    if (recorded !== undefined) throw new CommandError(remoteCoreRefusal('coregate check', recorded));
+    return checkEverything(store, coreRecords(store.db), ageLimitSeconds);
   });
 }
 

@@ -1,17 +1,17 @@
 /**
  * `coregate check`: proves what must always hold, and exits non-zero on any finding.
  * - the ledger: every movement balances, every balance equals its postings, no customer account
- *   below zero (in the core's database: the API's own with the embedded core, `--core-db`
- *   otherwise); every term deposit's account agrees with its status (an Active contract's holds
- *   the principal, a Matured one's holds nothing: its maturity repaid it, docs/business-days.md);
+ *   below zero; every term deposit's account agrees with its status (an Active contract's holds
+ *   the principal, a Matured one's holds nothing: its maturity repaid it, docs/business-days.md).
+ *   The core proves it through the port's read side (CoreRecords.checkLedger): the embedded core
+ *   on the API's database, a remote one over its protocol (`--core-url`), never a copy;
  * - every Executed operation has its postings (by reference) and the audit record of its success;
  * - no operation has stayed unknown (or in flight) past the age limit;
  * - the audit chain is valid.
  */
 import { extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
+import type { CoreRecords, LedgerReport } from '../core/port.js';
 import type { Store } from '../store/connect.js';
-import { findTermDepositAccountMismatches } from '../store/banking.js';
-import { checkLedger, findPostedReferences, type LedgerCheck } from '../store/ledger.js';
 import { findAuditedSuccesses, listExecutedReferences, listUnsettledOperations } from '../store/operations.js';
 
 /** References checked per query. */
@@ -21,11 +21,7 @@ const findingsListedMax = 100;
 
 export interface CheckReport {
   ok: boolean;
-  ledger: LedgerCheck & {
-    ok: boolean;
-    /** Term deposits whose account disagrees with their status (Active: the principal; Matured: zero). */
-    termDepositMismatches: Awaited<ReturnType<typeof findTermDepositAccountMismatches>>['listed'];
-  };
+  ledger: LedgerReport & { ok: boolean };
   operations: {
     ok: boolean;
     executed: number;
@@ -36,14 +32,14 @@ export interface CheckReport {
   audit: Awaited<ReturnType<typeof verifyAuditChain>>;
 }
 
-export async function checkEverything(store: Store, coreStore: Store, unknownAgeLimitSeconds: number): Promise<CheckReport> {
-  const ledgerCheck = await checkLedger(coreStore.db);
-  const deposits = await findTermDepositAccountMismatches(coreStore.db, findingsListedMax);
+/** `store`: the API's own (operations, audit); `core`: the core's records, through the port. */
+export async function checkEverything(store: Store, core: CoreRecords, unknownAgeLimitSeconds: number): Promise<CheckReport> {
+  const ledgerCheck = await core.checkLedger(findingsListedMax);
   const ledgerOk =
     ledgerCheck.unbalancedMovements.length === 0 &&
     ledgerCheck.balanceMismatches.length === 0 &&
     ledgerCheck.negativeCustomerAccounts.length === 0 &&
-    deposits.count === 0;
+    ledgerCheck.termDepositMismatches.length === 0;
 
   const withoutPostings: string[] = [];
   const withoutAudit: string[] = [];
@@ -52,7 +48,7 @@ export async function checkEverything(store: Store, coreStore: Store, unknownAge
     const page = await listExecutedReferences(store.db, after, pageSize);
     if (page.length === 0) break;
     executed += page.length;
-    const posted = await findPostedReferences(coreStore.db, page);
+    const posted = new Set(await core.postedReferences(page));
     const audited = await findAuditedSuccesses(store.db, page);
     for (const reference of page) {
       if (!posted.has(reference)) withoutPostings.push(reference);
@@ -72,7 +68,7 @@ export async function checkEverything(store: Store, coreStore: Store, unknownAge
   const operationsOk = withoutPostings.length === 0 && withoutAudit.length === 0 && unsettled.length === 0;
   return {
     ok: ledgerOk && operationsOk && audit.ok,
-    ledger: { ok: ledgerOk, ...ledgerCheck, termDepositMismatches: deposits.listed },
+    ledger: { ok: ledgerOk, ...ledgerCheck },
     operations: {
       ok: operationsOk,
       executed,

@@ -2,14 +2,14 @@
  * `coregate core advance --to YYYY-MM-DD` and `coregate core date` (docs/business-days.md): the
  * operator moves the core's business date. With --core-url the remote core runs the end of day
  * (its protocol's advance endpoint); otherwise this command opens the store (--db) and runs it
- * with the embedded reference core, one transaction per business day, resumable after a crash.
+ * with the embedded reference core, one transaction per business day, resumable after a crash. On
+ * the database of an API whose core is remote it refuses, naming --core-url (core-session.ts): an
+ * end of day run on a copy of the core's tables would answer success while the core stood still.
  */
 import { isCalendarDate } from '../core/calendar-date.js';
 import { BusinessDateBackwards, type CoreBankingPort, type EndOfDayReport } from '../core/port.js';
-import { defaultDbUrl } from '../config.js';
-import { connectRemoteCore, openReferenceCore } from '../core-http/core-service.js';
-import { createLogger } from '../log.js';
 import { CommandError } from './command-error.js';
+import { withCore } from './core-session.js';
 
 export interface CoreCommandFlags {
   db?: string;
@@ -21,31 +21,13 @@ export interface CoreAdvanceFlags extends CoreCommandFlags {
   to: string;
 }
 
-/** A remote advance may run many days: the adapter waits this long (the work goes on in the core if it is cut). */
-const remoteTimeoutMs = 60_000;
-
-async function withCore<T>(flags: CoreCommandFlags, work: (core: CoreBankingPort) => Promise<T>): Promise<T> {
-  const coreUrl = flags.coreUrl ?? process.env.COREGATE_CORE_URL;
-  if (coreUrl !== undefined) {
-    const remote = connectRemoteCore(coreUrl, remoteTimeoutMs);
-    try {
-      return await work(remote);
-    } finally {
-      await remote.close();
-    }
-  }
-  const db = flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl;
-  const { store, core } = await openReferenceCore({ db, dataFile: undefined, businessDate: undefined }, createLogger({ level: 'silent' }));
-  try {
-    return await work(core);
-  } finally {
-    await store.close();
-  }
+function withCoreOf<T>(flags: CoreCommandFlags, what: string, work: (core: CoreBankingPort) => Promise<T>): Promise<T> {
+  return withCore(flags, what, (core) => work(core));
 }
 
 export async function coreAdvance(flags: CoreAdvanceFlags): Promise<EndOfDayReport> {
   if (!isCalendarDate(flags.to)) throw new CommandError(`--to must be a YYYY-MM-DD calendar date, got "${flags.to}"`);
-  return withCore(flags, async (core) => {
+  return withCoreOf(flags, 'coregate core advance', async (core) => {
     try {
       return await core.advanceBusinessDate(flags.to);
     } catch (error) {
@@ -56,7 +38,7 @@ export async function coreAdvance(flags: CoreAdvanceFlags): Promise<EndOfDayRepo
 }
 
 export async function coreDate(flags: CoreCommandFlags): Promise<{ businessDate: string }> {
-  return withCore(flags, async (core) => ({ businessDate: await core.businessDate() }));
+  return withCoreOf(flags, 'coregate core date', async (core) => ({ businessDate: await core.businessDate() }));
 }
 
 export function describeAdvance(report: EndOfDayReport): string {

@@ -28,6 +28,7 @@ const program = new Command('coregate')
 const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
 const realmOption = () => new Option('--realm <realm>', 'realm name (required)').makeOptionMandatory();
 const jsonOption = () => new Option('--json', 'print JSON for scripts');
+const coreUrlOption = () => new Option('--core-url <url>', 'a remote core (coregate core serve) answers, through its protocol (env COREGATE_CORE_URL); default: the embedded core on --db');
 
 program
   .command('serve')
@@ -189,6 +190,7 @@ users
   .argument('<login>')
   .option('--status <status>', 'Active, Disabled or Blocked')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (login: string, flags) => {
     const result = await (await toolkit()).addUser({ ...flags, login });
@@ -199,6 +201,7 @@ users
   .command('list')
   .description('list the directory\'s users')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const rows = await (await toolkit()).listUsers(flags);
@@ -212,6 +215,7 @@ workstations
   .argument('<id>')
   .option('--status <status>', 'Active, Disabled or Blocked')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (id: string, flags) => {
     const result = await (await toolkit()).addWorkstation({ ...flags, id });
@@ -222,6 +226,7 @@ workstations
   .command('list')
   .description('list the directory\'s workstations')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const rows = await (await toolkit()).listWorkstations(flags);
@@ -236,6 +241,7 @@ customers
   .option('--name <name>', 'the customer\'s name')
   .option('--status <status>', 'Active (default), Blocked, Closed or Inactive')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const result = await (await toolkit()).addCustomer(flags);
@@ -246,6 +252,7 @@ customers
   .command('list')
   .description('list customers with their number of accounts')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const rows = await (await toolkit()).listCustomerRows(flags);
@@ -262,6 +269,7 @@ accounts
   .option('--balance <amount>', 'opening balance as a decimal, e.g. 1500.00 (default 0)')
   .option('--status <status>', 'Active (default), Blocked, Closed or Inactive')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const account = await (await toolkit()).addAccount(flags);
@@ -273,6 +281,7 @@ accounts
   .description('list customer accounts with their live balances')
   .option('--customer <reference>', 'only this customer\'s')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const rows = await (await toolkit()).listAccountRows(flags);
@@ -285,6 +294,7 @@ accounts
   .argument('<accountNumber>')
   .option('--limit <n>', 'postings to show (default 20)')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (account: string, flags) => {
     const shown = await (await toolkit()).showAccount({ ...flags, account });
@@ -299,6 +309,7 @@ program
   .description('a term deposit as the core keeps it, with its expected interest and status')
   .argument('<termDepositAccount>')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .action(async (contract: string, flags) => print(await (await toolkit()).showTermDeposit({ ...flags, contract })));
 program
   .command('facilities')
@@ -307,6 +318,7 @@ program
   .description('a loan facility: installments, outstanding, limit used')
   .argument('<merchandisingLoanId>')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .action(async (loanId: string, flags) => print(await (await toolkit()).showFacility({ ...flags, loanId })));
 
 const realms = program.command('realms').description('manage realms');
@@ -355,7 +367,8 @@ program
   .command('check')
   .description('prove the ledger balances, every executed operation has its postings and audit record, none stayed unknown past the age limit, and the audit chain is valid (exit 1 on any finding)')
   .addOption(dbOption())
-  .option('--core-db <url>', 'the remote core\'s database, whose ledger holds the postings (default: --db, the embedded core)')
+  .addOption(coreUrlOption())
+  .option('--core-db <url>', 'the reference core\'s own database, when you hold it (prefer --core-url: a bank\'s core never hands out its database)')
   .option('--unknown-age-limit <seconds>', 'an operation unknown or in flight longer is a finding (env COREGATE_UNKNOWN_AGE_LIMIT_SECONDS, default 300)')
   .addOption(jsonOption())
   .action(async (flags) => {
@@ -468,6 +481,7 @@ sandbox
   .command('reset')
   .description('empty the store and load the data file again, as a new sandbox (asks first; --yes without a terminal)')
   .addOption(new Option('--data <file>', 'the sandbox data file to load').makeOptionMandatory())
+  .addOption(coreUrlOption())
   .option('--yes', 'do not ask for confirmation')
   .option('--webhook-allow-private', 'the file\'s webhook endpoints may name loopback and private addresses, as serve\'s flag (env COREGATE_WEBHOOK_ALLOW_PRIVATE)')
   .addOption(dbOption())

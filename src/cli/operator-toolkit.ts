@@ -1,22 +1,28 @@
 /**
- * The operator's toolkit on the store (issue 12): add and list users, workstations, customers and
- * accounts; show an account with its postings, a term deposit, a loan facility. Additions go
- * through the data file's own loader and checks (src/sandbox), so a record added here is exactly
- * what the same record in `demo/sandbox.json` would be, and an existing one is never overwritten.
+ * The operator's toolkit (issue 12): add and list users, workstations, customers and accounts;
+ * show an account with its postings, a term deposit, a loan facility. Everything goes through the
+ * port (core-session.ts): the read side answers, and additions are a data-file fragment sent to
+ * the load side, so a record added here is exactly what the same record in `demo/sandbox.json`
+ * would be, and an existing one is never overwritten. With `--core-url` the remote core answers;
+ * on the database of an API whose core is remote, without it, every command is refused naming it.
  * Reads need no master key: nothing sealed is read.
  */
-import { parseSandboxData, type SandboxData } from '../sandbox/data-file.js';
-import { loadCoreSandboxData } from '../sandbox/load.js';
-import type { Store } from '../store/connect.js';
-import { findAccountView, listAccounts, listCustomers, listLoanFacilities, listPostings, listTermDeposits } from '../store/operator-queries.js';
+import { CoreDataRefused, type CoreDataDocument, type CustomerRecord } from '../core/port.js';
+import { accountView, bankRowsMax, loanFacilityView, postingsPage, termDepositView } from '../operator/bank-views.js';
 import { CommandError } from './command-error.js';
-import { withStoreReadOnly, type StoreFlags } from './store-session.js';
+import { coreUrlOf, withCore, withEmbeddedCore, type CoreFlags, type OperatorCore } from './core-session.js';
+import { defaultDbUrl } from '../config.js';
 
 const directoryStatuses = ['Active', 'Disabled', 'Blocked'];
 
 /** Adds core records as a data-file fragment: the same schema, checks and insert-if-missing rules. */
-async function addRecords(store: Store, fragment: SandboxData): Promise<void> {
-  await loadCoreSandboxData(store, parseSandboxData(fragment, 'the command line'));
+async function addRecords(core: OperatorCore, fragment: CoreDataDocument): Promise<void> {
+  try {
+    await core.loadData(fragment);
+  } catch (error) {
+    if (error instanceof CoreDataRefused) throw new CommandError(`the command line: ${error.field}: ${error.message.replace(/^core data: [^:]*: /, '')}`);
+    throw error;
+  }
 }
 
 function status(value: string | undefined): string {
@@ -25,85 +31,105 @@ function status(value: string | undefined): string {
   return chosen;
 }
 
-export async function addUser(flags: StoreFlags & { login: string; status?: string }): Promise<{ login: string; status: string; added: boolean }> {
-  return withStoreReadOnly(flags, async (store) => {
-    const existing = await store.db.selectFrom('directory_users').select('status').where('login', '=', flags.login).executeTakeFirst();
-    if (!existing) await addRecords(store, { users: [{ login: flags.login, status: status(flags.status) }] } as SandboxData);
-    return { login: flags.login, status: existing?.status ?? status(flags.status), added: !existing };
+/** A customer, found by paging the read side (the port lists customers in reference order). */
+async function findCustomer(core: OperatorCore, reference: string): Promise<CustomerRecord | undefined> {
+  for (let offset = 0; ; offset += bankRowsMax) {
+    const page = await core.listCustomers({ limit: bankRowsMax, offset });
+    const found = page.items.find((customer) => customer.customerReference === reference);
+    if (found || !page.more) return found;
+  }
+}
+
+export async function addUser(flags: CoreFlags & { login: string; status?: string }): Promise<{ login: string; status: string; added: boolean }> {
+  return withCore(flags, 'coregate users add', async (core) => {
+    const existing = await core.userStatus(flags.login);
+    if (!existing) await addRecords(core, { users: [{ login: flags.login, status: status(flags.status) }] });
+    return { login: flags.login, status: existing ?? status(flags.status), added: !existing };
   });
 }
 
-export async function listUsers(flags: StoreFlags) {
-  return withStoreReadOnly(flags, (store) => store.db.selectFrom('directory_users').select(['login', 'status']).orderBy('login').execute());
+/**
+ * The directory's lists are not on the port (a core answers one user's or workstation's status):
+ * they are read from the embedded core's own store, and a remote core's are its own to list.
+ */
+function directoryList<T>(flags: CoreFlags, what: string, kind: string, work: (core: OperatorCore, store: import('../store/connect.js').Store) => Promise<T>): Promise<T> {
+  if (coreUrlOf(flags) !== undefined) {
+    throw new CommandError(`${what} lists the embedded core's directory; a remote core's ${kind} are listed by the core itself (the port answers one ${kind.replace(/s$/, '')}'s status, not a list)`);
+  }
+  return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, what, work);
 }
 
-export async function addWorkstation(flags: StoreFlags & { id: string; status?: string }): Promise<{ id: string; status: string; added: boolean }> {
-  return withStoreReadOnly(flags, async (store) => {
-    const existing = await store.db.selectFrom('workstations').select('status').where('id', '=', flags.id).executeTakeFirst();
-    if (!existing) await addRecords(store, { workstations: [{ id: flags.id, status: status(flags.status) }] } as SandboxData);
-    return { id: flags.id, status: existing?.status ?? status(flags.status), added: !existing };
+export async function listUsers(flags: CoreFlags) {
+  return directoryList(flags, 'coregate users list', 'users', (_core, store) => store.db.selectFrom('directory_users').select(['login', 'status']).orderBy('login').execute());
+}
+
+export async function addWorkstation(flags: CoreFlags & { id: string; status?: string }): Promise<{ id: string; status: string; added: boolean }> {
+  return withCore(flags, 'coregate workstations add', async (core) => {
+    const existing = await core.workstationStatus(flags.id);
+    if (!existing) await addRecords(core, { workstations: [{ id: flags.id, status: status(flags.status) }] });
+    return { id: flags.id, status: existing ?? status(flags.status), added: !existing };
   });
 }
 
-export async function listWorkstations(flags: StoreFlags) {
-  return withStoreReadOnly(flags, (store) => store.db.selectFrom('workstations').select(['id', 'status']).orderBy('id').execute());
+export async function listWorkstations(flags: CoreFlags) {
+  return directoryList(flags, 'coregate workstations list', 'workstations', (_core, store) => store.db.selectFrom('workstations').select(['id', 'status']).orderBy('id').execute());
 }
 
-export async function addCustomer(flags: StoreFlags & { customer: string; name?: string; status?: string }) {
-  return withStoreReadOnly(flags, async (store) => {
-    const existing = await store.db.selectFrom('customers').select('customer_reference').where('customer_reference', '=', flags.customer).executeTakeFirst();
-    if (existing) throw new CommandError(`Customer "${flags.customer}" already exists (records are never overwritten)`);
-    await addRecords(store, { customers: [{ customerReference: flags.customer, name: flags.name ?? flags.customer, status: flags.status ?? 'Active' }] } as SandboxData);
+export async function addCustomer(flags: CoreFlags & { customer: string; name?: string; status?: string }) {
+  return withCore(flags, 'coregate customers add', async (core) => {
+    if (await findCustomer(core, flags.customer)) throw new CommandError(`Customer "${flags.customer}" already exists (records are never overwritten)`);
+    await addRecords(core, { customers: [{ customerReference: flags.customer, name: flags.name ?? flags.customer, status: flags.status ?? 'Active' }] });
     return { customerReference: flags.customer, name: flags.name ?? flags.customer, status: flags.status ?? 'Active' };
   });
 }
 
-export async function listCustomerRows(flags: StoreFlags) {
-  return withStoreReadOnly(flags, (store) => listCustomers(store.db));
+export async function listCustomerRows(flags: CoreFlags) {
+  return withCore(flags, 'coregate customers list', async (core) => (await core.listCustomers({ limit: bankRowsMax, offset: 0 })).items);
 }
 
 /** A customer account with its opening balance, posted against the bank's equity as the data file does. */
-export async function addAccount(flags: StoreFlags & { account: string; customer: string; currency: string; balance?: string; status?: string }) {
+export async function addAccount(flags: CoreFlags & { account: string; customer: string; currency: string; balance?: string; status?: string }) {
   const balance = Number(flags.balance ?? '0');
   if (!/^\d+(\.\d+)?$/.test(flags.balance ?? '0') || !Number.isFinite(balance)) throw new CommandError(`--balance must be a plain decimal amount, e.g. 1500.00, got "${flags.balance}"`);
-  return withStoreReadOnly(flags, async (store) => {
-    if (await findAccountView(store.db, flags.account)) throw new CommandError(`Account "${flags.account}" already exists (records are never overwritten)`);
-    const customer = await store.db.selectFrom('customers').selectAll().where('customer_reference', '=', flags.customer).executeTakeFirst();
+  return withCore(flags, 'coregate accounts add', async (core) => {
+    if (await core.findAccount(flags.account)) throw new CommandError(`Account "${flags.account}" already exists (records are never overwritten)`);
+    const customer = await findCustomer(core, flags.customer);
     if (!customer) throw new CommandError(`Customer "${flags.customer}" does not exist: add it first with \`coregate customers add --customer ${flags.customer}\``);
-    await addRecords(store, {
-      customers: [{ customerReference: customer.customer_reference, name: customer.name ?? customer.customer_reference, status: customer.status }],
+    await addRecords(core, {
+      customers: [{ customerReference: customer.customerReference, name: customer.name ?? customer.customerReference, status: customer.status }],
       accounts: [{ accountNumber: flags.account, customerReference: flags.customer, currency: flags.currency, balance, status: flags.status ?? 'Active' }],
-    } as SandboxData);
-    return findAccountView(store.db, flags.account);
+    });
+    const added = await core.findAccount(flags.account);
+    return added && accountView(added);
   });
 }
 
-export async function listAccountRows(flags: StoreFlags & { customer?: string }) {
-  return withStoreReadOnly(flags, (store) => listAccounts(store.db, { customerReference: flags.customer }));
+export async function listAccountRows(flags: CoreFlags & { customer?: string }) {
+  return withCore(flags, 'coregate accounts list', async (core) => (await core.listAccounts({ customerReference: flags.customer }, { limit: bankRowsMax, offset: 0 })).items.map(accountView));
 }
 
-export async function showAccount(flags: StoreFlags & { account: string; limit?: string }) {
+export async function showAccount(flags: CoreFlags & { account: string; limit?: string }) {
   if (!/^[1-9][0-9]{0,2}$/.test(flags.limit ?? '20') || Number(flags.limit ?? '20') > 500) throw new CommandError(`--limit must be a whole number from 1 to 500, got "${flags.limit}"`);
-  return withStoreReadOnly(flags, async (store) => {
-    const account = await findAccountView(store.db, flags.account);
+  return withCore(flags, 'coregate accounts show', async (core) => {
+    const account = await core.findAccount(flags.account);
     if (!account) throw new CommandError(`Account "${flags.account}" does not exist`);
-    const { postings, more } = await listPostings(store.db, account, Number(flags.limit ?? '20'), 0);
-    return { account, postings, more };
+    const { postings, more } = await postingsPage(core, flags.account, Number(flags.limit ?? '20'), 0);
+    return { account: accountView(account), postings, more };
   });
 }
 
-export async function showTermDeposit(flags: StoreFlags & { contract: string }) {
-  return withStoreReadOnly(flags, async (store) => {
-    const [deposit] = await listTermDeposits(store.db, { contractNumber: flags.contract, limit: 1 });
+export async function showTermDeposit(flags: CoreFlags & { contract: string }) {
+  return withCore(flags, 'coregate term-deposits show', async (core) => {
+    const [deposit] = (await core.listTermDeposits({ contractNumber: flags.contract }, { limit: 1, offset: 0 })).items;
     if (!deposit) throw new CommandError(`Term deposit "${flags.contract}" does not exist`);
-    return deposit;
+    return termDepositView(deposit);
   });
 }
 
-export async function showFacility(flags: StoreFlags & { loanId: string }) {
-  return withStoreReadOnly(flags, async (store) => {
-    const facility = (await listLoanFacilities(store.db)).find((candidate) => candidate.merchandisingLoanId === flags.loanId);
+export async function showFacility(flags: CoreFlags & { loanId: string }) {
+  return withCore(flags, 'coregate facilities show', async (core) => {
+    const [facility] = (await core.listLoanFacilities({ loanId: flags.loanId }, { limit: 1, offset: 0 })).items;
     if (!facility) throw new CommandError(`Loan facility "${flags.loanId}" does not exist`);
-    return facility;
+    return loanFacilityView(facility);
   });
 }

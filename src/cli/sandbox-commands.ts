@@ -12,6 +12,10 @@ import { openStore, redactUrl } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import { CommandError } from './command-error.js';
+import { CoreDataRefused } from '../core/port.js';
+import { connectRemoteCore } from '../core-http/core-service.js';
+import { corePart, recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
+import { coreUrlOf } from './core-session.js';
 
 export interface SandboxResetFlags {
   db?: string;
@@ -19,6 +23,8 @@ export interface SandboxResetFlags {
   yes?: boolean;
   /** The file's webhook endpoints may name loopback and private addresses (as `coregate serve --webhook-allow-private`). */
   webhookAllowPrivate?: boolean;
+  /** The remote core of this API (its database records it): the file's core part goes there. */
+  coreUrl?: string;
 }
 
 /** Answers the summary, or undefined when the operator declined. */
@@ -34,7 +40,23 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
     await migrateToLatest(store);
     // Refuses a missing or wrong master key before anything is deleted.
     await loadSecretHashKey(store.db, vault);
-    return await resetSandbox(store, vault, data, webhookTargets);
+    // With a remote core its records are the core's: checked before anything is deleted.
+    const recorded = await recordedRemoteCore(store.db);
+    const coreUrl = coreUrlOf(flags);
+    if (recorded !== undefined && coreUrl === undefined) throw new CommandError(remoteCoreRefusal('coregate sandbox reset', recorded));
+    if (recorded === undefined && coreUrl !== undefined) throw new CommandError(`--core-url: this database's core is embedded (its records are here); leave --core-url out`);
+    const summary = await resetSandbox(store, vault, data, webhookTargets);
+    const part = corePart(data);
+    if (coreUrl === undefined || part === undefined) return summary;
+    const core = connectRemoteCore(coreUrl, 60_000);
+    try {
+      return { ...summary, accountsAdded: (await core.loadData(part)).accountsAdded };
+    } catch (error) {
+      if (error instanceof CoreDataRefused) throw new CommandError(`The API's records were reset, but the core refused the data file's core part at ${error.field}: ${error.message}`);
+      throw error;
+    } finally {
+      await core.close();
+    }
   } finally {
     await store.close();
   }

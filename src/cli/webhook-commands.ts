@@ -5,6 +5,7 @@
  * endpoint's signing secret once (or takes one from COREGATE_WEBHOOK_SECRET, never from a flag).
  */
 import { Option, type Command } from 'commander';
+import { systemClock } from '../clock/system-clock.js';
 import { CommandError } from './command-error.js';
 
 const actions = async () => {
@@ -58,7 +59,7 @@ export function addWebhookCommands(program: Command): void {
       const given = process.env.COREGATE_WEBHOOK_SECRET;
       const policy = targets(flags.webhookAllowPrivate);
       const endpoint = await withStore(flags.db, (store, vault) =>
-        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }, policy),
+        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }, policy, systemClock.now()),
       );
       if (flags.json) return print(endpoint);
       print(`Endpoint ${endpoint.id} of ${endpoint.clientId} (${endpoint.realm}): ${endpoint.url}`);
@@ -122,7 +123,7 @@ export function addWebhookCommands(program: Command): void {
     .addOption(dbOption())
     .action(async (id: string, flags: { db?: string }) => {
       const { admin, withStore } = await actions();
-      if (!(await withStore(flags.db, (store) => admin.retryDeliveryNow(store.db, id)))) throw new CommandError(`Delivery ${id} does not exist or was delivered already`);
+      if (!(await withStore(flags.db, (store) => admin.retryDeliveryNow(store.db, id, systemClock.now())))) throw new CommandError(`Delivery ${id} does not exist or was delivered already`);
       print(`Delivery ${id} is due now.`);
     });
 }

@@ -7,10 +7,24 @@
  */
 import { BusinessRefusal, errorCatalogue, errorCode, errorNameOf, isErrorName, type Family } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
-import type { CoreEvent, CoreOutcome, EndOfDayReport, LoanInstallmentResult, TermDeposit } from '../core/port.js';
+import type {
+  AccountRecord,
+  CoreEvent,
+  CoreOutcome,
+  EndOfDayReport,
+  LoanFacilityRecord,
+  LoanInstallmentResult,
+  PostingRecord,
+  TermDeposit,
+  TermDepositRecord,
+} from '../core/port.js';
 import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import type {
+  AccountWire,
   CoreEventWire,
+  LoanFacilityWire,
+  PostingWire,
+  TermDepositRecordWire,
   EndOfDayReportWire,
   LoanInstallmentCommandWire,
   LoanInstallmentResultWire,
@@ -238,4 +252,85 @@ export function eventsFromWire(wire: readonly CoreEventWire[], after: number, li
     previous = event.sequence;
   }
   return wire.map((event) => ({ ...event, data: { ...event.data } }));
+}
+
+// ----- The read side for operators -----
+
+/** Strict, with a sign: balances and postings may be negative (internal accounts, debits). */
+export function signedMinorFromWire(text: string): bigint {
+  if (!/^(0|-?[1-9][0-9]{0,18})$/.test(text)) throw new ProtocolViolation(`"${text.slice(0, 40)}" is not a signed amount in minor units`);
+  return BigInt(text);
+}
+
+export function accountToWire(account: AccountRecord): AccountWire {
+  return { ...account, balanceMinor: minorToWire(account.balanceMinor) };
+}
+
+export function accountFromWire(wire: AccountWire): AccountRecord {
+  return {
+    accountNumber: wire.accountNumber,
+    customerReference: wire.customerReference,
+    kind: wire.kind,
+    status: wire.status,
+    currency: wire.currency,
+    balanceMinor: signedMinorFromWire(wire.balanceMinor),
+    createdAt: wire.createdAt,
+  };
+}
+
+export function postingToWire(posting: PostingRecord): PostingWire {
+  return { ...posting, amountMinor: minorToWire(posting.amountMinor), balanceAfterMinor: minorToWire(posting.balanceAfterMinor) };
+}
+
+export function postingFromWire(wire: PostingWire): PostingRecord {
+  return {
+    movementId: wire.movementId,
+    line: wire.line,
+    reference: wire.reference,
+    kind: wire.kind,
+    description: wire.description,
+    businessDate: wire.businessDate,
+    createdAt: wire.createdAt,
+    amountMinor: signedMinorFromWire(wire.amountMinor),
+    balanceAfterMinor: signedMinorFromWire(wire.balanceAfterMinor),
+    currency: wire.currency,
+  };
+}
+
+export function termDepositRecordToWire(deposit: TermDepositRecord): TermDepositRecordWire {
+  return { ...termDepositToWire(deposit), createdAt: deposit.createdAt };
+}
+
+export function termDepositRecordFromWire(wire: TermDepositRecordWire): TermDepositRecord {
+  return { ...termDepositFromWire(wire), createdAt: wire.createdAt };
+}
+
+export function loanFacilityToWire(facility: LoanFacilityRecord): LoanFacilityWire {
+  return {
+    ...facility,
+    approvedLimitMinor: minorToWire(facility.approvedLimitMinor),
+    executedTotalMinor: minorToWire(facility.executedTotalMinor),
+    installments: facility.installments.map((installment) => ({ ...installment, amountMinor: minorToWire(installment.amountMinor), paidMinor: minorToWire(installment.paidMinor) })),
+  };
+}
+
+export function loanFacilityFromWire(wire: LoanFacilityWire): LoanFacilityRecord {
+  return {
+    loanId: wire.loanId,
+    customerReference: wire.customerReference,
+    loanType: wire.loanType,
+    parameterType: wire.parameterType,
+    status: wire.status,
+    finalMaturityDate: wire.finalMaturityDate,
+    currency: wire.currency,
+    approvedLimitMinor: minorFromWire(wire.approvedLimitMinor),
+    executedTotalMinor: minorFromWire(wire.executedTotalMinor),
+    installments: wire.installments.map((installment) => ({
+      sequence: installment.sequence,
+      dueDate: installment.dueDate,
+      amountMinor: minorFromWire(installment.amountMinor),
+      paidMinor: minorFromWire(installment.paidMinor),
+      status: installment.status,
+    })),
+  };
 }

@@ -11,67 +11,27 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Tracer } from '@opentelemetry/api';
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { isCalendarDate, toEpochDay } from '../core/calendar-date.js';
-import { currencyExponent } from '../core/currencies.js';
-import { BusinessDateBackwards, type CoreBankingPort } from '../core/port.js';
+import { hasDataLoad, hasRecords } from '../core/port.js';
 import type { Logger } from '../log.js';
 import { spanIdsOf, traceHttpRequests } from '../tracing/http-spans.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
-import {
-  eventToWire,
-  reportToWire,
-  loanCommandFromWire,
-  loanResultToWire,
-  outcomeToWire,
-  termDepositCommandFromWire,
-  termDepositToWire,
-} from './codec.js';
-import {
-  AdvanceCommandSchema,
-  BackwardsSchema,
-  BusinessDateSchema,
-  EndOfDayReportSchema,
-  EventsPageSchema,
-  EventsQuerySchema,
-  eventsPageMax,
-  ContractParamsSchema,
-  DirectoryEntrySchema,
-  identifierLengthMax,
-  LoanInstallmentCommandSchema,
-  FencedSchema,
-  LoanInstallmentOutcomeSchema,
-  LoginParamsSchema,
-  NotFoundSchema,
-  paths,
-  ProblemSchema,
-  ReadySchema,
-  ReferenceParamsSchema,
-  TermDepositCommandSchema,
-  TermDepositOutcomeSchema,
-  TermDepositSchema,
-  UnavailableSchema,
-  WorkstationParamsSchema,
-  type LoanInstallmentCommandWire,
-  type TermDepositCommandWire,
-} from './protocol.js';
+import { BadCommand, coreRoutes, type ServedCore } from './core-routes.js';
+import { identifierLengthMax, paths, ReadySchema, UnavailableSchema } from './protocol.js';
 
 /** Commands are small JSON documents. */
 export const coreBodyBytesMax = 64 * 1024;
 /** A request that takes longer is cut; the API's own time-out is much shorter. */
 const requestTimeoutMs = 30_000;
-/** CONTRACT §6: a percentage per year, > 0 and at most 100. */
-const ratePercentMax = 100;
 
 export interface CoreServerOptions {
-  core: CoreBankingPort;
+  /** The port's operations side, and its read and load sides when the core serves them. */
+  core: ServedCore;
   logger: Logger;
   version: string;
   /** A server span per request, joining the caller's trace (its `traceparent`); none when absent. */
   tracer?: Tracer | undefined;
 }
 
-/** A command the schema lets through but the protocol's rules refuse: 400. */
-class BadCommand extends Error {}
 
 export async function buildCoreServer(options: CoreServerOptions): Promise<FastifyInstance> {
   const { core } = options;
@@ -129,206 +89,27 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     return reply.code(500).send({ error: 'INTERNAL_ERROR', message: 'Internal error; the core\'s log has the cause' });
   });
 
-  const problems = { 400: ProblemSchema, 500: ProblemSchema };
-
-  app.post(
-    paths.termDepositConstitution,
-    {
+  // Every route of the protocol is a row of one table (core-routes.ts); a side the core does not serve is left out.
+  for (const row of coreRoutes) {
+    if (row.side === 'records' && !hasRecords(core)) continue;
+    if (row.side === 'data' && !hasDataLoad(core)) continue;
+    app.route({
+      method: row.method,
+      url: row.path,
+      ...(row.bodyLimit === undefined ? {} : { bodyLimit: row.bodyLimit }),
       schema: {
-        summary: 'Constitute a term deposit under a reference (at most once)',
-        operationId: 'constituteTermDeposit',
-        tags: ['Term deposits'],
-        params: ReferenceParamsSchema,
-        body: TermDepositCommandSchema,
-        response: { 200: TermDepositOutcomeSchema, ...problems },
+        summary: row.summary,
+        operationId: row.portMethod,
+        tags: [row.tag],
+        ...(row.params ? { params: row.params } : {}),
+        ...(row.query ? { querystring: row.query } : {}),
+        ...(row.body ? { body: row.body } : {}),
+        response: row.response,
       },
-    },
-    async (request) => {
-      checkTermDepositCommand(request.body);
-      const outcome = await core.constituteTermDeposit(request.params.reference, termDepositCommandFromWire(request.body));
-      return outcomeToWire(outcome, 'TD', termDepositToWire);
-    },
-  );
-
-  app.get(
-    paths.termDepositConstitution,
-    {
-      schema: {
-        summary: 'The outcome of a term deposit constitution by reference (reconciliation)',
-        operationId: 'findTermDepositConstitution',
-        tags: ['Term deposits'],
-        params: ReferenceParamsSchema,
-        response: { 200: TermDepositOutcomeSchema, 404: NotFoundSchema, 500: ProblemSchema },
-      },
-    },
-    async (request, reply) => {
-      const lookup = await core.findTermDepositConstitution(request.params.reference);
-      if (lookup.status === 'NotFound') return reply.code(404).send({ status: 'NotFound' as const });
-      return outcomeToWire(lookup, 'TD', termDepositToWire);
-    },
-  );
-
-  app.post(
-    paths.loanInstallmentExecution,
-    {
-      schema: {
-        summary: 'Execute a loan installment payment under a reference (at most once)',
-        operationId: 'executeLoanInstallment',
-        tags: ['Merchandising loans'],
-        params: ReferenceParamsSchema,
-        body: LoanInstallmentCommandSchema,
-        response: { 200: LoanInstallmentOutcomeSchema, ...problems },
-      },
-    },
-    async (request) => {
-      checkLoanCommand(request.body);
-      const outcome = await core.executeLoanInstallment(request.params.reference, loanCommandFromWire(request.body));
-      return outcomeToWire(outcome, 'ML', loanResultToWire);
-    },
-  );
-
-  app.get(
-    paths.loanInstallmentExecution,
-    {
-      schema: {
-        summary: 'The outcome of a loan installment execution by reference (reconciliation)',
-        operationId: 'findLoanInstallmentExecution',
-        tags: ['Merchandising loans'],
-        params: ReferenceParamsSchema,
-        response: { 200: LoanInstallmentOutcomeSchema, 404: NotFoundSchema, 500: ProblemSchema },
-      },
-    },
-    async (request, reply) => {
-      const lookup = await core.findLoanInstallmentExecution(request.params.reference);
-      if (lookup.status === 'NotFound') return reply.code(404).send({ status: 'NotFound' as const });
-      return outcomeToWire(lookup, 'ML', loanResultToWire);
-    },
-  );
-
-  app.post(
-    paths.fence,
-    {
-      schema: {
-        summary: 'Close a reference the API gave up on: from now on the core refuses to execute it (NOT_EXECUTED), unless it already did',
-        operationId: 'fenceOperation',
-        tags: ['Reconciliation'],
-        params: ReferenceParamsSchema,
-        response: { 200: FencedSchema, 500: ProblemSchema },
-      },
-    },
-    async (request) => {
-      await core.fenceOperation(request.params.reference);
-      return { status: 'Fenced' as const };
-    },
-  );
-
-  app.get(
-    paths.termDeposit,
-    {
-      schema: {
-        summary: 'A term deposit contract with the interest expected at maturity',
-        operationId: 'retrieveTermDeposit',
-        tags: ['Term deposits'],
-        params: ContractParamsSchema,
-        response: { 200: TermDepositSchema, 404: NotFoundSchema, 500: ProblemSchema },
-      },
-    },
-    async (request, reply) => {
-      const deposit = await core.retrieveTermDeposit(request.params.contractNumber);
-      if (!deposit) return reply.code(404).send({ status: 'NotFound' as const });
-      return termDepositToWire(deposit);
-    },
-  );
-
-  app.get(
-    paths.user,
-    {
-      schema: {
-        summary: 'A user\'s status in the core\'s directory',
-        operationId: 'userStatus',
-        tags: ['Directory'],
-        params: LoginParamsSchema,
-        response: { 200: DirectoryEntrySchema, 404: NotFoundSchema, 500: ProblemSchema },
-      },
-    },
-    async (request, reply) => {
-      const status = await core.userStatus(request.params.login);
-      return status === undefined ? reply.code(404).send({ status: 'NotFound' as const }) : { status };
-    },
-  );
-
-  app.get(
-    paths.workstation,
-    {
-      schema: {
-        summary: 'A workstation\'s status in the core\'s directory',
-        operationId: 'workstationStatus',
-        tags: ['Directory'],
-        params: WorkstationParamsSchema,
-        response: { 200: DirectoryEntrySchema, 404: NotFoundSchema, 500: ProblemSchema },
-      },
-    },
-    async (request, reply) => {
-      const status = await core.workstationStatus(request.params.id);
-      return status === undefined ? reply.code(404).send({ status: 'NotFound' as const }) : { status };
-    },
-  );
-
-  app.get(
-    paths.businessDate,
-    {
-      schema: {
-        summary: 'The core\'s business date',
-        operationId: 'businessDate',
-        tags: ['Business days'],
-        response: { 200: BusinessDateSchema, 500: ProblemSchema },
-      },
-    },
-    async () => ({ businessDate: await core.businessDate() }),
-  );
-
-  app.post(
-    paths.businessDateAdvance,
-    {
-      schema: {
-        summary: 'Advance the business date, running end of day once for every business day passed (idempotent per day, resumable, never backwards)',
-        operationId: 'advanceBusinessDate',
-        tags: ['Business days'],
-        body: AdvanceCommandSchema,
-        response: { 200: EndOfDayReportSchema, 409: BackwardsSchema, ...problems },
-      },
-    },
-    async (request, reply) => {
-      if (!isCalendarDate(request.body.to)) throw new BadCommand(`to "${request.body.to}" is not a calendar date`);
-      try {
-        return reportToWire(await core.advanceBusinessDate(request.body.to));
-      } catch (error) {
-        if (error instanceof BusinessDateBackwards) {
-          return reply.code(409).send({ error: 'BUSINESS_DATE_BACKWARDS' as const, message: error.message, businessDate: error.current, requested: error.requested });
-        }
-        if (error instanceof RangeError) throw new BadCommand(error.message);
-        throw error;
-      }
-    },
-  );
-
-  app.get(
-    paths.events,
-    {
-      schema: {
-        summary: 'The core\'s events (maturities, overdue installments) after a sequence, in order',
-        operationId: 'eventsAfter',
-        tags: ['Business days'],
-        querystring: EventsQuerySchema,
-        response: { 200: EventsPageSchema, ...problems },
-      },
-    },
-    async (request) => {
-      const limit = Number(request.query.limit ?? '100');
-      if (limit > eventsPageMax) throw new BadCommand(`limit must be at most ${eventsPageMax}`);
-      return { events: (await core.eventsAfter(Number(request.query.after ?? '0'), limit)).map(eventToWire) };
-    },
-  );
+      handler: (request, reply) =>
+        row.handle(core as Required<ServedCore>, { params: request.params, query: request.query, body: request.body } as Parameters<typeof row.handle>[1], reply),
+    });
+  }
 
   app.get(
     paths.ready,
@@ -353,31 +134,4 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
   app.get('/health/live', { schema: { hide: true } }, async () => ({ status: 'ok' }));
 
   return app;
-}
-
-/** What the API checks before it calls a core (src/core/term-deposits/initiation.ts), checked again at the core's door. */
-function checkTermDepositCommand(command: TermDepositCommandWire): void {
-  checkCurrency(command.currency);
-  for (const [field, date] of [
-    ['valueDate', command.valueDate],
-    ['maturityDate', command.maturityDate],
-  ] as const) {
-    if (date !== undefined && !isCalendarDate(date)) throw new BadCommand(`${field} "${date}" is not a calendar date`);
-  }
-  if (command.numberOfDays === undefined && command.maturityDate === undefined) throw new BadCommand('the command needs numberOfDays or maturityDate');
-  if (command.maturityDate !== undefined && toEpochDay(command.maturityDate) <= toEpochDay(command.valueDate)) {
-    throw new BadCommand(`maturityDate ${command.maturityDate} is not after valueDate ${command.valueDate}`);
-  }
-  const rate = Number(command.ratePercent);
-  if (!(rate > 0 && rate <= ratePercentMax)) throw new BadCommand(`ratePercent must be greater than 0 and at most ${ratePercentMax}, got ${command.ratePercent}`);
-}
-
-function checkLoanCommand(command: LoanInstallmentCommandWire): void {
-  if ((command.amountMinor === undefined) !== (command.currency === undefined)) throw new BadCommand('amountMinor and currency come together');
-  if (command.currency !== undefined) checkCurrency(command.currency);
-  if (command.maturityDate !== undefined && !isCalendarDate(command.maturityDate)) throw new BadCommand(`maturityDate "${command.maturityDate}" is not a calendar date`);
-}
-
-function checkCurrency(currency: string): void {
-  if (currencyExponent(currency) === undefined) throw new BadCommand(`${currency} is not an active ISO 4217 currency`);
 }

@@ -3,17 +3,20 @@
  * data file. The one place that wires the core's store, the reference core and the protocol's
  * server together (as src/main.ts does for the API).
  */
+import { systemClock } from '../clock/system-clock.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type LogOptions, type Logger } from '../log.js';
 import { ReferenceCore } from '../reference-core/reference-core.js';
 import { readSandboxFile } from '../sandbox/data-file.js';
 import { loadCoreSandboxData } from '../sandbox/load.js';
-import { readBusinessCalendar } from '../sandbox/load-core.js';
+import { readBusinessCalendar } from '../reference-core/storage/load-core-data.js';
 import { openStore, type Store } from '../store/connect.js';
 import { tracedStore } from '../store/traced-store.js';
 import type { Tracing } from '../tracing/start-tracing.js';
 import { migrateToLatest } from '../store/migrate.js';
+import { coreDataLoad } from '../reference-core/storage/core-data-load.js';
+import { coreRecords } from '../reference-core/storage/core-records.js';
 import { coreStorage } from '../store/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
@@ -48,7 +51,7 @@ export async function openReferenceCore(
       logger.info({ file: config.dataFile, ...summary }, 'core data loaded');
     }
     const calendar = await readBusinessCalendar(store.db, config.businessDate);
-    return { store, core: new ReferenceCore({ storage: coreStorage(store), calendar }) };
+    return { store, core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock: systemClock }) };
   } catch (error) {
     await store.close();
     throw error;

@@ -19,9 +19,24 @@ import type { Family } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import {
   BusinessDateBackwards,
+  CoreDataRefused,
+  CoreSideNotServed,
   CoreTimeout,
   CoreUnavailable,
+  type AccountKind,
+  type AccountRecord,
   type CoreBankingPort,
+  type CoreDataDocument,
+  type CoreDataLoad,
+  type CoreLoadSummary,
+  type CoreRecords,
+  type CustomerRecord,
+  type LedgerReport,
+  type LoanFacilityRecord,
+  type Page,
+  type PageRequest,
+  type PostingRecord,
+  type TermDepositRecord,
   type CoreEvent,
   type EndOfDayReport,
   type CoreLookup,
@@ -35,6 +50,11 @@ import { attribute } from '../tracing/attributes.js';
 import { inClientSpan } from '../tracing/client-span.js';
 import { CircuitBreaker, CircuitOpen, type CircuitState } from './circuit-breaker.js';
 import {
+  accountFromWire,
+  loanFacilityFromWire,
+  postingFromWire,
+  signedMinorFromWire,
+  termDepositRecordFromWire,
   eventsFromWire,
   reportFromWire,
   loanCommandToWire,
@@ -46,6 +66,23 @@ import {
   type OutcomeWire,
 } from './codec.js';
 import {
+  AccountSchema,
+  AccountsPageSchema,
+  CustomersPageSchema,
+  DataRefusedSchema,
+  LedgerReportSchema,
+  LoadSummarySchema,
+  LoanFacilitiesPageSchema,
+  PostedReferencesSchema,
+  PostingsPageSchema,
+  recordPaths,
+  recordsPageMax,
+  TermDepositsPageSchema,
+  type AccountWire,
+  type LedgerReportWire,
+  type LoanFacilityWire,
+  type PostingWire,
+  type TermDepositRecordWire,
   BackwardsSchema,
   BusinessDateSchema,
   EndOfDayReportSchema,
@@ -126,9 +163,35 @@ const check = {
   report: TypeCompiler.Compile(EndOfDayReportSchema),
   backwards: TypeCompiler.Compile(BackwardsSchema),
   events: TypeCompiler.Compile(EventsPageSchema),
+  customers: TypeCompiler.Compile(CustomersPageSchema),
+  accounts: TypeCompiler.Compile(AccountsPageSchema),
+  account: TypeCompiler.Compile(AccountSchema),
+  postings: TypeCompiler.Compile(PostingsPageSchema),
+  termDeposits: TypeCompiler.Compile(TermDepositsPageSchema),
+  loanFacilities: TypeCompiler.Compile(LoanFacilitiesPageSchema),
+  ledger: TypeCompiler.Compile(LedgerReportSchema),
+  posted: TypeCompiler.Compile(PostedReferencesSchema),
+  loadSummary: TypeCompiler.Compile(LoadSummarySchema),
+  dataRefused: TypeCompiler.Compile(DataRefusedSchema),
 };
 
-export class HttpCore implements CoreBankingPort {
+/** A route the core does not have: it does not serve that side of the port (not a failure of the core). */
+const notServed = Symbol('notServed');
+
+function isNoRoute(answer: Answer): boolean {
+  return answer.status === 404 && typeof answer.body === 'object' && answer.body !== null && (answer.body as { error?: unknown }).error === 'NO_ROUTE';
+}
+
+/** A page request as query text, bounded by the protocol. */
+function pageQuery(page: PageRequest, extra: Record<string, string | undefined> = {}): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(extra)) if (value !== undefined) query.set(name, value);
+  query.set('limit', String(Math.min(Math.max(1, Math.trunc(page.limit)), recordsPageMax)));
+  query.set('offset', String(Math.max(0, Math.trunc(page.offset))));
+  return `?${query.toString()}`;
+}
+
+export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #timeoutMs: number;
@@ -235,6 +298,103 @@ export class HttpCore implements CoreBankingPort {
     return this.#call('GET', paths.events, `/events?after=${sequence}&limit=${asked}`, undefined, (answer) =>
       eventsFromWire(expect<{ events: CoreEvent[] }>(answer, 200, check.events).events, sequence, asked),
     );
+  }
+
+  // ----- The read side for operators (docs/core-protocol.md): a core that lacks it answers 404 NO_ROUTE -----
+
+  listCustomers(page: PageRequest): Promise<Page<CustomerRecord>> {
+    return this.#side('records', 'GET', recordPaths.customers, `/customers${pageQuery(page)}`, undefined, (answer) => {
+      const wire = expect<{ customers: CustomerRecord[]; more: boolean }>(answer, 200, check.customers);
+      return { items: wire.customers, more: wire.more };
+    });
+  }
+
+  listAccounts(filter: { customerReference?: string | undefined; kind?: AccountKind | undefined }, page: PageRequest): Promise<Page<AccountRecord>> {
+    return this.#side('records', 'GET', recordPaths.accounts, `/accounts${pageQuery(page, filter)}`, undefined, (answer) => {
+      const wire = expect<{ accounts: AccountWire[]; more: boolean }>(answer, 200, check.accounts);
+      return { items: wire.accounts.map(accountFromWire), more: wire.more };
+    });
+  }
+
+  findAccount(accountNumber: string): Promise<AccountRecord | undefined> {
+    return this.#side('records', 'GET', recordPaths.account, `/accounts/${encodeURIComponent(accountNumber)}`, undefined, (answer) => {
+      if (isNotFound(answer)) return undefined;
+      const account = accountFromWire(expect<AccountWire>(answer, 200, check.account));
+      if (account.accountNumber !== accountNumber) throw new ProtocolViolation(`asked for account ${accountNumber}, got ${account.accountNumber}`);
+      return account;
+    });
+  }
+
+  listPostings(accountNumber: string, page: PageRequest): Promise<Page<PostingRecord> | undefined> {
+    return this.#side('records', 'GET', recordPaths.postings, `/accounts/${encodeURIComponent(accountNumber)}/postings${pageQuery(page)}`, undefined, (answer) => {
+      if (isNotFound(answer)) return undefined;
+      const wire = expect<{ postings: PostingWire[]; more: boolean }>(answer, 200, check.postings);
+      return { items: wire.postings.map(postingFromWire), more: wire.more };
+    });
+  }
+
+  listTermDeposits(filter: { status?: string | undefined; contractNumber?: string | undefined }, page: PageRequest): Promise<Page<TermDepositRecord>> {
+    return this.#side('records', 'GET', recordPaths.termDeposits, `/term-deposits${pageQuery(page, filter)}`, undefined, (answer) => {
+      const wire = expect<{ termDeposits: TermDepositRecordWire[]; more: boolean }>(answer, 200, check.termDeposits);
+      return { items: wire.termDeposits.map(termDepositRecordFromWire), more: wire.more };
+    });
+  }
+
+  listLoanFacilities(filter: { loanId?: string | undefined }, page: PageRequest): Promise<Page<LoanFacilityRecord>> {
+    return this.#side('records', 'GET', recordPaths.loanFacilities, `/loan-facilities${pageQuery(page, filter)}`, undefined, (answer) => {
+      const wire = expect<{ loanFacilities: LoanFacilityWire[]; more: boolean }>(answer, 200, check.loanFacilities);
+      return { items: wire.loanFacilities.map(loanFacilityFromWire), more: wire.more };
+    });
+  }
+
+  checkLedger(listedMax: number): Promise<LedgerReport> {
+    const asked = Math.min(Math.max(1, Math.trunc(listedMax)), recordsPageMax);
+    return this.#side('records', 'GET', recordPaths.ledgerCheck, `/ledger-check?listedMax=${asked}`, undefined, (answer) => {
+      const report = expect<LedgerReportWire>(answer, 200, check.ledger);
+      // Every amount is checked as strict minor units, as everywhere in the protocol.
+      for (const row of report.unbalancedMovements) signedMinorFromWire(row.totalMinor);
+      for (const row of report.balanceMismatches) [row.storedMinor, row.postedMinor].forEach(signedMinorFromWire);
+      for (const row of report.negativeCustomerAccounts) signedMinorFromWire(row.balanceMinor);
+      return report;
+    });
+  }
+
+  async postedReferences(references: readonly string[]): Promise<string[]> {
+    const posted: string[] = [];
+    // The protocol carries at most recordsPageMax references per question.
+    for (let start = 0; start < references.length; start += recordsPageMax) {
+      const batch = references.slice(start, start + recordsPageMax);
+      const asked = new Set(batch);
+      const answer = await this.#side('records', 'POST', recordPaths.postedReferences, '/posted-references', { references: batch }, (answer) => {
+        const wire = expect<{ posted: string[] }>(answer, 200, check.posted);
+        const stranger = wire.posted.find((reference) => !asked.has(reference));
+        if (stranger !== undefined) throw new ProtocolViolation(`the core answered reference ${stranger}, which was not asked`);
+        return wire.posted;
+      });
+      posted.push(...answer);
+    }
+    return posted;
+  }
+
+  // ----- The load side for sandbox data -----
+
+  async loadData(document: CoreDataDocument): Promise<CoreLoadSummary> {
+    const answer = await this.#side('data', 'POST', recordPaths.data, '/data', document, (answer): CoreLoadSummary | { refused: { field: string; message: string } } => {
+      if (answer.status === 400 && check.dataRefused.Check(answer.body)) return { refused: answer.body as { field: string; message: string } };
+      return expect<CoreLoadSummary>(answer, 200, check.loadSummary);
+    });
+    if ('refused' in answer) throw new CoreDataRefused(answer.refused.field, answer.refused.message);
+    return answer;
+  }
+
+  /** A call to a side beyond operations: a core without it answers 404 NO_ROUTE, which is said as such. */
+  async #side<T>(side: 'records' | 'data', method: 'GET' | 'POST', template: string, path: string, body: unknown, read: (answer: Answer) => T): Promise<T> {
+    const answer = await this.#call(method, template, path, body, (answer) => (isNoRoute(answer) ? notServed : read(answer)));
+    if (answer === notServed) {
+      const what = side === 'records' ? 'the read side for operators' : 'the load side for sandbox data';
+      throw new CoreSideNotServed(side, `the core does not serve ${what} (${method} ${template} answered 404 NO_ROUTE): see docs/core-protocol.md`);
+    }
+    return answer as T;
   }
 
   /** Readiness: the core's /health/ready answers 200, through the breaker (an open one fails at once). */

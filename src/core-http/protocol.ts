@@ -240,3 +240,148 @@ export type DirectoryEntryWire = Static<typeof DirectoryEntrySchema>;
 export type EndOfDayReportWire = Static<typeof EndOfDayReportSchema>;
 export type CoreEventWire = Static<typeof CoreEventSchema>;
 export type BackwardsWire = Static<typeof BackwardsSchema>;
+
+// ----- The read side for operators and the load side for sandbox data (docs/core-protocol.md) -----
+
+export const recordPaths = {
+  customers: `${protocolPrefix}/customers`,
+  accounts: `${protocolPrefix}/accounts`,
+  account: `${protocolPrefix}/accounts/:accountNumber`,
+  postings: `${protocolPrefix}/accounts/:accountNumber/postings`,
+  termDeposits: `${protocolPrefix}/term-deposits`,
+  loanFacilities: `${protocolPrefix}/loan-facilities`,
+  ledgerCheck: `${protocolPrefix}/ledger-check`,
+  postedReferences: `${protocolPrefix}/posted-references`,
+  data: `${protocolPrefix}/data`,
+} as const;
+
+/** Rows one page answers at most (the operator API's own bound). */
+export const recordsPageMax = 500;
+/** References one posted-references question carries at most. */
+export const postedReferencesMax = 500;
+/** The data file's core part may be larger than a command. */
+export const dataBodyBytesMax = 4 * 1024 * 1024;
+
+const SignedMinor = (description: string) =>
+  Type.String({ pattern: `^(0|-?[1-9][0-9]{0,${minorDigitsMax - 1}})$`, description: `${description}: integer minor units as a decimal string, may be negative` });
+const Instant = (description: string) => Type.String({ minLength: 1, maxLength: 64, description: `${description} (ISO 8601 UTC)` });
+const Status = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
+const Count = (description: string) => Type.Integer({ minimum: 0, description });
+
+/** limit and offset as query text (the server does not coerce types). */
+const PageQuery = {
+  limit: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: `Rows at most (default 100, at most ${recordsPageMax})` })),
+  offset: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,6})$', description: 'Rows skipped (default 0)' })),
+};
+const More = Type.Boolean({ description: 'True when rows follow this page' });
+
+export const PageQuerySchema = Type.Object(PageQuery);
+export const AccountsQuerySchema = Type.Object({
+  ...PageQuery,
+  customerReference: Type.Optional(Identifier('Only this customer\'s accounts')),
+  kind: Type.Optional(Type.Union([Type.Literal('customer'), Type.Literal('term_deposit'), Type.Literal('loan'), Type.Literal('internal')], { description: 'Accounts of this kind (default customer)' })),
+});
+export const TermDepositsQuerySchema = Type.Object({
+  ...PageQuery,
+  status: Type.Optional(Status('Only contracts in this status (Active, Matured...)')),
+  contractNumber: Type.Optional(Identifier('Only this contract')),
+});
+export const LoanFacilitiesQuerySchema = Type.Object({ ...PageQuery, loanId: Type.Optional(Identifier('Only this facility')) });
+export const LedgerCheckQuerySchema = Type.Object({
+  listedMax: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: 'Findings listed per kind, at most (default 100, at most 500); counts stay exact' })),
+});
+export const AccountParamsSchema = Type.Object({ accountNumber: Identifier('Account number') });
+
+export const CustomerSchema = Type.Object(
+  { customerReference: Identifier('Customer'), name: Type.Union([Type.String({ maxLength: textLengthMax }), Type.Null()]), status: Status('Active, Disabled, Blocked'), accounts: Count('Customer accounts held') },
+  { title: 'Customer' },
+);
+export const AccountSchema = Type.Object(
+  {
+    accountNumber: Identifier('Account number'),
+    customerReference: Type.Union([Identifier('Owner'), Type.Null()]),
+    kind: Status('customer, term_deposit, loan, internal'),
+    status: Status('Active, Closed...'),
+    currency: Currency,
+    balanceMinor: SignedMinor('Live balance'),
+    createdAt: Instant('When the account was opened'),
+  },
+  { title: 'Account' },
+);
+export const PostingSchema = Type.Object(
+  {
+    movementId: Identifier('The movement the posting belongs to'),
+    line: Type.Integer({ minimum: 0 }),
+    reference: Identifier('The reference of the operation, end of day or opening that made the movement'),
+    kind: Status('Movement kind'),
+    description: Description,
+    businessDate: CalendarDate('Business day of the movement'),
+    createdAt: Instant('When it was posted'),
+    amountMinor: SignedMinor('Amount posted to the account'),
+    balanceAfterMinor: SignedMinor('The account\'s balance just after it'),
+    currency: Currency,
+  },
+  { title: 'Posting' },
+);
+export const TermDepositRecordSchema = Type.Intersect([TermDepositSchema, Type.Object({ createdAt: Instant('When the contract was made') })], { title: 'TermDepositRecord' });
+export const InstallmentSchema = Type.Object(
+  { sequence: Type.Integer({ minimum: 1 }), dueDate: CalendarDate('Due date'), amountMinor: Minor('Amount due'), paidMinor: Minor('Amount paid'), status: Status('Paid, Due, Pending, Overdue') },
+  { title: 'Installment' },
+);
+export const LoanFacilitySchema = Type.Object(
+  {
+    loanId: Identifier('Facility'),
+    customerReference: Identifier('Customer'),
+    loanType: Identifier('Loan type'),
+    parameterType: Identifier('Facility parameter type'),
+    status: Status('Facility status'),
+    finalMaturityDate: CalendarDate('Final maturity'),
+    currency: Currency,
+    approvedLimitMinor: Minor('Approved limit'),
+    executedTotalMinor: Minor('Executed so far'),
+    installments: Type.Array(InstallmentSchema, { maxItems: 10_000 }),
+  },
+  { title: 'LoanFacility' },
+);
+
+export const CustomersPageSchema = Type.Object({ customers: Type.Array(CustomerSchema, { maxItems: recordsPageMax }), more: More }, { title: 'CustomersPage' });
+export const AccountsPageSchema = Type.Object({ accounts: Type.Array(AccountSchema, { maxItems: recordsPageMax }), more: More }, { title: 'AccountsPage' });
+export const PostingsPageSchema = Type.Object({ postings: Type.Array(PostingSchema, { maxItems: recordsPageMax }), more: More }, { title: 'PostingsPage' });
+export const TermDepositsPageSchema = Type.Object({ termDeposits: Type.Array(TermDepositRecordSchema, { maxItems: recordsPageMax }), more: More }, { title: 'TermDepositsPage' });
+export const LoanFacilitiesPageSchema = Type.Object({ loanFacilities: Type.Array(LoanFacilitySchema, { maxItems: recordsPageMax }), more: More }, { title: 'LoanFacilitiesPage' });
+
+export const LedgerReportSchema = Type.Object(
+  {
+    movements: Count('Movements proved'),
+    accounts: Count('Account balances proved'),
+    unbalancedMovements: Type.Array(Type.Object({ movementId: Identifier('Movement'), currency: Currency, totalMinor: SignedMinor('Sum of its postings') })),
+    balanceMismatches: Type.Array(Type.Object({ accountNumber: Identifier('Account'), storedMinor: SignedMinor('Stored balance'), postedMinor: SignedMinor('Sum of its postings') })),
+    negativeCustomerAccounts: Type.Array(Type.Object({ accountNumber: Identifier('Account'), balanceMinor: SignedMinor('Balance') })),
+    termDepositMismatches: Type.Array(
+      Type.Object({ contractNumber: Identifier('Contract'), status: Status('Contract status'), principalMinor: Minor('Principal'), accountBalanceMinor: Type.Union([SignedMinor('Its account\'s balance'), Type.Null()]) }),
+    ),
+  },
+  { title: 'LedgerReport', description: 'Empty finding lists: the ledger holds' },
+);
+
+export const PostedReferencesCommandSchema = Type.Object(
+  { references: Type.Array(Type.String({ pattern: ReferencePattern }), { maxItems: postedReferencesMax }) },
+  { title: 'PostedReferencesQuestion' },
+);
+export const PostedReferencesSchema = Type.Object({ posted: Type.Array(Type.String({ pattern: ReferencePattern }), { maxItems: postedReferencesMax }) }, { title: 'PostedReferences' });
+
+export const CoreDataSchema = Type.Record(Type.String(), Type.Unknown(), {
+  title: 'CoreData',
+  description: 'The data file\'s core part (CONTRACT §9): businessDate, calendar, users, workstations, customers, accounts, termDepositProducts, merchandisingLoans',
+});
+export const LoadSummarySchema = Type.Object({ accountsAdded: Count('Accounts added (existing records are kept as they are)') }, { title: 'CoreLoadSummary' });
+export const DataRefusedSchema = Type.Object(
+  { error: Type.Literal('DATA_REFUSED'), field: Type.String({ maxLength: textLengthMax, description: 'Where: e.g. accounts[2].currency' }), message: Type.String({ maxLength: textLengthMax }) },
+  { title: 'DataRefused', description: 'Nothing was loaded' },
+);
+
+export type AccountWire = Static<typeof AccountSchema>;
+export type PostingWire = Static<typeof PostingSchema>;
+export type TermDepositRecordWire = Static<typeof TermDepositRecordSchema>;
+export type LoanFacilityWire = Static<typeof LoanFacilitySchema>;
+export type LedgerReportWire = Static<typeof LedgerReportSchema>;

@@ -104,6 +104,159 @@ export interface CoreBankingPort {
   eventsAfter(sequence: number, limit: number): Promise<CoreEvent[]>;
 }
 
+/** A page of a list: at most `limit` items from `offset`, and whether more follow. */
+export interface PageRequest {
+  limit: number;
+  offset: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** True when items follow this page. */
+  more: boolean;
+}
+
+/** A customer of the core, with how many customer accounts it holds. */
+export interface CustomerRecord {
+  customerReference: string;
+  name: string | null;
+  status: string;
+  accounts: number;
+}
+
+/** The kinds of account a core keeps: a customer's, a term deposit's, a loan's, the bank's own. */
+export type AccountKind = 'customer' | 'term_deposit' | 'loan' | 'internal';
+
+/** An account with its live balance in minor units. */
+export interface AccountRecord {
+  accountNumber: string;
+  customerReference: string | null;
+  kind: string;
+  status: string;
+  currency: string;
+  balanceMinor: bigint;
+  createdAt: string;
+}
+
+/** One posting of an account, with the account's balance just after it. */
+export interface PostingRecord {
+  movementId: string;
+  line: number;
+  /** The reference of the operation (or end of day, or opening) that made the movement. */
+  reference: string;
+  kind: string;
+  description: string | null;
+  businessDate: string;
+  createdAt: string;
+  amountMinor: bigint;
+  balanceAfterMinor: bigint;
+  currency: string;
+}
+
+/** A term deposit as an operator lists it: the contract, its expected interest, when it was made. */
+export interface TermDepositRecord extends TermDeposit {
+  createdAt: string;
+}
+
+export interface InstallmentRecord {
+  sequence: number;
+  dueDate: string;
+  amountMinor: bigint;
+  paidMinor: bigint;
+  /** Paid, Due or Overdue (end of day marks overdue ones). */
+  status: string;
+}
+
+/** A merchandising loan facility with its installments (CONTRACT §7). */
+export interface LoanFacilityRecord {
+  loanId: string;
+  customerReference: string;
+  loanType: string;
+  parameterType: string;
+  status: string;
+  finalMaturityDate: string;
+  currency: string;
+  approvedLimitMinor: bigint;
+  /** How much of the limit installments executed so far. */
+  executedTotalMinor: bigint;
+  installments: InstallmentRecord[];
+}
+
+/** What `coregate check` proves of a core's ledger: the findings are listed, at most `listedMax` of each kind. */
+export interface LedgerReport {
+  movements: number;
+  accounts: number;
+  unbalancedMovements: Array<{ movementId: string; currency: string; totalMinor: string }>;
+  balanceMismatches: Array<{ accountNumber: string; storedMinor: string; postedMinor: string }>;
+  negativeCustomerAccounts: Array<{ accountNumber: string; balanceMinor: string }>;
+  /** Term deposits whose account disagrees with their status (Active: the principal; Matured: zero). */
+  termDepositMismatches: Array<{ contractNumber: string; status: string; principalMinor: string; accountBalanceMinor: string | null }>;
+}
+
+/**
+ * The read side for operators (the console, the operator API and toolkit, `coregate check`): what
+ * the core holds, in domain values. Lists are ordered (customers and accounts by their number,
+ * term deposits newest first, facilities by id) and paged with `limit` and `offset`. A core that
+ * serves it lets every operator view work against it; the reference core does, embedded or over
+ * HTTP (docs/core-protocol.md).
+ */
+export interface CoreRecords {
+  listCustomers(page: PageRequest): Promise<Page<CustomerRecord>>;
+  /** Accounts of one kind (customer when absent), optionally of one customer. */
+  listAccounts(filter: { customerReference?: string | undefined; kind?: AccountKind | undefined }, page: PageRequest): Promise<Page<AccountRecord>>;
+  findAccount(accountNumber: string): Promise<AccountRecord | undefined>;
+  /** An account's postings, newest first, each with the balance after it; undefined when the account does not exist. */
+  listPostings(accountNumber: string, page: PageRequest): Promise<Page<PostingRecord> | undefined>;
+  listTermDeposits(filter: { status?: string | undefined; contractNumber?: string | undefined }, page: PageRequest): Promise<Page<TermDepositRecord>>;
+  listLoanFacilities(filter: { loanId?: string | undefined }, page: PageRequest): Promise<Page<LoanFacilityRecord>>;
+  /** Proves the ledger: balanced movements, balances equal to their postings, no customer account below zero, deposits' accounts. */
+  checkLedger(listedMax: number): Promise<LedgerReport>;
+  /** Which of these operation references have postings (an Executed operation must). */
+  postedReferences(references: readonly string[]): Promise<string[]>;
+}
+
+/**
+ * The data file's core part (CONTRACT §9): `businessDate`, `calendar`, `users`, `workstations`,
+ * `customers`, `accounts`, `termDepositProducts`, `merchandisingLoans`, as JSON. The core checks
+ * it; the API's part (realms, webhooks) never goes to the core.
+ */
+export type CoreDataDocument = Readonly<Record<string, unknown>>;
+
+export const coreDataSections = ['businessDate', 'calendar', 'users', 'workstations', 'customers', 'accounts', 'termDepositProducts', 'merchandisingLoans'] as const;
+
+export interface CoreLoadSummary {
+  accountsAdded: number;
+}
+
+/**
+ * The load side for sandbox data: adds what is missing (records that exist are kept as they are,
+ * CONTRACT §9), in one transaction. A document the core refuses throws `CoreDataRefused`.
+ */
+export interface CoreDataLoad {
+  loadData(document: CoreDataDocument): Promise<CoreLoadSummary>;
+}
+
+/** The data file's core part was refused: `field` names where (e.g. `accounts[2].currency`). */
+export class CoreDataRefused extends Error {
+  override name = 'CoreDataRefused';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A core with the read side for operators. */
+export function hasRecords<T extends CoreBankingPort>(core: T): core is T & CoreRecords {
+  return typeof (core as Partial<CoreRecords>).listAccounts === 'function';
+}
+
+/** A core with the load side for sandbox data. */
+export function hasDataLoad<T extends CoreBankingPort>(core: T): core is T & CoreDataLoad {
+  return typeof (core as Partial<CoreDataLoad>).loadData === 'function';
+}
+
 /**
  * A core that can join a unit of work of the caller's store: its writes then commit or roll back
  * with the API's operation record and audit record (CONTRACT §11, embedded reference core).
@@ -134,5 +287,19 @@ export class BusinessDateBackwards extends Error {
     readonly requested: string,
   ) {
     super(`the business date is ${current} and never goes backwards: ${requested} is before it; ask for ${current} or a later date`);
+  }
+}
+
+/**
+ * The core does not serve a side of the port (a bank's core may serve operations only): the
+ * operator views that need its records answer 501 naming it, and nothing is assumed.
+ */
+export class CoreSideNotServed extends Error {
+  override name = 'CoreSideNotServed';
+  constructor(
+    readonly side: 'records' | 'data',
+    message: string,
+  ) {
+    super(message);
   }
 }

@@ -19,8 +19,8 @@ export interface FallbackLimitStoreOptions {
   logger: Logger;
   /** The shared store as logs name it, without credentials (e.g. `redis://cache:6379`). */
   primaryName: string;
-  /** Milliseconds since the epoch; tests inject a fake clock. */
-  clock?: () => number;
+  /** Milliseconds since the epoch: the instance's clock (src/core/clock.ts), a fake one in tests. */
+  clock: () => number;
 }
 
 export class FallbackLimitStore implements LimitStore {
@@ -40,7 +40,7 @@ export class FallbackLimitStore implements LimitStore {
     this.#fallback = fallback;
     this.#logger = options.logger;
     this.#primaryName = options.primaryName;
-    this.#clock = options.clock ?? Date.now;
+    this.#clock = options.clock;
   }
 
   /** True while the shared store is unusable and limits are kept per instance. */

@@ -3,6 +3,7 @@
  * by every instance with memory behind it (fallback-limit-store.ts). `Limits` is also what health
  * and metrics read: whether limits are shared, whether Redis is down, how often memory answered.
  */
+import type { Clock } from '../core/clock.js';
 import type { Logger } from '../log.js';
 import { FallbackLimitStore } from './fallback-limit-store.js';
 import type { LimitStore } from './limit-store.js';
@@ -21,6 +22,8 @@ export interface LimitsOptions {
   /** A Redis command unanswered within this is answered from memory. */
   commandTimeoutMs: number;
   logger: Logger;
+  /** Whose time opens and closes the limits' windows (src/core/clock.ts). */
+  clock: Clock;
 }
 
 export interface LimitsStatus {
@@ -45,7 +48,7 @@ export interface Limits {
 
 export async function openLimits(options: LimitsOptions): Promise<Limits> {
   if (options.redisUrl === undefined) {
-    const store = new MemoryLimitStore();
+    const store = new MemoryLimitStore({ clock: () => options.clock.now() });
     return {
       store,
       backend: 'memory',
@@ -57,7 +60,7 @@ export async function openLimits(options: LimitsOptions): Promise<Limits> {
   }
   const primaryName = redactRedisUrl(options.redisUrl);
   const redis = new RedisLimitStore({ url: options.redisUrl, keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs });
-  const store = new FallbackLimitStore(redis, new MemoryLimitStore(), { logger: options.logger, primaryName });
+  const store = new FallbackLimitStore(redis, new MemoryLimitStore({ clock: () => options.clock.now() }), { logger: options.logger, primaryName, clock: () => options.clock.now() });
   const first = await redis.firstConnection(redisStartWaitMs);
   if (first.up) options.logger.info({ limitStore: primaryName, keyPrefix: options.keyPrefix }, 'limits shared through Redis');
   else store.primaryDown(first.reason);

@@ -19,17 +19,17 @@ type Entry = { kind: 'window'; count: number; endsAtMs: number } | { kind: 'buck
 export interface MemoryLimitStoreOptions {
   /** Tests lower it to prove the bound. */
   keysMax?: number;
-  /** Milliseconds since the epoch; tests inject a fake clock. */
-  clock?: () => number;
+  /** Milliseconds since the epoch: the instance's clock (src/core/clock.ts), a fake one in tests. */
+  clock: () => number;
 }
 
 export class MemoryLimitStore implements LimitStore {
   readonly #entries: LruMap<string, Entry>;
   readonly #clock: () => number;
 
-  constructor(options: MemoryLimitStoreOptions = {}) {
+  constructor(options: MemoryLimitStoreOptions) {
     this.#entries = new LruMap(options.keysMax ?? memoryLimitKeysMax);
-    this.#clock = options.clock ?? Date.now;
+    this.#clock = options.clock;
   }
 
   /** Keys held now (expired ones included until they are seen or evicted). */

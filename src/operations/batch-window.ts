@@ -4,7 +4,7 @@ export interface BatchWindow {
   endSecond: number;
 }
 
-export function inBatchWindow(window: BatchWindow | undefined, now: Date = new Date()): boolean {
+export function inBatchWindow(window: BatchWindow | undefined, now: Date): boolean {
   if (!window) return false;
   const second = now.getUTCHours() * 3600 + now.getUTCMinutes() * 60 + now.getUTCSeconds();
   return window.startSecond <= window.endSecond

@@ -3,6 +3,7 @@
  * CoreTimeout (504), a failure of the core's transport a CoreUnavailable (502). Both leave the
  * outcome unknown. Every call is measured for the metrics.
  */
+import type { Clock } from '../core/clock.js';
 import { CoreTimeout, CoreUnavailable } from '../core/port.js';
 
 export type CoreCallResult = 'ok' | 'refused' | 'timeout' | 'unavailable' | 'error';
@@ -10,16 +11,17 @@ export type CoreCallResult = 'ok' | 'refused' | 'timeout' | 'unavailable' | 'err
 /** Where core calls are reported (the metrics); a no-op by default. */
 export type CoreCallObserver = (call: string, result: CoreCallResult, seconds: number) => void;
 
-export function withTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+/** `work`'s answer, or a CoreTimeout once `timeoutMs` of the clock's time has passed without one. */
+export function withTimeout<T>(clock: Clock, work: Promise<T>, timeoutMs: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new CoreTimeout(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const timer = clock.setTimeout(() => reject(new CoreTimeout(`no answer within ${timeoutMs} ms`)), timeoutMs);
     work.then(
       (value) => {
-        clearTimeout(timer);
+        timer.clear();
         resolve(value);
       },
       (error: unknown) => {
-        clearTimeout(timer);
+        timer.clear();
         reject(error);
       },
     );
@@ -41,6 +43,7 @@ export function callResultOf(error: unknown): CoreCallResult {
  * means the error was not the core's doing (a lost correlation claim) and is not counted.
  */
 export async function callCore<T>(
+  clock: Clock,
   observe: CoreCallObserver,
   call: string,
   timeoutMs: number,
@@ -51,7 +54,7 @@ export async function callCore<T>(
   const startedAt = process.hrtime.bigint();
   const seconds = () => Number(process.hrtime.bigint() - startedAt) / 1e9;
   try {
-    const value = await withTimeout(work(), timeoutMs);
+    const value = await withTimeout(clock, work(), timeoutMs);
     observe(call, resultOf(value), seconds());
     return value;
   } catch (error) {

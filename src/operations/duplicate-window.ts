@@ -4,6 +4,7 @@
  * before anything is written, and again inside the claiming transaction under a lock on the
  * request hash, so that concurrent identical requests cannot all pass the first check.
  */
+import type { Clock } from '../core/clock.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { findOperationByCorrelation, findRecentDuplicate, lockRequestHash, type OperationRecord } from '../store/operations.js';
@@ -18,7 +19,8 @@ export class DuplicateWindow {
   constructor(
     /** 0 disables the window. */
     readonly windowSeconds: number,
-    private readonly nowMs: () => number = Date.now,
+    /** Whose time the window is measured in (src/core/clock.ts). */
+    private readonly clock: Clock,
   ) {}
 
   applies(record: Pick<OperationRecord, 'correlationSupplied'>): boolean {
@@ -31,7 +33,7 @@ export class DuplicateWindow {
    * generated): the correlation id's own rules answer it (409 naming it, or reconciliation).
    */
   async find(db: Queryable, record: Pick<OperationRecord, 'clientKey' | 'requestHash' | 'reference' | 'correlationId'>): Promise<OperationRecord | undefined> {
-    const duplicate = await findRecentDuplicate(db, record.clientKey, record.requestHash, this.nowMs() - this.windowSeconds * 1000);
+    const duplicate = await findRecentDuplicate(db, record.clientKey, record.requestHash, this.clock.now() - this.windowSeconds * 1000);
     if (!duplicate || duplicate.reference === record.reference || duplicate.correlationId === record.correlationId) return undefined;
     // A later identical operation under another id may hide this call's own: look for it (duplicates only).
     return (await findOperationByCorrelation(db, record.clientKey, record.correlationId)) ? undefined : duplicate;

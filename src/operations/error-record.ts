@@ -3,22 +3,14 @@
  * refusal as their outcome (a repeat, GET /v1/operations); src/api decides whether it is wrapped.
  */
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
+import { reasonOf, statusReasons } from '../core/status-reasons.js';
 
-export const reasonByStatus: Readonly<Record<number, string>> = {
-  400: 'VALIDATION_ERROR',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'BUSINESS_RULE_VIOLATION',
-  429: 'TOO_MANY_REQUESTS',
-  500: 'INTERNAL_ERROR',
-  502: 'CORE_UNAVAILABLE',
-  503: 'SERVICE_UNAVAILABLE',
-  504: 'CORE_TIMEOUT',
-};
+/** The `reason` of each status the business API answers (CONTRACT §5), from the one catalogue. */
+export const reasonByStatus: Readonly<Record<number, string>> = Object.fromEntries(
+  Object.entries(statusReasons)
+    .filter(([, status]) => status.businessApi)
+    .map(([status, { reason }]) => [status, reason]),
+);
 
 export interface ErrorDetail {
   code: string;
@@ -45,7 +37,7 @@ export function errorRecord(
   family: Family | undefined,
   details?: ReadonlyArray<{ entry: ErrorEntry; message: string }>,
 ): ErrorRecord {
-  const record: ErrorRecord = { status: entry.status, reason: reasonByStatus[entry.status] ?? 'INTERNAL_ERROR', message, path };
+  const record: ErrorRecord = { status: entry.status, reason: reasonOf(entry.status), message, path };
   if (family === undefined) return record;
   const applies = (candidate: ErrorEntry) => candidate.family === 'both' || candidate.family === family;
   const list = details && details.length > 0 ? details : [{ entry, message }];

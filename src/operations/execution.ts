@@ -9,6 +9,7 @@
  */
 import type { BusinessRefusal, ErrorEntry } from '../core/error-catalogue.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
+import type { Clock } from '../core/clock.js';
 import { CoreTimeout, CoreUnavailable, isTransactional, type CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
@@ -17,11 +18,10 @@ import type { Queryable } from '../store/realms.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 import { callCore, callResultOf, isCoreFailure, type CoreCallObserver, type CoreCallResult } from './core-call.js';
 import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';
-import { errorRecord, type ErrorRecord } from './error-record.js';
+import type { ErrorRecord } from './error-record.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
-import { nextAttemptAt } from './retry-schedule.js';
-import { writeOperationEvent } from '../webhooks/operation-events.js';
+import { OperationSettlement } from './operation-settlement.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -47,6 +47,8 @@ class RollBack extends Error {
 
 export interface ExecutionOptions {
   store: Store;
+  /** Whose time stamps each move and runs the core call's time-out (src/core/clock.ts). */
+  clock: Clock;
   core: CoreBankingPort;
   claims: Claims;
   audit: OperationAudit;
@@ -59,9 +61,18 @@ export interface ExecutionOptions {
 
 export class Execution {
   readonly #options: ExecutionOptions;
+  readonly #settlement: OperationSettlement;
+  /** Units of work still running after their caller was answered 504: they commit late, or are recorded unknown. */
+  readonly #late = new Set<Promise<void>>();
 
   constructor(options: ExecutionOptions) {
     this.#options = options;
+    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
+  }
+
+  /** Resolves when every unit of work that outlived its time-out has committed or been recorded unknown (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#late.size > 0) await Promise.allSettled([...this.#late]);
   }
 
   get embedded(): boolean {
@@ -76,7 +87,7 @@ export class Execution {
     const { store, core, claims, audit } = this.#options;
     if (!isTransactional(core)) throw new Error('embedded execution needs a transactional core');
     const { reference } = job.record;
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     const work = inUnitOfWork(store, async (unitOfWork) => {
       const settlement = await claimAndRun(
         claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt),
@@ -84,13 +95,13 @@ export class Execution {
         claims.checksWindow(job.record, job.from),
       );
       if (settlement.status === 'Rejected') throw new RollBack(settlement.refusal);
-      await this.#settle(unitOfWork.db, job, claimedAt, settlement);
+      await this.#settlement.write(unitOfWork.db, inFlight(job, claimedAt), settlement, this.#options.clock.now());
       return settlement.body;
     });
     try {
       // The claim runs inside the timed unit of work: a refusal is the core's answer, a lost
       // claim or a duplicate is not a core call at all and is left out of the metrics.
-      const body = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
+      const body = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
       audit.chained();
       return { kind: 'executed', body };
     } catch (error) {
@@ -99,10 +110,12 @@ export class Execution {
       if (error instanceof RollBack) return this.#recordRejected(job, error.refusal);
       if (error instanceof CoreTimeout) {
         // The unit of work may still commit; only if it does not is the outcome held as unknown.
-        work.then(
+        const late = work.then(
           () => audit.chained(),
-          (late: unknown) => this.#recordUnknown(job, E.coreTimeout, late),
+          (failure: unknown) => this.#recordUnknown(job, E.coreTimeout, failure),
         );
+        this.#late.add(late);
+        void late.finally(() => this.#late.delete(late));
         return { kind: 'unknown', entry: E.coreTimeout };
       }
       if (error instanceof CoreUnavailable) {
@@ -114,9 +127,9 @@ export class Execution {
   }
 
   async #executeRemote(job: ExecutionJob): Promise<ExecutionResult> {
-    const { store, core, claims, audit } = this.#options;
+    const { store, core, claims } = this.#options;
     const { reference } = job.record;
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     try {
       await inUnitOfWork(store, (unitOfWork) => claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt));
     } catch (error) {
@@ -126,21 +139,20 @@ export class Execution {
     }
     let settlement: Settlement;
     try {
-      settlement = await callCore(this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
+      settlement = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => job.prepared.run(core, reference), (answer) =>
         answer.status === 'Executed' ? 'ok' : 'refused',
       );
     } catch (error) {
       if (!isCoreFailure(error)) throw error;
       const entry = error instanceof CoreTimeout ? E.coreTimeout : E.coreUnavailable;
-      await this.#recordUnknown({ ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } }, entry, error);
+      await this.#recordUnknown(inFlight(job, claimedAt), entry, error);
       return { kind: 'unknown', entry };
     }
     if (settlement.status === 'Rejected') {
-      return this.#recordRejected({ ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } }, settlement.refusal);
+      return this.#recordRejected(inFlight(job, claimedAt), settlement.refusal);
     }
     try {
-      await inUnitOfWork(store, (unitOfWork) => this.#settle(unitOfWork.db, job, claimedAt, settlement));
-      audit.chained();
+      await this.#settlement.commit(inFlight(job, claimedAt), settlement, this.#options.clock.now());
     } catch (error) {
       // The core executed it: whoever settles the record now (a repeat, the reconciler) finds it executed.
       this.#options.logger.warn({ err: error, reference }, 'executed operation not settled; the reconciler will');
@@ -148,76 +160,34 @@ export class Execution {
     return { kind: 'executed', body: settlement.body };
   }
 
-  async #settle(db: Queryable, job: ExecutionJob, claimedAt: number, settlement: Settlement & { status: 'Executed' }): Promise<void> {
-    const { reference } = job.record;
-    // Three independent writes, started together: on PostgreSQL one round trip (statement-queue.ts).
-    await Promise.all([
-      this.#options.claims.move(db, reference, { status: 'InFlight', updatedEpochMs: claimedAt }, {
-        status: 'Executed',
-        httpStatus: 200,
-        result: settlement.body,
-        request: null,
-        atEpochMs: Date.now(),
-      }),
-      // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
-      writeOperationEvent(db, job.record, { status: 'Executed', result: settlement.body }),
-      this.#options.audit.write(db, job.audit, reference, 200, settlement.outcome),
-    ]);
-  }
-
+  /** A refusal: recorded Rejected, with its event and audit record, in a transaction of its own. */
   async #recordRejected(job: ExecutionJob, refusal: BusinessRefusal): Promise<ExecutionResult> {
-    const { store, claims, audit } = this.#options;
-    const error = errorRecord(refusal.entry, refusal.message, job.record.path, job.operation.family);
-    const acceptedBody = job.record.accepted ? job.operation.rejected(job.record.reference, new Date(job.record.createdAt)) : undefined;
     try {
-      await inUnitOfWork(store, async (unitOfWork) => {
-        const change = { status: 'Rejected' as const, httpStatus: refusal.entry.status, error, request: null, atEpochMs: Date.now(), ...(acceptedBody === undefined ? {} : { result: acceptedBody }) };
-        if (job.from.kind === 'new') await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: refusal.entry.status, error, request: undefined }, 'Rejected');
-        else await claims.move(unitOfWork.db, job.record.reference, job.from.guard, change);
-        // With the embedded core the postings rolled back; the rejection and its event commit here.
-        await writeOperationEvent(unitOfWork.db, job.record, { status: 'Rejected', error });
-        await audit.write(unitOfWork.db, job.audit, job.record.reference, refusal.entry.status, 'Rejected', refusal.entry);
-      });
+      return await this.#settlement.commit(job, { status: 'Rejected', refusal }, this.#options.clock.now());
     } catch (failure) {
-      const recovered = await recoverClaim(store.db, failure, job.record);
+      const recovered = await recoverClaim(this.#options.store.db, failure, job.record);
       if (recovered) return recovered;
       throw failure;
     }
-    audit.chained();
-    return { kind: 'rejected', status: refusal.entry.status, error };
   }
 
   /** The outcome is unknown: held so, with the request, until a repeat or the reconciler settles it. */
   async #recordUnknown(job: ExecutionJob, entry: ErrorEntry, cause: unknown): Promise<void> {
-    const { store, claims, audit, logger } = this.#options;
-    const { reference } = job.record;
-    const { accepted } = job.record;
+    const { store, logger } = this.#options;
+    const { reference, accepted } = job.record;
     logger.warn({ err: cause, reference, operation: job.operation.name }, accepted ? 'pending operation not executed yet: core outcome unknown' : 'core outcome unknown');
-    const error = errorRecord(entry, 'The core\'s outcome is unknown', job.record.path, job.operation.family);
-    const now = Date.now();
-    const attempts = job.from.kind === 'new' ? 0 : job.record.attempts + 1;
     try {
-      await inUnitOfWork(store, async (unitOfWork) => {
-        if (job.from.kind === 'new') {
-          await claims.insertSettled(unitOfWork.db, { ...job.record, httpStatus: entry.status, error, attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs) }, 'Unknown');
-        } else {
-          await claims.move(unitOfWork.db, reference, job.from.guard, {
-            status: 'Unknown',
-            httpStatus: entry.status,
-            error,
-            attempts,
-            nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs),
-            atEpochMs: now,
-          });
-        }
-        await audit.write(unitOfWork.db, job.audit, reference, entry.status, 'Unknown', entry);
-      });
-      audit.chained();
+      await this.#settlement.holdUnknown(job, this.#options.clock.now(), entry);
     } catch (error) {
       // A concurrent request or instance holds the operation meanwhile: its record is the one that counts.
       if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');
     }
   }
+}
+
+/** The job as its record stands once claimed at `claimedAt`: InFlight, guarded by that instant. */
+function inFlight(job: ExecutionJob, claimedAt: number): ExecutionJob {
+  return { ...job, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } } };
 }
 
 /**

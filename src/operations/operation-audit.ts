@@ -2,6 +2,7 @@
  * The audit record of an execution attempt (CONTRACT §8): written in the operation's own
  * transaction when there is one, chained by the AuditChainer just after commit.
  */
+import type { Clock } from '../core/clock.js';
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import type { AuditChainer } from '../audit/chain.js';
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
@@ -20,11 +21,12 @@ export interface AuditContext {
   startedAtMs: number;
 }
 
-export function auditEntry(fields: Omit<AuditEntry, 'id' | 'recordedAt'>): AuditEntry {
-  return { id: timeOrderedUuid(), recordedAt: new Date().toISOString(), ...fields };
+/** A new audit record, recorded at `recordedAtMs` (the caller's clock). */
+export function auditEntry(fields: Omit<AuditEntry, 'id' | 'recordedAt'>, recordedAtMs: number): AuditEntry {
+  return { id: timeOrderedUuid(), recordedAt: new Date(recordedAtMs).toISOString(), ...fields };
 }
 
-export function operationAuditEntry(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): AuditEntry {
+export function operationAuditEntry(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry: ErrorEntry | undefined, nowMs: number): AuditEntry {
   const code = entry && (entry.family === 'both' || entry.family === context.family) ? errorCode(entry, context.family) : undefined;
   return auditEntry({
     operation: context.operation,
@@ -35,9 +37,9 @@ export function operationAuditEntry(context: AuditContext, reference: string | n
     reference,
     httpStatus,
     outcome,
-    durationMs: Date.now() - context.startedAtMs,
+    durationMs: nowMs - context.startedAtMs,
     details: { path: context.path, channel: context.caller.channel ?? null, ...(code ? { code } : {}) },
-  });
+  }, nowMs);
 }
 
 export class OperationAudit {
@@ -45,16 +47,18 @@ export class OperationAudit {
     readonly chainer: AuditChainer,
     /** Refusals outside any unit of work, written in batches. */
     readonly refusals: RefusalAudit,
+    /** Whose time stamps the records and measures their duration (src/core/clock.ts). */
+    readonly clock: Clock,
   ) {}
 
   /** Inside a unit of work: the record commits with it. Call `chained()` after the commit. */
   async write(db: Queryable, context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
-    await insertAuditEntry(db, operationAuditEntry(context, reference, httpStatus, outcome, entry));
+    await insertAuditEntry(db, operationAuditEntry(context, reference, httpStatus, outcome, entry, this.clock.now()));
   }
 
   /** On its own (a refusal before any unit of work): durable when this answers, chained soon after. */
   async record(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry?: ErrorEntry): Promise<void> {
-    await this.refusals.record(operationAuditEntry(context, reference, httpStatus, outcome, entry));
+    await this.refusals.record(operationAuditEntry(context, reference, httpStatus, outcome, entry, this.clock.now()));
   }
 
   /** Records committed: the chain is extended soon after, by one chainer at a time. */

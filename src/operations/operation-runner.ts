@@ -7,6 +7,7 @@
  */
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import { BusinessRefusal, errorCatalogue as E, type ErrorEntry } from '../core/error-catalogue.js';
+import { dateOf, type Clock } from '../core/clock.js';
 import type { Store } from '../store/connect.js';
 import type { OperationRecord } from '../store/operations.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
@@ -28,6 +29,8 @@ export type RunOutcome =
 
 export interface RunnerOptions {
   store: Store;
+  /** Whose time stamps new records and decides the batch window (src/core/clock.ts). */
+  clock: Clock;
   claims: Claims;
   window: DuplicateWindow;
   execution: Execution;
@@ -47,7 +50,7 @@ export class OperationRunner {
     this.#options = options;
   }
 
-  inBatchWindow(now: Date = new Date()): boolean {
+  inBatchWindow(now: Date = dateOf(this.#options.clock)): boolean {
     return inBatchWindow(this.#options.batchWindow, now);
   }
 
@@ -142,7 +145,7 @@ export class OperationRunner {
     const acceptedAt = new Date(record.createdAt);
     try {
       await inUnitOfWork(store, async (unitOfWork) => {
-        await claims.claim(unitOfWork, { ...record, accepted: true }, from, 'Pending', Date.now());
+        await claims.claim(unitOfWork, { ...record, accepted: true }, from, 'Pending', this.#options.clock.now());
         await audit.write(unitOfWork.db, context, record.reference, 202, 'Pending');
       });
     } catch (error) {
@@ -188,7 +191,7 @@ export class OperationRunner {
 
   #record(operation: Operation, call: Invocation, reference: string, stored: OperationRecord | undefined): OperationRecord {
     if (stored) return { ...stored, request: call.request, accepted: call.respondAsync || this.inBatchWindow() };
-    const now = new Date();
+    const now = dateOf(this.#options.clock);
     return {
       reference,
       clientKey: call.caller.clientKey,

@@ -6,6 +6,8 @@
  */
 import type { BusinessRefusal } from '../core/error-catalogue.js';
 import { BusinessRefusal as Refusal } from '../core/error-catalogue.js';
+import type { Clock } from '../core/clock.js';
+import { dateOf } from '../core/clock.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { listPendingOperations, type OperationRecord } from '../store/operations.js';
@@ -20,6 +22,8 @@ const workerBatchMax = 20;
 
 export interface PendingWorkerOptions {
   store: Store;
+  /** Whose time decides the batch window and stamps the audit (src/core/clock.ts). */
+  clock: Clock;
   execution: Execution;
   logger: Logger;
   operations: ReadonlyMap<string, Operation>;
@@ -34,7 +38,7 @@ export class PendingWorker {
 
   constructor(options: PendingWorkerOptions) {
     this.#options = options;
-    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'pending operations worker failed'));
+    this.#periodic = new Periodic(options.clock, options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'pending operations worker failed'));
   }
 
   start(): void {
@@ -51,8 +55,16 @@ export class PendingWorker {
     return this.#periodic.kick();
   }
 
+  /**
+   * One pass, started or not; resolves when it ends. A pass runs until nothing is pending (or the
+   * batch window opens), so it is also the worker's drain: tests drive the worker with it.
+   */
+  runOnce(): Promise<void> {
+    return this.#periodic.runOnce();
+  }
+
   async #pass(): Promise<void> {
-    while (!this.#periodic.stopped && !inBatchWindow(this.#options.batchWindow)) {
+    while (!this.#periodic.stopped && !inBatchWindow(this.#options.batchWindow, dateOf(this.#options.clock))) {
       const pending = await listPendingOperations(this.#options.store.db, workerBatchMax);
       for (const record of pending) await this.#executeOne(record);
       if (pending.length < workerBatchMax) break;
@@ -76,7 +88,7 @@ export class PendingWorker {
       prepared,
       record,
       from: { kind: 'stored', guard: { status: 'Pending' } },
-      audit: { operation: operation.name, family: operation.family, caller: callerOf(record.actor), correlationId: record.correlationId, path: record.path, startedAtMs: Date.now() },
+      audit: { operation: operation.name, family: operation.family, caller: callerOf(record.actor), correlationId: record.correlationId, path: record.path, startedAtMs: this.#options.clock.now() },
     });
     if (result.kind === 'executed') this.#options.onSettled?.(operation.name, 'Executed');
     else if (result.kind === 'rejected') this.#options.onSettled?.(operation.name, 'Rejected');

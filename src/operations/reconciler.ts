@@ -13,24 +13,24 @@
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { countReconcilerBacklog, findOperation, listOperationsToReconcile, type OperationRecord, type ReconcilerBacklog } from '../store/operations.js';
-import { inUnitOfWork } from '../store/unit-of-work.js';
+import type { Clock } from '../core/clock.js';
 import type { CoreBankingPort } from '../core/port.js';
 import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
 import { ClaimLost, type Claims } from './correlation.js';
-import { errorRecord } from './error-record.js';
 import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
+import { OperationSettlement, type SettlementTarget } from './operation-settlement.js';
 import { Periodic } from './periodic.js';
-import { nextAttemptAt } from './retry-schedule.js';
-import { writeOperationEvent } from '../webhooks/operation-events.js';
 
 /** Operations settled per pass: bounds one pass's work. */
 const reconcileBatchMax = 20;
 
 export interface ReconcilerOptions {
   store: Store;
+  /** Whose time decides what is due and stamps each move (src/core/clock.ts). */
+  clock: Clock;
   core: CoreBankingPort;
   claims: Claims;
   execution: Execution;
@@ -54,10 +54,12 @@ export interface ReconcilerOptions {
 export class Reconciler {
   readonly #options: ReconcilerOptions;
   readonly #periodic: Periodic;
+  readonly #settlement: OperationSettlement;
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
-    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
+    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
+    this.#periodic = new Periodic(options.clock, options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
   }
 
   start(): void {
@@ -73,22 +75,27 @@ export class Reconciler {
     return this.#periodic.kick();
   }
 
+  /** One pass over what is due now, started or not; resolves when it ends (tests drive the reconciler with it). */
+  runOnce(): Promise<void> {
+    return this.#periodic.runOnce();
+  }
+
   /** Passes until nothing is due (tests and `coregate check` wait for a drained backlog). */
   async drain(passesMax = 50): Promise<void> {
     for (let pass = 0; pass < passesMax; pass += 1) {
-      const now = Date.now();
+      const now = this.#options.clock.now();
       const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, 1);
       if (due.length === 0) return;
-      await this.kick();
+      await this.runOnce();
     }
   }
 
   backlog(): Promise<ReconcilerBacklog> {
-    return countReconcilerBacklog(this.#options.store.db, Date.now() - this.#options.unknownAgeLimitMs);
+    return countReconcilerBacklog(this.#options.store.db, this.#options.clock.now() - this.#options.unknownAgeLimitMs);
   }
 
   async #pass(): Promise<void> {
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const due = await listOperationsToReconcile(this.#options.store.db, now, now - this.#options.leaseMs, reconcileBatchMax);
     for (const record of due) {
       if (this.#periodic.stopped) return;
@@ -104,7 +111,7 @@ export class Reconciler {
       logger.error({ reference: record.reference, operation: record.operation }, 'operation of an unknown kind cannot be reconciled');
       return record;
     }
-    const claimedAt = Date.now();
+    const claimedAt = this.#options.clock.now();
     try {
       await claims.move(store.db, record.reference, { status: record.status, updatedEpochMs: record.updatedEpochMs }, { status: 'InFlight', atEpochMs: claimedAt });
     } catch (error) {
@@ -112,11 +119,11 @@ export class Reconciler {
       throw error;
     }
     const claimed: OperationRecord = { ...record, status: 'InFlight', updatedEpochMs: claimedAt };
-    const context = auditContextOf(operation, claimed);
+    const context = auditContextOf(operation, claimed, claimedAt);
     try {
       const { core } = this.#options;
-      if (!claimed.accepted) await callCore(this.#options.observeCoreCall, 'fence', this.#options.coreTimeoutMs, () => core.fenceOperation(record.reference));
-      const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(core, record.reference));
+      if (!claimed.accepted) await callCore(this.#options.clock, this.#options.observeCoreCall, 'fence', this.#options.coreTimeoutMs, () => core.fenceOperation(record.reference));
+      const found = await callCore(this.#options.clock, this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(core, record.reference));
       if (found.status !== 'NotFound') {
         await this.#record(operation, claimed, found, context);
       } else {
@@ -127,7 +134,7 @@ export class Reconciler {
         await this.#options.execution.execute({ operation, prepared, record: claimed, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } }, audit: context });
       }
     } catch (error) {
-      await this.#backOff(claimed, error);
+      await this.#backOff({ operation, record: claimed, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } }, audit: context }, error);
     }
     const after = (await findOperation(store.db, record.reference)) ?? claimed;
     if (after.status === 'Executed' || after.status === 'Rejected') this.#options.onSettled?.(after.operation, after.status);
@@ -138,54 +145,34 @@ export class Reconciler {
   async settleFromCore(record: OperationRecord): Promise<OperationRecord | undefined> {
     const operation = this.#options.operations.get(record.operation);
     if (!operation || record.status !== 'Unknown') return undefined;
-    const found = await callCore(this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
+    const found = await callCore(this.#options.clock, this.#options.observeCoreCall, 'lookup', this.#options.coreTimeoutMs, () => operation.lookup(this.#options.core, record.reference));
     if (found.status === 'NotFound') return undefined;
     try {
-      await this.#record(operation, record, found, auditContextOf(operation, record));
+      await this.#record(operation, record, found, auditContextOf(operation, record, this.#options.clock.now()));
     } catch (error) {
       if (!(error instanceof ClaimLost)) throw error;
     }
     return findOperation(this.#options.store.db, record.reference);
   }
 
+  /** The core's outcome, recorded as execution records one (operation-settlement.ts). */
   async #record(operation: Operation, record: OperationRecord, found: Settlement, context: AuditContext): Promise<void> {
-    const { store, claims, audit } = this.#options;
     const guard = record.status === 'InFlight' ? { status: record.status, updatedEpochMs: record.updatedEpochMs } : { status: record.status };
-    await inUnitOfWork(store, async (unitOfWork) => {
-      if (found.status === 'Executed') {
-        await claims.move(unitOfWork.db, record.reference, guard, { status: 'Executed', httpStatus: 200, result: found.body, request: null, atEpochMs: Date.now() });
-        await writeOperationEvent(unitOfWork.db, record, { status: 'Executed', result: found.body });
-        await audit.write(unitOfWork.db, context, record.reference, 200, found.outcome);
-      } else {
-        const error = errorRecord(found.refusal.entry, found.refusal.message, record.path, operation.family);
-        // As execution.ts records a refusal: an operation answered 202 keeps the body its kind gives a rejection (a loan's `Rejected` status, docs/loans.md).
-        const acceptedBody = record.accepted ? operation.rejected(record.reference, new Date(record.createdAt)) : undefined;
-        await claims.move(unitOfWork.db, record.reference, guard, {
-          status: 'Rejected',
-          httpStatus: found.refusal.entry.status,
-          error,
-          request: null,
-          atEpochMs: Date.now(),
-          ...(acceptedBody === undefined ? {} : { result: acceptedBody }),
-        });
-        await writeOperationEvent(unitOfWork.db, record, { status: 'Rejected', error });
-        await audit.write(unitOfWork.db, context, record.reference, found.refusal.entry.status, 'Rejected', found.refusal.entry);
-      }
-    });
-    audit.chained();
+    await this.#settlement.commit({ operation, record, from: { kind: 'stored', guard }, audit: context }, found, this.#options.clock.now());
   }
 
-  async #backOff(claimed: OperationRecord, cause: unknown): Promise<void> {
-    const { store, claims, logger } = this.#options;
+  async #backOff(target: SettlementTarget, cause: unknown): Promise<void> {
+    const claimed = target.record;
+    const { logger } = this.#options;
     const attempts = claimed.attempts + 1;
-    const now = Date.now();
+    const now = this.#options.clock.now();
     const overAge = now - claimed.createdEpochMs > this.#options.unknownAgeLimitMs;
     const log = { err: cause, reference: claimed.reference, attempts, operation: claimed.operation };
     if (overAge) logger.error(log, 'operation still unknown past the age limit: the core cannot settle it');
     else if (isCoreFailure(cause)) logger.warn(log, 'reconciliation attempt failed; backing off');
     else logger.error(log, 'reconciliation attempt failed unexpectedly; backing off');
     try {
-      await claims.move(store.db, claimed.reference, { status: 'InFlight', updatedEpochMs: claimed.updatedEpochMs }, { status: 'Unknown', attempts, nextAttemptEpochMs: nextAttemptAt(attempts, now, this.#options.backoffMaxMs), atEpochMs: now });
+      await this.#settlement.holdUnknown(target, now);
     } catch (error) {
       // Execution already recorded the attempt (it moves a failed execution to Unknown itself).
       if (!(error instanceof ClaimLost)) throw error;
@@ -193,13 +180,13 @@ export class Reconciler {
   }
 }
 
-function auditContextOf(operation: Operation, record: OperationRecord): AuditContext {
+function auditContextOf(operation: Operation, record: OperationRecord, startedAtMs: number): AuditContext {
   return {
     operation: operation.name,
     family: operation.family,
     caller: callerOf(record.actor),
     correlationId: record.correlationId,
     path: record.path,
-    startedAtMs: Date.now(),
+    startedAtMs,
   };
 }

@@ -1,24 +1,11 @@
 /**
  * Errors of the operator API: `{ "status", "reason", "message" }`, the shape of the server's 404
- * handler. Route modules throw OperatorError; the plugin's error handler writes the body.
+ * handler, with the business API's reason for each status (src/core/status-reasons.ts). Route
+ * modules throw OperatorError; the plugin's error handler writes the body.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { reasonOf } from '../core/status-reasons.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
-
-const reasons: Record<number, string> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  500: 'INTERNAL_ERROR',
-  501: 'NOT_IMPLEMENTED',
-  502: 'CORE_UNAVAILABLE',
-  503: 'SERVICE_UNAVAILABLE',
-  504: 'CORE_TIMEOUT',
-};
 
 export class OperatorError extends Error {
   override name = 'OperatorError';
@@ -38,7 +25,7 @@ export interface OperatorErrorBody {
 }
 
 export function operatorErrorBody(status: number, message: string): OperatorErrorBody {
-  return { status, reason: reasons[status] ?? (status >= 500 ? 'INTERNAL_ERROR' : 'BAD_REQUEST'), message };
+  return { status, reason: reasonOf(status), message };
 }
 
 /** The plugin's error handler: expected errors keep their status and message, others are a logged 500. */

@@ -4,6 +4,7 @@
  * their events (the outbox) and the business date moved past the day — so that a day closes once,
  * whoever tries and however often, and a crash loses a whole day or nothing.
  */
+import { sleep, type Clock } from '../core/clock.js';
 import { randomUUID } from 'node:crypto';
 import { dateAfterClosing } from '../core/end-of-day/days.js';
 import {
@@ -35,7 +36,7 @@ function testDayDelayMs(): number {
 }
 
 /** Closes `day` inside the caller's transaction; undefined when it was closed already. */
-export async function closeBusinessDay(repository: CoreRepository, day: string): Promise<ClosedDay | undefined> {
+export async function closeBusinessDay(repository: CoreRepository, day: string, clock: Clock): Promise<ClosedDay | undefined> {
   if (!(await repository.claimBusinessDay(day))) return undefined;
   const maturedDeposits = await matureDeposits(repository, day);
   const overdueInstallments = await markOverdueInstallments(repository, day);
@@ -43,7 +44,7 @@ export async function closeBusinessDay(repository: CoreRepository, day: string):
   const counts = { maturedDeposits, overdueInstallments };
   await repository.recordBusinessDayCounts(day, counts);
   const delayMs = testDayDelayMs();
-  if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+  if (delayMs > 0) await sleep(clock, delayMs);
   return counts;
 }
 

@@ -6,6 +6,7 @@
  * when both share one database (the embedded default), and then a Rejected answer leaves the unit
  * of work for the caller to roll back.
  */
+import { dateOf, type Clock } from '../core/clock.js';
 import type { BusinessCalendar } from '../core/business-calendar.js';
 import type { Decision } from '../core/decision.js';
 import type { LoanExecution, TermDepositContract } from '../core/domain.js';
@@ -14,7 +15,11 @@ import type { LoanInstallmentExecution } from '../core/loans/execution-request.j
 import {
   BusinessDateBackwards,
   type CoreBankingPort,
+  type CoreDataDocument,
+  type CoreDataLoad,
   type CoreEvent,
+  type CoreLoadSummary,
+  type CoreRecords,
   type CoreLookup,
   type CoreOutcome,
   type DirectoryStatus,
@@ -36,10 +41,14 @@ import { writesAfterRecord } from './writes-after-record.js';
 
 export interface ReferenceCoreOptions {
   storage: CoreStorage;
+  /** The read side for operators over the core's own tables (src/reference-core/storage/core-records.ts). */
+  records: CoreRecords;
+  /** The load side for sandbox data (src/reference-core/storage/core-data-load.ts). */
+  data: CoreDataLoad;
   /** Weekend and holidays; the business date itself is read from the storage in each operation. */
   calendar: BusinessCalendar;
-  /** The core's clock: the execution time of loan installments. */
-  now?: () => Date;
+  /** The core's clock (src/core/clock.ts): the execution time of loan installments. */
+  clock: Clock;
 }
 
 /** The refusal travels out of the transaction, which then rolls back. */
@@ -58,15 +67,19 @@ interface OperationKind<T> {
   lookup(repository: CoreRepository): Promise<CoreLookup<T>>;
 }
 
-export class ReferenceCore implements TransactionalCore {
+export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLoad {
   readonly #storage: CoreStorage;
+  readonly #records: CoreRecords;
+  readonly #data: CoreDataLoad;
   readonly #calendar: BusinessCalendar;
-  readonly #now: () => Date;
+  readonly #clock: Clock;
 
   constructor(options: ReferenceCoreOptions) {
     this.#storage = options.storage;
+    this.#records = options.records;
+    this.#data = options.data;
     this.#calendar = options.calendar;
-    this.#now = options.now ?? (() => new Date());
+    this.#clock = options.clock;
   }
 
   get calendar(): BusinessCalendar {
@@ -91,6 +104,44 @@ export class ReferenceCore implements TransactionalCore {
       advanceBusinessDate: (to) => this.advanceBusinessDate(to),
       eventsAfter: (sequence, limit) => repository.eventsAfter(sequence, limit),
     };
+  }
+
+  // ----- The read side for operators and the load side for sandbox data: outside any unit of work. -----
+
+  listCustomers(...args: Parameters<CoreRecords['listCustomers']>) {
+    return this.#records.listCustomers(...args);
+  }
+
+  listAccounts(...args: Parameters<CoreRecords['listAccounts']>) {
+    return this.#records.listAccounts(...args);
+  }
+
+  findAccount(accountNumber: string) {
+    return this.#records.findAccount(accountNumber);
+  }
+
+  listPostings(...args: Parameters<CoreRecords['listPostings']>) {
+    return this.#records.listPostings(...args);
+  }
+
+  listTermDeposits(...args: Parameters<CoreRecords['listTermDeposits']>) {
+    return this.#records.listTermDeposits(...args);
+  }
+
+  listLoanFacilities(...args: Parameters<CoreRecords['listLoanFacilities']>) {
+    return this.#records.listLoanFacilities(...args);
+  }
+
+  checkLedger(listedMax: number) {
+    return this.#records.checkLedger(listedMax);
+  }
+
+  postedReferences(references: readonly string[]) {
+    return this.#records.postedReferences(references);
+  }
+
+  loadData(document: CoreDataDocument): Promise<CoreLoadSummary> {
+    return this.#data.loadData(document);
   }
 
   constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {
@@ -145,7 +196,7 @@ export class ReferenceCore implements TransactionalCore {
     if (spansTooFar(from, to)) throw new RangeError(`an advance spans at most ${advanceDaysMax} days: from ${from}, advance in steps`);
     const report: EndOfDayReport = { from, to, daysClosed: [], maturedDeposits: 0, overdueInstallments: 0 };
     for (const day of businessDaysToClose(this.#calendar, from, to)) {
-      const closed = await this.#storage.transaction((repository) => closeBusinessDay(repository, day));
+      const closed = await this.#storage.transaction((repository) => closeBusinessDay(repository, day, this.#clock));
       if (!closed) continue;
       report.daysClosed.push(day);
       report.maturedDeposits += closed.maturedDeposits;
@@ -176,7 +227,7 @@ export class ReferenceCore implements TransactionalCore {
     return {
       kind: 'executeLoanInstallment',
       execute: async (repository) => {
-        const decision = await executeLoanInstallment(repository, this.#calendarIn(repository), reference, command, this.#now());
+        const decision = await executeLoanInstallment(repository, this.#calendarIn(repository), reference, command, dateOf(this.#clock));
         if (!decision.ok) return decision;
         return { ok: true, value: await loanResult(repository, decision.value) };
       },

@@ -15,7 +15,7 @@ import { ensureSigningKey } from '../auth/keyring.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
 import { DataFileError, type SandboxData } from './data-file.js';
-import { loadCoreData } from './load-core.js';
+import { loadCoreData } from '../reference-core/storage/load-core-data.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
 import type { TargetPolicy } from '../webhooks/target-address.js';
@@ -33,16 +33,23 @@ export interface LoadSummary {
   webhooksAdded: number;
 }
 
+/**
+ * Which parts of the file go into the API's database: `all` with the embedded core (its records
+ * share the database), `api` (realms, clients, webhooks) when the core is remote: its part then
+ * goes to the core through the port's load side, never into this database.
+ */
+export type LoadedParts = 'all' | 'api';
+
 /** `webhookTargets`: the URLs the file's webhook endpoints may have (the server's --webhook-allow-private). */
-export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<LoadSummary> {
+export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all'): Promise<LoadSummary> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
-    return loadSandboxDataWithin(trx, vault, data, webhookTargets);
+    return loadSandboxDataWithin(trx, vault, data, webhookTargets, parts);
   });
 }
 
 /** The same load inside a transaction the caller holds, under the administration lock (a sandbox reset). */
-export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<LoadSummary> {
+export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all'): Promise<LoadSummary> {
   const hashKey = await loadSecretHashKey(trx, vault);
   const now = new Date().toISOString();
   const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
@@ -75,10 +82,12 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
       if (added) summary.clientsAdded += 1;
     }
     const stored = await findRealm(trx, realm.name);
-    if (stored) await ensureSigningKey(trx, vault, stored);
+    if (stored) await ensureSigningKey(trx, vault, stored, Date.now());
   }
-  await loadDirectory(trx, data);
-  summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+  if (parts === 'all') {
+    await loadDirectory(trx, data);
+    summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+  }
   summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets);
   return summary;
 }
@@ -111,7 +120,7 @@ async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targ
   for (const [index, webhook] of (data.webhooks ?? []).entries()) {
     if (await findEndpointByUrl(db, webhook.realm, webhook.clientId, webhook.url)) continue;
     try {
-      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets);
+      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets, Date.now());
     } catch (error) {
       // A refused target is the file's problem: a reset over HTTP answers it as such (409), not as a failure of ours.
       if (error instanceof EndpointRefused) throw new DataFileError('data file', `webhooks[${index}]`, error.message);

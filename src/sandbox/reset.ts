@@ -24,6 +24,7 @@ import type { Store } from '../store/connect.js';
 import type { Database } from '../store/schema.js';
 import type { SandboxData } from './data-file.js';
 import type { TargetPolicy } from '../webhooks/target-address.js';
+import { recordedRemoteCore, remoteCoreSetting } from './core-placement.js';
 import { loadSandboxDataWithin, realmDefaults, type LoadSummary } from './load.js';
 
 /** Tables a reset leaves alone entirely: the migrator's bookkeeping and the console's sessions. */
@@ -31,7 +32,7 @@ const untouchedTables: ReadonlySet<string> = new Set(['kysely_migration', 'kysel
 /** Tables a reset prunes by rule rather than empties (see the module comment). */
 const prunedTables: ReadonlySet<string> = new Set(['settings', 'realms', 'signing_keys']);
 /** Settings that survive a reset. */
-const keptSettings: readonly string[] = [secretHashKeySetting];
+const keptSettings: readonly string[] = [secretHashKeySetting, remoteCoreSetting];
 
 export interface ResetSummary extends LoadSummary {
   /** Tables emptied, in alphabetical order. */
@@ -99,7 +100,8 @@ async function resetOnce(store: Store, vault: Vault, data: SandboxData, webhookT
         .execute();
     }
 
-    const loaded = await loadSandboxDataWithin(trx, vault, data, webhookTargets);
+    // With a remote core the core's records are not here: the reset reloads the API's part only.
+    const loaded = await loadSandboxDataWithin(trx, vault, data, webhookTargets, (await recordedRemoteCore(trx)) === undefined ? 'all' : 'api');
     return { ...loaded, tablesEmptied: tables, rowsDeleted, realmsKept, realmsDeleted };
   });
 }

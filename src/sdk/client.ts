@@ -41,6 +41,8 @@ export interface CoregateClientOptions {
   tokenRefreshMarginSeconds?: number;
   /** Time-out of a token request (default 10 s); a call's own time-out also bounds its wait. */
   tokenTimeoutMs?: number;
+  /** The clock the token cache reads to decide when to renew (Date.now by default; tests move a fake one). */
+  now?: () => number;
   fetch?: typeof fetch;
   /** Receives one event per HTTP exchange: never a secret, a token or a body. */
   onEvent?: (event: SdkEvent) => void;
@@ -158,6 +160,7 @@ export class CoregateClient {
       fetch: this.#fetch,
       ...(options.tokenRefreshMarginSeconds === undefined ? {} : { refreshMarginSeconds: options.tokenRefreshMarginSeconds }),
       ...(options.tokenTimeoutMs === undefined ? {} : { timeoutMs: options.tokenTimeoutMs }),
+      ...(options.now === undefined ? {} : { now: options.now }),
     });
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#retry = {

@@ -188,7 +188,7 @@ function toProduct(row: Selectable<TermDepositProductTable>): TermDepositProduct
   };
 }
 
-function toTermDeposit(row: Selectable<TermDepositTable>): TermDepositRecord {
+export function toTermDeposit(row: Selectable<TermDepositTable>): TermDepositRecord {
   return {
     contractNumber: row.contract_number,
     customerReference: row.customer_reference,

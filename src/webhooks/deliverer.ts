@@ -13,6 +13,7 @@
  * slowest endpoint's time-out (issue 24).
  */
 import type { Vault } from '../auth/vault.js';
+import { dateOf, type Clock } from '../core/clock.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { leaseDelivery, listDueDeliveries, recordAttempt, releaseLease, type DeliveryFailure, type LeasedDelivery } from '../store/webhooks.js';
@@ -37,6 +38,8 @@ const dueQueriesPerPassMax = 8;
 
 export interface DelivererOptions {
   store: Store;
+  /** Whose time decides what is due, stamps attempts and signs deliveries (src/core/clock.ts). */
+  clock: Clock;
   vault: Vault;
   logger: Logger;
   /** This instance, as lease owner. */
@@ -80,7 +83,7 @@ export class Deliverer {
    * Leases what is due now, as far as the lanes have room, and starts each attempt without
    * waiting for it (idle() waits); answers how many attempts it started.
    */
-  async deliverDue(nowMs: number = Date.now()): Promise<number> {
+  async deliverDue(nowMs: number = this.#options.clock.now()): Promise<number> {
     const { store, instanceId } = this.#options;
     if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     let started = 0;
@@ -145,7 +148,7 @@ export class Deliverer {
     const ok = outcome.kind === 'answered' && outcome.statusCode >= 200 && outcome.statusCode < 300;
     const statusCode = outcome.kind === 'answered' ? outcome.statusCode : null;
     const failure: DeliveryFailure | null = ok ? null : outcome.kind === 'failed' ? outcome.failure : 'http_error';
-    const nowMs = Date.now();
+    const nowMs = this.#options.clock.now();
     const attempts = delivery.attempts + 1;
     const next = ok ? undefined : nextDeliveryAttemptAt(this.#options.schedule, attempts, delivery.createdAtMs, nowMs);
     const status = ok ? 'delivered' : next === undefined ? 'failed' : 'pending';
@@ -172,7 +175,7 @@ export class Deliverer {
     } catch (error) {
       return { kind: 'failed', failure: 'signing_failed', detail: (error as Error).message };
     }
-    const headers = signDelivery(secret, delivery.eventId, delivery.payload, new Date());
+    const headers = signDelivery(secret, delivery.eventId, delivery.payload, dateOf(this.#options.clock));
     return this.#client.post(delivery.url, { 'content-type': 'application/json', 'user-agent': 'coregate-webhooks', ...headers }, delivery.payload, stop);
   }
 }

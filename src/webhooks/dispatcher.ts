@@ -30,7 +30,7 @@ const dispatchBatchMax = 100;
 const dispatchBatchesPerPassMax = 20;
 
 /** Fans out what is waiting; answers how many events it dispatched. */
-export async function dispatchEvents(store: Store, nowMs: number = Date.now()): Promise<number> {
+export async function dispatchEvents(store: Store, nowMs: number): Promise<number> {
   let dispatched = 0;
   // Read once per pass, when there is something to dispatch.
   let endpoints: WebhookEndpoint[] | undefined;

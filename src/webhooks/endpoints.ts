@@ -68,7 +68,7 @@ export function eventTypesProblem(eventTypes: readonly string[]): string | undef
  * Registers the endpoint; answers it with its secret (to show once). `nowMs` is its registration
  * instant: it receives the events written from then on (dispatcher.ts).
  */
-export async function registerEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, targets: TargetPolicy, nowMs: number = Date.now()): Promise<WebhookEndpoint & { secret: string }> {
+export async function registerEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, targets: TargetPolicy, nowMs: number): Promise<WebhookEndpoint & { secret: string }> {
   const problem =
     endpointUrlProblem(request.url, targets) ?? eventTypesProblem(request.eventTypes ?? []) ?? (request.secret === undefined ? undefined : secretProblem(request.secret));
   if (problem) throw new EndpointRefused(problem);

@@ -58,7 +58,7 @@ export interface SettledOperation {
 
 export type FinalOutcome = { status: 'Executed'; result: unknown } | { status: 'Rejected'; error: unknown };
 
-export function operationEvent(operation: SettledOperation, outcome: FinalOutcome, nowMs: number = Date.now()): NewWebhookEvent {
+export function operationEvent(operation: SettledOperation, outcome: FinalOutcome, nowMs: number): NewWebhookEvent {
   const client = clientOfKey(operation.clientKey);
   const type: WebhookEventType = outcome.status === 'Executed' ? 'operation.executed' : 'operation.rejected';
   const data = {
@@ -82,7 +82,7 @@ export function operationEvent(operation: SettledOperation, outcome: FinalOutcom
 }
 
 /** The webhook event of a core event, for the client whose operation made the contract. */
-export function coreWebhookEvent(event: CoreEvent, client: ClientName, nowMs: number = Date.now()): NewWebhookEvent {
+export function coreWebhookEvent(event: CoreEvent, client: ClientName, nowMs: number): NewWebhookEvent {
   const data = { ...event.data, businessDate: event.businessDate, operationReference: event.operationReference, realm: client.realm, clientId: client.clientId };
   return {
     id: derivedUuid(`core-event:${event.id}`),

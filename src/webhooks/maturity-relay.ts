@@ -27,7 +27,7 @@ export interface RelayPass {
 }
 
 /** Relays what the core logged since the cursor; answers what it read and wrote. */
-export async function relayCoreEvents(store: Store, core: Pick<CoreBankingPort, 'eventsAfter'>, nowMs: number = Date.now()): Promise<RelayPass> {
+export async function relayCoreEvents(store: Store, core: Pick<CoreBankingPort, 'eventsAfter'>, nowMs: number): Promise<RelayPass> {
   const cursor = Number((await getSetting(store.db, coreEventCursorSetting)) ?? '0');
   const events = await core.eventsAfter(cursor, relayBatchMax);
   if (events.length === 0) return { read: 0, written: 0, skipped: 0 };

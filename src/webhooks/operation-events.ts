@@ -7,6 +7,7 @@ import type { Queryable } from '../store/realms.js';
 import { insertEvent } from '../store/webhooks.js';
 import { operationEvent, type FinalOutcome, type SettledOperation } from './events.js';
 
-export async function writeOperationEvent(db: Queryable, operation: SettledOperation, outcome: FinalOutcome): Promise<void> {
-  await insertEvent(db, operationEvent(operation, outcome));
+/** `nowMs`: when the operation settled, the event's timestamp. */
+export async function writeOperationEvent(db: Queryable, operation: SettledOperation, outcome: FinalOutcome, nowMs: number): Promise<void> {
+  await insertEvent(db, operationEvent(operation, outcome, nowMs));
 }

@@ -15,8 +15,9 @@ export const deliveriesListedDefault = 50;
 
 export { EndpointRefused };
 
-export function addEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, targets: TargetPolicy): Promise<WebhookEndpoint & { secret: string }> {
-  return registerEndpoint(db, vault, request, targets);
+/** `nowMs`: the registration time; events written before it are not sent to the endpoint. */
+export function addEndpoint(db: Queryable, vault: Vault, request: EndpointRequest, targets: TargetPolicy, nowMs: number): Promise<WebhookEndpoint & { secret: string }> {
+  return registerEndpoint(db, vault, request, targets, nowMs);
 }
 
 export function endpointsOf(db: Queryable, client?: { realm: string; clientId: string }): Promise<WebhookEndpoint[]> {
@@ -44,6 +45,6 @@ export function deliveriesOf(db: Queryable, query: DeliveryQuery): Promise<Webho
 }
 
 /** Makes a failed or pending delivery due now; answers whether it exists in such a state. */
-export function retryDeliveryNow(db: Queryable, id: string): Promise<boolean> {
-  return retryDelivery(db, id, Date.now());
+export function retryDeliveryNow(db: Queryable, id: string, nowMs: number): Promise<boolean> {
+  return retryDelivery(db, id, nowMs);
 }

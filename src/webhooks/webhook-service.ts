@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Vault } from '../auth/vault.js';
+import type { Clock } from '../core/clock.js';
 import type { CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
 import { Periodic } from '../operations/periodic.js';
@@ -25,6 +26,8 @@ export const relayIntervalMs = 5_000;
 
 export interface WebhookServiceOptions {
   store: Store;
+  /** Whose time runs the passes and decides what is due (src/core/clock.ts). */
+  clock: Clock;
   vault: Vault;
   core: Pick<CoreBankingPort, 'eventsAfter'>;
   logger: Logger;
@@ -47,11 +50,14 @@ export class WebhookService {
   /** The relay's failure is logged once until it works again (a core without an event log, a remote core down). */
   #relayFailing = false;
   #relayedAtMs = 0;
+  /** Attempts the last pass started: drain() stops after a pass that started none. */
+  #startedLastPass = 0;
 
   constructor(options: WebhookServiceOptions) {
     this.#options = options;
     this.#deliverer = new Deliverer({
       store: options.store,
+      clock: options.clock,
       vault: options.vault,
       logger: options.logger,
       instanceId: randomUUID(),
@@ -61,7 +67,7 @@ export class WebhookService {
       resolveHost: options.resolveHost ?? systemResolveHost,
       ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
     });
-    this.#periodic = new Periodic(options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'webhook pass failed'));
+    this.#periodic = new Periodic(options.clock, options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'webhook pass failed'));
   }
 
   start(): void {
@@ -85,20 +91,38 @@ export class WebhookService {
     return this.#periodic.kick();
   }
 
+  /** One pass (relay, fan-out, start what is due), started or not; resolves when it ends, not its attempts (idle()). */
+  runOnce(): Promise<void> {
+    return this.#periodic.runOnce();
+  }
+
+  /**
+   * Passes, each followed by the attempts it started, until a pass starts none: the tests' way to
+   * have every event fanned out and every delivery due by the clock attempted.
+   */
+  async drain(passesMax = 50): Promise<void> {
+    for (let pass = 0; pass < passesMax; pass += 1) {
+      this.#startedLastPass = 0;
+      await this.runOnce();
+      await this.idle();
+      if (this.#startedLastPass === 0) return;
+    }
+  }
+
   async #pass(): Promise<void> {
     await this.#relay();
     if (this.#periodic.stopped) return;
-    await dispatchEvents(this.#options.store);
+    await dispatchEvents(this.#options.store, this.#options.clock.now());
     if (this.#periodic.stopped) return;
-    await this.#deliverer.deliverDue();
+    this.#startedLastPass = await this.#deliverer.deliverDue();
   }
 
   async #relay(): Promise<void> {
-    const nowMs = Date.now();
+    const nowMs = this.#options.clock.now();
     if (nowMs - this.#relayedAtMs < relayIntervalMs) return;
     this.#relayedAtMs = nowMs;
     try {
-      const pass = await relayCoreEvents(this.#options.store, this.#options.core);
+      const pass = await relayCoreEvents(this.#options.store, this.#options.core, nowMs);
       if (this.#relayFailing) this.#options.logger.info('core events relayed again');
       this.#relayFailing = false;
       if (pass.written > 0 || pass.skipped > 0) this.#options.logger.debug(pass, 'core events relayed');

@@ -6,6 +6,7 @@
  * workstation that is not active in the core's directory; SPEC error records at top level.
  * Real HTTP against a started server, real tokens, on each store.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID, type KeyObject } from 'node:crypto';
@@ -158,7 +159,7 @@ function realmClaims(server: TestServer, overrides: Record<string, unknown> = {}
 async function realmKey(server: TestServer): Promise<TestKey> {
   const realm = await findRealm(server.coregate.store.db, demo.realm);
   assert.ok(realm, 'the sandbox realm exists');
-  const active = await new Keyring(server.coregate.store, new Vault(undefined)).activeKey(realm);
+  const active = await new Keyring(server.coregate.store, new Vault(undefined), systemClock).activeKey(realm);
   assert.ok(active.signingKey, 'the active key has its private half');
   return { kid: active.kid, alg: active.alg, privateKey: active.signingKey, publicJwk: active.publicJwk };
 }

@@ -7,6 +7,7 @@
  * repeat so that nothing is executed twice. Real HTTP, real tokens, on each store; the ledger is
  * read from the server's store.
  */
+import { FakeClock } from '../helpers/fake-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
@@ -431,6 +432,9 @@ describeEachStore(
   { flags: { duplicateWindow: '0' } },
 );
 
+/** The window is measured on this clock: the test moves it across the window's end instead of sleeping. */
+const windowClock = new FakeClock(Date.now());
+
 describeEachStore(
   'duplicate window of 1 second (--duplicate-window 1)',
   ({ server }) => {
@@ -440,13 +444,16 @@ describeEachStore(
       const first = await initiate(server(), { token, body });
       assertExecuted(first);
       assertRefused(await initiate(server(), { token, body }), 409, 'TD-409-002');
-      await sleep(1_100);
+      windowClock.advance(999);
+      assertRefused(await initiate(server(), { token, body }), 409, 'TD-409-002');
+      // Past the window's end on the instance's clock: the same body is a new operation.
+      windowClock.advance(101);
       const later = await initiate(server(), { token, body });
       assertExecuted(later);
       assert.notEqual(later.body.operationReference, first.body.operationReference);
     });
   },
-  { flags: { duplicateWindow: '1' } },
+  { flags: { duplicateWindow: '1' }, clock: windowClock },
 );
 
 // =============================================================================================

@@ -13,10 +13,17 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
-import { reconcilerIdle } from '../helpers/reconciler.js';
+import { runPendingWorkers } from '../helpers/background.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const faulty = new FaultyCore();
+/**
+ * The instance's clock: its timers (the loops, the core time-out) fire only when a test moves it.
+ * It starts at the real time, so that `coregate check` (another process, on the system's clock)
+ * sees the records' times as recent.
+ */
+const clock = new FakeClock(Date.now());
+const coreTimeoutMs = 2_000;
 const sourceAccount = '1000000001';
 
 function initiate(server: TestServer, token: string, correlationId: string, amount: number, prefer?: string): Promise<HttpResult> {
@@ -39,6 +46,8 @@ async function operationView(server: TestServer, token: string, reference: strin
   return view.body as Record<string, unknown>;
 }
 
+/** With a remote core, `coregate check` proves its ledger through the core (--core-url). */
+const coreUrlFlag = (server: TestServer) => (server.coreUrl === undefined ? [] : ['--core-url', server.coreUrl]);
 const balance = async (server: TestServer) => (await findAccount(server.coregate.store.db, sourceAccount))?.balanceMinor ?? 0n;
 const movementsOf = async (server: TestServer, reference: string) =>
   (await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
@@ -74,10 +83,16 @@ describeEachStore(
       const token = await demoToken(server());
       const id = randomUUID();
       const before = await balance(server());
-      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 2_500 }, () => initiate(server(), token, id, 2345));
+      // The core writes, then its answer is held; the time-out passes on the instance's clock: 504.
+      const arrived = faulty.arrived();
+      const request = faulty.withFault({ kind: 'commit-then-hold' }, () => initiate(server(), token, id, 2345));
+      await arrived;
+      clock.advance(coreTimeoutMs);
+      const timedOut = await request;
       assert.equal(timedOut.status, 504, JSON.stringify(timedOut.body));
-      // The unit of work commits after the time-out; a fresh request for the same reference is meanwhile held.
-      await sleep(2_600);
+      // The unit of work commits after the time-out, once the core answers.
+      faulty.release();
+      await server().coregate.background.execution.idle();
       const record = await stored(server(), id);
       const settled = record.status === 'Unknown' ? await server().coregate.reconciler.reconcile(record) : record;
       assert.equal(settled.status, 'Executed');
@@ -92,8 +107,9 @@ describeEachStore(
       const accepted = await faulty.withFault({ kind: 'unavailable' }, async () => {
         const response = await initiate(server(), token, id, 3456, 'respond-async');
         assert.equal(response.status, 202);
-        // The worker meets the unavailable core: the operation is held as unknown, not lost.
-        for (let tries = 0; tries < 100 && (await stored(server(), id)).status !== 'Unknown'; tries += 1) await sleep(50);
+        // The worker meets the unavailable core: the operation is held as unknown, not lost. Its pass
+        // (started by the 202) is awaited, or, if it has ended, another one finds nothing pending.
+        await runPendingWorkers(server());
         return response;
       });
       const unknown = await stored(server(), id);
@@ -111,7 +127,7 @@ describeEachStore(
       const id = randomUUID();
       await faulty.withFault({ kind: 'unavailable' }, async () => {
         assert.equal((await initiate(server(), token, id, 1357, 'respond-async')).status, 202);
-        for (let tries = 0; tries < 100 && (await stored(server(), id)).status !== 'Unknown'; tries += 1) await sleep(50);
+        await runPendingWorkers(server());
       });
       const unknown = await stored(server(), id);
       assert.equal(unknown.status, 'Unknown');
@@ -172,8 +188,9 @@ describeEachStore(
       const token = await demoToken(server());
       const id = randomUUID();
       assert.equal((await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), token, id, 4567))).status, 502);
-      await sleep(1_100);
-      const failing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1', '--json']);
+      // Aged past the 1 s limit in the store itself: `coregate check` reads the system's clock, not the instance's.
+      await server().coregate.store.db.updateTable('operations').set({ created_epoch_ms: BigInt(Date.now() - 60_000) }).where('correlation_id', '=', id).execute();
+      const failing = await runCli(['check', '--db', dbUrl(), ...coreUrlFlag(server()), '--unknown-age-limit', '1', '--json']);
       assert.notEqual(failing.code, 0, failing.stdout + failing.stderr);
       const report = JSON.parse(failing.stdout) as { ok: boolean; operations: { unsettledPastAgeLimit: Array<{ reference: string }> } };
       const unknown = await stored(server(), id);
@@ -181,7 +198,7 @@ describeEachStore(
 
       await server().coregate.reconciler.reconcile(unknown);
       await server().coregate.chainer.idle();
-      const passing = await runCli(['check', '--db', dbUrl(), '--unknown-age-limit', '1']);
+      const passing = await runCli(['check', '--db', dbUrl(), ...coreUrlFlag(server()), '--unknown-age-limit', '1']);
       assert.equal(passing.code, 0, passing.stdout + passing.stderr);
       assert.match(passing.stdout, /^Operations OK: /m);
     });
@@ -194,7 +211,7 @@ describeEachStore(
       const record = await stored(server(), id);
       // Tampering: a refused operation claimed as executed has neither postings nor a 200 audit record.
       await server().coregate.store.db.updateTable('operations').set({ status: 'Executed' }).where('reference', '=', record.reference).execute();
-      const result = await runCli(['check', '--db', dbUrl(), '--json']);
+      const result = await runCli(['check', '--db', dbUrl(), ...coreUrlFlag(server()), '--json']);
       assert.notEqual(result.code, 0);
       const report = JSON.parse(result.stdout) as { operations: { executedWithoutPostings: string[]; executedWithoutAudit: string[] } };
       assert.deepEqual(report.operations.executedWithoutPostings, [record.reference]);
@@ -202,7 +219,7 @@ describeEachStore(
       await server().coregate.store.db.updateTable('operations').set({ status: 'Rejected' }).where('reference', '=', record.reference).execute();
     });
   },
-  // The timer stays out of the way: these tests drive the reconciler themselves. The time-out also
-  // bounds the reconciler's own fence and lookup: 500 ms left them unanswered on a loaded machine.
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '2000', ...reconcilerIdle } },
+  // On the fake clock no timer fires on its own: these tests drive the reconciler and the worker
+  // themselves, and a time-out happens when a test moves the clock past it.
+  { wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
 );

@@ -5,6 +5,7 @@
  * errors under /v1 (an over-long path parameter, a bad percent-escape): each a 400 or 401 with the
  * documented record, never a 500, and nothing moved. Real HTTP against a started server.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
@@ -227,7 +228,7 @@ describeEachStore('adversarial tokens', ({ server }) => {
     const [header, payload] = valid.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
     const realm = await findRealm(server().coregate.store.db, 'sandbox');
     assert.ok(realm);
-    const key = await new Keyring(server().coregate.store, new Vault(undefined)).activeKey(realm);
+    const key = await new Keyring(server().coregate.store, new Vault(undefined), systemClock).activeKey(realm);
     assert.ok(key.signingKey);
     return new SignJWT({ ...payload, ...claims }).setProtectedHeader({ alg: header.alg, kid: header.kid, typ: 'JWT' }).sign(key.signingKey);
   }

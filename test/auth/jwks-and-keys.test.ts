@@ -272,7 +272,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
   async function rotateInProcess(alg?: 'RS256' | 'ES256' | 'EdDSA'): Promise<string> {
     const store = openStore(dbUrl());
     try {
-      return await rotateSigningKey(store, new Vault(undefined), demo.realm, alg);
+      return await rotateSigningKey(store, new Vault(undefined), demo.realm, Date.now(), alg);
     } finally {
       await store.close();
     }
@@ -446,7 +446,7 @@ describeEachStoreUrl('signing keys persist in the store and are shared by instan
   test('a rotation through the shared store is seen by both running servers: same new kid, same JWKS', async () => {
     const [a, b] = servers.slice(-2) as [TestServer, TestServer];
     const store = openStore(dbUrl());
-    const kid = await rotateSigningKey(store, new Vault(undefined), demo.realm).finally(() => store.close());
+    const kid = await rotateSigningKey(store, new Vault(undefined), demo.realm, Date.now()).finally(() => store.close());
     await tokenSignedWith(a, kid);
     await tokenSignedWith(b, kid);
     const [jwksA, jwksB] = await Promise.all([fetchJwks(a), fetchJwks(b)]);
@@ -492,7 +492,7 @@ describeEachStoreUrl('two instances started at once on an empty store', ({ dbUrl
     assert.deepEqual(jwksA, jwksB);
     assert.deepEqual(jwksA.map((key) => key.kid), [rows[0]!.kid]);
   });
-});
+}, { empty: true });
 
 // ---------------------------------------------------------------------------------------------
 // Encryption at rest
@@ -601,7 +601,7 @@ describeEachStoreUrl('signing keys encrypted at rest with COREGATE_MASTER_KEY', 
 
   test('rotating with the master key seals the new key, and the server signs with it', async () => {
     const store = openStore(dbUrl());
-    const kid = await rotateSigningKey(store, new Vault(masterKey), demo.realm).finally(() => store.close());
+    const kid = await rotateSigningKey(store, new Vault(masterKey), demo.realm, Date.now()).finally(() => store.close());
     const row = (await signingKeyRows(dbUrl(), demo.realm)).find((r) => r.kid === kid);
     assert.ok(row?.private_jwk.startsWith('enc:v1:'));
     const server = await startTestServer({ db: dbUrl(), env: { COREGATE_MASTER_KEY: masterKey } });

@@ -8,16 +8,12 @@ import { Snapshot } from '../../src/cache/snapshot.js';
 import { LruMap } from '../../src/cache/lru-map.js';
 import type { VerifiedToken } from '../../src/cache/verified-tokens.js';
 import { DirectorySnapshot } from '../../src/cache/directory-snapshot.js';
-
-function clock(start = 1_000) {
-  let now = start;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
+import { FakeClock } from '../helpers/fake-clock.js';
 
 test('Snapshot: a value is served from memory until it is maxAgeMs old, then read again', async () => {
-  const time = clock();
+  const time = new FakeClock(1_000);
   let loads = 0;
-  const snapshot = new Snapshot(async (key: string) => `${key}-${++loads}`, { maxAgeMs: 1_000, entriesMax: 10, now: time.now });
+  const snapshot = new Snapshot(async (key: string) => `${key}-${++loads}`, { maxAgeMs: 1_000, entriesMax: 10, clock: time });
   assert.equal(await snapshot.get('a'), 'a-1');
   time.advance(999);
   assert.equal(await snapshot.get('a'), 'a-1', 'younger than maxAgeMs: no read');
@@ -28,12 +24,17 @@ test('Snapshot: a value is served from memory until it is maxAgeMs old, then rea
 
 test('Snapshot: concurrent readers of one key share one load', async () => {
   let loads = 0;
+  // The load is held until every reader has asked: none of them can have been answered by then.
+  let release = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
   const snapshot = new Snapshot(async () => {
     loads += 1;
-    await new Promise((resolve) => setTimeout(resolve, 10));
+    await held;
     return 'value';
-  }, { maxAgeMs: 1_000, entriesMax: 10 });
-  const values = await Promise.all(Array.from({ length: 20 }, () => snapshot.get('k')));
+  }, { maxAgeMs: 1_000, entriesMax: 10, clock: new FakeClock() });
+  const reading = Promise.all(Array.from({ length: 20 }, () => snapshot.get('k')));
+  release();
+  const values = await reading;
   assert.deepEqual(new Set(values), new Set(['value']));
   assert.equal(loads, 1);
 });
@@ -43,7 +44,7 @@ test('Snapshot: a failed load is not remembered; the next reader tries again', a
   const snapshot = new Snapshot(async () => {
     if (fail) throw new Error('store down');
     return 'ok';
-  }, { maxAgeMs: 60_000, entriesMax: 10 });
+  }, { maxAgeMs: 60_000, entriesMax: 10, clock: new FakeClock() });
   await assert.rejects(snapshot.get('k'), /store down/);
   fail = false;
   assert.equal(await snapshot.get('k'), 'ok');
@@ -51,7 +52,7 @@ test('Snapshot: a failed load is not remembered; the next reader tries again', a
 
 test('Snapshot: invalidate(key) forgets one key, invalidate() every key', async () => {
   let loads = 0;
-  const snapshot = new Snapshot(async (key: string) => `${key}${++loads}`, { maxAgeMs: 60_000, entriesMax: 10 });
+  const snapshot = new Snapshot(async (key: string) => `${key}${++loads}`, { maxAgeMs: 60_000, entriesMax: 10, clock: new FakeClock() });
   await snapshot.get('a');
   await snapshot.get('b');
   snapshot.invalidate('a');
@@ -68,7 +69,7 @@ test('Snapshot: bounded: past entriesMax the least recently used key is read aga
       loads += 1;
       return key;
     },
-    { maxAgeMs: 60_000, entriesMax: 2 },
+    { maxAgeMs: 60_000, entriesMax: 2, clock: new FakeClock() },
   );
   await snapshot.get(1);
   await snapshot.get(2);
@@ -96,6 +97,7 @@ test('verified tokens: bounded: a flood of distinct tokens evicts the least rece
 test('DirectorySnapshot: a user disabled in the core is refused within maxAgeMs; statuses are asked once per login meanwhile', async () => {
   const statuses = new Map<string, 'Active' | 'Disabled'>([['jdoe', 'Active']]);
   let asked = 0;
+  const time = new FakeClock();
   const directory = new DirectorySnapshot(
     {
       userStatus: async (login) => {
@@ -104,13 +106,16 @@ test('DirectorySnapshot: a user disabled in the core is refused within maxAgeMs;
       },
       workstationStatus: async () => 'Active',
     },
+    time,
     50,
   );
   assert.equal(await directory.userStatus('jdoe'), 'Active');
   statuses.set('jdoe', 'Disabled');
   assert.equal(await directory.userStatus('jdoe'), 'Active', 'within maxAgeMs the snapshot answers');
   assert.equal(asked, 1);
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  time.advance(49);
+  assert.equal(await directory.userStatus('jdoe'), 'Active', 'still within maxAgeMs');
+  time.advance(1);
   assert.equal(await directory.userStatus('jdoe'), 'Disabled', 'past maxAgeMs the core is asked again');
   assert.equal(await directory.userStatus('nobody'), undefined);
 });

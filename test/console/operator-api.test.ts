@@ -10,6 +10,7 @@ import { runCli } from '../helpers/cli.js';
 import { spawnCoregate } from '../helpers/processes.js';
 import { waitFor } from '../helpers/wait.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestCoreServer } from '../helpers/core-server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { storeTargets } from '../helpers/stores.js';
 import { consumeLoginToken, createLoginToken } from '../../src/store/operator-sessions.js';
@@ -181,7 +182,7 @@ describeEachStore(
       const cookie = await sessionCookie(server());
       const status = await get('/operations?status=Lost', { cookie });
       assert.equal(status.status, 400);
-      assert.equal(status.body.reason, 'BAD_REQUEST');
+      assert.equal(status.body.reason, 'VALIDATION_ERROR');
       const limit = await get('/operations?limit=100000', { cookie });
       assert.equal(limit.status, 400);
       assert.match(limit.body.message, /limit must be a whole number from 1 to 500/);
@@ -253,21 +254,55 @@ describeEachStore(
   { data: dataFile },
 );
 
-test('with a remote core the bank views answer 501 "not available: the core is remote", and the API views still work', { skip: storeTargets[0]?.skip }, async () => {
+test('with a remote core (--core-url) every bank view answers 200 from the core, with the core\'s real balances after an operation; the API\'s database holds no copy', { skip: storeTargets[0]?.skip }, async () => {
   const target = storeTargets[0];
   assert.ok(target);
   const created = await target.create();
-  const server = await startTestServer({ db: created.url, data: dataFile, flags: { sandbox: true }, deployment: 'remote-core' });
+  // The core has a database of its own, as a bank's core does: the API never reads it.
+  const coreDb = await target.create();
+  const core = await startTestCoreServer({ db: coreDb.url, data: dataFile });
+  const server = await startTestServer({ db: created.url, data: dataFile, flags: { sandbox: true, coreUrl: core.url }, deployment: 'remote-core' });
   try {
     const cookie = await sessionCookie(server);
-    const accounts = await fetch(`${server.url}/operator/v1/accounts`, { headers: { cookie } });
-    assert.equal(accounts.status, 501);
-    assert.match(((await accounts.json()) as any).message, /Not available: the core is remote/);
-    assert.equal((await fetch(`${server.url}/operator/v1/operations`, { headers: { cookie } })).status, 200);
-    assert.equal((await fetch(`${server.url}/operator/v1/clients`, { headers: { cookie } })).status, 200);
+    const get = async (path: string) => {
+      const response = await fetch(`${server.url}/operator/v1${path}`, { headers: { cookie } });
+      return { status: response.status, body: (await response.json()) as any };
+    };
+    const before = await get('/accounts/1000000001');
+    assert.equal(before.status, 200, JSON.stringify(before.body));
+    const deposit = await initiate(server, depositBody(2500.5), 'operator-api-remote-1');
+    assert.equal(deposit.status, 200, JSON.stringify(deposit.body));
+
+    const customers = await get('/customers');
+    assert.equal(customers.status, 200);
+    assert.deepEqual(customers.body.customers.map((customer: any) => customer.customerReference), ['C0001', 'C0002']);
+    const accounts = await get('/accounts?customerReference=C0001');
+    assert.equal(accounts.status, 200);
+    const source = accounts.body.accounts.find((account: any) => account.accountNumber === '1000000001');
+    assert.equal(BigInt(source.balance.amount.replace('.', '')), BigInt(before.body.balance.amount.replace('.', '')) - 250_050n, 'the core\'s live balance, after the deposit');
+    const postings = await get('/accounts/1000000001/postings?limit=1');
+    assert.equal(postings.status, 200);
+    assert.equal(postings.body.postings[0].reference, deposit.body.operationReference);
+    assert.deepEqual(postings.body.postings[0].balanceAfter, source.balance);
+    const history = await get('/accounts/1000000001/balance-history');
+    assert.deepEqual(history.body.points.at(-1).balance, source.balance);
+    const deposits = await get('/term-deposits');
+    assert.equal(deposits.status, 200);
+    assert.ok(deposits.body.termDeposits.some((row: any) => row.termDepositAccount === deposit.body.termDepositAccount));
+    const facilities = await get('/loan-facilities');
+    assert.equal(facilities.status, 200);
+    assert.deepEqual(facilities.body.loanFacilities.map((facility: any) => facility.merchandisingLoanId), ['7000000001']);
+    assert.equal((await get('/accounts/9999999999')).status, 404);
+    assert.equal((await get('/operations')).status, 200);
+    assert.equal((await get('/clients')).status, 200);
+    const copies = await server.coregate.store.db.selectFrom('accounts').select('account_number').execute();
+    assert.deepEqual(copies, [], 'the data file\'s core part went to the core, not into the API\'s database');
+    assert.equal(await core.balanceOf('1000000001'), BigInt(source.balance.amount.replace('.', '')), 'the balance shown is the core\'s own');
   } finally {
     await server.close();
+    await core.close();
     await created.drop();
+    await coreDb.drop();
   }
 });
 

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { coreRoutes } from '../../src/core-http/core-routes.js';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
@@ -107,17 +108,29 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     assert.equal(doc.openapi, '3.1.0');
     await SwaggerParser.validate(structuredClone(doc));
     assert.deepEqual(Object.keys(doc.paths).sort(), [
+      '/core/v1/accounts',
+      '/core/v1/accounts/{accountNumber}',
+      '/core/v1/accounts/{accountNumber}/postings',
       '/core/v1/business-date',
       '/core/v1/business-date/advance',
+      '/core/v1/customers',
+      '/core/v1/data',
       '/core/v1/directory/users/{login}',
       '/core/v1/directory/workstations/{id}',
       '/core/v1/events',
       '/core/v1/fences/{reference}',
+      '/core/v1/ledger-check',
+      '/core/v1/loan-facilities',
       '/core/v1/loan-installment-executions/{reference}',
+      '/core/v1/posted-references',
       '/core/v1/term-deposit-constitutions/{reference}',
+      '/core/v1/term-deposits',
       '/core/v1/term-deposits/{contractNumber}',
       '/health/ready',
     ]);
+    // Every route of the table is in the document, under the port method it calls.
+    const operationIds = Object.values(doc.paths as Record<string, Record<string, { operationId?: string }>>).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId));
+    for (const row of coreRoutes) assert.ok(operationIds.includes(row.portMethod), `${row.method} ${row.path} is documented as ${row.portMethod}`);
     for (const template of ['/core/v1/term-deposit-constitutions/{reference}', '/core/v1/loan-installment-executions/{reference}']) {
       assert.deepEqual(Object.keys(doc.paths[template].post.responses).sort(), ['200', '400', '500']);
       assert.deepEqual(Object.keys(doc.paths[template].get.responses).sort(), ['200', '404', '500']);

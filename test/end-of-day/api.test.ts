@@ -59,7 +59,7 @@ describeEachStore('CONTRACT §12: business days through the operator route modul
       assert.equal(response.statusCode, 400, JSON.stringify(payload));
       const body = response.json();
       assert.equal(body.status, 400);
-      assert.equal(body.reason, 'BAD_REQUEST');
+      assert.equal(body.reason, 'VALIDATION_ERROR');
       assert.match(body.message, /YYYY-MM-DD/);
     }
   });
@@ -88,7 +88,7 @@ describeEachStore('CONTRACT §12: business days through the operator route modul
   test('backwards → 400 naming both dates; the date is unchanged', async () => {
     const response = await advance({ to: '2026-03-31' });
     assert.equal(response.statusCode, 400);
-    assert.equal(response.json().reason, 'BAD_REQUEST');
+    assert.equal(response.json().reason, 'VALIDATION_ERROR');
     assert.match(response.json().message, /2026-04-02.*2026-03-31|2026-03-31.*2026-04-02/);
     assert.equal((await advance({ to: '2026-04-02' })).json().daysClosed.length, 0, 'the current date: a no-op');
   });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { checkEverything } from '../../src/cli/check.js';
+import { coreRecords } from '../../src/reference-core/storage/core-records.js';
 import { openReferenceCore } from '../../src/core-http/core-service.js';
 import { interestExpenseAccount } from '../../src/core/end-of-day/maturity.js';
 import { BusinessDateBackwards, type TermDeposit } from '../../src/core/port.js';
@@ -128,7 +129,7 @@ for (const target of storeTargets) {
           ],
         );
       }
-      const report2 = await checkEverything(store, store, 300);
+      const report2 = await checkEverything(store, coreRecords(store.db), 300);
       assert.equal(report2.ledger.ok, true, JSON.stringify(report2.ledger));
     });
 
@@ -222,7 +223,7 @@ for (const target of storeTargets) {
     });
 
     test('CONTRACT §12: coregate check passes after the advances (matured deposits at zero, active ones holding their principal)', async () => {
-      const report = await checkEverything(store, store, 300);
+      const report = await checkEverything(store, coreRecords(store.db), 300);
       assert.equal(report.ledger.ok, true, JSON.stringify(report.ledger));
       assert.deepEqual(report.ledger.termDepositMismatches, []);
     });

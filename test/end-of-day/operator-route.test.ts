@@ -39,19 +39,19 @@ async function advanceWith(core: CoreBankingPort, to = '2026-03-10') {
   }
 }
 
-test('CONTRACT §12: a remote core that fails during an advance → 502 BAD_GATEWAY saying to try again', async () => {
+test('CONTRACT §12: a remote core that fails during an advance → 502 CORE_UNAVAILABLE saying to try again', async () => {
   const response = await advanceWith(coreThat(async () => { throw new CoreUnavailable('the core answered 500'); }));
   assert.equal(response.statusCode, 502);
   assert.deepEqual(Object.keys(response.json()).sort(), ['message', 'reason', 'status']);
   assert.equal(response.json().status, 502);
-  assert.equal(response.json().reason, 'BAD_GATEWAY');
+  assert.equal(response.json().reason, 'CORE_UNAVAILABLE');
   assert.match(response.json().message, /try again/);
 });
 
-test('CONTRACT §12: a remote core that does not answer in time → 504 GATEWAY_TIMEOUT saying the end of day resumes', async () => {
+test('CONTRACT §12: a remote core that does not answer in time → 504 CORE_TIMEOUT saying the end of day resumes', async () => {
   const response = await advanceWith(coreThat(async () => { throw new CoreTimeout('no answer within 30000 ms'); }));
   assert.equal(response.statusCode, 504);
-  assert.equal(response.json().reason, 'GATEWAY_TIMEOUT');
+  assert.equal(response.json().reason, 'CORE_TIMEOUT');
   assert.match(response.json().message, /advance again to resume/);
 });
 

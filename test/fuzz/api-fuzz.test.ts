@@ -15,6 +15,7 @@ import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { checkEverything } from '../../src/cli/check.js';
+import { coreRecords } from '../../src/reference-core/storage/core-records.js';
 import { depositBody } from '../helpers/bodies.js';
 import { reasonByStatus } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
@@ -254,7 +255,7 @@ describeEachStore('fuzzer: every endpoint, valid-shaped and mutated requests', (
     const ready = await fetch(`${server().url}/health/ready`);
     assert.equal(ready.status, 200, 'the service stays ready');
     await server().coregate.chainer.idle();
-    const report = await checkEverything(server().coregate.store, server().coregate.store, 3600);
+    const report = await checkEverything(server().coregate.store, coreRecords(server().coregate.store.db), 3600);
     assert.equal(report.ok, true, JSON.stringify(report).slice(0, 500));
   });
 });

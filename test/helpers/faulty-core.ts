@@ -12,6 +12,11 @@ export type Fault =
   | { kind: 'unavailable' }
   /** Lets the core write, then answers only after `delayMs` (504 if longer than the time-out; the work still commits). */
   | { kind: 'slow-after-commit'; delayMs: number }
+  /**
+   * Lets the core write, then holds the answer until the test calls release(): with a fake clock
+   * moved past the time-out, "commit, then time out" without any delay (the work commits once released).
+   */
+  | { kind: 'commit-then-hold' }
   /** Waits `delayMs`, then throws CoreUnavailable: the unit of work rolls back (504, nothing written). */
   | { kind: 'slow-then-fail'; delayMs: number }
   /** The adapter fails unexpectedly (not a refusal, not CoreUnavailable): 500. */
@@ -21,6 +26,20 @@ export class FaultyCore {
   fault: Fault = { kind: 'none' };
   /** How many write operations reached the wrapped core. */
   writes = 0;
+  #held: Array<() => void> = [];
+  #arrivals: Array<() => void> = [];
+
+  /** Resolves when the next write held by `commit-then-hold` has done its work and is being held. */
+  arrived(): Promise<void> {
+    return new Promise((resolve) => this.#arrivals.push(resolve));
+  }
+
+  /** Lets every held write answer. */
+  release(): void {
+    const held = this.#held;
+    this.#held = [];
+    for (const go of held) go();
+  }
 
   /** Runs `work` under `fault`, and clears the fault afterwards even when `work` throws. */
   async withFault<T>(fault: Fault, work: () => Promise<T>): Promise<T> {
@@ -43,6 +62,13 @@ export class FaultyCore {
     this.writes += 1;
     const result = await work();
     if (fault.kind === 'slow-after-commit') await sleep(fault.delayMs);
+    if (fault.kind === 'commit-then-hold') {
+      const held = new Promise<void>((resolve) => this.#held.push(resolve));
+      const arrivals = this.#arrivals;
+      this.#arrivals = [];
+      for (const arrived of arrivals) arrived();
+      await held;
+    }
     return result;
   }
 

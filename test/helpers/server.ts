@@ -3,6 +3,7 @@
  * The server runs in-process (real HTTP, real store); tests that need a separate process use
  * `spawnCli` instead.
  */
+import type { Clock } from '../../src/core/clock.js';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
@@ -22,9 +23,13 @@ export const demo = {
 
 export interface TestServer {
   coregate: Coregate;
+  /** Every API instance (two in the two-instances deployment): a test drives the background loops of each. */
+  instances: Coregate[];
   url: string;
   /** Every log line the server wrote, as text. */
   logLines: string[];
+  /** The remote core's URL in the remote-core deployment: operator commands on this API's database pass it (--core-url). */
+  coreUrl?: string | undefined;
   realmUrl(realm?: string): string;
   tokenUrl(realm?: string): string;
   close(): Promise<void>;
@@ -40,6 +45,8 @@ export interface TestServerOptions {
   flags?: ConfigFlags;
   /** Wraps the core port (fault injection). */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
+  /** The instance's clock (test/helpers/fake-clock.ts): its loops then run when the test drives them. */
+  clock?: Clock;
   /** Overrides COREGATE_TEST_DEPLOYMENT (a test about one deployment in particular). */
   deployment?: TestDeployment;
 }
@@ -85,12 +92,14 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     balancer = await RoundRobin.start();
     flags.publicUrl ??= balancer.url;
   }
-  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}) });
+  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   const coregate = await start();
   closers.unshift(() => coregate.close());
   let url = coregate.url;
+  const instances = [coregate];
   if (balancer) {
     const second = await start();
+    instances.push(second);
     closers.unshift(() => second.close());
     balancer.targets = [coregate.url, second.url];
     closers.push(() => balancer.close());
@@ -99,8 +108,10 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   const realmUrl = (realm: string = demo.realm) => `${url}/realms/${realm}`;
   return {
     coregate,
+    instances,
     url,
     logLines,
+    coreUrl: flags.coreUrl,
     realmUrl,
     tokenUrl: (realm?: string) => `${realmUrl(realm)}/protocol/openid-connect/token`,
     close: async () => {

@@ -2,9 +2,16 @@
  * The stores every store-backed suite runs on: a fresh SQLite file, and a fresh PostgreSQL
  * database with a random name (dropped afterwards). PostgreSQL is required when CI=true; on a
  * machine without it the PostgreSQL suites skip with a message saying so.
+ *
+ * A store is created migrated: scripts/test.mjs migrates one template of each kind once per run
+ * (docs/testing.md) and names them in COREGATE_TEST_PG_TEMPLATE and COREGATE_TEST_SQLITE_TEMPLATE;
+ * a suite's store is a copy (CREATE DATABASE ... TEMPLATE, a file copy), on which the server's
+ * migrations at start are no-ops. Migrating costs each store about a second; copying, a tenth.
+ * A file run on its own (`npx tsx --test`) has no template: its stores start empty and are
+ * migrated when opened, as before. `{ empty: true }` asks for an empty store whatever the run.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
@@ -15,13 +22,28 @@ import type { Database } from '../../src/store/schema.js';
 export const postgresAdminUrl = process.env.COREGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const required = process.env.CI === 'true';
 
+export interface CreateOptions {
+  /** An empty store, not a copy of the run's migrated template (tests of the migrations themselves). */
+  empty?: boolean;
+}
+
 export interface StoreTarget {
   name: 'sqlite' | 'postgres';
   /** A reason to skip, or undefined. */
   skip: string | undefined;
-  /** Creates an empty store; answers its URL and how to drop it. */
-  create(): Promise<{ url: string; drop(): Promise<void> }>;
+  /** Creates a store (a copy of the run's migrated template when there is one); answers its URL and how to drop it. */
+  create(options?: CreateOptions): Promise<{ url: string; drop(): Promise<void> }>;
 }
+
+/** The run's migrated templates (set by scripts/test.mjs); absent when a file runs on its own. */
+const sqliteTemplate = process.env.COREGATE_TEST_SQLITE_TEMPLATE || undefined;
+const postgresTemplate = process.env.COREGATE_TEST_PG_TEMPLATE || undefined;
+/**
+ * A suite database's name carries the run's id (scripts/test.mjs; the process's start time when a
+ * file runs on its own): the script drops the databases of runs over an hour old, which a killed
+ * run left behind, and never those of a run still going.
+ */
+const runId = process.env.COREGATE_TEST_RUN_ID || `${Math.floor(Date.now() / 1000)}`;
 
 async function postgresReachable(): Promise<string | undefined> {
   let failure: Error | undefined;
@@ -49,18 +71,25 @@ const sqlite: StoreTarget = {
   name: 'sqlite',
   // SQLite serves one instance (README): the two-instances deployment runs on PostgreSQL only.
   skip: process.env.COREGATE_TEST_DEPLOYMENT === 'two-instances' ? 'two instances need PostgreSQL; SQLite serves one instance' : undefined,
-  async create() {
+  async create(options = {}) {
     const dir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
-    return { url: `sqlite:${join(dir, 'coregate.db')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    const file = join(dir, 'coregate.db');
+    if (sqliteTemplate && !options.empty) {
+      // The template was closed cleanly (its write-ahead log checkpointed and removed), so the
+      // database file is the whole store; a log left beside it is copied too.
+      copyFileSync(sqliteTemplate, file);
+      if (existsSync(`${sqliteTemplate}-wal`)) copyFileSync(`${sqliteTemplate}-wal`, `${file}-wal`);
+    }
+    return { url: `sqlite:${file}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   },
 };
 
 const postgres: StoreTarget = {
   name: 'postgres',
   skip: await postgresReachable(),
-  async create() {
-    const name = `coregate_test_${randomBytes(6).toString('hex')}`;
-    await adminQuery(`create database ${name}`);
+  async create(options = {}) {
+    const name = `coregate_test_r${runId}_${randomBytes(6).toString('hex')}`;
+    await createDatabase(name, options.empty ? undefined : postgresTemplate);
     const url = new URL(postgresAdminUrl);
     url.pathname = `/${name}`;
     return {
@@ -71,6 +100,26 @@ const postgres: StoreTarget = {
     };
   },
 };
+
+/**
+ * CREATE DATABASE, from `template` when given. PostgreSQL refuses to copy a database another
+ * session is connected to (55006, "source database ... is being accessed by other users"): no test
+ * connects to the template (it does not allow connections), but an autovacuum worker may be
+ * finishing in it, so that refusal is tried again a few times. Copies of one template run
+ * concurrently without waiting on each other.
+ */
+async function createDatabase(name: string, template: string | undefined): Promise<void> {
+  const text = template ? `create database ${name} template ${template}` : `create database ${name}`;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await adminQuery(text);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '55006' || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
 
 /**
  * One statement on a connection of its own to the PostgreSQL server's admin database (creating and
@@ -88,9 +137,9 @@ export async function adminQuery<Row = Record<string, unknown>>(text: string, va
 
 export const storeTargets: StoreTarget[] = [sqlite, postgres];
 
-/** A new empty store of `target` for `work`, dropped afterwards whatever happens. */
-export async function withCreatedStore<T>(target: StoreTarget, work: (url: string) => Promise<T>): Promise<T> {
-  const created = await target.create();
+/** A new store of `target` for `work` (migrated, unless `empty`), dropped afterwards whatever happens. */
+export async function withCreatedStore<T>(target: StoreTarget, work: (url: string) => Promise<T>, options: CreateOptions = {}): Promise<T> {
+  const created = await target.create(options);
   try {
     return await work(created.url);
   } finally {

@@ -1,7 +1,7 @@
 /** Runs a suite once per store (SQLite, PostgreSQL), each with its own fresh store and server. */
 import { after, before, describe } from 'node:test';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.js';
-import { storeTargets, type StoreTarget } from './stores.js';
+import { storeTargets, type CreateOptions, type StoreTarget } from './stores.js';
 
 export interface SuiteContext {
   /** The running server (available inside tests and hooks, not at definition time). */
@@ -46,14 +46,17 @@ export function describeEachStore(
   }
 }
 
-/** Runs a test body once per store with a fresh, empty store URL (for tests that manage servers). */
-export function describeEachStoreUrl(title: string, body: (context: { dbUrl(): string; target: StoreTarget }) => void): void {
+/**
+ * Runs a test body once per store with a fresh store URL (for tests that manage servers): a migrated
+ * copy of the run's template, or an empty store with `{ empty: true }`.
+ */
+export function describeEachStoreUrl(title: string, body: (context: { dbUrl(): string; target: StoreTarget }) => void, options: CreateOptions = {}): void {
   for (const target of storeTargets) {
     describe(`${title} [${target.name}]`, { skip: target.skip }, () => {
       let url: string | undefined;
       let drop: (() => Promise<void>) | undefined;
       before(async () => {
-        const created = await target.create();
+        const created = await target.create(options);
         url = created.url;
         drop = created.drop;
       });

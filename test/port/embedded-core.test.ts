@@ -4,6 +4,7 @@ import { openReferenceCore } from '../../src/core-http/core-service.js';
 import { findAccount } from '../../src/store/banking.js';
 import { storeTargets } from '../helpers/stores.js';
 import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
+import { describeCoreRecordsConformance } from './records-conformance.js';
 
 for (const target of storeTargets) {
   describeCorePortConformance(
@@ -18,6 +19,24 @@ for (const target of storeTargets) {
           if (!account) throw new Error(`no account ${accountNumber}`);
           return account.balanceMinor;
         },
+        async close() {
+          await store.close();
+          await created.drop();
+        },
+      };
+    },
+    { skip: target.skip },
+  );
+}
+
+for (const target of storeTargets) {
+  describeCoreRecordsConformance(
+    `embedded reference core [${target.name}]`,
+    async () => {
+      const created = await target.create();
+      const { store, core } = await openReferenceCore({ db: created.url, dataFile: conformanceDataFile, businessDate: undefined }, createLogger({ level: 'silent' }));
+      return {
+        port: core,
         async close() {
           await store.close();
           await created.drop();

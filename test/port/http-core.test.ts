@@ -7,6 +7,7 @@ import { HttpCore } from '../../src/core-http/http-core-adapter.js';
 import { startTestCoreServer } from '../helpers/core-server.js';
 import { storeTargets } from '../helpers/stores.js';
 import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
+import { describeCoreRecordsConformance } from './records-conformance.js';
 
 for (const target of storeTargets) {
   describeCorePortConformance(
@@ -18,6 +19,26 @@ for (const target of storeTargets) {
       return {
         port,
         balanceOf: (accountNumber) => server.balanceOf(accountNumber),
+        async close() {
+          await port.close();
+          await server.close();
+          await created.drop();
+        },
+      };
+    },
+    { skip: target.skip },
+  );
+}
+
+for (const target of storeTargets) {
+  describeCoreRecordsConformance(
+    `HTTP adapter in front of a core server [${target.name}]`,
+    async () => {
+      const created = await target.create();
+      const server = await startTestCoreServer({ db: created.url, data: conformanceDataFile });
+      const port = new HttpCore({ url: server.url, timeoutMs: 10_000 });
+      return {
+        port,
         async close() {
           await port.close();
           await server.close();

@@ -184,7 +184,7 @@ describeEachStore('sandbox reset through the operator route module (POST /sandbo
     for (const body of [{}, { confirm: 'yes' }, { confirm: true }, []]) {
       const response = await reset(sandboxApp, body);
       assert.equal(response.statusCode, 400, JSON.stringify(body));
-      assert.equal(response.json().reason, 'BAD_REQUEST');
+      assert.equal(response.json().reason, 'VALIDATION_ERROR');
       assert.match(response.json().message, /"confirm": "reset"/);
     }
     assert.ok((await rowCount(dbUrl(), 'term_deposits')) > 0);

@@ -39,7 +39,7 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, uuidPattern } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
+import { runPendingWorkers } from '../helpers/background.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const { treasury } = demo;
@@ -83,15 +83,12 @@ function accepted<TDone, TAccepted>(outcome: Execution<TDone, TAccepted>): { acc
   return outcome;
 }
 
-/** Polls an operation until it leaves Pending, failing after `timeoutMs`. */
-async function settled(client: CoregateClient, reference: string, timeoutMs = 10_000): Promise<OperationView> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const view = await client.operations.get(reference);
-    if (view.status !== 'Pending') return view;
-    if (Date.now() > deadline) throw new Error(`operation ${reference} still Pending after ${timeoutMs} ms`);
-    await sleep(50);
-  }
+/** Runs the pending worker of every instance, then answers the operation, which has left Pending. */
+async function settled(server: TestServer, client: CoregateClient, reference: string): Promise<OperationView> {
+  await runPendingWorkers(server);
+  const view = await client.operations.get(reference);
+  assert.notEqual(view.status, 'Pending', `operation ${reference} still Pending after the pending workers ran`);
+  return view;
 }
 
 /** Settles `promise` or fails after `ms`: a test about a time-out must itself be bounded. */
@@ -281,7 +278,7 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
     const { accepted: body, reference } = accepted(outcome);
     assert.match(reference, uuidPattern);
     assert.deepEqual(body, { operationReference: reference, termDepositStatus: 'Pending' });
-    const view = await settled(client, reference);
+    const view = await settled(server(), client, reference);
     assert.equal(view.reference, reference);
     assert.equal(view.operation, 'initiateTermDeposit');
     assert.equal(view.status, 'Executed');
@@ -341,7 +338,7 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
     const { accepted: body, reference } = accepted(await client.merchandisingLoans.executeInstallment(loanId, 1, loanBody(5002), { respondAsync: true }));
     assert.equal(body.merchandisingLoanFacilityStatus, 'Pending');
     assert.equal(body.executionReference, reference);
-    const view = await settled(client, reference);
+    const view = await settled(server(), client, reference);
     assert.equal(view.status, 'Executed');
     assert.equal((view.result as { executionReference: string }).executionReference, reference);
   });

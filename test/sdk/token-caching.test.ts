@@ -17,6 +17,7 @@ import { depositBody as jsonDepositBody } from '../helpers/bodies.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { sleep } from '../helpers/wait.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
@@ -130,10 +131,31 @@ function coregateCli(args: string[]): Promise<string> {
   });
 }
 
-/** Waits until the wall clock is in a later second than `iat`, so a not-before set now is > iat. */
+/**
+ * Waits until the wall clock is in a later second than `iat`, so a not-before set now is > iat.
+ * Not background work: the CLI is another process and sets the not-before from the wall clock; a
+ * token's iat is at least the realm's previous not-before (a wall-clock second), so the instance's
+ * fake clock cannot move it back.
+ */
 async function afterIssuedSecond(token: string): Promise<void> {
   const iat = Number(decodeJwt(token).iat);
   while (nowSeconds() <= iat) await sleep(50);
+}
+
+/** The caching suite's instance clock: the test moves it (and the SDK's) to a token's renewal time. */
+const cachingClock = new FakeClock(Date.now());
+/**
+ * The 401 suite's instance clock, behind the wall clock the CLI reads (its tokens' iat precede the
+ * not-before the CLI sets); the test moves it past the auth snapshot's age.
+ */
+const renewalClock = new FakeClock(Date.now() - 10_000);
+/**
+ * Sets the instance's clock 10 s behind the wall clock (unless it is further on already): the
+ * tokens it issues precede the not-before the CLI sets next, and the tokens it issues at that
+ * not-before are less than the 30 s of allowed skew ahead of it.
+ */
+function renewalClockBehindWallClock(): void {
+  renewalClock.set(Math.max(renewalClock.now(), Date.now() - 10_000));
 }
 
 // =============================================================================================
@@ -159,20 +181,20 @@ describeEachStore(
     test('near its expiry (within the 2 s refresh margin of a 10 s token), exactly one more token request; then the new token is reused', async () => {
       const id = await anyDeposit(server());
       const marginSeconds = 2;
-      const client = clientFor(server(), { realm: shortRealm, clientId: shortApp.clientId, clientSecret: shortApp.secret, tokenRefreshMarginSeconds: marginSeconds });
+      const client = clientFor(server(), { realm: shortRealm, clientId: shortApp.clientId, clientSecret: shortApp.secret, tokenRefreshMarginSeconds: marginSeconds, now: cachingClock.now });
       const before = tokenRequests(server(), shortRealm);
       const first = await client.token();
       // The SDK asked for the token before this instant: its renewal time is at most 8 s from here.
-      const requestedAtMs = Date.now();
+      const requestedAtMs = cachingClock.now();
       assert.equal(Number(decodeJwt(first).exp) - Number(decodeJwt(first).iat), shortLifespanSeconds);
       for (let call = 0; call < 20; call += 1) await client.termDeposits.retrieve(id);
       assert.equal(await client.token(), first);
-      assert.ok(Date.now() - requestedAtMs < (shortLifespanSeconds - marginSeconds) * 1000 - 500, 'the calls ran well within the token\'s cached life');
+      assert.ok(cachingClock.now() - requestedAtMs < (shortLifespanSeconds - marginSeconds) * 1000 - 500, 'the calls ran well within the token\'s cached life');
       assert.equal(tokenRequests(server(), shortRealm) - before, 1);
 
       // Past expiry minus the margin: the next call renews, once.
-      await sleep(requestedAtMs + (shortLifespanSeconds - marginSeconds) * 1000 + 50 - Date.now());
-      assert.ok(Date.now() < Number(decodeJwt(first).exp) * 1000, 'the old token has not expired yet: the renewal happens within the margin');
+      cachingClock.advance(requestedAtMs + (shortLifespanSeconds - marginSeconds) * 1000 + 50 - cachingClock.now());
+      assert.ok(cachingClock.now() < Number(decodeJwt(first).exp) * 1000, 'the old token has not expired yet: the renewal happens within the margin');
       for (let call = 0; call < 20; call += 1) await client.termDeposits.retrieve(id);
       const second = await client.token();
       assert.notEqual(second, first);
@@ -266,7 +288,7 @@ describeEachStore(
       assert.equal(tokenRequests(server()) - before, 2);
     });
   },
-  { data: dataFile },
+  { data: dataFile, clock: cachingClock },
 );
 
 // =============================================================================================
@@ -368,6 +390,7 @@ describeEachStore(
 
 describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
   test('after `coregate realms revoke-tokens`, the SDK renews the token and repeats the call once: 200, one execution', async () => {
+    renewalClockBehindWallClock();
     const recording = recordingFetch();
     const client = clientFor(server(), { fetch: recording.fetch });
     const oldToken = await client.token();
@@ -375,7 +398,7 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     await afterIssuedSecond(oldToken);
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
     // The API sees the realm's new not-before within authSnapshotMaxAgeMs (CONTRACT §11).
-    await sleep(authSnapshotMaxAgeMs);
+    renewalClock.advance(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());
     const initiationsBefore = businessRequests(server(), '/v1/term-deposits/initiate');
@@ -398,6 +421,7 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
   });
 
   test('after a key rotation plus a realm not-before, a read renews the token (signed with the new key) and succeeds', async () => {
+    renewalClockBehindWallClock();
     const recording = recordingFetch();
     const client = clientFor(server(), { fetch: recording.fetch });
     const id = await anyDeposit(server());
@@ -407,7 +431,7 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     const rotated = JSON.parse(await coregateCli(['keys', 'rotate', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { kid: string };
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
     // The API sees the realm's new not-before within authSnapshotMaxAgeMs (CONTRACT §11).
-    await sleep(authSnapshotMaxAgeMs);
+    renewalClock.advance(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());
     const correlationId = randomUUID();
@@ -442,4 +466,4 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     assert.equal(tokenRequests(server()) - tokensBefore, 1, 'renewed once');
     assert.equal(businessRequests(server(), `/v1/term-deposits/${id}/retrieve`) - retrievesBefore, 2, 'repeated once');
   });
-});
+}, { clock: renewalClock });

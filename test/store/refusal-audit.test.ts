@@ -5,6 +5,7 @@
  * lock, when nothing waits for the chainer, else by the chainer after; two instances racing on one
  * PostgreSQL database keep one unbroken chain.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Sqlite from 'better-sqlite3';
@@ -30,7 +31,7 @@ function refusal(i: number) {
     outcome: 'Refused',
     durationMs: 1,
     details: { path: 'POST /v1/term-deposits/initiate', code: 'TD-400-001' },
-  });
+  }, Date.now());
 }
 
 /**
@@ -69,7 +70,7 @@ for (const target of storeTargets) {
     try {
       await withStore(created.url, async (store) => {
         await migrateToLatest(store);
-        const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+        const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
         const refusals = new RefusalAudit(store, chainer);
         const counter = countAuditInserts();
         const count = async () => Number((await store.db.selectFrom('audit_records').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
@@ -94,7 +95,7 @@ for (const target of storeTargets) {
 
 /** A chainer that only counts the runs it was asked for. */
 function countingChainer(store: Store): { chainer: AuditChainer; runs: () => number } {
-  const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+  const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
   let runs = 0;
   const schedule = chainer.schedule.bind(chainer);
   chainer.schedule = () => {
@@ -172,7 +173,7 @@ test('PostgreSQL: a chainer that finds the chain locked by another instance wait
         await other.query('begin');
         await other.query('select pg_advisory_xact_lock($1)', [auditChainLockId]);
         await store.transaction((trx) => insertAuditEntries(trx, [refusal(1)]));
-        const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+        const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
         chainer.schedule();
         await new Promise((resolve) => setTimeout(resolve, 200));
         assert.equal((await verifyAuditChain(store)).unchained, 1, 'nothing chained while the other instance holds the lock');
@@ -193,7 +194,7 @@ test('PostgreSQL: two instances racing refusal batches and business records on o
       await migrateToLatest(first);
       await withStore(url, async (second) => {
         const instances = [first, second].map((store) => {
-          const chainer = new AuditChainer(store, (error) => assert.fail(String(error)));
+          const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
           return { store, chainer, refusals: new RefusalAudit(store, chainer) };
         });
         let next = 0;
@@ -231,7 +232,7 @@ test('PostgreSQL: refusals whose chain lock is held past its time-out (a hung in
         await hung.query('begin');
         await hung.query('select pg_advisory_xact_lock($1)', [auditChainLockId]);
         const chainerErrors: unknown[] = [];
-        const chainer = new AuditChainer(store, (error) => chainerErrors.push(error));
+        const chainer = new AuditChainer(store, (error) => chainerErrors.push(error), systemClock);
         const refusals = new RefusalAudit(store, chainer, { lockTimeoutMs: 200 });
         // Answered (committed) although the lock never came: the refusal is not stalled behind the hung holder.
         await Promise.all([1, 2, 3].map((i) => refusals.record(refusal(i))));
@@ -273,7 +274,7 @@ test('PostgreSQL: transactions run under READ COMMITTED even when the database d
       // Two instances' refusal batches queue on the chain's lock: each must read the head its predecessor committed.
       await withStore(url, async (second) => {
         const instances = [store, second].map((s) => {
-          const chainer = new AuditChainer(s, (error) => assert.fail(String(error)));
+          const chainer = new AuditChainer(s, (error) => assert.fail(String(error)), systemClock);
           return { chainer, refusals: new RefusalAudit(s, chainer) };
         });
         let next = 0;

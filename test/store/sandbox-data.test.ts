@@ -411,7 +411,7 @@ describeEachStoreUrl('migrations', ({ dbUrl }) => {
     await server.close();
     server = undefined;
   });
-});
+}, { empty: true });
 
 describeEachStoreUrl('migrations at a server\'s first start', ({ dbUrl }) => {
   let server: TestServer | undefined;
@@ -431,4 +431,4 @@ describeEachStoreUrl('migrations at a server\'s first start', ({ dbUrl }) => {
     await server.close();
     server = undefined;
   });
-});
+}, { empty: true });

@@ -1,8 +1,8 @@
 /**
  * One endpoint never holds up another's deliveries (issue 24): an endpoint that accepts
  * connections and never answers keeps its own deliveries waiting until their time-out, and no one
- * else's. The webhook service's passes are driven by hand (kick), its timer never fires; the
- * hung deliveries' time-out is 30 s, so "before it fired" is a bound no loaded machine reaches.
+ * else's. The webhook service's passes are driven by hand (kick) on a fake clock that the test
+ * never moves: neither its timer nor the hung deliveries' time-out fires during the test.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -21,24 +21,31 @@ import { registerEndpoint } from '../../src/webhooks/endpoints.js';
 import { WebhookService } from '../../src/webhooks/webhook-service.js';
 import { demo, demoDataFile } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
-import { waitFor } from '../helpers/wait.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { loopbackTargets, Receiver } from './receiver.js';
 
-/** Long enough that nothing in the test waits for it: the hung attempts are abandoned by stop(). */
+/** On the fake clock it never fires: the hung attempts are abandoned by stop(). */
 const hungTimeoutMs = 30_000;
 /** More deliveries for the hung endpoint than one query of due deliveries reads (20). */
 const hungBacklog = 30;
 
 /** An endpoint that accepts every request and never answers. */
-async function startHungEndpoint(): Promise<{ url: string; requests: IncomingMessage[]; close(): Promise<void> }> {
+async function startHungEndpoint(): Promise<{ url: string; requests: IncomingMessage[]; received(count: number): Promise<void>; close(): Promise<void> }> {
   const requests: IncomingMessage[] = [];
+  const waiting: Array<{ count: number; resolve: () => void }> = [];
   const server: Server = createServer((request) => {
     requests.push(request);
+    for (const waiter of waiting.filter((w) => requests.length >= w.count)) {
+      waiting.splice(waiting.indexOf(waiter), 1);
+      waiter.resolve();
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
     requests,
+    /** Resolves once `count` requests have arrived (an attempt started is a request on its way over loopback). */
+    received: (count) => (requests.length >= count ? Promise.resolve() : new Promise((resolve) => waiting.push({ count, resolve }))),
     close: () => {
       server.closeAllConnections();
       return new Promise((resolve) => server.close(() => resolve()));
@@ -59,8 +66,15 @@ for (const target of storeTargets) {
       const vault = new Vault(process.env.COREGATE_MASTER_KEY);
       const hung = await startHungEndpoint();
       const receiver = await Receiver.start();
+      const clock = new FakeClock(Date.now());
+      // Resolves when an attempt is recorded delivered: the hung ones never end, so the first is the other client's.
+      let onDelivered: () => void = () => {};
+      const delivered = new Promise<void>((resolve) => {
+        onDelivered = resolve;
+      });
       const service = new WebhookService({
         store,
+        clock,
         vault,
         core: { eventsAfter: async () => [] },
         logger: createLogger({ level: 'silent' }),
@@ -69,25 +83,30 @@ for (const target of storeTargets) {
         // The timer never fires during the test: every pass is a kick.
         intervalMs: 3_600_000,
         targets: loopbackTargets,
+        onAttempt: (outcome) => {
+          if (outcome === 'delivered') onDelivered();
+        },
       });
       try {
         await migrateToLatest(store);
         await loadSandboxData(store, vault, readSandboxFile(demoDataFile), loopbackTargets);
-        const registeredAtMs = Date.now() - 60_000;
+        const registeredAtMs = clock.now() - 60_000;
         const hungEndpoint = await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: hung.url }, loopbackTargets, registeredAtMs);
         await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, registeredAtMs);
-        for (let index = 0; index < hungBacklog; index++) await insertEvent(store.db, eventOf(demo.reporting.clientId, `hung-${index}`, Date.now() - 1_000));
+        for (let index = 0; index < hungBacklog; index++) await insertEvent(store.db, eventOf(demo.reporting.clientId, `hung-${index}`, clock.now() - 1_000));
 
         // The first pass (start's own) fans the backlog out and starts the hung endpoint's attempts;
         // it ends without waiting for them.
         service.start();
         await service.kick();
-        await waitFor('the hung endpoint\'s lane to be full', async () => (hung.requests.length >= deliveriesPerEndpointMax ? true : undefined));
+        // The attempts are started: their requests are on their way to the hung endpoint over loopback.
+        await hung.received(deliveriesPerEndpointMax);
 
         // Another client's event, written after the whole backlog, goes out in the next pass.
-        await insertEvent(store.db, eventOf(demo.treasury.clientId, 'prompt', Date.now()));
+        await insertEvent(store.db, eventOf(demo.treasury.clientId, 'prompt', clock.now()));
         await service.kick();
-        await receiver.waitFor('prompt', 1, hungTimeoutMs - 5_000);
+        await delivered;
+        receiver.arrived('prompt');
 
         const hungDeliveries = (await listDeliveries(store.db, { limit: 100 })).filter((delivery) => delivery.endpointId === hungEndpoint.id);
         assert.equal(hungDeliveries.length, hungBacklog);
@@ -96,7 +115,7 @@ for (const target of storeTargets) {
 
         // Stopping abandons the hung attempts and gives their leases back: due again at once, not after the lease.
         await service.stop();
-        const due = await listDueDeliveries(store.db, Date.now(), 100, []);
+        const due = await listDueDeliveries(store.db, clock.now(), 100, []);
         assert.equal(due.filter((delivery) => delivery.endpointId === hungEndpoint.id).length, hungBacklog);
       } finally {
         await service.stop();

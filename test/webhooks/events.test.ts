@@ -17,12 +17,19 @@ import { depositBody, depositBodyWithTerms } from '../helpers/bodies.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { waitFor } from '../helpers/wait.js';
-import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { drainWebhooks, loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 /** Short schedule for the tests: first retry after 100-200 ms, failed after 3 s. */
+const firstRetryMs = 200;
+const retryPeriodMs = 3_000;
+/**
+ * The instance's clock: deliveries fall due when the test moves it, and the test drains the
+ * webhooks instead of waiting for their loop. It starts at the real time (the tokens' times).
+ */
+const clock = new FakeClock(Date.now());
 const masterKey = 'webhooks-test-master-key-0123456789abcdef';
-const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: '200', COREGATE_WEBHOOK_RETRY_SECONDS: '3', COREGATE_MASTER_KEY: masterKey, ...loopbackEnv };
+const env = { COREGATE_WEBHOOK_FIRST_RETRY_MS: String(firstRetryMs), COREGATE_WEBHOOK_RETRY_SECONDS: String(retryPeriodMs / 1000), COREGATE_MASTER_KEY: masterKey, ...loopbackEnv };
 
 async function initiate(server: TestServer, body: unknown, correlationId: string): Promise<HttpResult> {
   const token = await demoToken(server);
@@ -46,7 +53,7 @@ describeEachStore(
     const vault = new Vault(masterKey);
     before(async () => {
       receiver = await Receiver.start();
-      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets);
+      const endpoint = await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, clock.now());
       secret = endpoint.secret;
       const stored = await server().coregate.store.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', endpoint.id).executeTakeFirstOrThrow();
       assert.match(stored.secret, /^enc:v1:/, 'the secret is sealed with the master key');
@@ -63,7 +70,8 @@ describeEachStore(
       assert.equal(events.length, 1, 'one event per final state');
       assert.equal(events[0]?.type, 'operation.executed');
 
-      const [request] = await receiver.waitFor(correlationId);
+      await drainWebhooks(server());
+      const [request] = receiver.arrived(correlationId);
       assert.ok(request);
       assert.equal(request.headers['webhook-id'], events[0]?.id, 'webhook-id is the event\'s stable id');
       assert.match(String(request.headers['webhook-timestamp']), /^\d{10}$/);
@@ -88,11 +96,9 @@ describeEachStore(
       assert.throws(() => verifyWebhook(request.body, headers, `whsec_${Buffer.alloc(32, 7).toString('base64')}`), WebhookSignatureError);
       assert.throws(() => verifyWebhook(request.body, { ...headers, 'webhook-signature': '' }, secret), WebhookSignatureError);
 
-      const deliveries = await waitFor('the delivery recorded as delivered', async () => {
-        const found = await listDeliveries(server().coregate.store.db, { eventId: events[0]?.id ?? '', limit: 10 });
-        return found[0]?.status === 'delivered' ? found : undefined;
-      });
+      const deliveries = await listDeliveries(server().coregate.store.db, { eventId: events[0]?.id ?? '', limit: 10 });
       assert.equal(deliveries.length, 1);
+      assert.equal(deliveries[0]?.status, 'delivered', 'the delivery recorded as delivered');
       assert.equal(deliveries[0]?.attempts, 1);
       assert.equal(deliveries[0]?.lastStatusCode, 200);
       assert.equal(deliveries[0]?.lastError, null);
@@ -106,7 +112,8 @@ describeEachStore(
       const events = await listEventsOf(server().coregate.store.db, { reference });
       assert.deepEqual(events.map((event) => event.type), ['operation.rejected']);
 
-      const [request] = await receiver.waitFor(correlationId);
+      await drainWebhooks(server());
+      const [request] = receiver.arrived(correlationId);
       assert.ok(request);
       const event = verifyWebhook(request.body, request.headers as Record<string, string>, secret);
       assert.equal(event.type, 'operation.rejected');
@@ -125,15 +132,20 @@ describeEachStore(
       try {
         const response = await initiate(server(), depositBody(), correlationId);
         assert.equal(response.status, 200);
-        const requests = await receiver.waitFor(correlationId, 3);
+        // The first attempt fails; the retries fall due 100-200 ms, then 200-400 ms, after each failure.
+        await drainWebhooks(server());
+        clock.advance(firstRetryMs);
+        await drainWebhooks(server());
+        clock.advance(2 * firstRetryMs);
+        await drainWebhooks(server());
+        const requests = receiver.arrived(correlationId, 3);
         assert.deepEqual(requests.map((r) => r.status), [503, 503, 200]);
         assert.equal(new Set(requests.map((r) => r.headers['webhook-id'])).size, 1, 'one webhook-id for every attempt');
         for (const request of requests) verifyWebhook(request.body, request.headers as Record<string, string>, secret);
         const eventId = String(requests[0]?.headers['webhook-id']);
-        const delivery = await waitFor('the redelivery recorded', async () => {
-          const [found] = await listDeliveries(server().coregate.store.db, { eventId, limit: 1 });
-          return found?.status === 'delivered' ? found : undefined;
-        });
+        const [delivery] = await listDeliveries(server().coregate.store.db, { eventId, limit: 1 });
+        assert.ok(delivery);
+        assert.equal(delivery.status, 'delivered', 'the redelivery recorded');
         assert.equal(delivery.attempts, 3);
         assert.equal(delivery.lastStatusCode, 200);
       } finally {
@@ -149,14 +161,16 @@ describeEachStore(
         assert.equal(response.status, 200);
         const reference = await referenceOf(server(), correlationId);
         const [event] = await listEventsOf(server().coregate.store.db, { reference });
-        const delivery = await waitFor(
-          'the delivery to fail',
-          async () => {
-            const [found] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
-            return found?.status === 'failed' ? found : undefined;
-          },
-          20_000,
-        );
+        // Attempts until the next would fall past the retry period: each retry falls due within
+        // twice the previous interval, so moving the clock by the doubling interval makes each due.
+        await drainWebhooks(server());
+        for (let intervalMs = firstRetryMs; intervalMs <= 2 * retryPeriodMs; intervalMs *= 2) {
+          clock.advance(intervalMs);
+          await drainWebhooks(server());
+        }
+        const [delivery] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
+        assert.ok(delivery);
+        assert.equal(delivery.status, 'failed', 'the delivery failed after the retry period');
         assert.ok(delivery.attempts >= 2, `retried before failing (${delivery.attempts} attempts)`);
         assert.equal(delivery.lastStatusCode, 500);
         assert.equal(delivery.lastError, 'http_error', 'the failure class; the status is lastStatusCode');
@@ -166,17 +180,17 @@ describeEachStore(
         // The operator retries it (POST /operator/v1/webhooks/deliveries/{id}/retry) once the receiver is fixed.
         receiver.respond = () => 200;
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: server().coregate.store, vault, targets: loopbackTargets, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock, store: server().coregate.store, vault, targets: loopbackTargets, kick: () => void server().coregate.webhooks.kick() }), { prefix: '/operator/v1' });
         try {
           const retried = await operator.inject({ method: 'POST', url: `/operator/v1/webhooks/deliveries/${delivery.id}/retry`, payload: {} });
           assert.equal(retried.statusCode, 202, retried.body);
         } finally {
           await operator.close();
         }
-        const redelivered = await waitFor('the retried delivery to be delivered', async () => {
-          const [found] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
-          return found?.status === 'delivered' ? found : undefined;
-        });
+        await drainWebhooks(server());
+        const [redelivered] = await listDeliveries(server().coregate.store.db, { eventId: event?.id ?? '', limit: 1 });
+        assert.ok(redelivered);
+        assert.equal(redelivered.status, 'delivered', 'the retried delivery delivered');
         assert.equal(redelivered.attempts, delivery.attempts + 1);
         assert.equal(receiver.about(correlationId).at(-1)?.status, 200);
       } finally {
@@ -188,15 +202,16 @@ describeEachStore(
       const reporting = await Receiver.start();
       const rejectedOnly = await Receiver.start();
       try {
-        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url }, loopbackTargets);
-        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] }, loopbackTargets);
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: reporting.url }, loopbackTargets, clock.now());
+        await registerEndpoint(server().coregate.store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: rejectedOnly.url, eventTypes: ['operation.rejected'] }, loopbackTargets, clock.now());
         const executedId = randomUUID();
         const rejectedId = randomUUID();
         assert.equal((await initiate(server(), depositBody(), executedId)).status, 200);
         assert.equal((await initiate(server(), depositBodyWithTerms({ amount: 1500.01, source: '1000000002' }), rejectedId)).status, 422);
-        await receiver.waitFor(executedId);
-        await receiver.waitFor(rejectedId);
-        await rejectedOnly.waitFor(rejectedId);
+        await drainWebhooks(server());
+        receiver.arrived(executedId);
+        receiver.arrived(rejectedId);
+        rejectedOnly.arrived(rejectedId);
         // Both events were fanned out (the treasury endpoint has them): the others had their chance.
         assert.equal(rejectedOnly.about(executedId).length, 0, 'the filter leaves operation.executed out');
         assert.equal(reporting.received.length, 0, 'another client\'s endpoint receives nothing');
@@ -206,5 +221,5 @@ describeEachStore(
       }
     });
   },
-  { env },
+  { env, clock },
 );

@@ -8,6 +8,7 @@
  * Names are resolved by a stub here, and the only sockets opened go to 127.0.0.1: no test sends
  * a packet to a link-local or private address.
  */
+import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
@@ -35,8 +36,8 @@ import { freePort } from '../helpers/processes.js';
 import { demo, demoDataFile, demoToken } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { waitFor } from '../helpers/wait.js';
-import { loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { drainWebhooks, loopbackEnv, loopbackTargets, Receiver } from './receiver.js';
 
 const publicOnly: TargetPolicy = { allowPrivate: false };
 const secret = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
@@ -91,9 +92,10 @@ async function withBench(target: (typeof storeTargets)[number], work: (bench: Be
         const eventId = randomUUID();
         const payload = JSON.stringify({ type: 'operation.executed', timestamp: new Date().toISOString(), data: { correlationId: eventId } });
         await insertEvent(store.db, { id: eventId, type: 'operation.executed', realm: demo.realm, clientId: demo.treasury.clientId, reference: null, payload, createdAtMs: Date.now() });
-        await dispatchEvents(store);
+        await dispatchEvents(store, Date.now());
         const deliverer = new Deliverer({
           store,
+          clock: systemClock,
           vault,
           logger,
           instanceId: randomUUID(),
@@ -213,7 +215,7 @@ for (const target of storeTargets) {
     test('SSRF: the operator API and the data file refuse a forbidden address at registration, with a message naming the rule', async () => {
       await withBench(target, async (bench) => {
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: bench.store, vault, targets: publicOnly }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock: systemClock, store: bench.store, vault, targets: publicOnly }), { prefix: '/operator/v1' });
         try {
           for (const url of ['http://127.0.0.1:6379/', 'http://2130706433:8080/operator/v1', 'http://0x7f.1:9464/metrics', 'http://127.1/', 'http://localhost:8080/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://10.0.0.8/', 'http://192.168.1.1/', 'http://[fd00::1]/', 'http://100.64.0.1/']) {
             const response = await operator.inject({ method: 'POST', url: '/operator/v1/webhooks/endpoints', payload: { realm: demo.realm, clientId: demo.treasury.clientId, url } });
@@ -267,6 +269,8 @@ for (const target of storeTargets) {
 }
 
 const serverMasterKey = 'webhooks-targets-master-key-0123456789abcdef';
+/** The server's clock: the test drains its webhooks instead of waiting for their loop. */
+const serverClock = new FakeClock(Date.now());
 
 describeEachStore(
   'webhook failures as the client and the operator see them',
@@ -280,10 +284,10 @@ describeEachStore(
       const metadataUrl = 'http://169.254.169.254/latest/meta-data/';
       try {
         const client = { realm: demo.realm, clientId: demo.treasury.clientId };
-        await registerEndpoint(db, serverVault, { ...client, url: refusing.url }, loopbackTargets);
-        await registerEndpoint(db, serverVault, { ...client, url: closedUrl }, loopbackTargets);
+        await registerEndpoint(db, serverVault, { ...client, url: refusing.url }, loopbackTargets, serverClock.now());
+        await registerEndpoint(db, serverVault, { ...client, url: closedUrl }, loopbackTargets, serverClock.now());
         // Stored before the rule (registration refuses it now, --webhook-allow-private or not): refused at delivery, never connected to.
-        const stored = { id: randomUUID(), ...client, url: metadataUrl, enabled: true, eventTypes: [], createdAt: new Date().toISOString() };
+        const stored = { id: randomUUID(), ...client, url: metadataUrl, enabled: true, eventTypes: [], createdAt: new Date(serverClock.now()).toISOString() };
         await insertEndpoint(db, stored, serverVault.seal(secret));
 
         const token = await demoToken(server());
@@ -293,10 +297,10 @@ describeEachStore(
           body: JSON.stringify(depositBody()),
         });
         assert.equal(response.status, 200, JSON.stringify(response.body));
-        await waitFor('an attempt to each endpoint', async () => {
-          const deliveries = await listDeliveries(db, { client, limit: 10 });
-          return deliveries.length === 3 && deliveries.every((delivery) => delivery.attempts >= 1) ? true : undefined;
-        });
+        await drainWebhooks(server());
+        const deliveries = await listDeliveries(db, { client, limit: 10 });
+        assert.equal(deliveries.length, 3, 'a delivery to each endpoint');
+        assert.ok(deliveries.every((delivery) => delivery.attempts >= 1), 'an attempt to each endpoint');
 
         const mine = await send(`${server().url}/v1/webhooks/deliveries?limit=10`, { headers: { authorization: `Bearer ${token}` } });
         assert.equal(mine.status, 200, JSON.stringify(mine.body));
@@ -307,7 +311,7 @@ describeEachStore(
         assert.doesNotMatch(JSON.stringify(mine.body), /ECONN|UND_ERR|socket|refused|fetch failed/i);
 
         const operator = Fastify();
-        await operator.register(webhookRoutes({ store: server().coregate.store, vault: serverVault, targets: loopbackTargets }), { prefix: '/operator/v1' });
+        await operator.register(webhookRoutes({ clock: serverClock, store: server().coregate.store, vault: serverVault, targets: loopbackTargets }), { prefix: '/operator/v1' });
         try {
           const listed = await operator.inject({ method: 'GET', url: '/operator/v1/webhooks/deliveries?limit=10' });
           assert.equal(listed.statusCode, 200);
@@ -323,5 +327,5 @@ describeEachStore(
     });
   },
   // One attempt each is enough: the first retry would come after the test.
-  { env: { ...loopbackEnv, COREGATE_MASTER_KEY: serverMasterKey, COREGATE_WEBHOOK_FIRST_RETRY_MS: '600000' } },
+  { env: { ...loopbackEnv, COREGATE_MASTER_KEY: serverMasterKey, COREGATE_WEBHOOK_FIRST_RETRY_MS: '600000' }, clock: serverClock },
 );

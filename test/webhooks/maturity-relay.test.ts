@@ -77,7 +77,7 @@ describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
       const reference = await operationOf(store.db, 'http://127.0.0.1:1234/realms/sandbox#treasury-app');
       core.events.push(matured(3, reference), { ...matured(7, null), type: 'loanInstallment.overdue' }, matured(9, randomUUID()));
 
-      assert.deepEqual(await relayCoreEvents(store, core), { read: 3, written: 1, skipped: 2 });
+      assert.deepEqual(await relayCoreEvents(store, core, Date.now()), { read: 3, written: 1, skipped: 2 });
       assert.equal(await getSetting(store.db, coreEventCursorSetting), '9', 'the cursor moves past what was read');
       const events = await listEventsOf(store.db, { type: 'termDeposit.matured' });
       assert.equal(events.length, 1);
@@ -93,12 +93,12 @@ describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
       assert.deepEqual(payload.data.principal, { amount: '1000.00', currency: 'USD' });
 
       // Nothing new: one read after the cursor, nothing written.
-      assert.deepEqual(await relayCoreEvents(store, core), { read: 0, written: 0, skipped: 0 });
+      assert.deepEqual(await relayCoreEvents(store, core, Date.now()), { read: 0, written: 0, skipped: 0 });
       assert.deepEqual(core.reads.at(-1), { sequence: 9, limit: 100 });
 
       // A crash before the cursor moved: the same events are read again and written once.
       await putSetting(store.db, coreEventCursorSetting, '0');
-      assert.deepEqual(await relayCoreEvents(store, core), { read: 3, written: 1, skipped: 2 });
+      assert.deepEqual(await relayCoreEvents(store, core, Date.now()), { read: 3, written: 1, skipped: 2 });
       assert.equal((await listEventsOf(store.db, { type: 'termDeposit.matured' })).length, 1, 'a re-read never duplicates');
     });
   });
@@ -117,10 +117,10 @@ describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
           return events;
         },
       };
-      assert.deepEqual(await relayCoreEvents(store, racing), { read: 2, written: 0, skipped: 2 });
+      assert.deepEqual(await relayCoreEvents(store, racing, Date.now()), { read: 2, written: 0, skipped: 2 });
       assert.equal(await getSetting(store.db, coreEventCursorSetting), '55');
       const failing = { eventsAfter: async () => Promise.reject(new Error('core unavailable')) };
-      await assert.rejects(relayCoreEvents(store, failing), /core unavailable/);
+      await assert.rejects(relayCoreEvents(store, failing, Date.now()), /core unavailable/);
       assert.equal(await getSetting(store.db, coreEventCursorSetting), '55');
     });
   });

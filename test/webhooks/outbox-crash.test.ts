@@ -65,6 +65,7 @@ describe('the outbox survives a crash between commit and delivery', () => {
     receiver = await Receiver.start(receiverPort);
     const second = await spawnCoregate(['serve', '--db', db, '--data', dataFile], { env });
     processes.push(second);
+    // Waits on another process (`coregate serve`, spawned): its loops cannot be driven from here.
     const arrived = await waitFor(
       'every event to arrive',
       async () => {

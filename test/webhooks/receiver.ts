@@ -5,7 +5,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TargetPolicy } from '../../src/webhooks/target-address.js';
-import { waitFor } from '../helpers/wait.js';
+import type { TestServer } from '../helpers/server.js';
 
 /**
  * The receivers listen on 127.0.0.1, a loopback address: registering them and delivering to them
@@ -69,16 +69,32 @@ export class Receiver {
     return this.received.filter((request) => request.event.data.correlationId === correlationId);
   }
 
-  /** Waits until `count` requests about the correlation id have arrived; answers them. */
-  waitFor(correlationId: string, count = 1, timeoutMs = 15_000): Promise<Received[]> {
-    return waitFor(`${count} webhook request(s) about ${correlationId}`, async () => {
-      const found = this.about(correlationId);
-      return found.length >= count ? found : undefined;
-    }, timeoutMs);
+  /**
+   * The requests about the correlation id that have arrived so far, failing unless there are at
+   * least `count`: a test drains the webhooks (drainWebhooks) and then asserts what arrived. An
+   * attempt ends when its answer is read, and the receiver records a request before answering it.
+   */
+  arrived(correlationId: string, count = 1): Received[] {
+    const found = this.about(correlationId);
+    if (found.length < count) throw new Error(`expected ${count} webhook request(s) about ${correlationId}, ${found.length} arrived`);
+    return found;
   }
 
   close(): Promise<void> {
     this.server.closeAllConnections();
     return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/**
+ * Drives the webhook work of every instance (two in the two-instances deployment) until nothing is
+ * due by its clock: events relayed, fanned out, and every due delivery attempted and answered.
+ */
+export async function drainWebhooks(server: TestServer): Promise<void> {
+  for (const instance of server.instances) {
+    // A pass under way (the loop's timer, fired while the test moved the clock) may have read the
+    // clock before the time the test moved it to: it ends first, then the drain's passes read it.
+    await instance.background.webhooks.runOnce();
+    await instance.background.webhooks.drain();
   }
 }

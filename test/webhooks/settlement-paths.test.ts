@@ -14,7 +14,7 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { waitFor } from '../helpers/wait.js';
+import { runPendingWorkers } from '../helpers/background.js';
 import { reconcilerIdle } from '../helpers/reconciler.js';
 
 const faulty = new FaultyCore();
@@ -43,10 +43,9 @@ describeEachStore(
       const correlationId = randomUUID();
       const response = await initiate(server(), correlationId, 'respond-async');
       assert.equal(response.status, 202);
-      const record = await waitFor('the pending worker to execute it', async () => {
-        const found = await stored(server(), correlationId);
-        return found.status === 'Executed' ? found : undefined;
-      });
+      await runPendingWorkers(server());
+      const record = await stored(server(), correlationId);
+      assert.equal(record.status, 'Executed');
       assert.deepEqual(await eventTypes(server(), record.reference), ['operation.executed']);
     });
 
@@ -70,7 +69,8 @@ describeEachStore(
       const correlationId = randomUUID();
       await faulty.withFault({ kind: 'unavailable' }, async () => {
         assert.equal((await initiate(server(), correlationId, 'respond-async')).status, 202);
-        await waitFor('the worker to meet the failure', async () => ((await stored(server(), correlationId)).status === 'Unknown' ? true : undefined));
+        await runPendingWorkers(server());
+        assert.equal((await stored(server(), correlationId)).status, 'Unknown', 'the worker met the failure');
       });
       const unknown = await stored(server(), correlationId);
       assert.deepEqual(await eventTypes(server(), unknown.reference), []);

@@ -1,44 +1,65 @@
 /**
  * The bank as the console shows it (issue 11): customers, accounts with live balances, an
- * account's postings and balance over time, term deposits, loan facilities. With the embedded
- * core these read the core's tables in the store directly. With a remote core (`--core-url`) the
- * bank lives in another database the API cannot read: these views answer 501 and say so, while
- * the API's own views (operations, audit, clients) still work.
+ * account's postings and balance over time, term deposits, loan facilities. Read through the
+ * port's read side (CoreRecords), so the same views work with the embedded core and with a remote
+ * one (`--core-url`): the core's records never come from the API's own database. A core that does
+ * not serve the read side (a bank's may not) makes these views answer 501 saying so; a core that
+ * fails answers 502, one that is late 504, while the API's own views (operations, audit, clients)
+ * still work.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
-import type { Store } from '../../store/connect.js';
-import {
-  balanceHistory,
-  findAccountView,
-  listAccounts,
-  listCustomers,
-  listLoanFacilities,
-  listPostings,
-  listRowsMax,
-  listTermDeposits,
-  postingsOffsetMax,
-} from '../../store/operator-queries.js';
+import { CoreSideNotServed, CoreTimeout, CoreUnavailable, hasRecords, type CoreBankingPort, type CoreRecords } from '../../core/port.js';
+import { accountView, balanceHistory, bankRowsMax, loanFacilityView, postingsOffsetMax, postingsPage, termDepositView } from '../bank-views.js';
 import { OperatorError } from '../errors.js';
 import { countParameter, countSchema } from './query.js';
 
 export interface BankRoutesOptions {
-  store: Store;
-  /** False with a remote core: the bank's records are not in this store. */
-  embeddedCore: boolean;
+  /** The core behind the port: its read side answers these views. */
+  core: CoreBankingPort;
 }
 
 const identifier = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' } as const;
+const pageQuery = { limit: countSchema, offset: countSchema } as const;
+
+/** limit (default and most: 500) and offset of a list. */
+function pageOf(query: { limit?: string; offset?: string }) {
+  return {
+    limit: countParameter('limit', query.limit, { defaultValue: bankRowsMax, minimum: 1, maximum: bankRowsMax }),
+    offset: countParameter('offset', query.offset, { defaultValue: 0, minimum: 0, maximum: postingsOffsetMax }),
+  };
+}
+
+/** The core's failures as the operator API answers them. */
+async function fromCore<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof CoreSideNotServed) throw new OperatorError(501, `Not available: ${error.message}; operations, audit and clients still work`);
+    if (error instanceof CoreTimeout) throw new OperatorError(504, `${error.message}; try again`);
+    if (error instanceof CoreUnavailable) throw new OperatorError(502, `${error.message}; try again`);
+    throw error;
+  }
+}
 
 export function bankRoutes(options: BankRoutesOptions): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const { store } = options;
-    app.addHook('preHandler', async () => {
-      if (!options.embeddedCore) throw new OperatorError(501, 'Not available: the core is remote (--core-url), and its records are in its own database; operations, audit and clients still work');
-    });
+    const { core } = options;
+    const served: CoreRecords | undefined = hasRecords(core) ? core : undefined;
+    const records = (): CoreRecords => {
+      if (!served) throw new OperatorError(501, 'Not available: the core does not serve the read side for operators (docs/core-port.md); operations, audit and clients still work');
+      return served;
+    };
 
-    app.get('/customers', { schema: { hide: true } }, async () => ({ customers: await listCustomers(store.db) }));
+    app.get<{ Querystring: { limit?: string; offset?: string } }>(
+      '/customers',
+      { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
+      async (request) => {
+        const page = await fromCore(() => records().listCustomers(pageOf(request.query)));
+        return { customers: page.items, more: page.more };
+      },
+    );
 
-    app.get<{ Querystring: { customerReference?: string; kind?: string } }>(
+    app.get<{ Querystring: { customerReference?: string; kind?: 'customer' | 'term_deposit' | 'loan' | 'internal'; limit?: string; offset?: string } }>(
       '/accounts',
       {
         schema: {
@@ -46,56 +67,65 @@ export function bankRoutes(options: BankRoutesOptions): FastifyPluginAsync {
           querystring: {
             type: 'object',
             additionalProperties: false,
-            properties: { customerReference: identifier, kind: { type: 'string', enum: ['customer', 'term_deposit', 'loan', 'internal'] } },
+            properties: { customerReference: identifier, kind: { type: 'string', enum: ['customer', 'term_deposit', 'loan', 'internal'] }, ...pageQuery },
           },
         },
       },
-      async (request) => ({ accounts: await listAccounts(store.db, request.query) }),
+      async (request) => {
+        const { customerReference, kind } = request.query;
+        const page = await fromCore(() => records().listAccounts({ customerReference, kind }, pageOf(request.query)));
+        return { accounts: page.items.map(accountView), more: page.more };
+      },
     );
 
     const accountParams = { type: 'object', required: ['accountNumber'], properties: { accountNumber: identifier } } as const;
     const requireAccount = async (accountNumber: string) => {
-      const account = await findAccountView(store.db, accountNumber);
+      const account = await fromCore(() => records().findAccount(accountNumber));
       if (!account) throw new OperatorError(404, `No account ${accountNumber}: GET /operator/v1/accounts lists them`);
-      return account;
+      return accountView(account);
     };
 
     app.get<{ Params: { accountNumber: string } }>('/accounts/:accountNumber', { schema: { hide: true, params: accountParams } }, async (request) => requireAccount(request.params.accountNumber));
 
     app.get<{ Params: { accountNumber: string }; Querystring: { limit?: string; offset?: string } }>(
       '/accounts/:accountNumber/postings',
-      {
-        schema: {
-          hide: true,
-          params: accountParams,
-          querystring: { type: 'object', additionalProperties: false, properties: { limit: countSchema, offset: countSchema } },
-        },
-      },
+      { schema: { hide: true, params: accountParams, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
       async (request) => {
-        const limit = countParameter('limit', request.query.limit, { defaultValue: 50, minimum: 1, maximum: listRowsMax });
+        const limit = countParameter('limit', request.query.limit, { defaultValue: 50, minimum: 1, maximum: bankRowsMax });
         const offset = countParameter('offset', request.query.offset, { defaultValue: 0, minimum: 0, maximum: postingsOffsetMax });
         const account = await requireAccount(request.params.accountNumber);
-        return { account, ...(await listPostings(store.db, account, limit, offset)) };
+        return { account, ...(await fromCore(() => postingsPage(records(), account.accountNumber, limit, offset))) };
       },
     );
 
-    app.get<{ Params: { accountNumber: string } }>('/accounts/:accountNumber/balance-history', { schema: { hide: true, params: accountParams } }, async (request) =>
-      balanceHistory(store.db, await requireAccount(request.params.accountNumber)),
-    );
+    app.get<{ Params: { accountNumber: string } }>('/accounts/:accountNumber/balance-history', { schema: { hide: true, params: accountParams } }, async (request) => {
+      const account = await requireAccount(request.params.accountNumber);
+      return fromCore(() => balanceHistory(records(), account));
+    });
 
-    app.get<{ Querystring: { status?: string; limit?: string } }>(
+    app.get<{ Querystring: { status?: string; limit?: string; offset?: string } }>(
       '/term-deposits',
       {
         schema: {
           hide: true,
-          querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[A-Za-z]+$' }, limit: countSchema } },
+          querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', minLength: 1, maxLength: 32, pattern: '^[A-Za-z]+$' }, ...pageQuery } },
         },
       },
-      async (request) => ({
-        termDeposits: await listTermDeposits(store.db, { status: request.query.status, limit: countParameter('limit', request.query.limit, { defaultValue: 100, minimum: 1, maximum: listRowsMax }) }),
-      }),
+      async (request) => {
+        const limit = countParameter('limit', request.query.limit, { defaultValue: 100, minimum: 1, maximum: bankRowsMax });
+        const offset = countParameter('offset', request.query.offset, { defaultValue: 0, minimum: 0, maximum: postingsOffsetMax });
+        const page = await fromCore(() => records().listTermDeposits({ status: request.query.status }, { limit, offset }));
+        return { termDeposits: page.items.map(termDepositView), more: page.more };
+      },
     );
 
-    app.get('/loan-facilities', { schema: { hide: true } }, async () => ({ loanFacilities: await listLoanFacilities(store.db) }));
+    app.get<{ Querystring: { limit?: string; offset?: string } }>(
+      '/loan-facilities',
+      { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
+      async (request) => {
+        const page = await fromCore(() => records().listLoanFacilities({}, pageOf(request.query)));
+        return { loanFacilities: page.items.map(loanFacilityView), more: page.more };
+      },
+    );
   };
 }

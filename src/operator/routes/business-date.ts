@@ -10,13 +10,14 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { isCalendarDate } from '../../core/calendar-date.js';
 import { advanceDaysMax, goesBackwards, spansTooFar } from '../../core/end-of-day/days.js';
 import { BusinessDateBackwards, CoreTimeout, CoreUnavailable, type CoreBankingPort } from '../../core/port.js';
+import { operatorErrorBody } from '../errors.js';
 
 export interface BusinessDateRoutesOptions {
   core: CoreBankingPort;
 }
 
-function problem(reply: FastifyReply, status: number, reason: string, message: string) {
-  return reply.code(status).send({ status, reason, message });
+function problem(reply: FastifyReply, status: number, message: string) {
+  return reply.code(status).send(operatorErrorBody(status, message));
 }
 
 /** Core failures as the operator API answers them; anything else is the plugin's 500. */
@@ -24,9 +25,9 @@ async function answeringCoreFailures<T>(reply: FastifyReply, work: () => Promise
   try {
     return await work();
   } catch (error) {
-    if (error instanceof BusinessDateBackwards) return problem(reply, 400, 'BAD_REQUEST', error.message);
-    if (error instanceof CoreTimeout) return problem(reply, 504, 'GATEWAY_TIMEOUT', `${error.message}; the end of day goes on in the core: read the business date, or advance again to resume`);
-    if (error instanceof CoreUnavailable) return problem(reply, 502, 'BAD_GATEWAY', `${error.message}; try again: an advance resumes where it stopped`);
+    if (error instanceof BusinessDateBackwards) return problem(reply, 400, error.message);
+    if (error instanceof CoreTimeout) return problem(reply, 504, `${error.message}; the end of day goes on in the core: read the business date, or advance again to resume`);
+    if (error instanceof CoreUnavailable) return problem(reply, 502, `${error.message}; try again: an advance resumes where it stopped`);
     throw error;
   }
 }
@@ -40,13 +41,13 @@ export function businessDateRoutes(options: BusinessDateRoutesOptions): FastifyP
       const body = request.body as { to?: unknown } | null | undefined;
       const to = typeof body === 'object' && body !== null ? body.to : undefined;
       if (typeof to !== 'string' || !isCalendarDate(to)) {
-        return problem(reply, 400, 'BAD_REQUEST', 'The body must be {"to": "YYYY-MM-DD"}: the new business date, a real calendar date');
+        return problem(reply, 400, 'The body must be {"to": "YYYY-MM-DD"}: the new business date, a real calendar date');
       }
       return answeringCoreFailures(reply, async () => {
         const current = await core.businessDate();
         if (goesBackwards(current, to)) throw new BusinessDateBackwards(current, to);
         if (spansTooFar(current, to)) {
-          return problem(reply, 400, 'BAD_REQUEST', `The business date is ${current}: one advance spans at most ${advanceDaysMax} days; advance in steps`);
+          return problem(reply, 400, `The business date is ${current}: one advance spans at most ${advanceDaysMax} days; advance in steps`);
         }
         return core.advanceBusinessDate(to);
       });

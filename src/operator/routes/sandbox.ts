@@ -7,9 +7,12 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Vault } from '../../auth/vault.js';
 import { readSandboxFile, DataFileError } from '../../sandbox/data-file.js';
+import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, type CoreBankingPort } from '../../core/port.js';
+import { corePart, recordedRemoteCore } from '../../sandbox/core-placement.js';
 import { resetSandbox } from '../../sandbox/reset.js';
 import type { Store } from '../../store/connect.js';
 import type { TargetPolicy } from '../../webhooks/target-address.js';
+import { operatorErrorBody } from '../errors.js';
 
 export interface SandboxRouteOptions {
   store: Store;
@@ -20,6 +23,8 @@ export interface SandboxRouteOptions {
   dataFile: string | undefined;
   /** The URLs the file's webhook endpoints may have: the server's own (--webhook-allow-private); public only when absent. */
   webhookTargets?: TargetPolicy;
+  /** The core behind the port: with a remote one the file's core part goes to it after the reset. */
+  core?: CoreBankingPort;
 }
 
 export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync {
@@ -27,20 +32,20 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
     app.post('/sandbox/reset', async (request, reply) => {
       const path = `POST ${request.url.split('?')[0] ?? ''}`;
       if (!options.sandbox) {
-        return refuse(reply, 403, 'FORBIDDEN', 'Sandbox reset is available only in sandbox mode (coregate serve --sandbox)', path);
+        return refuse(reply, 403, 'Sandbox reset is available only in sandbox mode (coregate serve --sandbox)', path);
       }
       const body = request.body as { confirm?: unknown } | null | undefined;
       if (typeof body !== 'object' || body === null || body.confirm !== 'reset') {
-        return refuse(reply, 400, 'BAD_REQUEST', 'Send {"confirm": "reset"} to confirm: the reset deletes every deposit, operation and posting', path);
+        return refuse(reply, 400, 'Send {"confirm": "reset"} to confirm: the reset deletes every deposit, operation and posting', path);
       }
       if (options.dataFile === undefined) {
-        return refuse(reply, 409, 'CONFLICT', 'This server was started without a data file: start it with --data FILE to reset from that file', path);
+        return refuse(reply, 409, 'This server was started without a data file: start it with --data FILE to reset from that file', path);
       }
       let data;
       try {
         data = readSandboxFile(options.dataFile);
       } catch (error) {
-        if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}`, path);
+        if (error instanceof DataFileError) return refuse(reply, 409, `The data file cannot be loaded: ${error.message}`, path);
         throw error;
       }
       let summary;
@@ -48,8 +53,24 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
         summary = await resetSandbox(options.store, options.vault, data, options.webhookTargets ?? { allowPrivate: false });
       } catch (error) {
         // Found while loading (a webhook URL the target policy refuses): the reset rolled back.
-        if (error instanceof DataFileError) return refuse(reply, 409, 'CONFLICT', `The data file cannot be loaded: ${error.message}; nothing was reset`, path);
+        if (error instanceof DataFileError) return refuse(reply, 409, `The data file cannot be loaded: ${error.message}; nothing was reset`, path);
         throw error;
+      }
+      // With a remote core its records are its own: the reset empties the API's database only, and
+      // the file's core part goes to the core again, which adds what is missing (balances stay).
+      const part = corePart(data);
+      const core = options.core;
+      if (part !== undefined && core !== undefined && (await recordedRemoteCore(options.store.db)) !== undefined) {
+        try {
+          if (!hasDataLoad(core)) throw new CoreSideNotServed('data', 'the core takes no data');
+          summary = { ...summary, accountsAdded: (await core.loadData(part)).accountsAdded };
+        } catch (error) {
+          const what = 'The API\'s records were reset, but the data file\'s core part did not reach the core';
+          if (error instanceof CoreDataRefused) return refuse(reply, 409, `${what}: it refused ${error.field}: ${error.message}`, path);
+          if (error instanceof CoreSideNotServed) return refuse(reply, 409, `${what}: ${error.message}; load it into the core itself`, path);
+          if (error instanceof CoreUnavailable || error instanceof CoreTimeout) return refuse(reply, 502, `${what}: ${error.message}; reset again once the core answers`, path);
+          throw error;
+        }
       }
       request.log.warn({ tablesEmptied: summary.tablesEmptied.length, rowsDeleted: summary.rowsDeleted }, 'sandbox reset');
       return reply.code(200).send(summary);
@@ -57,6 +78,6 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
   };
 }
 
-function refuse(reply: FastifyReply, status: number, reason: string, message: string, path: string): FastifyReply {
-  return reply.code(status).send({ status, reason, message, path });
+function refuse(reply: FastifyReply, status: number, message: string, path: string): FastifyReply {
+  return reply.code(status).send({ ...operatorErrorBody(status, message), path });
 }

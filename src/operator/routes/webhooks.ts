@@ -6,12 +6,16 @@
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Vault } from '../../auth/vault.js';
+import type { Clock } from '../../core/clock.js';
 import type { Store } from '../../store/connect.js';
 import type { TargetPolicy } from '../../webhooks/target-address.js';
 import { addEndpoint, deliveriesOf, EndpointRefused, endpointsOf, removeEndpoint, retryDeliveryNow } from '../../webhooks/webhook-admin.js';
+import { operatorErrorBody } from '../errors.js';
 
 export interface WebhookRoutesOptions {
   store: Store;
+  /** Whose time registers endpoints and makes a retried delivery due (src/core/clock.ts). */
+  clock: Clock;
   vault: Vault;
   /** Which URLs may be registered: the instance's own delivery policy (--webhook-allow-private). */
   targets: TargetPolicy;
@@ -23,7 +27,7 @@ export interface WebhookRoutesOptions {
 const identifierCharsMax = 255;
 
 function refuse(reply: FastifyReply, status: 400 | 404, message: string) {
-  return reply.code(status).send({ status, reason: status === 400 ? 'BAD_REQUEST' : 'NOT_FOUND', message });
+  return reply.code(status).send(operatorErrorBody(status, message));
 }
 
 function stringField(body: Record<string, unknown>, name: string): string | undefined {
@@ -53,7 +57,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
         return refuse(reply, 400, 'eventTypes must be an array of event type names, e.g. ["operation.executed"]');
       }
       try {
-        const endpoint = await addEndpoint(store.db, vault, { realm, clientId, url, eventTypes: eventTypes as string[] }, targets);
+        const endpoint = await addEndpoint(store.db, vault, { realm, clientId, url, eventTypes: eventTypes as string[] }, targets, options.clock.now());
         return reply.code(201).send(endpoint);
       } catch (error) {
         if (error instanceof EndpointRefused) return refuse(reply, 400, error.message);
@@ -79,7 +83,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
     });
 
     app.post<{ Params: { id: string } }>('/webhooks/deliveries/:id/retry', async (request, reply) => {
-      if (!(await retryDeliveryNow(store.db, request.params.id))) {
+      if (!(await retryDeliveryNow(store.db, request.params.id, options.clock.now()))) {
         return refuse(reply, 404, `Delivery ${request.params.id} does not exist or was delivered already: GET /operator/v1/webhooks/deliveries lists them`);
       }
       options.kick?.();

@@ -1,21 +1,22 @@
 /**
- * Loads the core's sections of a sandbox data file: calendar, business date, customers, accounts
+ * The reference core's loading of its sections of a sandbox data file (its storage's, beside
+ * core-data-load.ts, the port's load side that uses it): calendar, business date, customers, accounts
  * with their opening balances, term deposit products. Only missing records are added; an account
  * that exists keeps its balance (CONTRACT §9: a restart must never reset money).
  */
 import { randomUUID } from 'node:crypto';
-import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../store/banking.js';
-import { loanAccountKind } from '../core/ledger/movement.js';
-import { ensureInternalAccount, postMovement } from '../store/ledger.js';
-import { insertFacilityIfMissing, insertInstallment } from '../store/loans.js';
-import type { Queryable } from '../store/realms.js';
-import { getOrInitSetting, getSetting } from '../store/settings.js';
-import { businessDateSetting } from '../store/end-of-day.js';
-import { interestExpenseAccount } from '../core/end-of-day/maturity.js';
-import { BusinessCalendar, type Weekday } from '../core/business-calendar.js';
-import { toMinorUnits } from '../core/money.js';
-import { todayUtc } from '../core/calendar-date.js';
-import type { SandboxData } from './data-file.js';
+import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../../store/banking.js';
+import { loanAccountKind } from '../../core/ledger/movement.js';
+import { ensureInternalAccount, postMovement } from '../../store/ledger.js';
+import { insertFacilityIfMissing, insertInstallment } from '../../store/loans.js';
+import type { Queryable } from '../../store/realms.js';
+import { getOrInitSetting, getSetting } from '../../store/settings.js';
+import { businessDateSetting } from '../../store/end-of-day.js';
+import { interestExpenseAccount } from '../../core/end-of-day/maturity.js';
+import { BusinessCalendar, type Weekday } from '../../core/business-calendar.js';
+import { toMinorUnits } from '../../core/money.js';
+import { todayUtc } from '../../core/calendar-date.js';
+import type { SandboxData } from '../../sandbox/data-file.js';
 
 export const calendarSetting = 'core.calendar';
 export { businessDateSetting };

@@ -1,0 +1,16 @@
+// Preloaded into every test file's process by scripts/test.mjs: when the file's process exits it
+// appends the file's wall time (from the process's start, loading included) to the file named by
+// COREGATE_TEST_TIMINGS, which the summary sorts to show where a run's time went. Node's own events
+// cannot say it: a test's `file` is where it was declared (test/helpers/suite.ts for a suite made
+// by describeEachStore), and a file's time is not reported.
+import { appendFileSync } from 'node:fs';
+import { relative } from 'node:path';
+
+const timings = process.env.COREGATE_TEST_TIMINGS;
+// NODE_TEST_CONTEXT is set in the processes node's test runner starts for the files, not in the runner.
+if (timings && process.env.NODE_TEST_CONTEXT && process.argv[1]) {
+  const file = relative(process.cwd(), process.argv[1]);
+  process.on('exit', () => {
+    appendFileSync(timings, `${JSON.stringify({ file, ms: Math.round(performance.now()) })}\n`);
+  });
+}

@@ -1,0 +1,56 @@
+/**
+ * How an operator command reaches the core's records: through the port, never through a table.
+ * With `--core-url` (or COREGATE_CORE_URL) the remote core answers over its protocol; otherwise
+ * the embedded reference core on `--db`. A database whose core is remote (an API started with
+ * `--core-url` recorded it: src/sandbox/core-placement.ts) holds no records of the core, so a
+ * command on it without `--core-url` is refused, naming the URL to pass, rather than answering
+ * from stale tables.
+ */
+import { defaultDbUrl } from '../config.js';
+import type { CoreBankingPort, CoreDataLoad, CoreRecords } from '../core/port.js';
+import { connectRemoteCore, openReferenceCore } from '../core-http/core-service.js';
+import { createLogger } from '../log.js';
+import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
+import type { Store } from '../store/connect.js';
+import { CommandError } from './command-error.js';
+
+export interface CoreFlags {
+  db?: string;
+  coreUrl?: string;
+}
+
+/** A core with the read and load sides, as operator commands use it. */
+export type OperatorCore = CoreBankingPort & CoreRecords & CoreDataLoad;
+
+/** A remote call may run long (an advance runs many end of days): the adapter waits this long. */
+const remoteTimeoutMs = 60_000;
+
+export function coreUrlOf(flags: CoreFlags): string | undefined {
+  return flags.coreUrl ?? process.env.COREGATE_CORE_URL;
+}
+
+/** `what`: the command, named in a refusal ("coregate accounts list"). */
+export async function withCore<T>(flags: CoreFlags, what: string, work: (core: OperatorCore, store: Store | undefined) => Promise<T>): Promise<T> {
+  const coreUrl = coreUrlOf(flags);
+  if (coreUrl !== undefined) {
+    const remote = connectRemoteCore(coreUrl, remoteTimeoutMs);
+    try {
+      return await work(remote, undefined);
+    } finally {
+      await remote.close();
+    }
+  }
+  return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, what, work);
+}
+
+/** The embedded reference core on `db`, refused when that database's core is remote. */
+export async function withEmbeddedCore<T>(db: string, what: string, work: (core: OperatorCore, store: Store) => Promise<T>): Promise<T> {
+  const { store, core } = await openReferenceCore({ db, dataFile: undefined, businessDate: undefined }, createLogger({ level: 'silent' }));
+  try {
+    const recorded = await recordedRemoteCore(store.db);
+    if (recorded !== undefined) throw new CommandError(remoteCoreRefusal(what, recorded));
+    return await work(core, store);
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * A remote core deployment as a new user builds it from docs/deployment.md: the core's service
+ * with a database of its own, and `coregate serve --core-url ... --data demo/sandbox.json`. The
+ * API's database then holds no copy of the core's records, and every operator command that reads
+ * or changes them goes to the core (`--core-url`) or refuses naming it: the issue's scenario — an
+ * advance "run" on a stale copy, opening balances shown after real deposits, `coregate check`
+ * failing with executedWithoutPostings and no hint — cannot happen. `coregate check --core-url`
+ * proves the ledger through the core, and fails naming the finding when it is broken.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { depositBody } from '../helpers/bodies.js';
+import { runCli } from '../helpers/cli.js';
+import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
+import { demoDataFile, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
+import { storeTargets } from '../helpers/stores.js';
+
+for (const target of storeTargets) {
+  describe(`operator commands with a remote core [${target.name}]`, { skip: target.skip }, () => {
+    let core: TestCoreServer | undefined;
+    let api: TestServer | undefined;
+    const drops: Array<() => Promise<void>> = [];
+    let apiDb = '';
+    const coreUrl = () => core?.url ?? '';
+    // The environment of a shell where COREGATE_CORE_URL is not set: the refusals are the point.
+    const env = { ...process.env, COREGATE_CORE_URL: undefined } as NodeJS.ProcessEnv;
+    const cli = (args: string[]) => runCli(args, { env });
+
+    before(async () => {
+      const coreDb = await target.create();
+      drops.push(coreDb.drop);
+      const apiStore = await target.create();
+      drops.push(apiStore.drop);
+      apiDb = apiStore.url;
+      core = await startTestCoreServer({ db: coreDb.url, data: demoDataFile });
+      api = await startTestServer({ db: apiDb, data: demoDataFile, flags: { coreUrl: core.url }, deployment: 'embedded' });
+      const token = await demoToken(api);
+      const response = await fetch(`${api.url}/v1/term-deposits/initiate`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(depositBody(1000)),
+      });
+      assert.equal(response.status, 200, await response.text());
+    });
+
+    after(async () => {
+      await api?.close();
+      await core?.close();
+      for (const drop of drops) await drop();
+    });
+
+    test('the data file\'s core part went to the core: the API\'s database holds no account, customer or posting of it', async () => {
+      const db = api?.coregate.store.db;
+      assert.ok(db);
+      assert.deepEqual(await db.selectFrom('accounts').select('account_number').execute(), []);
+      assert.deepEqual(await db.selectFrom('customers').select('customer_reference').execute(), []);
+      assert.deepEqual(await db.selectFrom('movements').select('id').execute(), []);
+      assert.equal(await core?.balanceOf('1000000001'), 25_000_000n - 100_000n, 'the deposit moved the core\'s money');
+    });
+
+    test('on the API\'s database without --core-url, core advance, accounts list and check refuse, naming --core-url and the core: nothing answers from a copy', async () => {
+      for (const args of [
+        ['core', 'advance', '--to', '2026-03-04'],
+        ['core', 'date'],
+        ['accounts', 'list'],
+        ['customers', 'list'],
+        ['accounts', 'show', '1000000001'],
+        ['check'],
+      ]) {
+        const result = await cli([...args, '--db', apiDb]);
+        assert.notEqual(result.code, 0, `${args.join(' ')} must refuse: ${result.stdout}`);
+        assert.match(result.stderr, /--core-url/, `${args.join(' ')}: ${result.stderr}`);
+        assert.ok(result.stderr.includes(coreUrl()), `${args.join(' ')} names the core: ${result.stderr}`);
+        assert.doesNotMatch(result.stdout, /End of day ran|executedWithoutPostings|250000\.00/);
+      }
+      assert.equal((await cli(['core', 'date', '--core-url', coreUrl()])).stdout.trim(), '2026-03-02', 'the core\'s date did not move');
+    });
+
+    test('with --core-url they go to the core: balances after the deposit, the advance moves the core\'s date, check proves the core\'s ledger', async () => {
+      const accounts = await cli(['accounts', 'list', '--db', apiDb, '--core-url', coreUrl(), '--json']);
+      assert.equal(accounts.code, 0, accounts.stderr);
+      const source = (JSON.parse(accounts.stdout) as Array<{ accountNumber: string; balance: { amount: string } }>).find((row) => row.accountNumber === '1000000001');
+      assert.equal(source?.balance.amount, '249000.00', 'the core\'s live balance, not the file\'s opening one');
+
+      const advance = await cli(['core', 'advance', '--to', '2026-03-04', '--db', apiDb, '--core-url', coreUrl()]);
+      assert.equal(advance.code, 0, advance.stderr);
+      assert.match(advance.stdout, /End of day ran for 2 business days/);
+      assert.equal((await cli(['core', 'date', '--core-url', coreUrl()])).stdout.trim(), '2026-03-04');
+
+      const check = await cli(['check', '--db', apiDb, '--core-url', coreUrl()]);
+      assert.equal(check.code, 0, check.stdout + check.stderr);
+      assert.match(check.stdout, /^Ledger OK: /m);
+      assert.match(check.stdout, /^Operations OK: 1 executed operations have their postings/m);
+    });
+
+    test('coregate check --core-url fails on a deliberately broken ledger, naming the finding and the account', async () => {
+      // Tampering in the core's own database: a balance that no longer equals its postings.
+      await core?.service.store.db.updateTable('accounts').set({ balance_minor: 123n }).where('account_number', '=', '1000000003').execute();
+      const check = await cli(['check', '--db', apiDb, '--core-url', coreUrl(), '--json']);
+      assert.equal(check.code, 1, check.stderr);
+      const report = JSON.parse(check.stdout) as { ok: boolean; ledger: { ok: boolean; balanceMismatches: Array<{ accountNumber: string; storedMinor: string; postedMinor: string }> }; operations: { ok: boolean } };
+      assert.equal(report.ledger.ok, false);
+      assert.deepEqual(report.ledger.balanceMismatches, [{ accountNumber: '1000000003', storedMinor: '123', postedMinor: '9000000' }]);
+      assert.equal(report.operations.ok, true, 'the operations still have their postings in the core');
+    });
+
+    test('an embedded start on the API\'s database of a remote core is refused, naming --core-url', async () => {
+      await assert.rejects(startTestServer({ db: apiDb, data: null, deployment: 'embedded' }), (error: unknown) => {
+        assert.match(String(error), /--core-url/);
+        assert.ok(String(error).includes(coreUrl()));
+        return true;
+      });
+    });
+  });
+}

@@ -1,0 +1,17 @@
+/**
+ * Migrates the stores named on the command line to the latest schema and closes them cleanly:
+ * scripts/test.mjs makes the run's templates with it (test/helpers/stores.ts copies them per
+ * suite). It applies exactly what a server applies at start, so a copy's start has nothing left to
+ * migrate. Usage: `node --import tsx test/helpers/migrate-template.ts <store URL>...`.
+ */
+import { openStore } from '../../src/store/connect.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+
+for (const url of process.argv.slice(2)) {
+  const store = openStore(url);
+  try {
+    await migrateToLatest(store);
+  } finally {
+    await store.close();
+  }
+}
