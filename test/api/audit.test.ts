@@ -14,6 +14,9 @@ import { checkLedger } from '../../src/store/ledger.js';
 import type { Store } from '../../src/store/connect.js';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
+
+/** With a remote core, `coregate check` reads the core's ledger through the core (issue 25). */
+const coreUrlOf = (server: TestServer) => (server.coreUrl === undefined ? [] : ['--core-url', server.coreUrl]);
 import { initiatePath } from '../helpers/http.js';
 import { demo, demoToken, testDeployment, type TestServer } from '../helpers/server.js';
 import { withStore } from '../helpers/stores.js';
@@ -286,7 +289,7 @@ describeEachStore('audit trail of execution attempts', ({ server, dbUrl }) => {
 
   test('coregate check exits 0 on a healthy ledger', { timeout: testTimeoutMs }, async () => {
     await someAttempts(server(), 'audit-check-ok');
-    const result = await coregate(['check', '--db', dbUrl()]);
+    const result = await coregate(['check', '--db', dbUrl(), ...coreUrlOf(server())]);
     assertSucceeded(result);
     assert.match(result.stdout, /^Ledger OK: \d+ movements balance, \d+ account balances equal their postings\.$/m);
     assert.match(result.stdout, /^Operations OK: \d+ executed operations have their postings and audit records; none unknown past the age limit\.$/m);
@@ -369,10 +372,10 @@ describeEachStore('coregate check detects a tampered balance', ({ server, dbUrl 
         .executeTakeFirst();
       assert.equal(result.numUpdatedRows, 1n);
     });
-    const result = await coregate(['check', '--db', dbUrl()]);
+    const result = await coregate(['check', '--db', dbUrl(), ...coreUrlOf(server())]);
     assert.notEqual(result.code, 0, 'the check fails');
     assert.match(result.stdout, /^Ledger BROKEN:/m, `no BROKEN report in: ${result.stdout}${result.stderr}`);
-    const json = await coregate(['check', '--db', dbUrl(), '--json']);
+    const json = await coregate(['check', '--db', dbUrl(), ...coreUrlOf(server()), '--json']);
     assert.notEqual(json.code, 0, 'the check fails');
     const report = JSON.parse(json.stdout) as { ok: boolean; ledger: { ok: boolean; balanceMismatches: Array<{ accountNumber: string; storedMinor: string; postedMinor: string }> } };
     assert.equal(report.ok, false);
