@@ -9,6 +9,8 @@
  * moved nothing, and every currency's balances still sum to zero.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { coreDataSections } from '../../src/core/port.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { CoregateApiError, CoregateClient } from '../../src/sdk/index.js';
 import { runCli } from '../helpers/cli.js';
@@ -60,6 +62,11 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
   const apiDb = databaseUrl(apiDbName);
   const coreDb = databaseUrl(coreDbName);
   const dataFile = writeTortureDataFile();
+  // The API instances take the file's API part only: the core holds its own records (issue 25), and
+  // the faulty proxy in front of it would fail a start that sent them the core part again.
+  const apiDataFile = `${dataFile}.api.json`;
+  const fileData = JSON.parse(readFileSync(dataFile, 'utf8')) as Record<string, unknown>;
+  writeFileSync(apiDataFile, JSON.stringify(Object.fromEntries(Object.entries(fileData).filter(([section]) => !(coreDataSections as readonly string[]).includes(section)))));
   const processes: CoregateProcess[] = [];
   const corePort = await freePort();
   const env = { COREGATE_LOG_LEVEL: 'warn', COREGATE_RECONCILE_BACKOFF_MAX_MS: '2000', COREGATE_SHUTDOWN_GRACE_MS: '3000' };
@@ -73,7 +80,7 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
   const publicUrl = `http://127.0.0.1:${apiPorts[0]}`;
   const startApi = (port: number) =>
     spawnCoregate(
-      ['serve', '--db', apiDb, '--data', dataFile, '--core-url', coreUrl, '--public-url', publicUrl, '--core-timeout-ms', String(coreTimeoutMs), '--reconcile-interval-ms', '300'],
+      ['serve', '--db', apiDb, '--data', apiDataFile, '--core-url', coreUrl, '--public-url', publicUrl, '--core-timeout-ms', String(coreTimeoutMs), '--reconcile-interval-ms', '300'],
       { port, env },
     );
   const apis: CoregateProcess[] = [await startApi(apiPorts[0]), await startApi(apiPorts[1])];
