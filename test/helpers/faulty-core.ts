@@ -4,6 +4,7 @@
  * faults apply inside the API's unit of work as well (`within`).
  */
 import { CoreUnavailable, isTransactional, type CoreBankingPort, type TransactionalCore } from '../../src/core/port.js';
+import { Gate } from './gate.js';
 import { sleep } from './wait.js';
 
 export type Fault =
@@ -26,19 +27,16 @@ export class FaultyCore {
   fault: Fault = { kind: 'none' };
   /** How many write operations reached the wrapped core. */
   writes = 0;
-  #held: Array<() => void> = [];
-  #arrivals: Array<() => void> = [];
+  readonly #gate = new Gate();
 
   /** Resolves when the next write held by `commit-then-hold` has done its work and is being held. */
   arrived(): Promise<void> {
-    return new Promise((resolve) => this.#arrivals.push(resolve));
+    return this.#gate.arrived();
   }
 
   /** Lets every held write answer. */
   release(): void {
-    const held = this.#held;
-    this.#held = [];
-    for (const go of held) go();
+    this.#gate.release();
   }
 
   /** Runs `work` under `fault`, and clears the fault afterwards even when `work` throws. */
@@ -63,11 +61,7 @@ export class FaultyCore {
     const result = await work();
     if (fault.kind === 'slow-after-commit') await sleep(fault.delayMs);
     if (fault.kind === 'commit-then-hold') {
-      const held = new Promise<void>((resolve) => this.#held.push(resolve));
-      const arrivals = this.#arrivals;
-      this.#arrivals = [];
-      for (const arrived of arrivals) arrived();
-      await held;
+      await this.#gate.hold();
     }
     return result;
   }

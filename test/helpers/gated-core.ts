@@ -6,6 +6,7 @@
  * moves its fake clock past the core time-out, never because the machine was slow.
  */
 import { CoreUnavailable, isTransactional, type CoreBankingPort, type TransactionalCore } from '../../src/core/port.js';
+import { Gate } from './gate.js';
 
 export type GateFault =
   | { kind: 'none' }
@@ -25,49 +26,32 @@ export class GatedCore {
   faultSettling = false;
   /** Write operations that reached the wrapped core. */
   writes = 0;
-  #held: Array<() => void> = [];
-  #arrivals: Array<() => void> = [];
+  readonly #gate = new Gate();
 
   /** Resolves when the next faulted call has arrived (and is being held, or has failed). */
   arrived(): Promise<void> {
-    return new Promise((resolve) => this.#arrivals.push(resolve));
+    return this.#gate.arrived();
   }
 
   /** Lets every held call go on. */
   release(): void {
-    const held = this.#held;
-    this.#held = [];
-    for (const go of held) go();
-  }
-
-  #hold(): Promise<void> {
-    return new Promise((resolve) => this.#held.push(resolve));
-  }
-
-  #arrive(): void {
-    const arrivals = this.#arrivals;
-    this.#arrivals = [];
-    for (const resolve of arrivals) resolve();
+    this.#gate.release();
   }
 
   async #guard<T>(write: boolean, work: () => Promise<T>): Promise<T> {
     const fault = this.fault;
     if (fault.kind === 'unavailable') {
-      this.#arrive();
+      this.#gate.arrive();
       throw new CoreUnavailable('gated: core unavailable');
     }
     if (fault.kind === 'hold-then-fail') {
-      const held = this.#hold();
-      this.#arrive();
-      await held;
+      await this.#gate.hold();
       throw new CoreUnavailable('gated: core failed after being held');
     }
     if (write) this.writes += 1;
     const result = await work();
     if (fault.kind === 'commit-then-hold') {
-      const held = this.#hold();
-      this.#arrive();
-      await held;
+      await this.#gate.hold();
     }
     return result;
   }
