@@ -7,42 +7,23 @@ import { conformanceDataFile, describeCorePortConformance } from './conformance.
 import { describeCoreRecordsConformance } from './records-conformance.js';
 
 for (const target of storeTargets) {
-  describeCorePortConformance(
-    `embedded reference core [${target.name}]`,
-    async () => {
-      const created = await target.create();
-      const { store, core } = await openReferenceCore({ db: created.url, dataFile: conformanceDataFile, businessDate: undefined }, createLogger({ level: 'silent' }));
-      return {
-        port: core,
-        async balanceOf(accountNumber) {
-          const account = await findAccount(store.db, accountNumber);
-          if (!account) throw new Error(`no account ${accountNumber}`);
-          return account.balanceMinor;
-        },
-        async close() {
-          await store.close();
-          await created.drop();
-        },
-      };
-    },
-    { skip: target.skip },
-  );
-}
-
-for (const target of storeTargets) {
-  describeCoreRecordsConformance(
-    `embedded reference core [${target.name}]`,
-    async () => {
-      const created = await target.create();
-      const { store, core } = await openReferenceCore({ db: created.url, dataFile: conformanceDataFile, businessDate: undefined }, createLogger({ level: 'silent' }));
-      return {
-        port: core,
-        async close() {
-          await store.close();
-          await created.drop();
-        },
-      };
-    },
-    { skip: target.skip },
-  );
+  // One opener for both suites: the records suite reads the same core, without balanceOf.
+  const open = async () => {
+    const created = await target.create();
+    const { store, core } = await openReferenceCore({ db: created.url, dataFile: conformanceDataFile, businessDate: undefined }, createLogger({ level: 'silent' }));
+    return {
+      port: core,
+      async balanceOf(accountNumber: string) {
+        const account = await findAccount(store.db, accountNumber);
+        if (!account) throw new Error(`no account ${accountNumber}`);
+        return account.balanceMinor;
+      },
+      async close() {
+        await store.close();
+        await created.drop();
+      },
+    };
+  };
+  describeCorePortConformance(`embedded reference core [${target.name}]`, open, { skip: target.skip });
+  describeCoreRecordsConformance(`embedded reference core [${target.name}]`, open, { skip: target.skip });
 }

@@ -10,42 +10,21 @@ import { conformanceDataFile, describeCorePortConformance } from './conformance.
 import { describeCoreRecordsConformance } from './records-conformance.js';
 
 for (const target of storeTargets) {
-  describeCorePortConformance(
-    `HTTP adapter in front of a core server [${target.name}]`,
-    async () => {
-      const created = await target.create();
-      const server = await startTestCoreServer({ db: created.url, data: conformanceDataFile });
-      const port = new HttpCore({ url: server.url, timeoutMs: 10_000 });
-      return {
-        port,
-        balanceOf: (accountNumber) => server.balanceOf(accountNumber),
-        async close() {
-          await port.close();
-          await server.close();
-          await created.drop();
-        },
-      };
-    },
-    { skip: target.skip },
-  );
-}
-
-for (const target of storeTargets) {
-  describeCoreRecordsConformance(
-    `HTTP adapter in front of a core server [${target.name}]`,
-    async () => {
-      const created = await target.create();
-      const server = await startTestCoreServer({ db: created.url, data: conformanceDataFile });
-      const port = new HttpCore({ url: server.url, timeoutMs: 10_000 });
-      return {
-        port,
-        async close() {
-          await port.close();
-          await server.close();
-          await created.drop();
-        },
-      };
-    },
-    { skip: target.skip },
-  );
+  // One opener for both suites: the records suite reads the same core, without balanceOf.
+  const open = async () => {
+    const created = await target.create();
+    const server = await startTestCoreServer({ db: created.url, data: conformanceDataFile });
+    const port = new HttpCore({ url: server.url, timeoutMs: 10_000 });
+    return {
+      port,
+      balanceOf: (accountNumber: string) => server.balanceOf(accountNumber),
+      async close() {
+        await port.close();
+        await server.close();
+        await created.drop();
+      },
+    };
+  };
+  describeCorePortConformance(`HTTP adapter in front of a core server [${target.name}]`, open, { skip: target.skip });
+  describeCoreRecordsConformance(`HTTP adapter in front of a core server [${target.name}]`, open, { skip: target.skip });
 }
