@@ -106,7 +106,7 @@ for (const storeTarget of storeTargets) {
       return (await listEventsOf(store.db, { reference })).map((event) => ({ type: event.type, data: (JSON.parse(event.payload) as { data: Record<string, unknown> }).data }));
     }
 
-    test('Executed (embedded): joins the caller\'s unit of work; the state, its event and its audit record commit together, and the chain verifies', async () => {
+    test('CONTRACT §8, §11, §12: Executed (embedded): joins the caller\'s unit of work; the state, its event and its audit record commit together, and the chain verifies', async () => {
       const record = recordOf(termDepositInitiationOperation, 'InFlight');
       await insertOperation(store.db, record);
       const body = { ...executedBody, operationReference: record.reference };
@@ -131,7 +131,7 @@ for (const storeTarget of storeTargets) {
       assert.equal((await verifyAuditChain(store)).ok, true);
     });
 
-    test('Executed inside a unit of work that then rolls back (the core\'s postings failed after it): nothing of it remains', async () => {
+    test('CONTRACT §11: Executed inside a unit of work that then rolls back (the core\'s postings failed after it): nothing of it remains', async () => {
       const record = recordOf(termDepositInitiationOperation, 'InFlight');
       await insertOperation(store.db, record);
       await assert.rejects(
@@ -185,7 +185,7 @@ for (const storeTarget of storeTargets) {
       assert.deepEqual((await auditOf(record.reference)).map((entry) => [entry.httpStatus, entry.outcome]), [[200, 'Executed']]);
     });
 
-    test('Unknown → Rejected NOT_EXECUTED after the reconciler fenced the reference: 502 with TD-502-002, its event and audit record', async () => {
+    test('CONTRACT §11: Unknown → Rejected NOT_EXECUTED after the reconciler fenced the reference: 502 with TD-502-002, its event and audit record', async () => {
       const unknown = recordOf(termDepositInitiationOperation, 'Unknown', { httpStatus: 502, attempts: 1 });
       // The reconciler claims it InFlight before it fences and looks up.
       const record: OperationRecord = { ...unknown, status: 'InFlight', updatedEpochMs: at - 1 };
@@ -218,7 +218,7 @@ for (const storeTarget of storeTargets) {
       assert.equal((after?.error as { errordetail: Array<{ code: string }> }).errordetail[0]?.code, 'ML-422-007');
     });
 
-    test('a transition whose guard no longer holds (another instance moved it) is ClaimLost and writes nothing', async () => {
+    test('CONTRACT §11: a transition whose guard no longer holds (another instance moved it) is ClaimLost and writes nothing', async () => {
       const record = recordOf(termDepositInitiationOperation, 'InFlight');
       await insertOperation(store.db, record);
       const stale = { ...record, updatedEpochMs: record.updatedEpochMs - 1 };
