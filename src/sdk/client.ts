@@ -43,6 +43,11 @@ export interface CoregateClientOptions {
   tokenTimeoutMs?: number;
   /** The clock the token cache reads to decide when to renew (Date.now by default; tests move a fake one). */
   now?: () => number;
+  /**
+   * Waits out a retry's back-off: resolves after `delayMs`, rejects with the signal's reason when it
+   * aborts (a timer by default; a test records the delays instead of waiting them).
+   */
+  sleep?: (delayMs: number, signal: AbortSignal | undefined) => Promise<void>;
   fetch?: typeof fetch;
   /** Receives one event per HTTP exchange: never a secret, a token or a body. */
   onEvent?: (event: SdkEvent) => void;
@@ -144,6 +149,7 @@ export class CoregateClient {
   readonly #retry: Required<RetryOptions>;
   readonly #fetch: typeof fetch;
   readonly #onEvent: ((event: SdkEvent) => void) | undefined;
+  readonly #sleep: (delayMs: number, signal: AbortSignal | undefined) => Promise<void>;
   readonly #clientId: string;
   readonly #default: CoregateSession;
 
@@ -169,6 +175,7 @@ export class CoregateClient {
       maxDelayMs: options.retry?.maxDelayMs ?? 2_000,
     };
     this.#onEvent = options.onEvent;
+    this.#sleep = options.sleep ?? timerSleep;
     this.#default = new CoregateSession(this, {});
   }
 
@@ -355,15 +362,18 @@ export class CoregateClient {
   /** Exponential back-off with full jitter, bounded by maxDelayMs; stops early on abort. */
   #backoff(attempt: number, signal: AbortSignal | undefined): Promise<void> {
     const ceiling = Math.min(this.#retry.maxDelayMs, this.#retry.baseDelayMs * 2 ** (attempt - 1));
-    const delay = Math.random() * ceiling;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(resolve, delay);
-      signal?.addEventListener('abort', () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      }, { once: true });
-    });
+    return this.#sleep(Math.random() * ceiling, signal);
   }
+}
+
+function timerSleep(delayMs: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, delayMs);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
 }
 
 /** AbortSignal.any is Node 20.3+; this keeps the SDK independent of it. */

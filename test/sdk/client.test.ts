@@ -198,11 +198,15 @@ interface Stub {
   url: string;
   tokenRequests: number;
   businessRequests: number;
+  /** Resolves when the next business request has reached the stub. */
+  businessArrived(): Promise<void>;
   close(): Promise<void>;
 }
 
 async function startStub(behaviour: { token: 'answer' | 'hang'; business: 'hang' | 'stall-body' }): Promise<Stub> {
   const stub = { tokenRequests: 0, businessRequests: 0 } as Stub;
+  let arrivals: Array<() => void> = [];
+  stub.businessArrived = () => new Promise((resolve) => arrivals.push(resolve));
   const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
     request.resume();
     if (request.url?.includes('/protocol/openid-connect/token')) {
@@ -214,6 +218,9 @@ async function startStub(behaviour: { token: 'answer' | 'hang'; business: 'hang'
       return;
     }
     stub.businessRequests += 1;
+    const waiting = arrivals;
+    arrivals = [];
+    for (const resolve of waiting) resolve();
     if (behaviour.business === 'stall-body') {
       response.writeHead(200, { 'content-type': 'application/json' });
       response.write('{"termDepositAccount":');
@@ -453,8 +460,9 @@ describe('SDK client: time-outs and abort signals', () => {
     const client = clientFor(hanging.url);
     const controller = new AbortController();
     const reason = new Error('the user went away');
-    setTimeout(() => controller.abort(reason), 100);
-    const error = await within(3_000, 'the aborted call', rejection(client.termDeposits.initiate(depositBody(), { signal: controller.signal })));
+    // Aborted once the request is in flight (it reached the server), not after a guessed delay.
+    void hanging.businessArrived().then(() => controller.abort(reason));
+    const error = await within(30_000, 'the aborted call', rejection(client.termDeposits.initiate(depositBody(), { signal: controller.signal })));
     assert.equal(error, reason);
     assert.equal(hanging.businessRequests, 1);
   });
@@ -564,14 +572,18 @@ describeEachStore(
 
     test('the back-off never exceeds maxDelayMs', async () => {
       const recording = recordingFetch();
-      const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 4, baseDelayMs: 200, maxDelayMs: 200 } });
+      // The delays the client waits, recorded rather than timed: a loaded machine stretches real gaps.
+      const delays: number[] = [];
+      const sleep = async (delayMs: number) => {
+        delays.push(delayMs);
+      };
+      const client = clientFor(server().url, { fetch: recording.fetch, sleep, retry: { attempts: 4, baseDelayMs: 200, maxDelayMs: 200 } });
       await faulty.withFault({ kind: 'unavailable' }, () => withRandom(0.999, () => rejection(client.termDeposits.initiate(depositBody()))));
-      const starts = recording.sent.map((request) => request.startedAt);
-      assert.equal(starts.length, 4);
-      const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
-      for (const gap of gaps) assert.ok(gap >= 190, `gap ${gap} ms`);
+      assert.equal(recording.sent.length, 4);
+      assert.equal(delays.length, 3, 'one back-off between each two of the four attempts');
+      for (const delay of delays) assert.ok(delay >= 190 && delay <= 200, `each back-off is ≈ 200 ms (the cap), was ${delay} ms`);
       // Uncapped, the third delay would be 800 ms.
-      assert.ok(gaps[2]! < 650, `the third back-off is capped at 200 ms, gap was ${gaps[2]} ms`);
+      assert.ok(delays[2]! <= 200, `the third back-off is capped at 200 ms, was ${delays[2]} ms`);
     });
 
     test('attempts: 1 → no retry; attempts above 10 are capped at 10', async () => {
