@@ -210,8 +210,12 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     this.#pool = new Pool(url.origin, {
       connections: options.connectionsMax ?? coreConnectionsMax,
       keepAliveTimeout: keepAliveIdleMs,
-      headersTimeout: options.timeoutMs,
-      bodyTimeout: options.timeoutMs,
+      // One clock per call, the exchange's own (#exchange): undici's head and body timers, set to
+      // the same time-out, raced it — a late answer came out as 502 instead of 504 when undici's
+      // fired first — and cut the end of day's longer time-out (advanceTimeoutMs) short. 0 turns
+      // them off; the connect time-out stays (nothing was sent: the core is unavailable, 502).
+      headersTimeout: 0,
+      bodyTimeout: 0,
       connectTimeout: options.timeoutMs,
     });
     this.#breaker = new CircuitBreaker({

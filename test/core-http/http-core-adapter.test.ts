@@ -224,6 +224,20 @@ describe('HttpCore: failures', () => {
     );
   });
 
+  test('one clock per call: an answer later than the ordinary time-out but within the end of day\'s (advanceTimeoutMs) is the advance\'s report, not CoreUnavailable (undici\'s own head timer, set to the ordinary time-out, once cut it short and raced the time-out into a 502)', async () => {
+    const report = { from: '2026-03-02', to: '2026-03-03', daysClosed: ['2026-03-02'], maturedDeposits: 0, overdueInstallments: 0 };
+    await against(
+      (_request, response) => {
+        // Many ordinary time-outs late: a long end of day.
+        setTimeout(() => json(200, JSON.stringify(report))(_request, response), 2_500);
+      },
+      async (core) => {
+        assert.deepEqual(await core.advanceBusinessDate('2026-03-03'), report);
+      },
+      200,
+    );
+  });
+
   const result = termDepositToWire(deposit) as Record<string, unknown>;
   const breaches: Array<[string, Handler]> = [
     ['a body that is not JSON', json(200, '<html>core says hello</html>')],
