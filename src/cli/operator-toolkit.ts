@@ -10,8 +10,7 @@
 import { CoreDataRefused, type CoreDataDocument, type CustomerRecord } from '../core/port.js';
 import { accountView, bankRowsMax, loanFacilityView, postingsPage, termDepositView } from '../operator/bank-views.js';
 import { CommandError } from './command-error.js';
-import { coreUrlOf, withCore, withEmbeddedCore, type CoreFlags, type OperatorCore } from './core-session.js';
-import { defaultDbUrl } from '../config.js';
+import { withCore, type CoreFlags, type OperatorCore } from './core-session.js';
 
 const directoryStatuses = ['Active', 'Disabled', 'Blocked'];
 
@@ -48,19 +47,18 @@ export async function addUser(flags: CoreFlags & { login: string; status?: strin
   });
 }
 
-/**
- * The directory's lists are not on the port (a core answers one user's or workstation's status):
- * they are read from the embedded core's own store, and a remote core's are its own to list.
- */
-function directoryList<T>(flags: CoreFlags, what: string, kind: string, work: (core: OperatorCore, store: import('../store/connect.js').Store) => Promise<T>): Promise<T> {
-  if (coreUrlOf(flags) !== undefined) {
-    throw new CommandError(`${what} lists the embedded core's directory; a remote core's ${kind} are listed by the core itself (the port answers one ${kind.replace(/s$/, '')}'s status, not a list)`);
+/** Every entry of a paged list of the read side, page after page. */
+async function everyPage<T>(list: (page: { limit: number; offset: number }) => Promise<{ items: T[]; more: boolean }>): Promise<T[]> {
+  const all: T[] = [];
+  for (let offset = 0; ; offset += bankRowsMax) {
+    const page = await list({ limit: bankRowsMax, offset });
+    all.push(...page.items);
+    if (!page.more) return all;
   }
-  return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, what, work);
 }
 
 export async function listUsers(flags: CoreFlags) {
-  return directoryList(flags, 'coregate users list', 'users', (_core, store) => store.db.selectFrom('directory_users').select(['login', 'status']).orderBy('login').execute());
+  return withCore(flags, 'coregate users list', (core) => everyPage((page) => core.listUsers(page)));
 }
 
 export async function addWorkstation(flags: CoreFlags & { id: string; status?: string }): Promise<{ id: string; status: string; added: boolean }> {
@@ -72,7 +70,7 @@ export async function addWorkstation(flags: CoreFlags & { id: string; status?: s
 }
 
 export async function listWorkstations(flags: CoreFlags) {
-  return directoryList(flags, 'coregate workstations list', 'workstations', (_core, store) => store.db.selectFrom('workstations').select(['id', 'status']).orderBy('id').execute());
+  return withCore(flags, 'coregate workstations list', (core) => everyPage((page) => core.listWorkstations(page)));
 }
 
 export async function addCustomer(flags: CoreFlags & { customer: string; name?: string; status?: string }) {

@@ -65,7 +65,9 @@ import {
   TermDepositSchema,
   TermDepositsPageSchema,
   TermDepositsQuerySchema,
+  UsersPageSchema,
   WorkstationParamsSchema,
+  WorkstationsPageSchema,
   type LoanInstallmentCommandWire,
   type TermDepositCommandWire,
 } from './protocol.js';
@@ -279,6 +281,34 @@ export const coreRoutes: readonly CoreRoute[] = [
     handle: async (core, { query }) => {
       const answer = await core.listCustomers(page(query));
       return { customers: answer.items, more: answer.more };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: recordPaths.users,
+    portMethod: 'listUsers',
+    summary: 'The directory\'s technical users by login, with their status (paged)',
+    tag: 'Records',
+    side: 'records',
+    query: PageQuerySchema,
+    response: { 200: UsersPageSchema, ...problems },
+    handle: async (core, { query }) => {
+      const answer = await core.listUsers(page(query));
+      return { users: answer.items, more: answer.more };
+    },
+  }),
+  route({
+    method: 'GET',
+    path: recordPaths.workstations,
+    portMethod: 'listWorkstations',
+    summary: 'The directory\'s workstations by id, with their status (paged)',
+    tag: 'Records',
+    side: 'records',
+    query: PageQuerySchema,
+    response: { 200: WorkstationsPageSchema, ...problems },
+    handle: async (core, { query }) => {
+      const answer = await core.listWorkstations(page(query));
+      return { workstations: answer.items, more: answer.more };
     },
   }),
   route({

@@ -31,6 +31,8 @@ import {
   type CoreLoadSummary,
   type CoreRecords,
   type CustomerRecord,
+  type UserRecord,
+  type WorkstationRecord,
   type LedgerReport,
   type LoanFacilityRecord,
   type Page,
@@ -69,6 +71,8 @@ import {
   AccountSchema,
   AccountsPageSchema,
   CustomersPageSchema,
+  UsersPageSchema,
+  WorkstationsPageSchema,
   DataRefusedSchema,
   LedgerReportSchema,
   LoadSummarySchema,
@@ -164,6 +168,8 @@ const check = {
   backwards: TypeCompiler.Compile(BackwardsSchema),
   events: TypeCompiler.Compile(EventsPageSchema),
   customers: TypeCompiler.Compile(CustomersPageSchema),
+  users: TypeCompiler.Compile(UsersPageSchema),
+  workstations: TypeCompiler.Compile(WorkstationsPageSchema),
   accounts: TypeCompiler.Compile(AccountsPageSchema),
   account: TypeCompiler.Compile(AccountSchema),
   postings: TypeCompiler.Compile(PostingsPageSchema),
@@ -310,6 +316,20 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     return this.#side('records', 'GET', recordPaths.customers, `/customers${pageQuery(page)}`, undefined, (answer) => {
       const wire = expect<{ customers: CustomerRecord[]; more: boolean }>(answer, 200, check.customers);
       return { items: wire.customers, more: wire.more };
+    });
+  }
+
+  listUsers(page: PageRequest): Promise<Page<UserRecord>> {
+    return this.#side('records', 'GET', recordPaths.users, `/directory/users${pageQuery(page)}`, undefined, (answer) => {
+      const wire = expect<{ users: UserRecord[]; more: boolean }>(answer, 200, check.users);
+      return { items: wire.users, more: wire.more };
+    });
+  }
+
+  listWorkstations(page: PageRequest): Promise<Page<WorkstationRecord>> {
+    return this.#side('records', 'GET', recordPaths.workstations, `/directory/workstations${pageQuery(page)}`, undefined, (answer) => {
+      const wire = expect<{ workstations: WorkstationRecord[]; more: boolean }>(answer, 200, check.workstations);
+      return { items: wire.workstations, more: wire.more };
     });
   }
 

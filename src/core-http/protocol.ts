@@ -245,6 +245,8 @@ export type BackwardsWire = Static<typeof BackwardsSchema>;
 
 export const recordPaths = {
   customers: `${protocolPrefix}/customers`,
+  users: `${protocolPrefix}/directory/users`,
+  workstations: `${protocolPrefix}/directory/workstations`,
   accounts: `${protocolPrefix}/accounts`,
   account: `${protocolPrefix}/accounts/:accountNumber`,
   postings: `${protocolPrefix}/accounts/:accountNumber/postings`,
@@ -344,6 +346,10 @@ export const LoanFacilitySchema = Type.Object(
   { title: 'LoanFacility' },
 );
 
+export const UserSchema = Type.Object({ login: Identifier('Login (the backbone_user claim)'), status: Status('Active, Disabled') }, { title: 'User' });
+export const WorkstationSchema = Type.Object({ id: Identifier('Workstation (the workstation claim)'), status: Status('Active, Disabled') }, { title: 'Workstation' });
+export const UsersPageSchema = Type.Object({ users: Type.Array(UserSchema, { maxItems: recordsPageMax }), more: More }, { title: 'UsersPage' });
+export const WorkstationsPageSchema = Type.Object({ workstations: Type.Array(WorkstationSchema, { maxItems: recordsPageMax }), more: More }, { title: 'WorkstationsPage' });
 export const CustomersPageSchema = Type.Object({ customers: Type.Array(CustomerSchema, { maxItems: recordsPageMax }), more: More }, { title: 'CustomersPage' });
 export const AccountsPageSchema = Type.Object({ accounts: Type.Array(AccountSchema, { maxItems: recordsPageMax }), more: More }, { title: 'AccountsPage' });
 export const PostingsPageSchema = Type.Object({ postings: Type.Array(PostingSchema, { maxItems: recordsPageMax }), more: More }, { title: 'PostingsPage' });

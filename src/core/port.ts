@@ -124,6 +124,18 @@ export interface CustomerRecord {
   accounts: number;
 }
 
+/** A technical user (the `backbone_user` claim names one) in the core's directory. */
+export interface UserRecord {
+  login: string;
+  status: string;
+}
+
+/** A workstation (the `workstation` claim names one) in the core's directory. */
+export interface WorkstationRecord {
+  id: string;
+  status: string;
+}
+
 /** The kinds of account a core keeps: a customer's, a term deposit's, a loan's, the bank's own. */
 export type AccountKind = 'customer' | 'term_deposit' | 'loan' | 'internal';
 
@@ -202,6 +214,10 @@ export interface LedgerReport {
  */
 export interface CoreRecords {
   listCustomers(page: PageRequest): Promise<Page<CustomerRecord>>;
+  /** The directory's technical users, by login (userStatus answers one; operators list them). */
+  listUsers(page: PageRequest): Promise<Page<UserRecord>>;
+  /** The directory's workstations, by id. */
+  listWorkstations(page: PageRequest): Promise<Page<WorkstationRecord>>;
   /** Accounts of one kind (customer when absent), optionally of one customer. */
   listAccounts(filter: { customerReference?: string | undefined; kind?: AccountKind | undefined }, page: PageRequest): Promise<Page<AccountRecord>>;
   findAccount(accountNumber: string): Promise<AccountRecord | undefined>;

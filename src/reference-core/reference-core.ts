@@ -112,6 +112,14 @@ export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLo
     return this.#records.listCustomers(...args);
   }
 
+  listUsers(...args: Parameters<CoreRecords['listUsers']>) {
+    return this.#records.listUsers(...args);
+  }
+
+  listWorkstations(...args: Parameters<CoreRecords['listWorkstations']>) {
+    return this.#records.listWorkstations(...args);
+  }
+
   listAccounts(...args: Parameters<CoreRecords['listAccounts']>) {
     return this.#records.listAccounts(...args);
   }

@@ -64,6 +64,8 @@ for (const target of storeTargets) {
         ['core', 'date'],
         ['accounts', 'list'],
         ['customers', 'list'],
+        ['users', 'list'],
+        ['workstations', 'list'],
         ['accounts', 'show', '1000000001'],
         ['check'],
       ]) {
@@ -81,6 +83,22 @@ for (const target of storeTargets) {
       assert.equal(accounts.code, 0, accounts.stderr);
       const source = (JSON.parse(accounts.stdout) as Array<{ accountNumber: string; balance: { amount: string } }>).find((row) => row.accountNumber === '1000000001');
       assert.equal(source?.balance.amount, '249000.00', 'the core\'s live balance, not the file\'s opening one');
+      // The directory's lists come through the port's read side too (issue 25: every command that
+      // reads the core's data goes to the core).
+      const users = await cli(['users', 'list', '--db', apiDb, '--core-url', coreUrl(), '--json']);
+      assert.equal(users.code, 0, users.stderr);
+      assert.deepEqual(JSON.parse(users.stdout), [
+        { login: 'former-clerk', status: 'Disabled' },
+        { login: 'jdoe', status: 'Active' },
+        { login: 'svc-treasury', status: 'Active' },
+      ]);
+      const workstations = await cli(['workstations', 'list', '--db', apiDb, '--core-url', coreUrl(), '--json']);
+      assert.equal(workstations.code, 0, workstations.stderr);
+      assert.deepEqual(JSON.parse(workstations.stdout), [
+        { id: 'WS-BRANCH-07', status: 'Active' },
+        { id: 'WS-RETIRED-02', status: 'Disabled' },
+        { id: 'WS-TREASURY-01', status: 'Active' },
+      ]);
 
       const advance = await cli(['core', 'advance', '--to', '2026-03-04', '--db', apiDb, '--core-url', coreUrl()]);
       assert.equal(advance.code, 0, advance.stderr);

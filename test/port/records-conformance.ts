@@ -47,6 +47,29 @@ export function describeCoreRecordsConformance(name: string, setup: () => Promis
       assert.equal(second.more, false);
     });
 
+    test('directory: technical users by login and workstations by id, each with its status, paged with more', async () => {
+      assert.deepEqual(await core.listUsers(everything), {
+        items: [
+          { login: 'former-clerk', status: 'Disabled' },
+          { login: 'jdoe', status: 'Active' },
+          { login: 'svc-treasury', status: 'Active' },
+        ],
+        more: false,
+      });
+      const first = await core.listUsers({ limit: 2, offset: 0 });
+      assert.deepEqual(first, { items: [{ login: 'former-clerk', status: 'Disabled' }, { login: 'jdoe', status: 'Active' }], more: true });
+      assert.deepEqual(await core.listUsers({ limit: 2, offset: 2 }), { items: [{ login: 'svc-treasury', status: 'Active' }], more: false });
+      assert.deepEqual(await core.listWorkstations(everything), {
+        items: [
+          { id: 'WS-BRANCH-07', status: 'Active' },
+          { id: 'WS-RETIRED-02', status: 'Disabled' },
+          { id: 'WS-TREASURY-01', status: 'Active' },
+        ],
+        more: false,
+      });
+      assert.deepEqual(await core.listWorkstations({ limit: 1, offset: 1 }), { items: [{ id: 'WS-RETIRED-02', status: 'Disabled' }], more: true });
+    });
+
     test('accounts: customer accounts by number with exact balances in minor units; by customer; the bank\'s own by kind; an unknown one is undefined', async () => {
       const accounts = await core.listAccounts({}, everything);
       assert.deepEqual(

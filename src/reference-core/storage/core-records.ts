@@ -17,6 +17,8 @@ import type {
   PageRequest,
   PostingRecord,
   TermDepositRecord,
+  UserRecord,
+  WorkstationRecord,
 } from '../../core/port.js';
 import { interestAtMaturityMinor } from '../../core/term-deposits/interest.js';
 import { toBigInt } from '../../store/bigint.js';
@@ -74,6 +76,18 @@ export function coreRecords(db: Kysely<Database>): CoreRecords {
   };
 
   return {
+    async listUsers(request): Promise<Page<UserRecord>> {
+      const page = bounded(request);
+      const rows = await db.selectFrom('directory_users').select(['login', 'status']).orderBy('login').limit(page.limit + 1).offset(page.offset).execute();
+      return paged(rows, page);
+    },
+
+    async listWorkstations(request): Promise<Page<WorkstationRecord>> {
+      const page = bounded(request);
+      const rows = await db.selectFrom('workstations').select(['id', 'status']).orderBy('id').limit(page.limit + 1).offset(page.offset).execute();
+      return paged(rows, page);
+    },
+
     async listCustomers(request) {
       const page = bounded(request);
       const rows = await db.selectFrom('customers').selectAll().orderBy('customer_reference').limit(page.limit + 1).offset(page.offset).execute();
