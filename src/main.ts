@@ -436,7 +436,7 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
   const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
-  const execution = new Execution({ store, clock, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall });
+  const execution = new Execution({ store, clock, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall, onSettled: settled });
   const reconciler = new Reconciler({
     store,
     clock,
@@ -454,13 +454,11 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
     unknownAgeLimitMs: config.unknownAgeLimitSeconds * 1000,
     backoffMaxMs: config.reconcileBackoffMaxMs,
     observeCoreCall,
-    onSettled: (operation, outcome) => {
-      settled(operation, outcome);
-      metrics.reconcilerSettled(outcome === 'Executed' ? 'Executed' : 'Rejected');
-    },
+    onSettled: settled,
+    onReconciled: (outcome) => metrics.reconcilerSettled(outcome),
   });
   metrics.setReconcilerBacklogSource(() => reconciler.backlog());
-  const worker = new PendingWorker({ store, clock, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000, onSettled: settled });
+  const worker = new PendingWorker({ store, clock, execution, logger, operations: businessOperations, batchWindow: config.coreBatchWindow, intervalMs: 1_000 });
   const runner = new OperationRunner({
     store,
     clock,

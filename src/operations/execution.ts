@@ -21,7 +21,7 @@ import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, typ
 import type { ErrorRecord } from './error-record.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
-import { OperationSettlement } from './operation-settlement.js';
+import { OperationSettlement, type SettledOutcome } from './operation-settlement.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -57,6 +57,8 @@ export interface ExecutionOptions {
   /** The longest back-off between reconciliation attempts. */
   backoffMaxMs: number;
   observeCoreCall: CoreCallObserver;
+  /** Each committed transition of an execution (the metrics): see OperationSettlement's onSettled. */
+  onSettled?: ((operation: string, outcome: SettledOutcome) => void) | undefined;
 }
 
 export class Execution {
@@ -67,7 +69,7 @@ export class Execution {
 
   constructor(options: ExecutionOptions) {
     this.#options = options;
-    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
+    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs, onSettled: options.onSettled });
   }
 
   /** Resolves when every unit of work that outlived its time-out has committed or been recorded unknown (tests, shutdown). */
@@ -84,10 +86,11 @@ export class Execution {
   }
 
   async #executeEmbedded(job: ExecutionJob): Promise<ExecutionResult> {
-    const { store, core, claims, audit } = this.#options;
+    const { store, core, claims } = this.#options;
     if (!isTransactional(core)) throw new Error('embedded execution needs a transactional core');
     const { reference } = job.record;
     const claimedAt = this.#options.clock.now();
+    const settling = inFlight(job, claimedAt);
     const work = inUnitOfWork(store, async (unitOfWork) => {
       const settlement = await claimAndRun(
         claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt),
@@ -95,15 +98,14 @@ export class Execution {
         claims.checksWindow(job.record, job.from),
       );
       if (settlement.status === 'Rejected') throw new RollBack(settlement.refusal);
-      await this.#settlement.write(unitOfWork.db, inFlight(job, claimedAt), settlement, this.#options.clock.now());
-      return settlement.body;
+      return this.#settlement.write(unitOfWork.db, settling, settlement, this.#options.clock.now());
     });
     try {
       // The claim runs inside the timed unit of work: a refusal is the core's answer, a lost
       // claim or a duplicate is not a core call at all and is left out of the metrics.
-      const body = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
-      audit.chained();
-      return { kind: 'executed', body };
+      const settled = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
+      this.#settlement.committed(settling, settled);
+      return settled;
     } catch (error) {
       const recovered = await recoverClaim(store.db, error, job.record);
       if (recovered) return recovered;
@@ -111,7 +113,7 @@ export class Execution {
       if (error instanceof CoreTimeout) {
         // The unit of work may still commit; only if it does not is the outcome held as unknown.
         const late = work.then(
-          () => audit.chained(),
+          (settled) => this.#settlement.committed(settling, settled),
           (failure: unknown) => this.#recordUnknown(job, E.coreTimeout, failure),
         );
         this.#late.add(late);

@@ -39,7 +39,7 @@ export interface RunnerOptions {
   audit: OperationAudit;
   coreTimeoutMs: number;
   batchWindow: BatchWindow | undefined;
-  /** Where outcomes are reported (the metrics). */
+  /** Where the request-level outcomes are reported (the metrics): Pending, Duplicate, Refused. */
   onOutcome?: (operation: string, outcome: string) => void;
 }
 
@@ -108,14 +108,12 @@ export class OperationRunner {
     }
     const result = await this.#options.execution.execute({ operation, prepared, record, from, audit: context });
     switch (result.kind) {
+      // Executed, Rejected and Unknown are counted where they commit (operation-settlement.ts).
       case 'executed':
-        this.#options.onOutcome?.(operation.name, 'Executed');
         return { kind: 'done', status: 200, body: result.body, reference };
       case 'rejected':
-        this.#options.onOutcome?.(operation.name, 'Rejected');
         return { kind: 'refused', status: result.status, record: result.error, audited: true };
       case 'unknown': {
-        this.#options.onOutcome?.(operation.name, 'Unknown');
         const message =
           result.entry === E.coreTimeout
             ? `The core did not answer within ${this.#options.coreTimeoutMs} ms; repeat with x-correlation-id ${call.correlationId} to reconcile`

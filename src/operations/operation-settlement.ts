@@ -1,7 +1,8 @@
 /**
  * An operation's final transition, written in one place (CONTRACT §4, §8, §11, §12): the state
  * change guarded by the state it leaves, the outbox event and the audit record, all in one unit
- * of work, so that none exists without the others. Execution (embedded: inside the unit of work
+ * of work, so that none exists without the others; once it has committed, the audit chainer is
+ * woken and the transition is counted (`onSettled`: coregate_operations_total), whoever settled. Execution (embedded: inside the unit of work
  * that holds the core's postings; remote: after the core call; a refusal: on its own after the
  * rollback) and the reconciler (an outcome the core knows) call it; so do both ways an outcome
  * becomes unknown (a failed execution, a failed reconciliation attempt), which back off alike.
@@ -22,7 +23,7 @@ import { nextAttemptAt } from './retry-schedule.js';
 
 /** The operation being settled: its record, how it is held now, and its audit context. */
 export interface SettlementTarget {
-  operation: Pick<Operation, 'family' | 'rejected'>;
+  operation: Pick<Operation, 'name' | 'family' | 'rejected'>;
   /** The record as it is stored, or as it will be inserted (from.kind new). */
   record: OperationRecord;
   from: ClaimFrom;
@@ -38,7 +39,14 @@ export interface OperationSettlementOptions {
   audit: OperationAudit;
   /** The longest back-off between reconciliation attempts. */
   backoffMaxMs: number;
+  /**
+   * A transition has committed (the metrics): Executed or Rejected, final, once per operation;
+   * Unknown, each time an execution's outcome is lost (not a reconciliation attempt's).
+   */
+  onSettled?: ((operation: string, outcome: SettledOutcome) => void) | undefined;
 }
+
+export type SettledOutcome = 'Executed' | 'Rejected' | 'Unknown';
 
 export class OperationSettlement {
   readonly #options: OperationSettlementOptions;
@@ -49,7 +57,7 @@ export class OperationSettlement {
 
   /**
    * The final transition inside the caller's unit of work (the embedded core's, whose postings
-   * commit with it). The caller calls `audit.chained()` once that unit of work has committed.
+   * commit with it). The caller calls `committed()` once that unit of work has committed.
    */
   write(db: Queryable, target: SettlementTarget, settlement: Settlement, atEpochMs: number): Promise<Settled> {
     return settlement.status === 'Executed' ? this.#executed(db, target, settlement, atEpochMs) : this.#rejected(db, target, settlement.refusal, atEpochMs);
@@ -58,8 +66,14 @@ export class OperationSettlement {
   /** The final transition in a unit of work of its own (a rolled-back refusal, a remote core's outcome, the reconciler's), chained after it commits. */
   async commit(target: SettlementTarget, settlement: Settlement, atEpochMs: number): Promise<Settled> {
     const settled = await inUnitOfWork(this.#options.store, (unitOfWork) => this.write(unitOfWork.db, target, settlement, atEpochMs));
-    this.#options.audit.chained();
+    this.committed(target, settled);
     return settled;
+  }
+
+  /** What follows a final transition's commit: the chainer links its audit record, the metrics count it. */
+  committed(target: SettlementTarget, settled: Settled): void {
+    this.#options.audit.chained();
+    this.#options.onSettled?.(target.operation.name, settled.kind === 'executed' ? 'Executed' : 'Rejected');
   }
 
   /**
@@ -88,6 +102,7 @@ export class OperationSettlement {
       await audit.write(unitOfWork.db, target.audit, record.reference, entry.status, 'Unknown', entry);
     });
     audit.chained();
+    this.#options.onSettled?.(target.operation.name, 'Unknown');
   }
 
   async #executed(db: Queryable, target: SettlementTarget, settlement: Settlement & { status: 'Executed' }, atEpochMs: number): Promise<Settled> {

@@ -29,7 +29,6 @@ export interface PendingWorkerOptions {
   operations: ReadonlyMap<string, Operation>;
   batchWindow: BatchWindow | undefined;
   intervalMs: number;
-  onSettled?: (operation: string, outcome: string) => void;
 }
 
 export class PendingWorker {
@@ -83,15 +82,13 @@ export class PendingWorker {
       // Validated when accepted; a refusal now would mean the rules changed meanwhile.
       prepared = { run: async () => ({ status: 'Rejected', refusal: error as BusinessRefusal }) };
     }
-    const result = await this.#options.execution.execute({
+    // What came of it is counted where it committed (operation-settlement.ts), not here.
+    await this.#options.execution.execute({
       operation,
       prepared,
       record,
       from: { kind: 'stored', guard: { status: 'Pending' } },
       audit: { operation: operation.name, family: operation.family, caller: callerOf(record.actor), correlationId: record.correlationId, path: record.path, startedAtMs: this.#options.clock.now() },
     });
-    if (result.kind === 'executed') this.#options.onSettled?.(operation.name, 'Executed');
-    else if (result.kind === 'rejected') this.#options.onSettled?.(operation.name, 'Rejected');
-    else if (result.kind === 'unknown') this.#options.onSettled?.(operation.name, 'Unknown');
   }
 }

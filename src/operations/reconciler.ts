@@ -21,7 +21,7 @@ import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
 import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
-import { OperationSettlement, type SettlementTarget } from './operation-settlement.js';
+import { OperationSettlement, type SettledOutcome, type SettlementTarget } from './operation-settlement.js';
 import { Periodic } from './periodic.js';
 
 /** Operations settled per pass: bounds one pass's work. */
@@ -47,8 +47,10 @@ export interface ReconcilerOptions {
   /** The longest back-off between attempts. */
   backoffMaxMs: number;
   observeCoreCall: CoreCallObserver;
-  /** Where settlements are reported (the metrics). */
-  onSettled?: (operation: string, outcome: string) => void;
+  /** Each committed transition the reconciler writes (the metrics): see OperationSettlement's onSettled. */
+  onSettled?: ((operation: string, outcome: SettledOutcome) => void) | undefined;
+  /** An operation this reconciler settled, however (recorded from the core, or executed): coregate_reconciler_settled_total. */
+  onReconciled?: (outcome: 'Executed' | 'Rejected') => void;
 }
 
 export class Reconciler {
@@ -58,7 +60,7 @@ export class Reconciler {
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
-    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs });
+    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs, onSettled: options.onSettled });
     this.#periodic = new Periodic(options.clock, options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
   }
 
@@ -137,7 +139,7 @@ export class Reconciler {
       await this.#backOff({ operation, record: claimed, from: { kind: 'stored', guard: { status: 'InFlight', updatedEpochMs: claimedAt } }, audit: context }, error);
     }
     const after = (await findOperation(store.db, record.reference)) ?? claimed;
-    if (after.status === 'Executed' || after.status === 'Rejected') this.#options.onSettled?.(after.operation, after.status);
+    if (after.status === 'Executed' || after.status === 'Rejected') this.#options.onReconciled?.(after.status);
     return after;
   }
 

@@ -31,7 +31,7 @@ async function samples(server: TestServer) {
 describeEachStore(
   'metrics of operations, core calls and the reconciler',
   ({ server }) => {
-    test('an executed operation counts Executed and an ok core call with its latency; a 502 counts Unknown, an unavailable call and a backlog of one; the reconciler\'s settlement empties it', async () => {
+    test('an executed operation counts Executed and an ok core call with its latency; a 502 counts Unknown, an unavailable call and a backlog of one; the reconciler\'s settlement empties it and counts its final transition once', async () => {
       const token = await demoToken(server());
       assert.equal((await initiate(server(), token, randomUUID())).status, 200);
       let now = await samples(server());
@@ -56,6 +56,9 @@ describeEachStore(
       now = await samples(server());
       assert.equal(valueOf(now, 'coregate_reconciler_backlog', { state: 'unknown' }), 0);
       assert.equal(valueOf(now, 'coregate_reconciler_settled_total', { result: 'Rejected' }), 1);
+      // The final transition is counted where it commits (operation-settlement.ts), whoever settled it.
+      assert.equal(valueOf(now, 'coregate_operations_total', { operation: 'initiateTermDeposit', outcome: 'Rejected' }), 1);
+      assert.equal(valueOf(now, 'coregate_operations_total', { operation: 'initiateTermDeposit', outcome: 'Unknown' }), 1, 'a reconciliation is not another unknown outcome');
       assert.equal(valueOf(now, 'coregate_core_calls_total', { call: 'fence', result: 'ok' }), 1);
       assert.equal(valueOf(now, 'coregate_limits_degraded'), 0);
     });
