@@ -16,7 +16,6 @@ import type { UnitOfWork } from '../../src/store/engine/unit-of-work.js';
 import { openStore } from '../../src/store/connect.js';
 import { DurableSqliteDialect } from '../../src/store/engine/sqlite-driver.js';
 import { withStatementCache } from '../../src/store/engine/statement-cache.js';
-import { WalSync } from '../../src/store/engine/wal-sync.js';
 
 interface Db {
   items: { name: string };
@@ -30,12 +29,12 @@ function open(name: string) {
   const statements: string[] = [];
   const database = new SqliteDatabase(path, { verbose: (text) => statements.push(String(text)) });
   database.pragma('journal_mode = WAL');
-  database.pragma('synchronous = NORMAL');
+  database.pragma('synchronous = FULL');
   database.exec('create table items (name text primary key)');
-  // As the store opens it (connect.ts): the writer, a reader beside it, the log synced off the loop.
+  // As the store opens it (connect.ts): the writer and a reader beside it.
   const readConnection = new SqliteDatabase(path);
   readConnection.pragma('query_only = 1');
-  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: withStatementCache(readConnection), walSync: new WalSync(`${path}-wal`) });
+  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: withStatementCache(readConnection) });
   const db = new RootQueries<Db>(dialect);
   // Another connection, as another process would read the file.
   const reader = new SqliteDatabase(path, { readonly: true });
@@ -102,11 +101,11 @@ test('every SQLite transaction begins immediate: it holds the write lock from it
   await store.close();
 });
 
-test('the embedded store syncs its write-ahead log itself: synchronous=NORMAL in WAL mode, no checkpoint in a commit', async () => {
+test('the embedded store syncs its write-ahead log in every commit: synchronous=FULL in WAL mode, no checkpoint in a commit', async () => {
   const store = openStore(`sqlite:${join(dir, 'durability.db')}`);
   try {
     const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
-    assert.equal(rows[0]?.synchronous, 1, 'NORMAL: SQLite writes the log, WalSync syncs it before any answer (test/store/wal-sync.test.ts)');
+    assert.equal(rows[0]?.synchronous, 2, 'FULL: SQLite syncs the log before a commit returns, so an acknowledged write survives a power loss');
     const { rows: mode } = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(store.db);
     assert.equal(mode[0]?.journal_mode, 'wal');
   } finally {

@@ -13,7 +13,6 @@ import type { Database } from './database.js';
 import { RootQueries } from './root-queries.js';
 import { withStatementCache } from './statement-cache.js';
 import { DurableSqliteDialect } from './sqlite-driver.js';
-import { WalSync } from './wal-sync.js';
 import { PipelinedPostgresDialect } from './postgres-driver.js';
 import { CommitGroup } from './commit-group.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
@@ -51,8 +50,6 @@ function openSqliteFile(path: string): SqliteDatabase.Database {
   try {
     database = new SqliteDatabase(path);
     database.pragma('journal_mode = WAL');
-    // A first read creates the write-ahead log, which WalSync opens.
-    database.prepare('select count(*) from sqlite_master').get();
     return database;
   } catch (error) {
     database?.close();
@@ -65,10 +62,11 @@ function openSqlite<DB>(path: string): Database<DB> {
   const inMemory = path === ':memory:';
   if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const database = openSqliteFile(path);
-  // NORMAL: SQLite writes the log without syncing it; coregate syncs it off the event loop before
-  // any commit is acknowledged (wal-sync.ts), which keeps FULL's guarantee: an acknowledged
-  // write survives a power loss.
-  database.pragma(`synchronous = ${inMemory ? 'FULL' : 'NORMAL'}`);
+  // FULL: SQLite syncs the write-ahead log inside each commit, so an acknowledged write survives a
+  // power loss. (Syncing it off the event loop instead — synchronous=NORMAL and an fdatasync in
+  // the thread pool — was measured against this in issue 25's ablation, docs/performance.md: no
+  // path gained, and audited 400s were 8–12 % slower; one commit group shares one sync either way.)
+  database.pragma('synchronous = FULL');
   database.pragma('foreign_keys = ON');
   database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
   // Each unit of a commit group runs in a savepoint (commit-group.ts), and SQLite copies every
@@ -81,9 +79,8 @@ function openSqlite<DB>(path: string): Database<DB> {
   // The log is started over once it holds ~4 MiB (wal-checkpointer.ts) and its file is reused;
   // a burst that made it larger (one huge transaction) is cut back to this when it starts over.
   database.pragma(`journal_size_limit = ${sqliteWalSizeLimitBytes}`);
-  const walSync = inMemory ? undefined : new WalSync(`${path}-wal`);
   const reader = inMemory ? undefined : openSqliteReader(path);
-  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), walSync });
+  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader) });
   const db = new RootQueries<DB>(dialect);
   // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event
   // loop; it starts the log over in a moment when the writers wait.

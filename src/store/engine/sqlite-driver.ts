@@ -1,9 +1,7 @@
 /**
- * Kysely's driver for the embedded store, in place of Kysely's own SqliteDriver, for two reasons
+ * Kysely's driver for the embedded store, in place of Kysely's own SqliteDriver, for one reason
  * measured under load:
  *
- * - **Durability off the event loop** (wal-sync.ts): a write transaction commits without an
- *   fsync on the event loop and answers once the write-ahead log is synced in the thread pool.
  * - **Reads beside the writer.** Kysely's driver has one connection behind one mutex, so a read
  *   outside a transaction (a retrieve, a snapshot refresh) waited for a whole commit group to
  *   finish. Here reads outside a transaction run at once on a second, read-only connection: in
@@ -29,7 +27,6 @@ import {
 } from 'kysely';
 import type { CachedStatement, RowMaker, StatementSource } from './statement-cache.js';
 import type { EngineDialect } from './root-queries.js';
-import type { WalSync } from './wal-sync.js';
 import { compileRowLiteral } from './row-literal.js';
 import { runSavepointCommand } from './savepoint-command.js';
 
@@ -38,8 +35,6 @@ export interface DurableSqliteConfig {
   writer: StatementSource;
   /** A read-only connection to the same file for reads outside transactions; without it (an in-memory database) they queue for the writer. */
   reader?: StatementSource;
-  /** Syncs the write-ahead log; without it (an in-memory database) a commit is final at once. */
-  walSync?: WalSync;
 }
 
 export class DurableSqliteDialect implements EngineDialect {
@@ -125,7 +120,6 @@ class WriteLock {
 class DurableSqliteDriver implements Driver {
   readonly #writer: StatementSource;
   readonly #reader: StatementSource | undefined;
-  readonly #walSync: WalSync | undefined;
   readonly #lock = new WriteLock();
   /** The session of statements run outside any transaction (root-queries.ts). */
   readonly #outside = new Session(this);
@@ -133,7 +127,6 @@ class DurableSqliteDriver implements Driver {
   constructor(config: DurableSqliteConfig) {
     this.#writer = config.writer;
     this.#reader = config.reader;
-    this.#walSync = config.walSync;
   }
 
   async init(): Promise<void> {}
@@ -162,10 +155,6 @@ class DurableSqliteDriver implements Driver {
     this.#writer.prepare('commit').statement.run();
     session.inTransaction = false;
     this.#lock.unlock();
-    if (this.#walSync) {
-      this.#walSync.committed();
-      await this.#walSync.durable();
-    }
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
@@ -195,7 +184,6 @@ class DurableSqliteDriver implements Driver {
   }
 
   async destroy(): Promise<void> {
-    await this.#walSync?.close();
     this.#reader?.close();
     this.#writer.close();
   }
@@ -219,7 +207,7 @@ class DurableSqliteDriver implements Driver {
     // Pragmas are settings of a connection: they are the writer's, whatever they read.
     if (this.#reader && !isPragma(query.sql)) {
       const statement = this.#reader.prepare(query.sql);
-      if (statement.statement.readonly) return this.#durable(run<R>(statement, query.parameters));
+      if (statement.statement.readonly) return Promise.resolve(run<R>(statement, query.parameters));
     }
     // A write outside a transaction (or, without a reader, any statement): its own commit.
     if (this.#lock.tryLock()) return this.#autocommit<R>(query);
@@ -227,23 +215,11 @@ class DurableSqliteDriver implements Driver {
   }
 
   #autocommit<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-    let result: QueryResult<R>;
-    let wrote: boolean;
     try {
-      const statement = this.#writer.prepare(query.sql);
-      wrote = !statement.statement.readonly;
-      result = run<R>(statement, query.parameters);
+      return Promise.resolve(run<R>(this.#writer.prepare(query.sql), query.parameters));
     } finally {
       this.#lock.unlock();
     }
-    if (wrote) this.#walSync?.committed();
-    return this.#durable(result);
-  }
-
-  /** The result once every commit it may have read is on disk. */
-  #durable<T>(result: T): Promise<T> {
-    if (!this.#walSync) return Promise.resolve(result);
-    return this.#walSync.durable().then(() => result);
   }
 
 }
