@@ -95,7 +95,6 @@ const slowestFirst = [
   'test/torture/torture.test.ts',
   'test/api/correlation-and-async.test.ts',
   'test/console/operator-api.test.ts',
-  'test/core-http/remote-core-api.test.ts',
 ];
 const startOrder = (file) => {
   const index = slowestFirst.indexOf(file);

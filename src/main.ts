@@ -416,6 +416,7 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
     const remoteCore = new HttpCore({
       url: config.coreUrl,
       timeoutMs: config.coreTimeoutMs,
+      clock,
       tracer,
       onCircuitStateChange: (state) => {
         metrics.setCircuitState('core', state === 'half-open' ? 'half_open' : state);

@@ -10,6 +10,8 @@
  * then holds the outcome as unknown and reconciles by reference. A circuit breaker stops calling a
  * core that keeps failing: while it is open every call is CoreUnavailable at once.
  */
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../clock/system-clock.js';
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
 import { randomBytes } from 'node:crypto';
@@ -134,8 +136,12 @@ export interface HttpCoreOptions {
   circuit?: { failuresMax: number; coolDownMs: number };
   /** Told of every breaker state change (metrics). */
   onCircuitStateChange?: (state: CircuitState) => void;
-  /** The breaker's clock (tests). */
-  now?: () => number;
+  /**
+   * Whose time runs each call's time-out and the breaker's cool-down (src/core/clock.ts): the
+   * system's by default; the API hands it its own, so a test's fake clock decides when a call
+   * times out.
+   */
+  clock?: Clock;
   /**
    * A client span per call, its trace context sent as `traceparent` so that the core's spans join
    * the caller's trace (src/tracing); no span, and no header, when absent.
@@ -201,6 +207,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
   readonly #pool: Pool;
   readonly #prefix: string;
   readonly #timeoutMs: number;
+  readonly #clock: Clock;
   readonly #breaker: CircuitBreaker;
   readonly #tracer: Tracer | undefined;
   readonly #server: { address: string; port: number };
@@ -211,6 +218,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     if (!(options.timeoutMs > 0)) throw new Error('the core time-out must be positive');
     this.#prefix = url.pathname.replace(/\/+$/, '');
     this.#timeoutMs = options.timeoutMs;
+    this.#clock = options.clock ?? systemClock;
     this.#tracer = options.tracer;
     this.#server = { address: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
     this.#pool = new Pool(url.origin, {
@@ -227,7 +235,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     this.#breaker = new CircuitBreaker({
       failuresMax: options.circuit?.failuresMax ?? circuitFailuresMax,
       coolDownMs: options.circuit?.coolDownMs ?? circuitCoolDownMs,
-      ...(options.now ? { now: options.now } : {}),
+      now: () => this.#clock.now(),
       ...(options.onCircuitStateChange ? { onStateChange: options.onCircuitStateChange } : {}),
     });
   }
@@ -509,7 +517,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
   /** One HTTP exchange under the time-out; every failure leaves as CoreTimeout or CoreUnavailable. */
   async #exchange<T>(method: 'GET' | 'POST', path: string, body: unknown, read: (answer: Answer) => T, timeoutMs: number, callTrace: CallTrace | undefined): Promise<T> {
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const timer = this.#clock.setTimeout(() => controller.abort(), timeoutMs);
     const what = `${method} ${path}`;
     try {
       const response = await this.#send(method, path, body, controller.signal, callTrace?.headers);
@@ -531,7 +539,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
       if (error instanceof ProtocolViolation) throw new CoreUnavailable(`the core's answer to ${what} breaks the protocol: ${error.message}`, { cause: error });
       throw new CoreUnavailable(`the core could not be reached (${what}): ${(error as Error).message}`, { cause: error });
     } finally {
-      clearTimeout(timer);
+      timer.clear();
     }
   }
 }

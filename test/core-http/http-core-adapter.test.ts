@@ -15,6 +15,7 @@ import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
 import { CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
 import { deposit as depositCommand } from '../port/conformance.js';
 import { sleep } from '../helpers/wait.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const reference = '6f1d6c52-8d2e-4c53-9d4e-2f1b7a3c9e01';
 
@@ -222,6 +223,27 @@ describe('HttpCore: failures', () => {
       },
       300,
     );
+  });
+
+  test('the time-out runs on the clock it is given: a held answer is CoreTimeout once a fake clock passes the time-out, and not before', async () => {
+    const clock = new FakeClock(Date.now());
+    let arrived: () => void = () => {};
+    const request = new Promise<void>((resolve) => (arrived = resolve));
+    const fake = await fakeCore(() => arrived());
+    const core = new HttpCore({ url: fake.url, timeoutMs: 1_000, clock });
+    try {
+      let settled = false;
+      const call = core.constituteTermDeposit(reference, command).finally(() => (settled = true));
+      await request;
+      clock.advance(999);
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(settled, false, 'no time-out before the clock reaches it');
+      clock.advance(1);
+      await assert.rejects(call, CoreTimeout);
+    } finally {
+      await core.close().catch(() => {});
+      await fake.close();
+    }
   });
 
   test('one clock per call: an answer later than the ordinary time-out but within the end of day\'s (advanceTimeoutMs) is the advance\'s report, not CoreUnavailable (undici\'s own head timer, set to the ordinary time-out, once cut it short and raced the time-out into a 502)', async () => {

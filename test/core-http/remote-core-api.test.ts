@@ -7,6 +7,11 @@
  * protocol is 502; a time-out after the core executed is 504, and the repeat or the reconciler
  * settles it with one movement, after which the operation resource shows the result and no error;
  * readiness is 503 while the core is unreachable.
+ *
+ * Nothing here waits for time to pass: the API runs on a fake clock (its core time-out, the HTTP
+ * adapter's own and the breaker's cool-down are on it), a late answer is the core's answer held at
+ * the proxy until the test has moved the clock past the time-out (`hold-response`), and the
+ * reconciler and the pending worker are run by the test.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -18,12 +23,14 @@ import { FaultProxy, isCommand, onRequests } from '../helpers/fault-proxy.js';
 import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
-import { sleep, waitFor } from '../helpers/wait.js';
 import { reconcilerIdle } from '../helpers/reconciler.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { circuitCoolDownMs } from '../../src/core-http/http-core-adapter.js';
+import { runPendingWorkers } from '../helpers/background.js';
+import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 
 const coreTimeoutMs = 1_500;
-/** Longer than the time-out: the core executes, its answer comes too late. */
-const lateAnswerMs = 2_500;
+
 const source = '1000000001';
 const expense = '1000000002';
 const loanPath = '/v1/merchandising-loan/7000000001/repayment-schedules/1/execute';
@@ -68,6 +75,14 @@ async function apiOperation(server: TestServer, correlationId: string): Promise<
   return server.coregate.store.db.selectFrom('operations').select(['reference', 'status']).where('correlation_id', '=', correlationId).executeTakeFirst();
 }
 
+/** The API's full record of an operation (for the reconciler, which takes one). */
+async function storedOperation(server: TestServer, correlationId: string): Promise<OperationRecord> {
+  const row = await apiOperation(server, correlationId);
+  const record = row && (await findOperation(server.coregate.store.db, row.reference));
+  if (!record) throw new Error(`no operation for x-correlation-id ${correlationId}`);
+  return record;
+}
+
 /** What the API's own store holds of an account and a reference: it must never move with a remote core. */
 async function apiLedger(server: TestServer, reference: string) {
   const account = await findAccount(server.coregate.store.db, source);
@@ -82,6 +97,8 @@ for (const target of storeTargets) {
     let proxy: FaultProxy | undefined;
     let api: TestServer | undefined;
     const drops: Array<() => Promise<void>> = [];
+    // At the real time, so that the core process (on the system's clock) and the API agree on dates.
+    const clock = new FakeClock(Date.now());
 
     before(async () => {
       const coreDb = await target.create();
@@ -91,7 +108,7 @@ for (const target of storeTargets) {
       core = await startTestCoreServer({ db: coreDb.url });
       proxy = await FaultProxy.start(core.url);
       // The background reconciler is held back: the tests drive it, so that each shows who settles.
-      api = await startTestServer({ db: apiDb.url, flags: { coreUrl: proxy.url, coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } });
+      api = await startTestServer({ db: apiDb.url, clock, flags: { coreUrl: proxy.url, coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } });
     });
     after(async () => {
       await api?.close();
@@ -103,6 +120,25 @@ for (const target of storeTargets) {
     const server = () => api as TestServer;
     const coreServer = () => core as TestCoreServer;
     const wire = () => proxy as FaultProxy;
+
+    /**
+     * `send` with the core's answer to its command held at the proxy: once the core has answered
+     * (it executed), the API's clock passes the core time-out, and the API answers 504. The held
+     * answer is let go after that, to a caller that gave up on it.
+     */
+    async function lateAnswer(send: () => Promise<HttpResult>): Promise<HttpResult> {
+      try {
+        return await wire().withFault(onRequests(isCommand, { kind: 'hold-response' }), async () => {
+          const held = wire().answerHeld();
+          const answer = send();
+          await held;
+          clock.advance(coreTimeoutMs);
+          return answer;
+        });
+      } finally {
+        wire().release();
+      }
+    }
 
     test('the API wires the HTTP adapter for --core-url, not the embedded core; readiness is 200 while the core answers', async () => {
       assert.ok(server().coregate.remoteCore, 'a remote core adapter');
@@ -179,12 +215,12 @@ for (const target of storeTargets) {
       const id = randomUUID();
       const body = depositBody(2222);
       const coreBefore = await coreServer().balanceOf(source);
-      const timedOut = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), () => initiate(server(), token, id, body));
+      const timedOut = await lateAnswer(() => initiate(server(), token, id, body));
       assertErrorCode(timedOut, 504, 'TD-504-001');
       const unknown = await apiOperation(server(), id);
       assert.equal(unknown?.status, 'Unknown');
       const reference = unknown?.reference ?? '';
-      await waitFor('the core to execute the timed-out command', async () => ((await coreServer().movementsOf(reference)) === 1 ? true : undefined));
+      assert.equal(await coreServer().movementsOf(reference), 1, 'the core executed the command whose answer came too late');
 
       const repeat = await initiate(server(), token, id, body);
       assertErrorCode(repeat, 409, 'TD-409-001');
@@ -200,16 +236,15 @@ for (const target of storeTargets) {
       const token = await demoToken(server());
       const id = randomUUID();
       const paymentBefore = await coreServer().balanceOf(source);
-      const timedOut = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), () => executeLoan(server(), token, id, 500));
+      const timedOut = await lateAnswer(() => executeLoan(server(), token, id, 500));
       assertErrorCode(timedOut, 504, 'ML-504-001', true);
-      const reference = (await apiOperation(server(), id))?.reference ?? '';
-      await waitFor('the core to execute the timed-out command', async () => ((await coreServer().movementsOf(reference)) === 1 ? true : undefined));
+      const unknown = await storedOperation(server(), id);
+      assert.equal(unknown.status, 'Unknown');
+      const reference = unknown.reference;
+      assert.equal(await coreServer().movementsOf(reference), 1, 'the core executed the command whose answer came too late');
 
-      const settled = await waitFor('the reconciler to settle the operation', async () => {
-        await server().coregate.reconciler.kick();
-        const operation = await apiOperation(server(), id);
-        return operation?.status === 'Executed' ? operation : undefined;
-      });
+      const settled = await server().coregate.reconciler.reconcile(unknown);
+      assert.equal(settled.status, 'Executed');
       assert.equal(settled.reference, reference);
       const view = await send(`${server().url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(view.status, 200, JSON.stringify(view.body));
@@ -223,15 +258,13 @@ for (const target of storeTargets) {
     test('a settled operation shows only its final outcome: a 504 the reconciler found executed in the core → GET /v1/operations/{reference} is Executed with its result and no error', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
-      const timedOut = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), () => initiate(server(), token, id, depositBody(2468)));
+      const timedOut = await lateAnswer(() => initiate(server(), token, id, depositBody(2468)));
       assertErrorCode(timedOut, 504, 'TD-504-001');
-      const reference = (await apiOperation(server(), id))?.reference ?? '';
-      await waitFor('the core to execute the timed-out command', async () => ((await coreServer().movementsOf(reference)) === 1 ? true : undefined));
+      const unknown = await storedOperation(server(), id);
+      const reference = unknown.reference;
+      assert.equal(await coreServer().movementsOf(reference), 1, 'the core executed the command whose answer came too late');
 
-      await waitFor('the reconciler to settle the operation', async () => {
-        await server().coregate.reconciler.kick();
-        return (await apiOperation(server(), id))?.status === 'Executed' ? true : undefined;
-      });
+      assert.equal((await server().coregate.reconciler.reconcile(unknown)).status, 'Executed');
       const stored = await server().coregate.store.db.selectFrom('operations').select('error').where('reference', '=', reference).executeTakeFirst();
       assert.equal(stored?.error, null, 'the stored record keeps no error once executed');
       const view = await send(`${server().url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
@@ -246,23 +279,31 @@ for (const target of storeTargets) {
       const token = await demoToken(server());
       const id = randomUUID();
       // Above the installment's outstanding amount: the core refuses it.
-      const accepted = await wire().withFault(onRequests(isCommand, { kind: 'delay-response', delayMs: lateAnswerMs }), async () => {
-        const response = await executeLoan(server(), token, id, 9_000_000, 'respond-async');
-        assert.equal(response.status, 202, JSON.stringify(response.body));
-        await waitFor('the worker to meet the late answer', async () => ((await apiOperation(server(), id))?.status === 'Unknown' ? true : undefined));
-        return response;
-      });
-      const reference = accepted.body.executionReference as string;
+      let accepted: HttpResult | undefined;
+      try {
+        await wire().withFault(onRequests(isCommand, { kind: 'hold-response' }), async () => {
+          const held = wire().answerHeld();
+          accepted = await executeLoan(server(), token, id, 9_000_000, 'respond-async');
+          assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+          // The pending worker's call reached the core, which refused it; its answer is held until
+          // the worker's time-out has passed on the API's clock.
+          await held;
+          clock.advance(coreTimeoutMs);
+          await runPendingWorkers(server());
+        });
+      } finally {
+        wire().release();
+      }
+      const unknown = await storedOperation(server(), id);
+      assert.equal(unknown.status, 'Unknown', 'the worker met the late answer');
+      const reference = (accepted as HttpResult).body.executionReference as string;
 
-      await waitFor('the reconciler to settle the operation', async () => {
-        await server().coregate.reconciler.kick();
-        return (await apiOperation(server(), id))?.status === 'Rejected' ? true : undefined;
-      });
+      assert.equal((await server().coregate.reconciler.reconcile(unknown)).status, 'Rejected');
       const view = await send(`${server().url}/v1/operations/${reference}`, { headers: { authorization: `Bearer ${token}` } });
       assert.equal(view.status, 200, JSON.stringify(view.body));
       assert.equal(view.body.status, 'Rejected');
       assert.equal(view.body.error.errordetail?.[0]?.code, 'ML-422-005', JSON.stringify(view.body));
-      assert.deepEqual(view.body.result, { executionReference: reference, executionDateTime: accepted.body.executionDateTime, merchandisingLoanFacilityStatus: 'Rejected' });
+      assert.deepEqual(view.body.result, { executionReference: reference, executionDateTime: (accepted as HttpResult).body.executionDateTime, merchandisingLoanFacilityStatus: 'Rejected' });
     });
 
     // Last: it leaves the circuit breaker open for its cool-down.
@@ -279,12 +320,13 @@ for (const target of storeTargets) {
       await server().coregate.webhooks.stop();
       try {
         await wire().withFault({ kind: 'reset' }, async () => {
+          // The API's clock never moves in this block: an answer that arrives proves no time-out was waited.
+          const frozenAt = clock.now();
           for (let attempt = 0; attempt < 5; attempt += 1) {
             const receivedBefore = wire().received;
-            const startedAt = Date.now();
             const failed = await initiate(server(), token, attempt === 0 ? id : randomUUID(), body);
             assertErrorCode(failed, 502, 'TD-502-001');
-            assert.ok(Date.now() - startedAt < coreTimeoutMs, `502 at once, not after the ${coreTimeoutMs} ms time-out`);
+            assert.equal(clock.now(), frozenAt, `502 at once, not after the ${coreTimeoutMs} ms time-out`);
             // A connection closed under a request is tried once more at once (every request is idempotent by reference).
             assert.equal(wire().received, receivedBefore + 2, 'the call reached the wire, and its one repeat for the closed connection');
           }
@@ -292,9 +334,8 @@ for (const target of storeTargets) {
           assert.equal((await apiOperation(server(), id))?.status, 'Unknown');
 
           const receivedBefore = wire().received;
-          const startedAt = Date.now();
           assertErrorCode(await initiate(server(), token, randomUUID(), body), 502, 'TD-502-001');
-          assert.ok(Date.now() - startedAt < 1_000, 'the open breaker answers at once');
+          assert.equal(clock.now(), frozenAt, 'the open breaker answers at once');
           const ready = await send(`${server().url}/health/ready`, {});
           assert.equal(ready.status, 503);
           assert.deepEqual(ready.body, { status: 'unavailable', check: 'core', reason: 'core did not answer' });
@@ -305,15 +346,12 @@ for (const target of storeTargets) {
       }
       assert.equal(await coreServer().balanceOf(source), coreBefore, 'nothing was posted');
 
-      // The core is back: after the cool-down a trial call (the readiness probe's ping) closes the breaker.
-      await waitFor(
-        'readiness once the cool-down is over',
-        async () => {
-          const ready = await send(`${server().url}/health/ready`, {});
-          return ready.status === 200 ? true : (await sleep(200), undefined);
-        },
-        15_000,
-      );
+      // The core is back: after the cool-down (passed on the API's clock) a trial call, the
+      // readiness probe's ping, closes the breaker.
+      assert.equal((await send(`${server().url}/health/ready`, {})).status, 503, 'still open before the cool-down has passed');
+      clock.advance(circuitCoolDownMs);
+      const ready = await send(`${server().url}/health/ready`, {});
+      assert.equal(ready.status, 200, JSON.stringify(ready.body));
       assert.equal(remote.circuitState, 'closed');
       const repeat = await initiate(server(), token, id, body);
       assert.equal(repeat.status, 200, JSON.stringify(repeat.body));

@@ -8,6 +8,7 @@
  */
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Gate } from './gate.js';
 
 export type ProxyFault =
   /** Forwarded and answered as the core answers. */
@@ -16,6 +17,8 @@ export type ProxyFault =
   | { kind: 'latency'; delayMs: number }
   /** Forwarded at once (the core executes it), answered `delayMs` late. */
   | { kind: 'delay-response'; delayMs: number }
+  /** Forwards the request; the core's answer arrives and is held until the test calls release() (gated, never timed). */
+  | { kind: 'hold-response' }
   /** Answered by the proxy, never forwarded (a 5xx, garbage, a lie). */
   | { kind: 'respond'; status: number; body: string; contentType?: string }
   /** The connection is reset before forwarding: the core never sees the request. */
@@ -48,6 +51,9 @@ export function onRequests(match: (request: ProxiedRequest) => boolean, fault: P
 export const isCommand = (request: ProxiedRequest): boolean => request.method === 'POST';
 
 export class FaultProxy {
+  /** The answers held by a hold-response fault: `answerHeld()` resolves when the next arrives, `release()` lets them go. */
+  readonly #held = new Gate();
+
   rule: FaultRule = passThrough;
   readonly log: ProxyLogEntry[] = [];
   readonly #server: Server;
@@ -98,8 +104,19 @@ export class FaultProxy {
     }
   }
 
+  /** Resolves when the core's answer to the next hold-response request has arrived at the proxy (the core has done the work). */
+  answerHeld(): Promise<void> {
+    return this.#held.arrived();
+  }
+
+  /** Lets every held answer go on (to a caller that may have given up on it). */
+  release(): void {
+    this.#held.release();
+  }
+
   /** Stops listening and cuts every connection, hanging ones included. */
   async close(): Promise<void> {
+    this.#held.release();
     for (const timer of this.#timers) clearTimeout(timer);
     this.#timers.clear();
     const closed = new Promise<void>((resolve) => this.#server.close(() => resolve()));
@@ -141,6 +158,7 @@ export class FaultProxy {
       return;
     }
     if (fault.kind === 'delay-response') await this.#sleep(fault.delayMs);
+    if (fault.kind === 'hold-response') await this.#held.hold();
     if (response.destroyed || request.socket.destroyed) return;
     const headers = { ...answer.headers };
     delete headers['transfer-encoding'];

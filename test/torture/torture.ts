@@ -231,6 +231,7 @@ function faultCounts(proxy: FaultProxy): Record<string, number> {
     pass: 'none',
     latency: 'latency',
     'delay-response': 'timeout',
+    'hold-response': 'held',
     respond: '5xx',
     reset: 'reset',
     'drop-response': 'dropped-after-execution',
