@@ -9,7 +9,7 @@ import { decodeJwt } from 'jose';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { basicAuth, demo, postForm } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 
 const processTimeoutMs = 30_000;
@@ -33,6 +33,13 @@ function secretOf(stdout: string): string {
   assert.ok(match?.[1], `no client_secret line in:\n${stdout}`);
   return match[1];
 }
+
+/**
+ * The server's clock: a change the CLI made reaches the server's auth snapshot once the snapshot is
+ * authSnapshotMaxAgeMs old, which the tests pass by moving this clock, not by sleeping. It starts
+ * at the real time (the CLI, another process, stamps what it writes with the system's clock).
+ */
+const clock = new FakeClock(Date.now());
 
 describeEachStore('coregate clients', ({ server, dbUrl }) => {
   const tokenUrl = () => server().tokenUrl();
@@ -122,7 +129,7 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     assert.equal(result.stdout.includes(oldSecret), false);
     assert.equal((await tokenFor('rotate-app', newSecret)).status, 200, 'the new secret works at once');
     // The old one may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
-    await sleep(authSnapshotMaxAgeMs);
+    clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('rotate-app', oldSecret);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'invalid_client');
@@ -141,7 +148,7 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     const disabled = await coregate(['clients', 'disable', '--realm', 'sandbox', '--client-id', 'toggle-app', ...db()]);
     assertSucceeded(disabled);
     assert.match(disabled.stdout, /disabled/);
-    await sleep(authSnapshotMaxAgeMs);
+    clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('toggle-app', secret);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'invalid_client');
@@ -212,4 +219,4 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /--scopes/);
   });
-});
+}, { clock });
