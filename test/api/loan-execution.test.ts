@@ -18,8 +18,10 @@ import { initiatePath, reasonByStatus, uuidPattern } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { withDb } from '../helpers/stores.js';
 import { describeEachStore, type SuiteContext } from '../helpers/suite.js';
-import { waitFor } from '../helpers/wait.js';
-import { reconcilerIdle, reconcilerSettlesMs } from '../helpers/reconciler.js';
+import { reconcilerIdle } from '../helpers/reconciler.js';
+import { FakeClock } from '../helpers/fake-clock.js';
+import { runPendingWorkers } from '../helpers/background.js';
+import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: the demo file plus a funded expense account, a poor one, a closed facility, a
@@ -182,13 +184,27 @@ function initiateDeposit(server: TestServer, token: string, correlationId: strin
   });
 }
 
-/** Polls GET /v1/operations/{reference} until the operation leaves Pending. */
-function settled(server: TestServer, token: string, reference: string): Promise<HttpResult> {
-  return waitFor(`operation ${reference} to settle`, async () => {
-    const response = await getOperation(server, token, reference);
-    assert.equal(response.status, 200, response.text);
-    return response.body.status === 'Pending' ? undefined : response;
-  });
+/**
+ * GET /v1/operations/{reference} once the pending workers of every instance have run their pass
+ * (a 202 starts one; this awaits it), so that the operation has left Pending.
+ */
+async function settled(server: TestServer, token: string, reference: string): Promise<HttpResult> {
+  await runPendingWorkers(server);
+  const response = await getOperation(server, token, reference);
+  assert.equal(response.status, 200, response.text);
+  return response;
+}
+
+/** Units of work that outlived their 504 on every instance have committed, or been recorded unknown. */
+async function lateWorkSettled(server: TestServer): Promise<void> {
+  for (const instance of server.instances) await instance.background.execution.idle();
+}
+
+/** The API's record of an operation, as the reconciler takes it. */
+async function storedOperation(server: TestServer, reference: string): Promise<OperationRecord> {
+  const record = await findOperation(server.coregate.store.db, reference);
+  if (!record) throw new Error(`no operation ${reference}`);
+  return record;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -956,6 +972,12 @@ describeEachStore(
 
 const faulty = new FaultyCore();
 const coreTimeoutMs = 300;
+/**
+ * The instances' clock in the fault suites: the core time-out passes when a test moves it, the
+ * core's answer held meanwhile (FaultyCore's gated kinds), never because the machine was slow. At
+ * the real time: the remote core (another process, on the system's clock) dates what it writes.
+ */
+const clock = new FakeClock(Date.now());
 
 function operationRow(dbUrl: string, correlationId: string) {
   return withDb(dbUrl, (db) => db.selectFrom('operations').selectAll().where('correlation_id', '=', correlationId).executeTakeFirst());
@@ -976,24 +998,24 @@ describeEachStore(
       const correlationId = `ml-504-${randomUUID()}`;
       const body = loanBody({ amount: 2_000 });
       const before = await snapshot(dbUrl());
-      const startedAt = Date.now();
-      const coreDelayMs = 2_000;
-      const response = await faulty.withFault({ kind: 'slow-after-commit', delayMs: coreDelayMs }, () =>
-        execute(server(), { token, loanId: workhorse, sequence: 2, correlationId, body }),
-      );
+      // The core does the work, its answer is held; the time-out passes on the instances' clock.
+      const arrived = faulty.arrived();
+      const request = faulty.withFault({ kind: 'commit-then-hold' }, () => execute(server(), { token, loanId: workhorse, sequence: 2, correlationId, body }));
+      await arrived;
+      clock.advance(coreTimeoutMs);
+      const response = await request;
       const record = assertLoanError(response, 504, 'ML-504-001', 'CORE_TIMEOUT', executePath(workhorse, 2));
-      assert.ok(Date.now() - startedAt < coreDelayMs, 'answered at the time-out, before the core');
       assert.match(record.message, new RegExp(correlationId));
+      // Answered while the core's answer was still held: at the time-out, before the core.
+      faulty.release();
 
-      // With a remote core the late commit is settled by the reconciler (helpers/reconciler.ts).
-      const executed = await waitFor(
-        'the late work to commit',
-        async () => {
-          const row = await operationRow(dbUrl(), correlationId);
-          return row?.status === 'Executed' ? row : undefined;
-        },
-        reconcilerSettlesMs,
-      );
+      // With the embedded core the unit of work commits once the core answers; with a remote core
+      // the late answer found no one waiting, and the reconciler settles it by reference.
+      await lateWorkSettled(server());
+      const row = await operationRow(dbUrl(), correlationId);
+      const held = await storedOperation(server(), row?.reference ?? '');
+      const executed = held.status === 'Unknown' ? await server().coregate.reconciler.reconcile(held) : held;
+      assert.equal(executed.status, 'Executed');
       const repeat = await execute(server(), { token, loanId: workhorse, sequence: 2, correlationId, body });
       const conflict = assertLoanError(repeat, 409, 'ML-409-001', 'DUPLICATE_CORRELATION_ID', executePath(workhorse, 2));
       assert.match(conflict.message, new RegExp(`${executed.reference} \\(Executed\\)`), 'names the original reference');
@@ -1016,9 +1038,9 @@ describeEachStore(
         assert.equal(response.status, 202, response.text);
         assert.equal(response.body.merchandisingLoanFacilityStatus, 'Pending');
         reference = response.body.executionReference as string;
-        await waitFor('the worker to meet the unavailable core', async () =>
-          server().logLines.some((line) => line.includes(reference) && line.includes('pending operation not executed yet')) ? true : undefined,
-        );
+        // The worker's pass, started by the 202, meets the unavailable core.
+        await runPendingWorkers(server());
+        assert.ok(server().logLines.some((line) => line.includes(reference) && line.includes('pending operation not executed yet')), 'the worker met the unavailable core');
         const view = await getOperation(server(), token, reference);
         assert.equal(view.status, 200, view.text);
         assert.equal(view.body.status, 'Pending');
@@ -1026,7 +1048,10 @@ describeEachStore(
       } finally {
         faulty.fault = { kind: 'none' };
       }
-      const view = await settled(server(), token, reference);
+      // The core is back: the reconciler owes the accepted operation its execution.
+      const owed = await storedOperation(server(), reference);
+      assert.equal((await server().coregate.reconciler.reconcile(owed)).status, 'Executed');
+      const view = await getOperation(server(), token, reference);
       assert.equal(view.body.status, 'Executed', view.text);
       assert.equal(view.body.result.executionReference, reference);
       assert.equal((await executionsOf(dbUrl(), 4)).length, 1, 'exactly one payment');
@@ -1035,7 +1060,8 @@ describeEachStore(
       ]);
     });
   },
-  { data: loanDataFile, wrapCore: faulty.wrap, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
+  // The reconciler idle: the tests run it (on the fake clock no pass would come by itself anyway).
+  { data: loanDataFile, wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } },
 );
 
 // The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4): the
@@ -1059,10 +1085,10 @@ describeEachStore(
       const record = assertLoanError(response, 502, 'ML-502-001', 'CORE_UNAVAILABLE', executePath(workhorse, 1));
       assert.match(record.message, new RegExp(correlationId), 'tells the client to repeat with the correlation id');
       await assertNothingChanged(dbUrl(), before);
-      const held = await waitFor('the unknown outcome to be recorded', async () => {
-        const row = await operationRow(dbUrl(), correlationId);
-        return row?.status === 'Unknown' ? row : undefined;
-      });
+      // The unknown outcome is recorded before the 502 is answered.
+      const held = await operationRow(dbUrl(), correlationId);
+      assert.equal(held?.status, 'Unknown');
+      if (!held) return;
 
       const repeat = await execute(server(), { token, loanId: workhorse, sequence: 1, correlationId, body });
       assertExecuted(repeat, 'PartiallyExecuted');
@@ -1080,11 +1106,17 @@ describeEachStore(
       const correlationId = `ml-504-rollback-${randomUUID()}`;
       const body = loanBody({ amount: 3_000 });
       const before = await snapshot(dbUrl());
-      const response = await repeatFaulty.withFault({ kind: 'slow-then-fail', delayMs: 2_000 }, () =>
-        execute(server(), { token, loanId: workhorse, sequence: 3, correlationId, body }),
-      );
+      // The call is held before the core sees it; the time-out passes on the instances' clock;
+      // once let go it fails, and the unit of work rolls back.
+      const arrived = repeatFaulty.arrived();
+      const request = repeatFaulty.withFault({ kind: 'hold-then-fail' }, () => execute(server(), { token, loanId: workhorse, sequence: 3, correlationId, body }));
+      await arrived;
+      clock.advance(repeatCoreTimeoutMs);
+      const response = await request;
       assertLoanError(response, 504, 'ML-504-001', 'CORE_TIMEOUT', executePath(workhorse, 3));
-      await waitFor('the unknown outcome to be recorded', async () => ((await operationRow(dbUrl(), correlationId))?.status === 'Unknown' ? true : undefined));
+      repeatFaulty.release();
+      await lateWorkSettled(server());
+      assert.equal((await operationRow(dbUrl(), correlationId))?.status, 'Unknown', 'the unknown outcome is recorded');
       await assertNothingChanged(dbUrl(), before);
 
       const repeat = await execute(server(), { token, loanId: workhorse, sequence: 3, correlationId, body });
@@ -1095,5 +1127,5 @@ describeEachStore(
       ]);
     });
   },
-  { data: loanDataFile, wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: String(repeatCoreTimeoutMs), ...reconcilerIdle } },
+  { data: loanDataFile, wrapCore: repeatFaulty.wrap, clock, flags: { coreTimeoutMs: String(repeatCoreTimeoutMs), ...reconcilerIdle } },
 );

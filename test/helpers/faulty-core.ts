@@ -20,6 +20,12 @@ export type Fault =
   | { kind: 'commit-then-hold' }
   /** Waits `delayMs`, then throws CoreUnavailable: the unit of work rolls back (504, nothing written). */
   | { kind: 'slow-then-fail'; delayMs: number }
+  /**
+   * Holds the call before the core sees it until the test calls release(), then throws
+   * CoreUnavailable: with a fake clock moved past the time-out, "time out, then fail" without any
+   * delay (504; the unit of work rolls back once released, nothing written).
+   */
+  | { kind: 'hold-then-fail' }
   /** The adapter fails unexpectedly (not a refusal, not CoreUnavailable): 500. */
   | { kind: 'crash'; error: Error };
 
@@ -29,7 +35,7 @@ export class FaultyCore {
   writes = 0;
   readonly #gate = new Gate();
 
-  /** Resolves when the next write held by `commit-then-hold` has done its work and is being held. */
+  /** Resolves when the next write held by `commit-then-hold` (its work done) or `hold-then-fail` (before any) is being held. */
   arrived(): Promise<void> {
     return this.#gate.arrived();
   }
@@ -56,6 +62,10 @@ export class FaultyCore {
     if (fault.kind === 'slow-then-fail') {
       await sleep(fault.delayMs);
       throw new CoreUnavailable('injected: core failed after a delay');
+    }
+    if (fault.kind === 'hold-then-fail') {
+      await this.#gate.hold();
+      throw new CoreUnavailable('injected: core failed after being held');
     }
     this.writes += 1;
     const result = await work();
