@@ -17,8 +17,9 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
-import { sleep, waitFor } from '../helpers/wait.js';
-import { reconcilerIdle, reconcilerSettlesMs } from '../helpers/reconciler.js';
+import { reconcilerIdle } from '../helpers/reconciler.js';
+import { runPendingWorkers } from '../helpers/background.js';
+import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const sourceAccount = '1000000001';
@@ -75,17 +76,37 @@ function getOperation(server: TestServer, token: string, reference: string, head
   });
 }
 
-/** Polls GET /v1/operations/{reference} until the operation leaves Pending. */
-function settledOperation(server: TestServer, token: string, reference: string, timeoutMs = 10_000): Promise<HttpResult> {
-  return waitFor(
-    `operation ${reference} to settle`,
-    async () => {
-      const response = await getOperation(server, token, reference);
-      assert.equal(response.status, 200, JSON.stringify(response.body));
-      return response.body.status === 'Pending' ? undefined : response;
-    },
-    timeoutMs,
-  );
+/**
+ * GET /v1/operations/{reference} once the pending workers of every instance have run a pass (a
+ * 202 starts one; this awaits it): the operation has then left Pending, unless the core failed it.
+ */
+async function settledOperation(server: TestServer, token: string, reference: string): Promise<HttpResult> {
+  await runPendingWorkers(server);
+  const response = await getOperation(server, token, reference);
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  return response;
+}
+
+/** Units of work that outlived their 504, on every instance, have committed or been recorded unknown. */
+async function lateWorkSettled(server: TestServer): Promise<void> {
+  for (const instance of server.instances) await instance.background.execution.idle();
+}
+
+/** The API's full record of the operation of a correlation id, as the reconciler takes it. */
+async function operationRecord(server: TestServer, correlationId: string): Promise<OperationRecord> {
+  const row = await storedOperation(server, correlationId);
+  const record = row && (await findOperation(server.coregate.store.db, row.reference));
+  if (!record) throw new Error(`no operation for x-correlation-id ${correlationId}`);
+  return record;
+}
+
+/**
+ * The operation of a correlation id settled by the reconciler when it is still unknown (a remote
+ * core's late answer found no one waiting; the embedded core's late commit settled it already).
+ */
+async function reconciled(server: TestServer, correlationId: string): Promise<OperationRecord> {
+  const record = await operationRecord(server, correlationId);
+  return record.status === 'Unknown' ? server.coregate.reconciler.reconcile(record) : record;
 }
 
 /** Balance of an account in minor units, from the server's store. */
@@ -586,24 +607,20 @@ describeEachStore('202 respond-async and GET /v1/operations/{reference}', ({ ser
 const utcClock = (epochSecond: number) => new Date(epochSecond * 1000).toISOString().slice(11, 19);
 
 /**
- * Starts a server whose core batch window opened a second ago and closes a few seconds from now.
- * Start-up time varies (migrations on a fresh store): when less than 2 s of the window is left
- * once the server listens, it is restarted with a longer window.
+ * Starts a server on a fake clock whose core batch window opened a second ago and closes four
+ * seconds from now: the window closes when the test moves the clock, whatever the start-up took.
  */
-async function startInsideBatchWindow(db: string): Promise<{ server: TestServer; windowEndMs: number }> {
-  for (let lengthSeconds = 4; lengthSeconds <= 16; lengthSeconds *= 2) {
-    const nowSecond = Math.floor(Date.now() / 1000);
-    const endSecond = nowSecond + lengthSeconds;
-    const server = await startTestServer({ db, flags: { coreBatchWindow: `${utcClock(nowSecond - 1)}-${utcClock(endSecond)}` } });
-    if (endSecond * 1000 - Date.now() >= 2000) return { server, windowEndMs: endSecond * 1000 };
-    await server.close();
-  }
-  throw new Error('could not start a server inside a batch window');
+async function startInsideBatchWindow(db: string): Promise<{ server: TestServer; clock: FakeClock; windowEndMs: number }> {
+  const clock = new FakeClock(Math.floor(Date.now() / 1000) * 1000);
+  const nowSecond = clock.now() / 1000;
+  const endSecond = nowSecond + 4;
+  const server = await startTestServer({ db, clock, flags: { coreBatchWindow: `${utcClock(nowSecond - 1)}-${utcClock(endSecond)}` } });
+  return { server, clock, windowEndMs: endSecond * 1000 };
 }
 
 describeEachStoreUrl('core batch window (--core-batch-window)', ({ dbUrl }) => {
   test('inside the window a request without Prefer gets 202; after the window closes it is Executed and the balance changes once', async () => {
-    const { server, windowEndMs } = await startInsideBatchWindow(dbUrl());
+    const { server, clock, windowEndMs } = await startInsideBatchWindow(dbUrl());
     try {
       assert.equal(server.coregate.runner.inBatchWindow(), true);
       const token = await demoToken(server);
@@ -615,19 +632,26 @@ describeEachStoreUrl('core batch window (--core-batch-window)', ({ dbUrl }) => {
       assert.deepEqual(response.body, { operationReference: reference, termDepositStatus: 'Pending' });
       assert.equal(response.headers.get('location'), `/v1/operations/${reference}`);
 
-      // Queued while the window is open: nothing debited yet.
+      // Queued while the window is open: nothing debited yet, even by a pass of the worker.
+      await runPendingWorkers(server);
       const pending = await getOperation(server, token, reference);
       assert.equal(pending.body.status, 'Pending');
       assert.equal(await balanceOf(server), before);
 
-      const settled = await settledOperation(server, token, reference, windowEndMs - Date.now() + 8_000);
-      assert.ok(Date.now() >= windowEndMs, 'executed only after the window closed');
-      assert.equal(settled.body.status, 'Executed');
+      clock.set(windowEndMs + 1_000);
+      assert.equal(server.coregate.runner.inBatchWindow(), false, 'the window has closed');
+      // Moving the clock fired the worker's timers at their due times, inside the window: a pass
+      // they started may still be under way (and finds the window open); it is awaited here, then
+      // the next pass runs after the window.
+      await runPendingWorkers(server);
+      const settled = await settledOperation(server, token, reference);
+      assert.equal(settled.body.status, 'Executed', 'executed once the window closed');
       assert.equal(settled.body.result.operationReference, reference);
       assert.equal(await balanceOf(server), before - minor(4000));
       assert.equal(await movementsOf(server, reference), 1);
-      // Later ticks of the worker do not execute it again.
-      await sleep(1_200);
+      // Later passes of the worker do not execute it again.
+      clock.advance(1_200);
+      await runPendingWorkers(server);
       assert.equal(await balanceOf(server), before - minor(4000));
     } finally {
       await server.close();
@@ -640,6 +664,23 @@ describeEachStoreUrl('core batch window (--core-batch-window)', ({ dbUrl }) => {
 // =============================================================================================
 
 const faulty = new FaultyCore();
+/**
+ * The instances' clock in the fault suites: a core time-out passes when a test moves it, the core's
+ * answer held meanwhile (FaultyCore's gated kinds). At the real time: a remote core (another
+ * process, on the system's clock) dates what it writes.
+ */
+const clock = new FakeClock(Date.now());
+const coreTimeoutMs = 300;
+const repeatCoreTimeoutMs = 1_000;
+
+/** `send` with the core's work done and its answer held until the clock has passed `timeoutMs`: answered 504; the held answer then goes on. */
+async function afterTimeOut(core: FaultyCore, timeoutMs: number, send: () => Promise<HttpResult>): Promise<HttpResult> {
+  const arrived = core.arrived();
+  const request = core.withFault({ kind: 'commit-then-hold' }, send);
+  await arrived;
+  clock.advance(timeoutMs);
+  return request;
+}
 
 describeEachStore(
   'core faults: 502 / 504, settled in the background',
@@ -650,21 +691,18 @@ describeEachStore(
       const body = depositBody(6000);
       const before = await balanceOf(server());
 
-      const timedOut = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 1_000 }, () => initiate(server(), { token, correlationId: id, body }));
+      const timedOut = await afterTimeOut(faulty, coreTimeoutMs, () => initiate(server(), { token, correlationId: id, body }));
       assertRefused(timedOut, 504, 'TD-504-001');
       assert.equal(timedOut.body.errordetail[0].reason, 'CORE_TIMEOUT');
       assert.ok(timedOut.body.message.includes(id), 'the message says to repeat with the same correlation id');
 
-      // The unit of work commits after the core's late answer: one execution in the ledger.
-      await waitFor('the late work to commit', async () => ((await balanceOf(server())) === before - minor(6000) ? true : undefined));
-      const stored = await waitFor(
-        'the operation to be Executed',
-        async () => {
-          const operation = await storedOperation(server(), id);
-          return operation?.status === 'Executed' ? operation : undefined;
-        },
-        reconcilerSettlesMs,
-      );
+      // The core's late answer goes on: the unit of work commits (embedded), or the reconciler
+      // settles it by reference (remote). One execution in the ledger.
+      faulty.release();
+      await lateWorkSettled(server());
+      const stored = await reconciled(server(), id);
+      assert.equal(stored.status, 'Executed');
+      assert.equal(await balanceOf(server()), before - minor(6000));
       assert.equal(await movementsOf(server(), stored.reference), 1);
 
       const repeat = await initiate(server(), { token, correlationId: id, body });
@@ -679,26 +717,24 @@ describeEachStore(
       assert.deepEqual(view.body.result.principalAmount, { amountValue: 6000, amountCurrency: { currencycode: 'USD' } });
     });
 
-    test('a repeat while the timed-out work is still in flight never executes twice (409 or 504, then 409 naming the original)', async () => {
+    test('a repeat while the timed-out work is still in flight never executes twice (409, then 409 naming the original)', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
       const body = depositBody(6500);
       const before = await balanceOf(server());
-      const { first, inFlight } = await faulty.withFault({ kind: 'slow-after-commit', delayMs: 1_500 }, async () => {
-        const timedOut = await initiate(server(), { token, correlationId: id, body });
-        return { first: timedOut, inFlight: await initiate(server(), { token, correlationId: id, body }) };
-      });
+      const first = await afterTimeOut(faulty, coreTimeoutMs, () => initiate(server(), { token, correlationId: id, body }));
       assertRefused(first, 504, 'TD-504-001');
-      assert.ok([409, 504].includes(inFlight.status), `${inFlight.status} ${JSON.stringify(inFlight.body)}`);
+      // The repeat while the first one's work is still held: with a remote core it finds the claim
+      // in flight at once; with the embedded core it waits for the first one's unit of work (the
+      // claim is in it), which commits once the core's answer goes on.
+      const repeating = initiate(server(), { token, correlationId: id, body });
+      faulty.release();
+      const inFlight = await repeating;
+      assert.equal(inFlight.status, 409, `${inFlight.status} ${JSON.stringify(inFlight.body)}`);
 
-      const stored = await waitFor(
-        'the operation to be Executed',
-        async () => {
-          const operation = await storedOperation(server(), id);
-          return operation?.status === 'Executed' ? operation : undefined;
-        },
-        reconcilerSettlesMs,
-      );
+      await lateWorkSettled(server());
+      const stored = await reconciled(server(), id);
+      assert.equal(stored.status, 'Executed');
       assertDuplicateId(await initiate(server(), { token, correlationId: id, body }), stored.reference, /Executed/);
       assert.equal(await balanceOf(server()), before - minor(6500));
       assert.equal(await movementsOf(server(), stored.reference), 1);
@@ -715,18 +751,14 @@ describeEachStore(
 
       const repeats = await Promise.all(Array.from({ length: 5 }, () => initiate(server(), { token, correlationId: id, body })));
       const seen = JSON.stringify(repeats.map((response) => [response.status, response.body.message]));
-      // One repeat executes it. On a loaded machine the core's 300 ms time-out may pass first, for
-      // it or for a repeat waiting on its claim: that one answers 504 (outcome unknown, repeat to
-      // learn it) while the execution still commits once. Never two 200s, never two movements.
+      // One repeat executes it (the core time-out is on the fake clock, which stands still: none
+      // passes, however loaded the machine); the others wait on its claim and get 409. Never two
+      // 200s, never two movements.
       const executed = repeats.filter((response) => response.status === 200);
-      assert.ok(executed.length <= 1, seen);
-      if (executed.length === 0) assert.ok(repeats.some((response) => response.status === 504), seen);
+      assert.equal(executed.length, 1, seen);
       for (const response of executed) assert.equal(response.body.operationReference, unknown?.reference);
-      for (const response of repeats.filter((candidate) => candidate.status !== 200)) {
-        if (response.status === 504) assertRefused(response, 504, 'TD-504-001');
-        else assertDuplicateId(response, String(unknown?.reference), /Executed|Pending/);
-      }
-      const settled = await settledOperation(server(), token, String(unknown?.reference), reconcilerSettlesMs);
+      for (const response of repeats.filter((candidate) => candidate.status !== 200)) assertDuplicateId(response, String(unknown?.reference), /Executed|Pending/);
+      const settled = await settledOperation(server(), token, String(unknown?.reference));
       assert.equal(settled.body.status, 'Executed');
       assert.equal(await balanceOf(server()), before - minor(8000));
       assert.equal(await movementsOf(server(), String(unknown?.reference)), 1);
@@ -739,22 +771,26 @@ describeEachStore(
         const accepted = await initiate(server(), { token, correlationId: randomUUID(), body: depositBody(9000), headers: { prefer: 'respond-async' } });
         assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
         const accepted202Reference = String(accepted.body.operationReference);
-        // The worker tried and failed at least once: the operation is still pending, nothing debited.
-        await waitFor('a failed attempt of the worker', async () =>
-          server().logLines.some((line) => line.includes(accepted202Reference) && line.includes('not executed yet')) ? true : undefined,
-        );
+        // The worker's pass (started by the 202) tried and failed: still pending, nothing debited.
+        await runPendingWorkers(server());
+        assert.ok(server().logLines.some((line) => line.includes(accepted202Reference) && line.includes('not executed yet')), 'the worker tried and failed');
         const view = await getOperation(server(), token, accepted202Reference);
         assert.equal(view.body.status, 'Pending');
         assert.equal(await balanceOf(server()), before);
         return accepted202Reference;
       });
-      const settled = await settledOperation(server(), token, reference);
+      // The core is back: the reconciler owes the accepted operation its execution.
+      const owed = await findOperation(server().coregate.store.db, reference);
+      assert.ok(owed);
+      assert.equal((await server().coregate.reconciler.reconcile(owed)).status, 'Executed');
+      const settled = await getOperation(server(), token, reference);
       assert.equal(settled.body.status, 'Executed');
       assert.equal(await balanceOf(server()), before - minor(9000));
       assert.equal(await movementsOf(server(), reference), 1);
     });
   },
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '300' } },
+  // The reconciler idle: the tests run it (on the fake clock no pass would come by itself anyway).
+  { wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } },
 );
 
 // The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4): the
@@ -793,19 +829,22 @@ describeEachStore(
       assert.equal(await balanceOf(server()), before - minor(5000));
     });
 
-    test('core fails after the time-out (slow-then-fail) → 504; the repeat executes now → 200; exactly one debit', async () => {
+    test('core fails after the time-out (hold-then-fail) → 504; the repeat executes now → 200; exactly one debit', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
       const body = depositBody(7000);
       const before = await balanceOf(server());
       const contractsBefore = await termDepositCount(server());
 
-      const timedOut = await repeatFaulty.withFault({ kind: 'slow-then-fail', delayMs: 2_000 }, async () => {
-        const response = await initiate(server(), { token, correlationId: id, body });
-        // The failed unit of work rolls back, then the outcome is recorded as unknown.
-        await waitFor('the unknown outcome to be recorded', async () => ((await storedOperation(server(), id))?.status === 'Unknown' ? true : undefined));
-        return response;
-      });
+      // Held before the core sees it; the time-out passes on the clock (504); let go, it fails: the
+      // unit of work rolls back, then the outcome is recorded as unknown.
+      const arrived = repeatFaulty.arrived();
+      const request = repeatFaulty.withFault({ kind: 'hold-then-fail' }, () => initiate(server(), { token, correlationId: id, body }));
+      await arrived;
+      clock.advance(repeatCoreTimeoutMs);
+      const timedOut = await request;
+      repeatFaulty.release();
+      await lateWorkSettled(server());
       assertRefused(timedOut, 504, 'TD-504-001');
       assert.equal(await balanceOf(server()), before);
       assert.equal(await termDepositCount(server()), contractsBefore);
@@ -847,5 +886,5 @@ describeEachStore(
       assert.equal(await movementsOf(server(), String(unknown?.reference)), 1);
     });
   },
-  { wrapCore: repeatFaulty.wrap, flags: { coreTimeoutMs: '1000', ...reconcilerIdle } },
+  { wrapCore: repeatFaulty.wrap, clock, flags: { coreTimeoutMs: String(repeatCoreTimeoutMs), ...reconcilerIdle } },
 );
