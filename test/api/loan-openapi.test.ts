@@ -16,7 +16,8 @@ import { FaultyCore } from '../helpers/faulty-core.js';
 import { componentBase, fetchDocument, operationsTemplate, rewriteRefs, type Json, call, type Observed } from '../helpers/openapi.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { runPendingWorkers } from '../helpers/background.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const executeTemplate = '/v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute';
 const facility = '7000000001';
@@ -266,11 +267,10 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
     assert.deepEqual([...seen].sort((a, b) => a - b), [200, 202, 204, 400, 401, 403, 404, 409, 413, 415, 422]);
 
     const operation = async (reference: string, expectedStatus: 'Executed' | 'Rejected' | undefined): Promise<Observed> => {
-      const observed = await waitFor(`operation ${reference}`, async () => {
-        const response = await call(server(), 'GET', operationsTemplate.replace('{reference}', reference), { token: treasury });
-        assert.equal(response.status, 200, response.text);
-        return expectedStatus !== undefined && response.body.status === 'Pending' ? undefined : response;
-      });
+      // The 202s' executions: the pending workers' passes (started by the 202s) have ended.
+      if (expectedStatus !== undefined) await runPendingWorkers(server());
+      const observed = await call(server(), 'GET', operationsTemplate.replace('{reference}', reference), { token: treasury });
+      assert.equal(observed.status, 200, observed.text);
       schemas.check(operationsTemplate, 'get', observed);
       if (expectedStatus !== undefined) assert.equal(observed.body.status, expectedStatus);
       return observed;
@@ -290,6 +290,8 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
 });
 
 const faulty = new FaultyCore();
+const faultCoreTimeoutMs = 300;
+const faultClock = new FakeClock(Date.now());
 
 describeEachStore(
   'OpenAPI document: the loan operation\'s 502 and 504',
@@ -299,27 +301,35 @@ describeEachStore(
       const treasury = await demoToken(server());
       const cases: Array<{ fault: FaultyCore['fault']; status: number; code: string }> = [
         { fault: { kind: 'unavailable' }, status: 502, code: 'ML-502-001' },
-        { fault: { kind: 'slow-then-fail', delayMs: 600 }, status: 504, code: 'ML-504-001' },
+        // Held, the time-out passed on the instance's clock (504), then the held call fails.
+        { fault: { kind: 'hold-then-fail' }, status: 504, code: 'ML-504-001' },
       ];
       for (const { fault, status, code } of cases) {
         faulty.fault = fault;
         let observed: Observed;
         try {
-          observed = await call(server(), 'POST', executePath(facility, 1), {
+          const arrived = fault.kind === 'hold-then-fail' ? faulty.arrived() : undefined;
+          const answer = call(server(), 'POST', executePath(facility, 1), {
             token: treasury,
             body: JSON.stringify(loanBody({ amount: 100 })),
             headers: { 'x-correlation-id': `openapi-ml-fault-${randomUUID()}` },
           });
+          if (arrived) {
+            await arrived;
+            faultClock.advance(faultCoreTimeoutMs);
+          }
+          observed = await answer;
         } finally {
           faulty.fault = { kind: 'none' };
+          faulty.release();
         }
         assert.equal(observed.status, status, observed.text);
         schemas.check(executeTemplate, 'post', observed);
         assert.equal(observed.body.error.errordetail?.[0]?.code, code);
       }
-      // Let the rolled-back work of the slow fault finish before the server closes.
-      await sleep(700);
+      // The held work rolls back before the server closes.
+      await server().coregate.background.execution.idle();
     });
   },
-  { wrapCore: faulty.wrap, flags: { coreTimeoutMs: '300' } },
+  { wrapCore: faulty.wrap, clock: faultClock, flags: { coreTimeoutMs: String(faultCoreTimeoutMs) } },
 );

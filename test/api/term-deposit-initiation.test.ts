@@ -12,6 +12,7 @@ import { openStore, type Store } from '../../src/store/connect.js';
 import { checkLedger } from '../../src/store/ledger.js';
 import { depositBodyWithTerms as tdBody, type DepositTerms as Terms, initiationResponseFields } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { documentedCodes, initiatePath, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
@@ -822,6 +823,8 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
 
 const faults = new FaultyCore();
 const coreTimeoutMs = 2_000;
+/** The instances' clock here: the 504 comes when the test moves it past the core time-out, the core's call held meanwhile. */
+const faultClock = new FakeClock(Date.now());
 
 describeEachStore(
   'term deposit initiation: core failures',
@@ -830,11 +833,22 @@ describeEachStore(
     const ledger = ledgerReader(dbUrl);
     after(() => ledger.close());
 
-    async function refusedWhileFaulty(status: number, code: string, settleMs = 0): Promise<HttpResult> {
+    /** `timeOut`: the call is held (hold-then-fail), the clock passes the time-out, then the held call fails and its work rolls back. */
+    async function refusedWhileFaulty(status: number, code: string, timeOut = false): Promise<HttpResult> {
       const before = await ledger.state();
-      const response = await api.initiate(tdBody({ description: `fault ${randomUUID()}` }));
+      const arrived = timeOut ? faults.arrived() : undefined;
+      const answer = api.initiate(tdBody({ description: `fault ${randomUUID()}` }));
+      if (arrived) {
+        await arrived;
+        faultClock.advance(coreTimeoutMs);
+      }
+      const response = await answer;
       assertErrorRecord(response, status, code);
-      if (settleMs > 0) await new Promise((resolve) => setTimeout(resolve, settleMs));
+      if (timeOut) {
+        // The core's late failure, then its rollback, must leave nothing.
+        faults.release();
+        for (const instance of server().instances) await instance.background.execution.idle();
+      }
       assert.deepEqual(await ledger.state(), before, 'a refused request changes no balance and creates no contract');
       return response;
     }
@@ -854,10 +868,9 @@ describeEachStore(
     });
 
     test('TD 504: the core does not answer in time and then fails (TD-504-001); nothing changes', async () => {
-      faults.fault = { kind: 'slow-then-fail', delayMs: coreTimeoutMs + 500 };
+      faults.fault = { kind: 'hold-then-fail' };
       try {
-        // Wait past the core's late failure before comparing: its rollback must leave nothing.
-        await refusedWhileFaulty(504, 'TD-504-001', 1_000);
+        await refusedWhileFaulty(504, 'TD-504-001', true);
       } finally {
         faults.fault = { kind: 'none' };
       }
@@ -871,5 +884,5 @@ describeEachStore(
       await ledger.assertLedgerChecks();
     });
   },
-  { wrapCore: faults.wrap, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
+  { wrapCore: faults.wrap, clock: faultClock, flags: { coreTimeoutMs: String(coreTimeoutMs) } },
 );
