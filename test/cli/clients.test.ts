@@ -9,7 +9,7 @@ import { decodeJwt } from 'jose';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { basicAuth, demo, postForm } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 
 const processTimeoutMs = 30_000;
@@ -17,6 +17,12 @@ const grant = { grant_type: 'client_credentials' };
 /** 32 random bytes in base64url without padding: 43 characters. */
 const generatedSecretPattern = /^[A-Za-z0-9_-]{43,}$/;
 const demoSecrets = [demo.treasury.secret, demo.branch.secret, demo.reporting.secret];
+/**
+ * The server's clock: the auth snapshot ages by it, so a test moves it past authSnapshotMaxAgeMs
+ * instead of sleeping that long. It starts at the real time, as the CLI processes (on the real
+ * clock) write the clients the server reads.
+ */
+const clock = new FakeClock(Date.now());
 
 /** Runs `coregate ...` to completion; never throws on a non-zero exit. */
 function coregate(args: string[]): Promise<CliResult> {
@@ -122,7 +128,7 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     assert.equal(result.stdout.includes(oldSecret), false);
     assert.equal((await tokenFor('rotate-app', newSecret)).status, 200, 'the new secret works at once');
     // The old one may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
-    await sleep(authSnapshotMaxAgeMs);
+    clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('rotate-app', oldSecret);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'invalid_client');
@@ -141,7 +147,8 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     const disabled = await coregate(['clients', 'disable', '--realm', 'sandbox', '--client-id', 'toggle-app', ...db()]);
     assertSucceeded(disabled);
     assert.match(disabled.stdout, /disabled/);
-    await sleep(authSnapshotMaxAgeMs);
+    // The disabled client may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
+    clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('toggle-app', secret);
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error, 'invalid_client');
@@ -212,4 +219,4 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     assert.notEqual(result.code, 0);
     assert.match(result.stderr, /--scopes/);
   });
-});
+}, { clock });
