@@ -12,7 +12,7 @@ import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/da
 import { basicAuth, demo, demoToken, postForm, type TestServer } from '../helpers/server.js';
 import { withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { sleep } from '../helpers/wait.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 
 const { treasury, branch, reporting } = demo;
@@ -457,6 +457,12 @@ describeEachStore('realm not-before (CLI realms revoke-tokens)', ({ server, dbUr
 // Disabled client: `coregate clients disable`
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The server's clock: its auth snapshot ages by it, so the suite moves it past authSnapshotMaxAgeMs
+ * instead of sleeping that long. It starts at the real time, as the CLI (on the real clock) writes
+ * what the server reads.
+ */
+const disabledClientClock = new FakeClock(Date.now());
 describeEachStore('disabled client (CLI clients disable)', ({ server, dbUrl }) => {
   const state = {} as { branchToken: string; treasuryToken: string; activeBefore: boolean; cli: CliResult };
 
@@ -466,7 +472,7 @@ describeEachStore('disabled client (CLI clients disable)', ({ server, dbUrl }) =
     state.activeBefore = (await introspect(server(), state.branchToken)).body.active;
     state.cli = await cli(['clients', 'disable', '--realm', demo.realm, '--client-id', branch.clientId, '--db', dbUrl()]);
     // A disabled client may be honoured at the token endpoint for authSnapshotMaxAgeMs more.
-    await sleep(authSnapshotMaxAgeMs);
+    disabledClientClock.advance(authSnapshotMaxAgeMs);
   });
 
   test('clients disable succeeds and names the client', () => {
@@ -511,4 +517,4 @@ describeEachStore('disabled client (CLI clients disable)', ({ server, dbUrl }) =
     const token = await demoToken(server(), branch);
     assert.equal((await introspect(server(), token)).body.active, true);
   });
-});
+}, { clock: disabledClientClock });

@@ -19,6 +19,7 @@ import { demo, demoDataFile, demoToken, postForm, startTestServer, type TestServ
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { postgresAdminUrl } from '../helpers/stores.js';
 import { withStore } from '../helpers/stores.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
 const audience = 'coregate-api';
@@ -55,14 +56,17 @@ async function verifyAgainst(server: TestServer, token: string, realm: string = 
  * auth snapshot holds it (at most authSnapshotMaxAgeMs old), so a rotation made through another
  * store handle or process is used within that bound, not necessarily by the very next token.
  */
-async function tokenSignedWith(server: TestServer, kid: string): Promise<string> {
-  const deadline = Date.now() + authSnapshotMaxAgeMs + 2_000;
-  for (;;) {
-    const token = await demoToken(server);
-    if (kidOf(token) === kid) return token;
-    assert.ok(Date.now() < deadline, `the server still signs with ${kidOf(token)}, not ${kid}, ${authSnapshotMaxAgeMs} ms after the rotation`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/**
+ * A token of `server` once its auth snapshot has aged authSnapshotMaxAgeMs on `clock`, the
+ * server's fake clock (started at the real time, as the rotations stamp their keys with it): a
+ * rotation must show by then (CONTRACT §11: caches bounded in time), so the first token proves it,
+ * without a real wait for the snapshot to age.
+ */
+async function tokenSignedWith(server: TestServer, kid: string, clock: FakeClock): Promise<string> {
+  clock.advance(authSnapshotMaxAgeMs);
+  const token = await demoToken(server);
+  assert.equal(kidOf(token), kid, `the server still signs with ${kidOf(token)}, not ${kid}, ${authSnapshotMaxAgeMs} ms after the rotation`);
+  return token;
 }
 
 async function introspect(server: TestServer, token: string, realm: string = demo.realm, client: { clientId: string; secret: string } = demo.reporting) {
@@ -268,6 +272,7 @@ describeEachStore(
 // Rotation
 // ---------------------------------------------------------------------------------------------
 
+const rotationClock = new FakeClock(Date.now());
 describeEachStore('signing key rotation', ({ server, dbUrl }) => {
   async function rotateInProcess(alg?: 'RS256' | 'ES256' | 'EdDSA'): Promise<string> {
     const store = openStore(dbUrl());
@@ -283,7 +288,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
     const oldKid = kidOf(before);
     const newKid = await rotateInProcess();
     assert.notEqual(newKid, oldKid);
-    const afterRotation = await tokenSignedWith(server(), newKid);
+    const afterRotation = await tokenSignedWith(server(), newKid, rotationClock);
     const kids = (await fetchJwks(server())).map((key) => key.kid);
     assert.ok(kids.includes(oldKid), 'old key still published');
     assert.ok(kids.includes(newKid), 'new key published');
@@ -293,7 +298,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
   test('a token signed before rotation still verifies against the JWKS and introspects active', async () => {
     const before = await demoToken(server(), demo.branch);
     const newKid = await rotateInProcess();
-    assert.notEqual(kidOf(await tokenSignedWith(server(), newKid)), kidOf(before));
+    assert.notEqual(kidOf(await tokenSignedWith(server(), newKid, rotationClock)), kidOf(before));
     const { payload } = await verifyAgainst(server(), before);
     assert.equal(payload.client_id, demo.branch.clientId);
     const introspection = await introspect(server(), before);
@@ -308,7 +313,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
     assert.ok(rows.length >= 2);
     const active = rows.filter((row) => row.retired_at === null);
     assert.equal(active.length, 1);
-    assert.equal(kidOf(await tokenSignedWith(server(), active[0]!.kid)), active[0]!.kid);
+    assert.equal(kidOf(await tokenSignedWith(server(), active[0]!.kid, rotationClock)), active[0]!.kid);
     for (const row of rows.filter((r) => r.retired_at !== null)) {
       assert.ok(Math.abs(row.retired_at! - Date.now() / 1000) < 60, 'retired just now');
     }
@@ -323,7 +328,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
     assert.notEqual(printed.kid, oldKid);
     // The JWKS publishes the new key at once (it reads the realm afresh), before any token uses it.
     assert.ok((await fetchJwks(server())).some((key) => key.kid === printed.kid));
-    const token = await tokenSignedWith(server(), printed.kid);
+    const token = await tokenSignedWith(server(), printed.kid, rotationClock);
     const kids = (await fetchJwks(server())).map((key) => key.kid);
     assert.ok(kids.includes(oldKid));
     assert.ok(kids.includes(printed.kid));
@@ -336,7 +341,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
     const result = await cli(['keys', 'rotate', '--realm', demo.realm, '--alg', 'ES256', '--db', dbUrl(), '--json']);
     assert.equal(result.code, 0, result.stderr);
     const { kid } = JSON.parse(result.stdout) as { kid: string };
-    const ecToken = await tokenSignedWith(server(), kid);
+    const ecToken = await tokenSignedWith(server(), kid, rotationClock);
     assert.deepEqual(
       { alg: decodeProtectedHeader(ecToken).alg, kid: decodeProtectedHeader(ecToken).kid },
       { alg: 'ES256', kid },
@@ -354,7 +359,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
 
   test('a later rotation without an algorithm keeps the realm\'s new algorithm (ES256)', async () => {
     const kid = await rotateInProcess();
-    const token = await tokenSignedWith(server(), kid);
+    const token = await tokenSignedWith(server(), kid, rotationClock);
     assert.equal(decodeProtectedHeader(token).alg, 'ES256');
     assert.equal((await fetchJwks(server())).find((key) => key.kid === kid)?.alg, 'ES256');
   });
@@ -393,7 +398,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
     assert.ok(kids.length >= 1);
     assert.deepEqual((await introspect(server(), oldToken)).body, { active: false });
   });
-});
+}, { clock: rotationClock });
 
 // ---------------------------------------------------------------------------------------------
 // Persistence and several instances
@@ -406,8 +411,10 @@ function spawnServe(dbUrl: string): Promise<CoregateProcess> {
 
 describeEachStoreUrl('signing keys persist in the store and are shared by instances', ({ dbUrl }) => {
   const servers: TestServer[] = [];
+  /** The servers' one clock: a test ages their auth snapshots together (tokenSignedWith). */
+  const sharedClock = new FakeClock(Date.now());
   const start = async (options: { env?: Record<string, string> } = {}) => {
-    const server = await startTestServer({ db: dbUrl(), ...options });
+    const server = await startTestServer({ db: dbUrl(), clock: sharedClock, ...options });
     servers.push(server);
     return server;
   };
@@ -447,8 +454,8 @@ describeEachStoreUrl('signing keys persist in the store and are shared by instan
     const [a, b] = servers.slice(-2) as [TestServer, TestServer];
     const store = openStore(dbUrl());
     const kid = await rotateSigningKey(store, new Vault(undefined), demo.realm, Date.now()).finally(() => store.close());
-    await tokenSignedWith(a, kid);
-    await tokenSignedWith(b, kid);
+    await tokenSignedWith(a, kid, sharedClock);
+    await tokenSignedWith(b, kid, sharedClock);
     const [jwksA, jwksB] = await Promise.all([fetchJwks(a), fetchJwks(b)]);
     assert.deepEqual(jwksB, jwksA);
     assert.equal(jwksA.length, 2);
@@ -546,13 +553,18 @@ describeEachStoreUrl('signing keys encrypted at rest with COREGATE_MASTER_KEY', 
 
   test('issue 12 item 5: read-only operator commands (check, audit verify, clients list, keys list, realms list) run without the master key; a command that seals still asks for it', async () => {
     const env = { ...process.env, COREGATE_MASTER_KEY: '' };
-    for (const args of [['check'], ['audit', 'verify'], ['clients', 'list', '--realm', 'sandbox'], ['keys', 'list', '--realm', 'sandbox'], ['realms', 'list']]) {
-      const result = await runCli([...args, '--db', dbUrl(), '--json'], { env });
+    const readOnly = [['check'], ['audit', 'verify'], ['clients', 'list', '--realm', 'sandbox'], ['keys', 'list', '--realm', 'sandbox'], ['realms', 'list']];
+    // The commands are independent (they only read, the sealing one fails before writing): run together, their process starts overlap.
+    const [sealing, ...results] = await Promise.all([
+      runCli(['clients', 'rotate-secret', '--realm', 'sandbox', '--client-id', demo.treasury.clientId, '--db', dbUrl()], { env }),
+      ...readOnly.map((args) => runCli([...args, '--db', dbUrl(), '--json'], { env })),
+    ]);
+    readOnly.forEach((args, index) => {
+      const result = results[index]!;
       assert.equal(result.code, 0, `${args.join(' ')}: exit ${result.code}: ${result.stderr}`);
       assert.doesNotMatch(result.stderr, /COREGATE_MASTER_KEY/);
       JSON.parse(result.stdout);
-    }
-    const sealing = await runCli(['clients', 'rotate-secret', '--realm', 'sandbox', '--client-id', demo.treasury.clientId, '--db', dbUrl()], { env });
+    });
     assert.notEqual(sealing.code, 0);
     assert.match(sealing.stderr, /COREGATE_MASTER_KEY/);
   });

@@ -17,6 +17,12 @@ const grant = { grant_type: 'client_credentials' };
 /** 32 random bytes in base64url without padding: 43 characters. */
 const generatedSecretPattern = /^[A-Za-z0-9_-]{43,}$/;
 const demoSecrets = [demo.treasury.secret, demo.branch.secret, demo.reporting.secret];
+/**
+ * The server's clock: the auth snapshot ages by it, so a test moves it past authSnapshotMaxAgeMs
+ * instead of sleeping that long. It starts at the real time, as the CLI processes (on the real
+ * clock) write the clients the server reads.
+ */
+const clock = new FakeClock(Date.now());
 
 /** Runs `coregate ...` to completion; never throws on a non-zero exit. */
 function coregate(args: string[]): Promise<CliResult> {
@@ -33,13 +39,6 @@ function secretOf(stdout: string): string {
   assert.ok(match?.[1], `no client_secret line in:\n${stdout}`);
   return match[1];
 }
-
-/**
- * The server's clock: a change the CLI made reaches the server's auth snapshot once the snapshot is
- * authSnapshotMaxAgeMs old, which the tests pass by moving this clock, not by sleeping. It starts
- * at the real time (the CLI, another process, stamps what it writes with the system's clock).
- */
-const clock = new FakeClock(Date.now());
 
 describeEachStore('coregate clients', ({ server, dbUrl }) => {
   const tokenUrl = () => server().tokenUrl();
@@ -148,6 +147,7 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     const disabled = await coregate(['clients', 'disable', '--realm', 'sandbox', '--client-id', 'toggle-app', ...db()]);
     assertSucceeded(disabled);
     assert.match(disabled.stdout, /disabled/);
+    // The disabled client may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
     clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('toggle-app', secret);
     assert.equal(refused.status, 401);

@@ -333,6 +333,9 @@ test('sandbox mode: the start banner prints a one-time console login URL on stan
   const created = await target.create();
   const serving = await spawnCoregate(['serve', '--sandbox', '--data', dataFile, '--db', created.url]);
   try {
+    // The one wait that stays: the banner is a spawned process's output, which reaches this test's
+    // pipe when that process writes and the pipe delivers it (after /health/ready may already
+    // answer), and no loop of this test can drive it; the poll ends as soon as the line is there.
     const url = await waitFor('the banner\'s login URL', async () => /(http:\/\/\S+\/console\/login\?token=(\S+))/.exec(serving.output().stdout) ?? undefined, 20_000);
     const [, loginUrl, token] = url;
     assert.ok(loginUrl && token);

@@ -77,6 +77,8 @@ for (const target of storeTargets) {
       child.stderr.on('data', (chunk) => (stderr += String(chunk)));
       const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
       // Some days of April committed (the maturities begin on 2026-04-01): kill inside a later day's transaction.
+      // A wait that stays: the end of day runs in a spawned process (killed mid-way is the point), so
+      // no loop of this test can drive it; the poll reads its committed days and ends at the first.
       await waitFor('end of day to close days in April', async () => {
         if (child.exitCode !== null) throw new Error(`the advance ended before it was killed: ${stderr}`);
         const count = await withDb(created.url, async (db) => (await db.selectFrom('core_business_days').select('business_date').where('business_date', '>=', '2026-04-03').execute()).length);

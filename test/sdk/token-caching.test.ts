@@ -7,12 +7,12 @@
  * log lines for the token path; real HTTP against a started server, on each store.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
 import { CoregateApiError, CoregateClient, TokenProvider, type CoregateClientOptions, type TermDepositInitiationRequest } from '../../src/sdk/index.js';
+import { runCli } from '../helpers/cli.js';
 import { depositBody as jsonDepositBody } from '../helpers/bodies.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
 import { demo, type TestServer } from '../helpers/server.js';
@@ -20,7 +20,6 @@ import { describeEachStore } from '../helpers/suite.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { sleep } from '../helpers/wait.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const { treasury } = demo;
 
 /** A second realm whose tokens live 10 s (the data file's minimum): real expiry within a test. */
@@ -119,16 +118,14 @@ function recordingFetch(): { fetch: typeof fetch; bearers: Array<{ path: string;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
-/** Runs the operator CLI (`coregate ...`) from the sources; rejects on a non-zero exit. */
-function coregateCli(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: repoRoot, env: { ...process.env }, timeout: 30_000 },
-      (error, stdout, stderr) => (error ? reject(new Error(`coregate ${args.join(' ')}: ${error.message}\n${stderr}`)) : resolve(String(stdout))),
-    );
-  });
+/**
+ * Runs the operator CLI (`coregate ...`), the compiled one as the CLI tests do (from the sources
+ * through tsx, each run cost a second more of CPU to transpile); rejects on a non-zero exit.
+ */
+async function coregateCli(args: string[]): Promise<string> {
+  const result = await runCli(args, { timeoutMs: 30_000 });
+  if (result.code !== 0) throw new Error(`coregate ${args.join(' ')}: exit ${result.code}\n${result.stderr}`);
+  return result.stdout;
 }
 
 /**

@@ -10,11 +10,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { answersServed, countByStatus, dataFile, depositClients, initiate, readyStatus, terminateSessions, tokenOf } from '../helpers/database-cuts.js';
+import { answersServed, countByStatus, type Outcome, dataFile, depositClients, initiate, readyStatus, terminateSessions, tokenOf } from '../helpers/database-cuts.js';
 import { spawnCoregate } from '../helpers/processes.js';
 import { adminQuery, storeTargets, withDb } from '../helpers/stores.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { sleep, waitFor } from '../helpers/wait.js';
+import { waitFor } from '../helpers/wait.js';
 
 const postgres = storeTargets.find((target) => target.name === 'postgres');
 
@@ -40,7 +40,7 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
   const serve = await spawnCoregate(['serve', '--operator-api', '--data', dataFile, '--db', dbUrl.toString(), ...(workers > 1 ? ['--workers', String(workers)] : [])]);
   let notReadySeen = false;
   const consoleLoginStatuses: number[] = [];
-  const cutOnce = async (): Promise<number> => {
+  const cutOnce = async (outcomes: Outcome[]): Promise<number> => {
     if (!proxy) return terminateSessions(databaseName);
     proxy.pause('refuse');
     const cut = proxy.cutAll('reset');
@@ -49,7 +49,9 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
     // A route without an error handler of its own (the console's login reads its token): 503, never a 500 naming the driver's error.
     const login = await fetch(`${serve.url}/console/login?token=not-a-token`, { redirect: 'manual' });
     consoleLoginStatuses.push(login.status);
-    await sleep(500);
+    // The outage lasts until the clients have felt it (an answer each, on average, while nothing is
+    // reachable), instead of a fixed half second: the requests caught by it are what this proves.
+    await answersServed(outcomes, clientsCount);
     proxy.resume();
     return cut;
   };
@@ -60,9 +62,10 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
     let cut = 0;
     for (let round = 0; round < cutsCount; round += 1) {
       await answersServed(outcomes, clientsCount * 2);
-      cut += await cutOnce();
+      cut += await cutOnce(outcomes);
     }
-    await sleep(300);
+    // Requests keep going after the last cut (answers of the recovery, not only of the outage).
+    await answersServed(outcomes, clientsCount);
     await clients.stop();
     assert.ok(cut > 0, 'sessions were cut');
     if (proxy) {
