@@ -685,7 +685,7 @@ async function afterTimeOut(core: FaultyCore, timeoutMs: number, send: () => Pro
 describeEachStore(
   'core faults: 502 / 504, settled in the background',
   ({ server }) => {
-    test('core answers after the time-out but commits (slow-after-commit) → 504 CORE_TIMEOUT; executed once; the repeat → 409 naming the original; GET shows Executed', async () => {
+    test('core commits, its answer held past the time-out (commit-then-hold) → 504 CORE_TIMEOUT; executed once; the repeat → 409 naming the original; GET shows Executed', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
       const body = depositBody(6000);
