@@ -40,7 +40,7 @@ import { readBusinessCalendar } from './reference-core/storage/load-core-data.js
 import { openStore, redactUrl, type Store } from './store/connect.js';
 import { coreDataLoad } from './reference-core/storage/core-data-load.js';
 import { coreRecords } from './reference-core/storage/core-records.js';
-import { coreStorage } from './store/reference-core-repository.js';
+import { coreStorage } from './reference-core/storage/reference-core-repository.js';
 import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
 import { migrateToLatest } from './store/migrate.js';

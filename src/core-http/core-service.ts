@@ -17,7 +17,7 @@ import type { Tracing } from '../tracing/start-tracing.js';
 import { migrateToLatest } from '../store/migrate.js';
 import { coreDataLoad } from '../reference-core/storage/core-data-load.js';
 import { coreRecords } from '../reference-core/storage/core-records.js';
-import { coreStorage } from '../store/reference-core-repository.js';
+import { coreStorage } from '../reference-core/storage/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
 import { version } from '../version.js';

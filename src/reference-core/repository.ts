@@ -1,6 +1,6 @@
 /**
  * The reference core's own storage, as the core sees it. The store implements it over the
- * coregate database (src/store/reference-core-repository.ts); the reference core never sees SQL.
+ * coregate database (src/reference-core/storage/reference-core-repository.ts); the reference core never sees SQL.
  *
  * Reads that decide a rule happen after the rows they read are locked (`lock...`), so that the
  * facts a rule decides on are the facts the writes change: the rules stay pure functions.

@@ -103,7 +103,7 @@ export interface AccountTable {
   currency: string;
   status: string;
   kind: string;
-  /** bigint in the database: read as string (PostgreSQL) or number/bigint (SQLite); see store/ledger.ts. */
+  /** bigint in the database: read as string (PostgreSQL) or number/bigint (SQLite); see reference-core/storage/ledger.ts. */
   balance_minor: bigint | string | number;
   created_at: string;
 }

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditHash, genesisHash, verifyAuditChain } from '../../src/audit/chain.js';
 import { listChained, type ChainedAuditEntry } from '../../src/store/audit.js';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import type { Store } from '../../src/store/connect.js';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli, type CliResult } from '../helpers/cli.js';

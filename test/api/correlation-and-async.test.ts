@@ -11,7 +11,7 @@ import { FakeClock } from '../helpers/fake-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody, freshAmount } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, send } from '../helpers/http.js';
 import { demoToken, startTestServer, type TestServer } from '../helpers/server.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { toBigInt } from '../../src/store/bigint.js';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { depositBody } from '../helpers/bodies.js';
 import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { FaultyCore } from '../helpers/faulty-core.js';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import { toBigInt } from '../../src/store/bigint.js';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { demoToken, testDeployment, type TestServer } from '../helpers/server.js';
 import { withDb } from '../helpers/stores.js';

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { toBigInt } from '../../src/store/bigint.js';
 import type { Store } from '../../src/store/connect.js';
 import { c0001Account, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { findOperationByCorrelation } from '../../src/store/operations.js';
 import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
 import { FaultyCore } from '../helpers/faulty-core.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';

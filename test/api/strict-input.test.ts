@@ -14,7 +14,7 @@ import { SignJWT } from 'jose';
 import { Keyring } from '../../src/auth/keyring.js';
 import { Vault } from '../../src/auth/vault.js';
 import { findRealm } from '../../src/store/realms.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, type HttpResult } from '../helpers/http.js';
 import { demoToken, testDeployment, type TestServer } from '../helpers/server.js';

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';
 import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { depositBodyWithTerms as tdBody, type DepositTerms as Terms, initiationResponseFields } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
 import { FakeClock } from '../helpers/fake-clock.js';

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { HttpCore } from '../../src/core-http/http-core-adapter.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { runCli } from '../helpers/cli.js';
 import { withStore } from '../helpers/stores.js';
 import { tempDirectory } from '../helpers/data-files.js';

@@ -19,7 +19,7 @@ import { openReferenceCore } from '../../src/core-http/core-service.js';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { createLogger } from '../../src/log.js';
 import type { Store } from '../../src/store/connect.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { demoDataFile } from '../helpers/server.js';
 import { adminQuery, storeTargets } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';

@@ -16,7 +16,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody, initiationResponseFields } from '../helpers/bodies.js';
 import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
 import { FaultProxy, isCommand, onRequests } from '../helpers/fault-proxy.js';

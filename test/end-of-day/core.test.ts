@@ -15,9 +15,9 @@ import { BusinessDateBackwards, type TermDeposit } from '../../src/core/port.js'
 import type { TermDepositInitiation } from '../../src/core/term-deposits/initiation.js';
 import { createLogger } from '../../src/log.js';
 import type { ReferenceCore } from '../../src/reference-core/reference-core.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import type { Store } from '../../src/store/connect.js';
-import { listInstallments } from '../../src/store/loans.js';
+import { listInstallments } from '../../src/reference-core/storage/loans.js';
 import { putSetting } from '../../src/store/settings.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
 import { storeTargets } from '../helpers/stores.js';

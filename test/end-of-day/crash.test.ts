@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { openReferenceCore } from '../../src/core-http/core-service.js';
 import { createLogger } from '../../src/log.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';

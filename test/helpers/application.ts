@@ -28,7 +28,7 @@ import { readBusinessCalendar } from '../../src/reference-core/storage/load-core
 import { openStore, type Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
-import { coreStorage } from '../../src/store/reference-core-repository.js';
+import { coreStorage } from '../../src/reference-core/storage/reference-core-repository.js';
 import { coreDataLoad } from '../../src/reference-core/storage/core-data-load.js';
 import { coreRecords } from '../../src/reference-core/storage/core-records.js';
 import { FakeClock } from './fake-clock.js';

@@ -3,7 +3,7 @@
  * store) on a free port for a test, with its logs captured in memory.
  */
 import { Writable } from 'node:stream';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { resolveCoreServiceConfig, type CoreServiceFlags } from '../../src/core-http/core-config.js';
 import { startCoreService, type CoreService } from '../../src/core-http/core-service.js';
 import { demoDataFile } from './server.js';

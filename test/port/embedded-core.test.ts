@@ -1,7 +1,7 @@
 /** The port conformance suite against the embedded reference core, on each store. */
 import { createLogger } from '../../src/log.js';
 import { openReferenceCore } from '../../src/core-http/core-service.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { storeTargets } from '../helpers/stores.js';
 import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
 import { describeCoreRecordsConformance } from './records-conformance.js';

@@ -10,7 +10,7 @@ import { createLogger } from '../../src/log.js';
 import { openReferenceCore } from '../../src/core-http/core-service.js';
 import type { CoreRepository } from '../../src/reference-core/repository.js';
 import { ReferenceNotNew, writesAfterRecord } from '../../src/reference-core/writes-after-record.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { inUnitOfWork } from '../../src/store/unit-of-work.js';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
 import { storeTargets } from '../helpers/stores.js';

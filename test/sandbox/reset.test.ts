@@ -11,7 +11,7 @@ import { Vault } from '../../src/auth/vault.js';
 import { sandboxRoutes } from '../../src/operator/routes/sandbox.js';
 import { sql } from 'kysely';
 import { secretHashKeySetting } from '../../src/auth/secret-hash-key.js';
-import { findAccount } from '../../src/store/banking.js';
+import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { getSetting } from '../../src/store/settings.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { depositBody } from '../helpers/bodies.js';

@@ -32,7 +32,7 @@ import {
   type SdkEvent,
   type TermDepositInitiationRequest,
 } from '../../src/sdk/index.js';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { openStore } from '../../src/store/connect.js';
 import { depositBody as jsonDepositBody } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';

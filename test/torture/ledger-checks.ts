@@ -6,7 +6,7 @@
  * balances sum to zero.
  */
 import type { Kysely } from 'kysely';
-import { checkLedger } from '../../src/store/ledger.js';
+import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import type { Database } from '../../src/store/schema.js';
 
 /** How much of a ledger report an anomaly quotes. */

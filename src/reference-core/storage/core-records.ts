@@ -22,8 +22,8 @@ import type {
 } from '../../core/port.js';
 import { interestAtMaturityMinor } from '../../core/term-deposits/interest.js';
 import { toBigInt } from '../../store/bigint.js';
-import { findTermDepositAccountMismatches, toTermDeposit } from '../../store/banking.js';
-import { checkLedger, findPostedReferences } from '../../store/ledger.js';
+import { findTermDepositAccountMismatches, toTermDeposit } from './banking.js';
+import { checkLedger, findPostedReferences } from './ledger.js';
 import type { Database } from '../../store/schema.js';
 
 /** Rows a page answers at most, whatever `limit` asks: a list is for a screen, not an export. */

@@ -5,13 +5,13 @@
  * that exists keeps its balance (CONTRACT §9: a restart must never reset money).
  */
 import { randomUUID } from 'node:crypto';
-import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from '../../store/banking.js';
+import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from './banking.js';
 import { loanAccountKind } from '../../core/ledger/movement.js';
-import { ensureInternalAccount, postMovement } from '../../store/ledger.js';
-import { insertFacilityIfMissing, insertInstallment } from '../../store/loans.js';
+import { ensureInternalAccount, postMovement } from './ledger.js';
+import { insertFacilityIfMissing, insertInstallment } from './loans.js';
 import type { Queryable } from '../../store/realms.js';
 import { getOrInitSetting, getSetting } from '../../store/settings.js';
-import { businessDateSetting } from '../../store/end-of-day.js';
+import { businessDateSetting } from './end-of-day.js';
 import { interestExpenseAccount } from '../../core/end-of-day/maturity.js';
 import { BusinessCalendar, type Weekday } from '../../core/business-calendar.js';
 import { toMinorUnits } from '../../core/money.js';

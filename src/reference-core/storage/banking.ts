@@ -1,12 +1,12 @@
 /** Repositories of the reference core's records: customers, accounts, products, term deposits. */
 import { SqliteAdapter, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQuery } from './prepared.js';
-import { toBigInt } from './bigint.js';
-import type { Queryable } from './realms.js';
-import type { AccountTable, TermDepositProductTable, TermDepositTable } from './schema.js';
-import type { Account, Customer, DayCount, TermDepositContract, TermDepositProduct } from '../core/domain.js';
+import { preparedInsert, preparedQuery } from '../../store/prepared.js';
+import { toBigInt } from '../../store/bigint.js';
+import type { Queryable } from '../../store/realms.js';
+import type { AccountTable, TermDepositProductTable, TermDepositTable } from '../../store/schema.js';
+import type { Account, Customer, DayCount, TermDepositContract, TermDepositProduct } from '../../core/domain.js';
 
-export type { Account as AccountRecord, Customer as CustomerRecord, TermDepositProduct as ProductRecord } from '../core/domain.js';
+export type { Account as AccountRecord, Customer as CustomerRecord, TermDepositProduct as ProductRecord } from '../../core/domain.js';
 
 /** A term deposit contract as stored, with the instant it was made. */
 export interface TermDepositRecord extends TermDepositContract {

@@ -3,10 +3,10 @@
  * by primary key), the closed days (the per-day claim) and the core's outbox of events.
  */
 import type { Selectable } from 'kysely';
-import type { CoreEvent } from '../core/port.js';
-import type { Queryable } from './realms.js';
-import type { CoreEventTable } from './schema.js';
-import { getSetting } from './settings.js';
+import type { CoreEvent } from '../../core/port.js';
+import type { Queryable } from '../../store/realms.js';
+import type { CoreEventTable } from '../../store/schema.js';
+import { getSetting } from '../../store/settings.js';
 
 /** The settings row that holds the core's business date (YYYY-MM-DD). */
 export const businessDateSetting = 'core.business_date';

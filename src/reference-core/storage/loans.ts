@@ -1,13 +1,13 @@
 /** Repositories of merchandising loan facilities, installments and executions. */
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQuery } from './prepared.js';
-import type { InstallmentStatus } from '../core/end-of-day/overdue.js';
-import { toBigInt } from './bigint.js';
-import type { Queryable } from './realms.js';
-import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from './schema.js';
-import type { Installment, LoanExecution, LoanFacility } from '../core/domain.js';
+import { preparedInsert, preparedQuery } from '../../store/prepared.js';
+import type { InstallmentStatus } from '../../core/end-of-day/overdue.js';
+import { toBigInt } from '../../store/bigint.js';
+import type { Queryable } from '../../store/realms.js';
+import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from '../../store/schema.js';
+import type { Installment, LoanExecution, LoanFacility } from '../../core/domain.js';
 
-export type { LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../core/domain.js';
+export type { LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../../core/domain.js';
 
 /** An installment as stored, with its status (migration 0006): Pending, Overdue or Paid. */
 export interface InstallmentRecord extends Installment {

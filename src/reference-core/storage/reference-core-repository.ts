@@ -4,11 +4,11 @@
  * database of its own when it runs as `coregate core serve`.
  */
 import { sql } from 'kysely';
-import { LedgerInvariantError } from '../core/ledger/movement.js';
-import type { Account } from '../core/domain.js';
-import type { DirectoryStatus } from '../core/port.js';
-import type { UnitOfWork } from '../core/unit-of-work.js';
-import type { CoreRepository, CoreStorage } from '../reference-core/repository.js';
+import { LedgerInvariantError } from '../../core/ledger/movement.js';
+import type { Account } from '../../core/domain.js';
+import type { DirectoryStatus } from '../../core/port.js';
+import type { UnitOfWork } from '../../core/unit-of-work.js';
+import type { CoreRepository, CoreStorage } from '../repository.js';
 import {
   findAccount,
   findCustomer,
@@ -30,9 +30,9 @@ import {
   readBusinessDate,
   recordBusinessDayCounts,
 } from './end-of-day.js';
-import type { Store } from './connect.js';
+import type { Store } from '../../store/connect.js';
 import { findCoreOperation, recordCoreOperation } from './core-operations.js';
-import { findUserStatus, findWorkstationStatus } from './directory.js';
+import { findUserStatus, findWorkstationStatus } from '../../store/directory.js';
 import { postMovement } from './ledger.js';
 import {
   addExecutedAmount,
@@ -46,9 +46,9 @@ import {
   markInstallmentOverdue,
   payInstallment,
 } from './loans.js';
-import type { Queryable } from './realms.js';
-import { deferWrite } from './engine/unit-of-work.js';
-import { transactionOf } from './unit-of-work.js';
+import type { Queryable } from '../../store/realms.js';
+import { deferWrite } from '../../store/engine/unit-of-work.js';
+import { transactionOf } from '../../store/unit-of-work.js';
 
 export function coreRepository(db: Queryable): CoreRepository {
   return {

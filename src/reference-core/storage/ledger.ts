@@ -11,12 +11,12 @@ import {
   mayGoNegative,
   negativeBalanceKinds,
   type Movement,
-} from '../core/ledger/movement.js';
+} from '../../core/ledger/movement.js';
 import type { Insertable } from 'kysely';
-import type { Queryable } from './realms.js';
-import { toBigInt } from './bigint.js';
-import { preparedInsert, preparedQuery } from './prepared.js';
-import type { MovementTable, PostingTable } from './schema.js';
+import type { Queryable } from '../../store/realms.js';
+import { toBigInt } from '../../store/bigint.js';
+import { preparedInsert, preparedQuery } from '../../store/prepared.js';
+import type { MovementTable, PostingTable } from '../../store/schema.js';
 import { insertAccountIfMissing } from './banking.js';
 
 

@@ -1,11 +1,11 @@
 /** The reference core's memory of operation references: at most once, refusals included. */
-import type { ErrorName } from '../core/error-catalogue.js';
-import { isErrorName } from '../core/error-catalogue.js';
-import type { CoreOperationKind, CoreOperationRecord } from '../reference-core/repository.js';
+import type { ErrorName } from '../../core/error-catalogue.js';
+import { isErrorName } from '../../core/error-catalogue.js';
+import type { CoreOperationKind, CoreOperationRecord } from '../repository.js';
 import type { Insertable } from 'kysely';
-import { preparedInsert } from './prepared.js';
-import type { Queryable } from './realms.js';
-import type { CoreOperationTable } from './schema.js';
+import { preparedInsert } from '../../store/prepared.js';
+import type { Queryable } from '../../store/realms.js';
+import type { CoreOperationTable } from '../../store/schema.js';
 
 /** Inserts the reference's outcome unless it has one; answers whether it was inserted. */
 const coreOperationInsert = preparedInsert<Insertable<CoreOperationTable>>(
