@@ -18,8 +18,6 @@ export type Fault =
    * moved past the time-out, "commit, then time out" without any delay (the work commits once released).
    */
   | { kind: 'commit-then-hold' }
-  /** Waits `delayMs`, then throws CoreUnavailable: the unit of work rolls back (504, nothing written). */
-  | { kind: 'slow-then-fail'; delayMs: number }
   /**
    * Holds the call before the core sees it until the test calls release(), then throws
    * CoreUnavailable: with a fake clock moved past the time-out, "time out, then fail" without any
@@ -59,10 +57,6 @@ export class FaultyCore {
     const fault = this.fault;
     if (fault.kind === 'unavailable') throw new CoreUnavailable('injected: core unavailable');
     if (fault.kind === 'crash') throw fault.error;
-    if (fault.kind === 'slow-then-fail') {
-      await sleep(fault.delayMs);
-      throw new CoreUnavailable('injected: core failed after a delay');
-    }
     if (fault.kind === 'hold-then-fail') {
       await this.#gate.hold();
       throw new CoreUnavailable('injected: core failed after being held');
