@@ -21,7 +21,7 @@ const postgres = storeTargets.find((target) => target.name === 'postgres');
 /** The text of a COMMIT in a Parse or Query message of PostgreSQL's protocol. */
 const commitText = Buffer.from('commit\0');
 
-/** A TCP proxy that, armed, cuts the first connection that sends COMMIT as soon as the server answers it, dropping the answer. */
+/** A TCP proxy that, armed, cuts the first connection that sends COMMIT as soon as the server acknowledges the COMMIT, dropping that acknowledgement. */
 class CommitAnswerThief {
   armed = false;
   /** How many COMMITs were let through with their answers swallowed. */
@@ -50,6 +50,10 @@ class CommitAnswerThief {
       socket.once('close', () => this.#sockets.delete(socket));
     }
     let commitSent = false;
+    // The server's answers after the COMMIT was sent, parsed into messages: the transaction's
+    // statements may travel with their COMMIT in one write (one Sync per batch), so the answers
+    // before CommandComplete "COMMIT" are passed on and only the COMMIT's own is swallowed.
+    let pending = Buffer.alloc(0);
     client.on('data', (chunk: Buffer) => {
       if (this.armed && !commitSent && chunk.includes(commitText)) {
         this.armed = false;
@@ -58,14 +62,28 @@ class CommitAnswerThief {
       upstream.write(chunk);
     });
     upstream.on('data', (chunk: Buffer) => {
-      if (commitSent) {
-        // The server answered the COMMIT (it has committed): the answer never arrives.
-        this.stolen += 1;
-        client.destroy();
-        upstream.destroy();
+      if (!commitSent) {
+        client.write(chunk);
         return;
       }
-      client.write(chunk);
+      pending = Buffer.concat([pending, chunk]);
+      let offset = 0;
+      while (pending.length - offset >= 5) {
+        const length = pending.readInt32BE(offset + 1);
+        if (pending.length - offset < 1 + length) break;
+        const type = String.fromCharCode(pending[offset]!);
+        const body = pending.subarray(offset + 5, offset + 1 + length);
+        if (type === 'C' && body.toString('latin1').startsWith('COMMIT')) {
+          // The server has committed: its answer never arrives.
+          this.stolen += 1;
+          client.destroy();
+          upstream.destroy();
+          return;
+        }
+        client.write(pending.subarray(offset, offset + 1 + length));
+        offset += 1 + length;
+      }
+      pending = pending.subarray(offset);
     });
     client.once('close', () => upstream.destroy());
     upstream.once('close', () => client.destroy());
