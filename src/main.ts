@@ -44,6 +44,8 @@ import { coreStorage } from './reference-core/storage/reference-core-repository.
 import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
 import { migrateToLatest } from './store/migrate.js';
+import { tableExists } from './store/table-exists.js';
+import { migrateEmbeddedCore, referenceCoreOn } from './core-http/core-service.js';
 import { listRealms } from './store/realms.js';
 import { openLimits, type Limits } from './limits/limits.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
@@ -147,11 +149,13 @@ export async function prepareStore(
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
     const secretHashKey = await loadSecretHashKey(store.db, vault);
     const parts = await placeCoreRecords(config, store, logger);
+    // The embedded core's tables are the core's own migrations' (issue 25); a remote core's API never has them.
+    if (parts === 'all') await migrateEmbeddedCore(store, logger);
     if (data) {
       const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
       // Records are never overwritten: say what the file changes that was not applied, one line per kind.
-      for (const drift of await findDrift(store.db, data, secretHashKey)) {
+      for (const drift of await findDrift(store.db, data, secretHashKey, parts)) {
         logger.warn(
           { file: config.dataFile, kind: drift.kind, records: drift.records },
           `data file: ${drift.records.length} ${drift.kind} differ from the store and were not applied (records are never overwritten): ${drift.records.join('; ')}. Apply with ${driftRemedy[drift.kind] ?? '`coregate sandbox reset`'}`,
@@ -177,7 +181,8 @@ async function placeCoreRecords(config: Config, store: Store, logger: Logger): P
     await recordRemoteCore(store.db, redactUrl(config.coreUrl));
     // Records an embedded core (or an older coregate) left here are nobody's now: nothing reads
     // them, and no command answers from them (they are refused, naming --core-url). Said once at start.
-    const left = await store.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst();
+    // A new API database has no core tables at all (the core's migrations never ran on it).
+    const left = (await tableExists(store, 'accounts')) ? await store.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst() : undefined;
     if (Number(left?.count ?? 0) > 0) {
       logger.warn(
         { accounts: Number(left?.count), db: store.displayUrl },
@@ -426,8 +431,7 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
     });
     return { core: remoteCore, remoteCore };
   }
-  const calendar = await readBusinessCalendar(store.db, config.businessDate);
-  return { core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock }), remoteCore: undefined };
+  return { core: await referenceCoreOn(store, config.businessDate, clock), remoteCore: undefined };
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */

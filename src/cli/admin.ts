@@ -14,9 +14,9 @@ import { findRealm, insertRealmIfMissing, listRealms, setRealmNotBefore } from '
 import { listSigningKeys } from '../store/signing-keys.js';
 import { checkEverything } from './check.js';
 import { coreUrlOf, withCore, withEmbeddedCore } from './core-session.js';
-import { coreRecords } from '../reference-core/storage/core-records.js';
 import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
-import { findUserStatus, findWorkstationStatus, insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
+import { CoreDataRefused } from '../core/port.js';
+import { defaultDbUrl } from '../config.js';
 import { initiateScope } from '../operations/term-deposit-initiation.js';
 import { retrieveScope } from '../api/routes/term-deposits.js';
 import { executeScope } from '../operations/loan-installment-execution.js';
@@ -36,6 +36,8 @@ async function requireRealm(store: Store, name: string) {
 }
 
 export interface CreateClientFlags extends StoreFlags {
+  /** The core whose directory holds the technical user and workstation (default: the embedded core on --db). */
+  coreUrl?: string;
   realm: string;
   clientId: string;
   scopes: string[];
@@ -84,24 +86,9 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
   return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
     // A client whose technical user or workstation the directory does not know gets 403 on every
-    // call: say so now, or add them (Active) with --create-missing.
-    const created: string[] = [];
-    const missing: Array<{ kind: 'user' | 'workstation'; id: string; flag: string; command: string }> = [];
-    if (flags.technicalUser !== undefined && (await findUserStatus(store.db, flags.technicalUser)) === undefined) {
-      missing.push({ kind: 'user', id: flags.technicalUser, flag: '--technical-user', command: `coregate users add ${flags.technicalUser}` });
-    }
-    if (flags.defaultWorkstation !== undefined && (await findWorkstationStatus(store.db, flags.defaultWorkstation)) === undefined) {
-      missing.push({ kind: 'workstation', id: flags.defaultWorkstation, flag: '--default-workstation', command: `coregate workstations add ${flags.defaultWorkstation}` });
-    }
-    if (missing.length > 0 && !flags.createMissing) {
-      const what = missing.map((entry) => `${entry.flag} ${entry.id} is not in the directory`).join('; ');
-      throw new CommandError(`${what}: every call of the client would be refused (403). Add ${missing.length === 1 ? 'it' : 'them'} with ${missing.map((entry) => `\`${entry.command}\``).join(' and ')}, or pass --create-missing`);
-    }
-    for (const entry of missing) {
-      if (entry.kind === 'user') await insertUserIfMissing(store.db, entry.id, 'Active');
-      else await insertWorkstationIfMissing(store.db, entry.id, 'Active');
-      created.push(`${entry.kind} ${entry.id}`);
-    }
+    // call: say so now, or add them (Active) with --create-missing. The directory is the core's:
+    // asked through the port (the embedded core on --db, or --core-url).
+    const created = flags.technicalUser === undefined && flags.defaultWorkstation === undefined ? [] : await ensureDirectoryEntries(flags);
     const secret = generateClientSecret();
     const now = new Date().toISOString();
     const inserted = await insertClientIfMissing(store.db, {
@@ -119,6 +106,33 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
     });
     if (!inserted) throw new CommandError(`Client "${flags.clientId}" already exists in realm "${flags.realm}"`);
     return { clientId: flags.clientId, secret, created };
+  });
+}
+
+/** The client's technical user and default workstation, checked in (or, with --create-missing, added to) the core's directory. */
+async function ensureDirectoryEntries(flags: CreateClientFlags & { createMissing?: boolean }): Promise<string[]> {
+  return withCore(flags, 'coregate clients create --technical-user/--default-workstation', async (core) => {
+    const missing: Array<{ kind: 'user' | 'workstation'; id: string; flag: string; command: string }> = [];
+    if (flags.technicalUser !== undefined && (await core.userStatus(flags.technicalUser)) === undefined) {
+      missing.push({ kind: 'user', id: flags.technicalUser, flag: '--technical-user', command: `coregate users add ${flags.technicalUser}` });
+    }
+    if (flags.defaultWorkstation !== undefined && (await core.workstationStatus(flags.defaultWorkstation)) === undefined) {
+      missing.push({ kind: 'workstation', id: flags.defaultWorkstation, flag: '--default-workstation', command: `coregate workstations add ${flags.defaultWorkstation}` });
+    }
+    if (missing.length > 0 && !flags.createMissing) {
+      const what = missing.map((entry) => `${entry.flag} ${entry.id} is not in the directory`).join('; ');
+      throw new CommandError(`${what}: every call of the client would be refused (403). Add ${missing.length === 1 ? 'it' : 'them'} with ${missing.map((entry) => `\`${entry.command}\``).join(' and ')}, or pass --create-missing`);
+    }
+    if (missing.length === 0) return [];
+    const users = missing.filter((entry) => entry.kind === 'user').map((entry) => ({ login: entry.id, status: 'Active' }));
+    const workstations = missing.filter((entry) => entry.kind === 'workstation').map((entry) => ({ id: entry.id, status: 'Active' }));
+    try {
+      await core.loadData({ ...(users.length > 0 ? { users } : {}), ...(workstations.length > 0 ? { workstations } : {}) });
+    } catch (error) {
+      if (error instanceof CoreDataRefused) throw new CommandError(`${error.field}: ${error.message}`);
+      throw error;
+    }
+    return missing.map((entry) => `${entry.kind} ${entry.id}`);
   });
 }
 
@@ -243,7 +257,8 @@ export async function checkStore(flags: StoreFlags & { coreUrl?: string; coreDb?
     if (coreUrlOf(flags) !== undefined) return withCore(flags, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
     const recorded = await recordedRemoteCore(store.db);
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal('coregate check', recorded));
-    return checkEverything(store, coreRecords(store.db), ageLimitSeconds);
+    // The embedded core on the same database, through the port like any other core.
+    return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
   });
 }
 

@@ -8,10 +8,10 @@
  */
 import { defaultDbUrl } from '../config.js';
 import type { CoreBankingPort, CoreDataLoad, CoreRecords } from '../core/port.js';
-import { connectRemoteCore, openReferenceCore } from '../core-http/core-service.js';
-import { createLogger } from '../log.js';
+import { connectRemoteCore, migrateEmbeddedCore, referenceCoreOn } from '../core-http/core-service.js';
 import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
-import type { Store } from '../store/connect.js';
+import { openStore, type Store } from '../store/connect.js';
+import { tableExists } from '../store/table-exists.js';
 import { CommandError } from './command-error.js';
 
 export interface CoreFlags {
@@ -43,13 +43,18 @@ export async function withCore<T>(flags: CoreFlags, what: string, work: (core: O
   return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, what, work);
 }
 
-/** The embedded reference core on `db`, refused when that database's core is remote. */
+/**
+ * The embedded reference core on `db` (the API's database, or a core's own with `--core-db`),
+ * refused when that database belongs to an API whose core is remote: checked before the core's
+ * migrations could add its tables there.
+ */
 export async function withEmbeddedCore<T>(db: string, what: string, work: (core: OperatorCore, store: Store) => Promise<T>): Promise<T> {
-  const { store, core } = await openReferenceCore({ db, dataFile: undefined, businessDate: undefined }, createLogger({ level: 'silent' }));
+  const store = openStore(db);
   try {
-    const recorded = await recordedRemoteCore(store.db);
+    const recorded = (await tableExists(store, 'settings')) ? await recordedRemoteCore(store.db) : undefined;
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal(what, recorded));
-    return await work(core, store);
+    await migrateEmbeddedCore(store);
+    return await work(await referenceCoreOn(store, undefined), store);
   } finally {
     await store.close();
   }

@@ -108,6 +108,7 @@ clients
   .option('--default-workstation <id>', 'workstation used when a token request sends none')
   .option('--create-missing', 'add the technical user and default workstation to the directory (Active) when they are not in it')
   .addOption(dbOption())
+  .addOption(coreUrlOption())
   .addOption(jsonOption())
   .action(async (flags) => {
     const { clientId, secret, created } = await (await admin()).createClient(flags);

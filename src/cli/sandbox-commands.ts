@@ -13,7 +13,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import { CommandError } from './command-error.js';
 import { CoreDataRefused } from '../core/port.js';
-import { connectRemoteCore } from '../core-http/core-service.js';
+import { connectRemoteCore, migrateEmbeddedCore } from '../core-http/core-service.js';
 import { corePart, recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { coreUrlOf } from './core-session.js';
 
@@ -45,6 +45,8 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
     const coreUrl = coreUrlOf(flags);
     if (recorded !== undefined && coreUrl === undefined) throw new CommandError(remoteCoreRefusal('coregate sandbox reset', recorded));
     if (recorded === undefined && coreUrl !== undefined) throw new CommandError(`--core-url: this database's core is embedded (its records are here); leave --core-url out`);
+    // The embedded core's tables (its own migrations) are emptied and loaded again with the API's.
+    if (recorded === undefined) await migrateEmbeddedCore(store);
     const summary = await resetSandbox(store, vault, data, webhookTargets);
     const part = corePart(data);
     if (coreUrl === undefined || part === undefined) return summary;

@@ -4,18 +4,18 @@
  * server together (as src/main.ts does for the API).
  */
 import { systemClock } from '../clock/system-clock.js';
+import type { Clock } from '../core/clock.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type LogOptions, type Logger } from '../log.js';
 import { ReferenceCore } from '../reference-core/reference-core.js';
 import { readSandboxFile } from '../sandbox/data-file.js';
-import { loadCoreSandboxData } from '../sandbox/load.js';
 import { readBusinessCalendar } from '../reference-core/storage/load-core-data.js';
 import { openStore, type Store } from '../store/connect.js';
 import { tracedStore } from '../store/traced-store.js';
 import type { Tracing } from '../tracing/start-tracing.js';
-import { migrateToLatest } from '../store/migrate.js';
-import { coreDataLoad } from '../reference-core/storage/core-data-load.js';
+import { coreDataLoad, loadCoreSandboxData } from '../reference-core/storage/core-data-load.js';
+import { migrateCoreToLatest } from '../reference-core/storage/migrate-core.js';
 import { coreRecords } from '../reference-core/storage/core-records.js';
 import { coreStorage } from '../reference-core/storage/reference-core-repository.js';
 import type { CoreServiceConfig } from './core-config.js';
@@ -34,7 +34,7 @@ export interface CoreService {
   close(): Promise<void>;
 }
 
-/** Opens the core's store (migrations, data file) and the reference core over it; its transactions traced with `tracer`. */
+/** Opens the core's store (the core's migrations, data file) and the reference core over it; its transactions traced with `tracer`. */
 export async function openReferenceCore(
   config: Pick<CoreServiceConfig, 'db' | 'dataFile' | 'businessDate'>,
   logger: Logger,
@@ -44,18 +44,31 @@ export async function openReferenceCore(
   const opened = openStore(config.db);
   const store = tracer ? tracedStore(opened, tracer) : opened;
   try {
-    const applied = await migrateToLatest(store);
-    if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
+    await migrateEmbeddedCore(store, logger);
     if (data) {
       const summary = await loadCoreSandboxData(store, data);
       logger.info({ file: config.dataFile, ...summary }, 'core data loaded');
     }
-    const calendar = await readBusinessCalendar(store.db, config.businessDate);
-    return { store, core: new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock: systemClock }) };
+    return { store, core: await referenceCoreOn(store, config.businessDate) };
   } catch (error) {
     await store.close();
     throw error;
   }
+}
+
+/**
+ * The reference core's own migrations (src/reference-core/storage/migrate-core.ts) on `store`:
+ * the core's database, or the API's with the embedded core. Never on an API whose core is remote.
+ */
+export async function migrateEmbeddedCore(store: Store, logger?: Logger): Promise<void> {
+  const applied = await migrateCoreToLatest(store);
+  if (applied.length > 0) logger?.info({ migrations: applied, db: store.displayUrl }, 'core migrations applied');
+}
+
+/** The reference core over a store its migrations prepared, on the stored business date (`businessDate`: a new store's). */
+export async function referenceCoreOn(store: Store, businessDate: string | undefined, clock: Clock = systemClock): Promise<ReferenceCore> {
+  const calendar = await readBusinessCalendar(store.db, businessDate);
+  return new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock });
 }
 
 export interface CoreServiceOptions {

@@ -4,6 +4,7 @@
  * it), so at start each kind of record that differs is named, with how to apply the file:
  * `coregate sandbox reset`, or the operator commands. Reads only; secrets are compared as hashes.
  */
+import type { LoadedParts } from './load.js';
 import { verifyClientSecret } from '../auth/client-secret.js';
 import { toMinorUnits } from '../core/money.js';
 import { listClients } from '../store/clients.js';
@@ -36,7 +37,8 @@ async function rowsIn<Record, Row>(records: readonly Record[] | undefined, query
   return records === undefined || records.length === 0 ? [] : query(records.map(keyOf));
 }
 
-export async function findDrift(db: Queryable, data: SandboxData, secretHashKey: Buffer): Promise<Drift[]> {
+/** `parts`: `api` when the core is remote: its records are the core's, and this database has none of its tables. */
+export async function findDrift(db: Queryable, data: SandboxData, secretHashKey: Buffer, parts: LoadedParts = 'all'): Promise<Drift[]> {
   const drifts: Drift[] = [];
   const add = (kind: string, record: string, fields: string[]) => {
     if (fields.length === 0) return;
@@ -65,6 +67,7 @@ export async function findDrift(db: Queryable, data: SandboxData, secretHashKey:
       ]));
     }
   }
+  if (parts === 'api') return drifts;
   // One query per kind (start-up work): the records of the file that the store holds.
   const users = new Map((await rowsIn(data.users, (logins) => db.selectFrom('directory_users').select(['login', 'status']).where('login', 'in', logins).execute(), (user) => user.login)).map((row) => [row.login, row]));
   for (const user of data.users ?? []) {

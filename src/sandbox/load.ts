@@ -7,7 +7,6 @@ import type { Transaction } from 'kysely';
 import type { Store } from '../store/connect.js';
 import type { Database } from '../store/schema.js';
 import { insertClientIfMissing } from '../store/clients.js';
-import { insertUserIfMissing, insertWorkstationIfMissing } from '../store/directory.js';
 import { findRealm, insertRealmIfMissing, type Queryable } from '../store/realms.js';
 import { lockForAdministration } from '../store/admin-lock.js';
 import { hashClientSecret } from '../auth/client-secret.js';
@@ -85,29 +84,10 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
     if (stored) await ensureSigningKey(trx, vault, stored, Date.now());
   }
   if (parts === 'all') {
-    await loadDirectory(trx, data);
     summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
   }
   summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets);
   return summary;
-}
-
-/**
- * The core's sections only (directory, calendar, customers, accounts, products, loans), for a
- * core that runs as its own service (`coregate core serve`): it has no realms or clients. The
- * same rules: only missing records are added, in one transaction.
- */
-export async function loadCoreSandboxData(store: Store, data: SandboxData): Promise<{ accountsAdded: number }> {
-  return store.db.transaction().execute(async (trx) => {
-    await lockForAdministration(store, trx);
-    await loadDirectory(trx, data);
-    return loadCoreData(trx, data);
-  });
-}
-
-async function loadDirectory(db: Queryable, data: SandboxData): Promise<void> {
-  for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
-  for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(db, workstation.id, workstation.status);
 }
 
 /**

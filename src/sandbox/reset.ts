@@ -4,7 +4,8 @@
  *
  * Every table the database holds is emptied, read from the database's own catalogue so that a
  * table added by a later migration is covered without an edit here, except what must survive:
- * - the migration bookkeeping (`kysely_migration`, `kysely_migration_lock`): the schema stays;
+ * - the migration bookkeeping (`kysely_migration`, `kysely_migration_lock`, and the embedded
+ *   core's `core_migration`, `core_migration_lock`): the schema stays;
  * - the console's login tokens and sessions: the operator who pressed "reset" stays logged in;
  * - the sealed client-secret hash key (a `settings` row): every running instance holds it in
  *   memory from its start; a new key would make them refuse every client secret until restarted.
@@ -28,7 +29,7 @@ import { recordedRemoteCore, remoteCoreSetting } from './core-placement.js';
 import { loadSandboxDataWithin, realmDefaults, type LoadSummary } from './load.js';
 
 /** Tables a reset leaves alone entirely: the migrator's bookkeeping and the console's sessions. */
-const untouchedTables: ReadonlySet<string> = new Set(['kysely_migration', 'kysely_migration_lock', 'operator_login_tokens', 'operator_sessions']);
+const untouchedTables: ReadonlySet<string> = new Set(['kysely_migration', 'kysely_migration_lock', 'core_migration', 'core_migration_lock', 'operator_login_tokens', 'operator_sessions']);
 /** Tables a reset prunes by rule rather than empties (see the module comment). */
 const prunedTables: ReadonlySet<string> = new Set(['settings', 'realms', 'signing_keys']);
 /** Settings that survive a reset. */

@@ -1,6 +1,11 @@
 /**
  * Applies the versioned migrations at start. Kysely's migrator takes a lock (an advisory lock on
  * PostgreSQL), so several instances starting together apply each migration once.
+ *
+ * Two sets share this runner, each with its own bookkeeping tables: the API's (below:
+ * `kysely_migration`) and the reference core's (src/reference-core/storage/migrate-core.ts:
+ * `core_migration`), which owns the core's tables. With the embedded core one database holds
+ * both; with a remote core the API's database holds only the API's.
  */
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001_auth.js';
@@ -27,10 +32,22 @@ const migrations: Record<string, Migration> = {
 };
 
 class StaticMigrationProvider implements MigrationProvider {
+  constructor(readonly migrations: Record<string, Migration>) {}
+
   async getMigrations(): Promise<Record<string, Migration>> {
-    return migrations;
+    return this.migrations;
   }
 }
+
+/** A set of migrations and the tables that record which ran. */
+export interface MigrationSet {
+  migrations: Record<string, Migration>;
+  /** Kysely's defaults (`kysely_migration`, `kysely_migration_lock`) are the API's. */
+  tableName?: string;
+  lockTableName?: string;
+}
+
+const apiMigrations: MigrationSet = { migrations };
 
 /**
  * Kysely's migration lock is a no-op on SQLite (one connection per process), so two processes
@@ -39,10 +56,15 @@ class StaticMigrationProvider implements MigrationProvider {
  */
 const sqliteMigrationAttemptsMax = 5;
 
+/** The API's migrations: its own tables only (the core's are the core's, migrate-core.ts). */
 export async function migrateToLatest(store: Store): Promise<string[]> {
+  return applyMigrations(store, apiMigrations);
+}
+
+export async function applyMigrations(store: Store, set: MigrationSet): Promise<string[]> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await migrateOnce(store);
+      return await migrateOnce(store, set);
     } catch (error) {
       if (store.dialect !== 'sqlite' || attempt >= sqliteMigrationAttemptsMax) throw error;
       await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
@@ -50,8 +72,13 @@ export async function migrateToLatest(store: Store): Promise<string[]> {
   }
 }
 
-async function migrateOnce(store: Store): Promise<string[]> {
-  const migrator = new Migrator({ db: store.db, provider: new StaticMigrationProvider() });
+async function migrateOnce(store: Store, set: MigrationSet): Promise<string[]> {
+  const migrator = new Migrator({
+    db: store.db,
+    provider: new StaticMigrationProvider(set.migrations),
+    ...(set.tableName === undefined ? {} : { migrationTableName: set.tableName }),
+    ...(set.lockTableName === undefined ? {} : { migrationLockTableName: set.lockTableName }),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName;

@@ -273,7 +273,14 @@ export interface CoreEventTable {
   created_at: string;
 }
 
+/** The reference core's named values (its migration 0001): business date, calendar. */
+export interface CoreSettingTable {
+  name: string;
+  value: string;
+}
+
 export interface CoreDatabase {
+  core_settings: CoreSettingTable;
   core_business_days: CoreBusinessDayTable;
   core_events: CoreEventTable;
   loan_facilities: LoanFacilityTable;

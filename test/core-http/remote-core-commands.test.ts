@@ -14,6 +14,7 @@ import { runCli } from '../helpers/cli.js';
 import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
 import { demoDataFile, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
+import { tableExists } from '../../src/store/table-exists.js';
 
 for (const target of storeTargets) {
   describe(`operator commands with a remote core [${target.name}]`, { skip: target.skip }, () => {
@@ -29,7 +30,8 @@ for (const target of storeTargets) {
     before(async () => {
       const coreDb = await target.create();
       drops.push(coreDb.drop);
-      const apiStore = await target.create();
+      // A new database, as a new user's: not the run's template, which holds the embedded core's tables too.
+      const apiStore = await target.create({ empty: true });
       drops.push(apiStore.drop);
       apiDb = apiStore.url;
       core = await startTestCoreServer({ db: coreDb.url, data: demoDataFile });
@@ -49,12 +51,13 @@ for (const target of storeTargets) {
       for (const drop of drops) await drop();
     });
 
-    test('the data file\'s core part went to the core: the API\'s database holds no account, customer or posting of it', async () => {
-      const db = api?.coregate.store.db;
-      assert.ok(db);
-      assert.deepEqual(await db.selectFrom('accounts').select('account_number').execute(), []);
-      assert.deepEqual(await db.selectFrom('customers').select('customer_reference').execute(), []);
-      assert.deepEqual(await db.selectFrom('movements').select('id').execute(), []);
+    test('the data file\'s core part went to the core: the API\'s database holds none of the core\'s tables (issue 25: the core\'s migrations never ran there)', async () => {
+      const store = api?.coregate.store;
+      assert.ok(store);
+      for (const table of ['accounts', 'customers', 'movements', 'postings', 'directory_users', 'workstations', 'core_settings', 'core_migration']) {
+        assert.equal(await tableExists(store, table), false, `${table} is the core's`);
+      }
+      assert.ok(await tableExists(store, 'operations'), 'the API\'s own tables are there');
       assert.equal(await core?.balanceOf('1000000001'), 25_000_000n - 100_000n, 'the deposit moved the core\'s money');
     });
 
@@ -120,6 +123,21 @@ for (const target of storeTargets) {
       assert.equal(report.ledger.ok, false);
       assert.deepEqual(report.ledger.balanceMismatches, [{ accountNumber: '1000000003', storedMinor: '123', postedMinor: '9000000' }]);
       assert.equal(report.operations.ok, true, 'the operations still have their postings in the core');
+    });
+
+    test('clients create checks the technical user in the core\'s directory: refused without --core-url (naming it), added to the core with --core-url --create-missing', async () => {
+      const create = (clientId: string, extra: string[]) => cli(['clients', 'create', '--realm', 'sandbox', '--client-id', clientId, '--scopes', 'termDeposit:retrieve', '--technical-user', 'new-clerk', '--db', apiDb, ...extra, '--json']);
+      const refused = await create('directory-app-1', []);
+      assert.notEqual(refused.code, 0, refused.stdout);
+      assert.match(refused.stderr, /--core-url/);
+      const missing = await create('directory-app-2', ['--core-url', coreUrl()]);
+      assert.notEqual(missing.code, 0, missing.stdout);
+      assert.match(missing.stderr, /--technical-user new-clerk is not in the directory/);
+      const created = await create('directory-app-3', ['--core-url', coreUrl(), '--create-missing']);
+      assert.equal(created.code, 0, created.stderr);
+      assert.deepEqual((JSON.parse(created.stdout) as { created: string[] }).created, ['user new-clerk']);
+      const users = JSON.parse((await cli(['users', 'list', '--core-url', coreUrl(), '--json'])).stdout) as Array<{ login: string }>;
+      assert.ok(users.some((user) => user.login === 'new-clerk'), 'the user is in the core\'s directory');
     });
 
     test('an embedded start on the API\'s database of a remote core is refused, naming --core-url', async () => {

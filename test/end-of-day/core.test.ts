@@ -18,9 +18,10 @@ import type { ReferenceCore } from '../../src/reference-core/reference-core.js';
 import { findAccount } from '../../src/reference-core/storage/banking.js';
 import type { Store } from '../../src/store/connect.js';
 import { listInstallments } from '../../src/reference-core/storage/loans.js';
-import { putSetting } from '../../src/store/settings.js';
+import { migrateToLatest } from '../../src/store/migrate.js';
+import { putCoreSetting } from '../../src/reference-core/storage/core-settings.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
-import { storeTargets } from '../helpers/stores.js';
+import { storeTargets, withStore } from '../helpers/stores.js';
 
 const silent = createLogger({ level: 'silent' });
 
@@ -68,6 +69,8 @@ for (const target of storeTargets) {
     const file = dataFile();
     before(async () => {
       created = await target.create();
+      // The embedded deployment's database: the API's tables too (coregate check reads its operations).
+      await withStore(created.url, (api) => migrateToLatest(api));
       ({ store, core } = await openReferenceCore({ db: created.url, dataFile: file, businessDate: undefined }, silent));
     });
     after(async () => {
@@ -201,7 +204,7 @@ for (const target of storeTargets) {
     test('CONTRACT §12: a maturity day that became a holiday after the constitution matures at the next business day\'s end of day', async () => {
       const contract = await constitute({ valueDate: '2026-08-31', numberOfDays: 31 }); // Thursday 2026-10-01
       assert.equal(contract.maturityDate, '2026-10-01');
-      await putSetting(store.db, 'core.calendar', JSON.stringify({ weekend: ['SATURDAY', 'SUNDAY'], holidays: ['2026-04-03', '2026-05-01', '2026-12-25', '2026-10-01'] }));
+      await putCoreSetting(store.db, 'core.calendar', JSON.stringify({ weekend: ['SATURDAY', 'SUNDAY'], holidays: ['2026-04-03', '2026-05-01', '2026-12-25', '2026-10-01'] }));
       const reopened = await openReferenceCore({ db: created.url, dataFile: undefined, businessDate: undefined }, silent);
       try {
         const report = await reopened.core.advanceBusinessDate('2026-10-03');

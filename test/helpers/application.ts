@@ -26,7 +26,7 @@ import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
 import { readBusinessCalendar } from '../../src/reference-core/storage/load-core-data.js';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from './migrate-embedded.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 import { coreStorage } from '../../src/reference-core/storage/reference-core-repository.js';
 import { coreDataLoad } from '../../src/reference-core/storage/core-data-load.js';
@@ -65,7 +65,7 @@ export async function startApplication(options: { strategy: 'embedded' | 'remote
   const gate = new GatedCore();
   const logger = createLogger({ level: 'silent' });
   try {
-    await migrateToLatest(store);
+    await migrateEmbedded(store);
     await loadSandboxData(store, new Vault(undefined), readSandboxFile(demoDataFile), { allowPrivate: false });
     const calendar = await readBusinessCalendar(store.db, undefined);
     const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock }), { remote: options.strategy === 'remote' });

@@ -5,12 +5,12 @@
  * migrate. Usage: `node --import tsx test/helpers/migrate-template.ts <store URL>...`.
  */
 import { openStore } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from './migrate-embedded.js';
 
 for (const url of process.argv.slice(2)) {
   const store = openStore(url);
   try {
-    await migrateToLatest(store);
+    await migrateEmbedded(store);
   } finally {
     await store.close();
   }

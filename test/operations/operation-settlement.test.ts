@@ -12,7 +12,7 @@ import { BusinessRefusal, errorCatalogue as E } from '../../src/core/error-catal
 import { timeOrderedUuid } from '../../src/core/time-ordered-uuid.js';
 import type { Store } from '../../src/store/connect.js';
 import { openStore } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { findOperation, insertOperation, type OperationRecord, type OperationStatus } from '../../src/store/operations.js';
 import { inUnitOfWork } from '../../src/store/unit-of-work.js';
 import { listEventsOf } from '../../src/store/webhooks.js';
@@ -81,7 +81,7 @@ for (const storeTarget of storeTargets) {
     before(async () => {
       created = await storeTarget.create();
       store = openStore(created.url);
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       chainer = new AuditChainer(store, (error) => {
         throw error;
       }, clock);

@@ -14,7 +14,7 @@ import pg from 'pg';
 import { AuditChainer, verifyAuditChain } from '../../src/audit/chain.js';
 import { RefusalAudit } from '../../src/audit/refusal-audit.js';
 import type { Store } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { auditEntry } from '../../src/operations/operation-audit.js';
 import { insertAuditEntries } from '../../src/store/audit.js';
 import { storeTargets, withCreatedStore, withStore } from '../helpers/stores.js';
@@ -69,7 +69,7 @@ for (const target of storeTargets) {
     const created = await target.create();
     try {
       await withStore(created.url, async (store) => {
-        await migrateToLatest(store);
+        await migrateEmbedded(store);
         const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
         const refusals = new RefusalAudit(store, chainer);
         const counter = countAuditInserts();
@@ -110,7 +110,7 @@ for (const target of storeTargets) {
     const created = await target.create();
     try {
       await withStore(created.url, async (store) => {
-        await migrateToLatest(store);
+        await migrateEmbedded(store);
         const { chainer, runs } = countingChainer(store);
         const refusals = new RefusalAudit(store, chainer);
         // Details that change on the way through JSON (an undefined member, a nested object) are hashed as they read back.
@@ -133,7 +133,7 @@ for (const target of storeTargets) {
     const created = await target.create();
     try {
       await withStore(created.url, async (store) => {
-        await migrateToLatest(store);
+        await migrateEmbedded(store);
         // A business transaction's record, committed unchained (the chainer has not run yet).
         // Recorded a moment before the refusals: the chainer orders by time (then id, random within a millisecond).
         const earlier = { ...refusal(100), recordedAt: new Date(Date.now() - 1000).toISOString() };
@@ -165,7 +165,7 @@ const auditChainLockId = 0x61756474; // src/audit/chain.ts
 test('PostgreSQL: a chainer that finds the chain locked by another instance waits for it, then chains (it does not give up)', { skip: postgresTarget.skip }, async () => {
   await withCreatedStore(postgresTarget, async (url) => {
     await withStore(url, async (store) => {
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       // Another instance holds the chain's lock in an open transaction.
       const other = new pg.Client({ connectionString: url });
       await other.connect();
@@ -191,7 +191,7 @@ test('PostgreSQL: a chainer that finds the chain locked by another instance wait
 test('PostgreSQL: two instances racing refusal batches and business records on one database keep one unbroken chain, nothing left unchained', { skip: postgresTarget.skip }, async () => {
   await withCreatedStore(postgresTarget, async (url) => {
     await withStore(url, async (first) => {
-      await migrateToLatest(first);
+      await migrateEmbedded(first);
       await withStore(url, async (second) => {
         const instances = [first, second].map((store) => {
           const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
@@ -225,7 +225,7 @@ test('PostgreSQL: two instances racing refusal batches and business records on o
 test('PostgreSQL: refusals whose chain lock is held past its time-out (a hung instance) are written unchained and answered, then chained once it is free', { skip: postgresTarget.skip }, async () => {
   await withCreatedStore(postgresTarget, async (url) => {
     await withStore(url, async (store) => {
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       const hung = new pg.Client({ connectionString: url });
       await hung.connect();
       try {
@@ -268,7 +268,7 @@ test('PostgreSQL: transactions run under READ COMMITTED even when the database d
       await admin.end();
     }
     await withStore(url, async (store) => {
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       const isolation = await store.transaction(async (trx) => (await sql<{ transaction_isolation: string }>`show transaction_isolation`.execute(trx)).rows[0]!.transaction_isolation);
       assert.equal(isolation, 'read committed');
       // Two instances' refusal batches queue on the chain's lock: each must read the head its predecessor committed.

@@ -13,6 +13,7 @@ import { sql } from 'kysely';
 import { DataFileError, parseSandboxData, readSandboxFile } from '../../src/sandbox/data-file.js';
 import { openStore } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateCoreToLatest } from '../../src/reference-core/storage/migrate-core.js';
 import { runCli } from '../helpers/cli.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { withStore } from '../helpers/stores.js';
@@ -382,14 +383,16 @@ describeEachStoreUrl('migrations', ({ dbUrl }) => {
     await server?.close();
   });
 
-  test('migrateToLatest applies every migration on an empty store, then none', async () => {
+  test('migrateToLatest (the API\'s) and migrateCoreToLatest (the core\'s) apply every migration on an empty store, then none', async () => {
     const store = openStore(dbUrl());
     try {
       const first = await migrateToLatest(store);
       assert.equal(first[0], '0001_auth');
       assert.deepEqual(first, [...first].sort(), 'applied in order');
       assert.deepEqual(await migrateToLatest(store), [], 'a second run applies none');
-      for (const table of ['realms', 'clients', 'signing_keys', 'settings', 'directory_users', 'workstations'] as const) {
+      assert.deepEqual(await migrateCoreToLatest(store), ['0001_core_tables']);
+      assert.deepEqual(await migrateCoreToLatest(store), [], 'a second run of the core\'s applies none');
+      for (const table of ['realms', 'clients', 'signing_keys', 'settings', 'directory_users', 'workstations', 'core_settings'] as const) {
         const row = await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
         assert.equal(Number(row.n), 0, `${table} exists and is empty`);
       }

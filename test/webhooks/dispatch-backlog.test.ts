@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { Vault } from '../../src/auth/vault.js';
 import { openStore } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
 import { insertEvent, listDeliveries, listUndispatchedEvents } from '../../src/store/webhooks.js';
@@ -28,7 +28,7 @@ for (const target of storeTargets) {
       const { url, drop } = await target.create();
       const store = openStore(url);
       try {
-        await migrateToLatest(store);
+        await migrateEmbedded(store);
         const now = Date.now();
         await insertEvents(store.db, 250, 'treasury-app', now - 1_000);
         await insertEvents(store.db, 1, 'treasury-app', now + 60_000);
@@ -45,7 +45,7 @@ for (const target of storeTargets) {
       const { url, drop } = await target.create();
       const store = openStore(url);
       try {
-        await migrateToLatest(store);
+        await migrateEmbedded(store);
         await loadSandboxData(store, new Vault(undefined), readSandboxFile('demo/sandbox.json'), { allowPrivate: false });
         const now = Date.now();
         // Registered before the events were written: an endpoint receives no older event.

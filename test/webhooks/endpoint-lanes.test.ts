@@ -14,7 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
 import { openStore } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { insertEvent, listDeliveries, listDueDeliveries } from '../../src/store/webhooks.js';
 import { deliveriesPerEndpointMax } from '../../src/webhooks/deliverer.js';
 import { registerEndpoint } from '../../src/webhooks/endpoints.js';
@@ -88,7 +88,7 @@ for (const target of storeTargets) {
         },
       });
       try {
-        await migrateToLatest(store);
+        await migrateEmbedded(store);
         await loadSandboxData(store, vault, readSandboxFile(demoDataFile), loopbackTargets);
         const registeredAtMs = clock.now() - 60_000;
         const hungEndpoint = await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: hung.url }, loopbackTargets, registeredAtMs);

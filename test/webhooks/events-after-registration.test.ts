@@ -11,7 +11,7 @@ import { Vault } from '../../src/auth/vault.js';
 import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
 import type { Store } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { insertEvent, listDeliveries, listUndispatchedEvents } from '../../src/store/webhooks.js';
 import { dispatchEvents } from '../../src/webhooks/dispatcher.js';
 import { registerEndpoint } from '../../src/webhooks/endpoints.js';
@@ -43,7 +43,7 @@ async function deliveredEvents(store: Store): Promise<Map<string, string[]>> {
 async function withDemoStore(target: StoreTarget, work: (store: Store) => Promise<void>): Promise<void> {
   await withCreatedStore(target, (url) =>
     withStore(url, async (store) => {
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
       await work(store);
     }),

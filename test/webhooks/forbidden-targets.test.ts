@@ -21,7 +21,7 @@ import { webhookRoutes } from '../../src/operator/routes/webhooks.js';
 import { readSandboxFile } from '../../src/sandbox/data-file.js';
 import { loadSandboxData } from '../../src/sandbox/load.js';
 import { openStore, type Store } from '../../src/store/connect.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { insertEndpoint, insertEvent, listDeliveries, listEndpoints, type WebhookDelivery } from '../../src/store/webhooks.js';
 import type { ResolveHost } from '../../src/webhooks/checked-lookup.js';
 import { Deliverer } from '../../src/webhooks/deliverer.js';
@@ -76,7 +76,7 @@ async function withBench(target: (typeof storeTargets)[number], work: (bench: Be
   });
   const logger = createLogger({ destination, level: 'debug' });
   try {
-    await migrateToLatest(store);
+    await migrateEmbedded(store);
     await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
     const registeredAtMs = Date.now() - 60_000;
     await work({
@@ -245,7 +245,7 @@ for (const target of storeTargets) {
       try {
         const store = openStore(url);
         try {
-          await migrateToLatest(store);
+          await migrateEmbedded(store);
           await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
         } finally {
           await store.close();

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { CoreEvent } from '../../src/core/port.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { insertOperation } from '../../src/store/operations.js';
 import { getSetting, putSetting } from '../../src/store/settings.js';
 import { listEventsOf } from '../../src/store/webhooks.js';
@@ -72,7 +72,7 @@ async function operationOf(db: Parameters<typeof insertOperation>[0], clientKey:
 describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
   test('CONTRACT §12: a maturity becomes one termDeposit.matured event for the client of the deposit\'s operation; a re-read duplicates nothing; an event of no operation is skipped', async () => {
     await withStore(dbUrl(), async (store) => {
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       const core = new FakeCoreLog();
       const reference = await operationOf(store.db, 'http://127.0.0.1:1234/realms/sandbox#treasury-app');
       core.events.push(matured(3, reference), { ...matured(7, null), type: 'loanInstallment.overdue' }, matured(9, randomUUID()));
@@ -105,7 +105,7 @@ describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
 
   test('CONTRACT §12: the cursor never goes back (another instance moved it further meanwhile), and a core that cannot answer leaves it where it was', async () => {
     await withStore(dbUrl(), async (store) => {
-      await migrateToLatest(store);
+      await migrateEmbedded(store);
       const core = new FakeCoreLog();
       core.events.push(matured(40, null), matured(41, null));
       // The suite's store is shared: the first test left the cursor at 9. While this instance reads

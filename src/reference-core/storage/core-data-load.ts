@@ -6,8 +6,10 @@
  */
 import { CoreDataRefused, coreDataSections, type CoreDataLoad } from '../../core/port.js';
 import { DataFileError, parseSandboxData, type SandboxData } from '../../sandbox/data-file.js';
-import { loadCoreSandboxData } from '../../sandbox/load.js';
+import { sql, type Transaction } from 'kysely';
 import type { Store } from '../../store/connect.js';
+import type { Database } from '../../store/schema.js';
+import { loadCoreData } from './load-core-data.js';
 
 export function coreDataLoad(store: Store): CoreDataLoad {
   return {
@@ -26,4 +28,29 @@ export function coreDataLoad(store: Store): CoreDataLoad {
       return loadCoreSandboxData(store, data);
     },
   };
+}
+
+/**
+ * The core's sections of a data file (directory, calendar, customers, accounts, products, loans)
+ * into the core's own tables: only missing records are added, in one transaction, under the
+ * core's loading lock.
+ */
+export async function loadCoreSandboxData(store: Store, data: SandboxData): Promise<{ accountsAdded: number }> {
+  return store.db.transaction().execute(async (trx) => {
+    await lockForLoading(store, trx);
+    return loadCoreData(trx, data);
+  });
+}
+
+/** The administration lock's id (src/store/admin-lock.ts): with the embedded core a load and a reset never interleave. */
+const loadingLockId = 0x636f7265;
+
+/**
+ * Two loads (two instances of the core starting on one database) run one after the other: an
+ * advisory lock on PostgreSQL; on SQLite a first write (to the core's own table) takes the
+ * database's write lock.
+ */
+async function lockForLoading(store: Store, trx: Transaction<Database>): Promise<void> {
+  if (store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${loadingLockId})`.execute(trx);
+  else await sql`update core_settings set value = value where name = '__lock__'`.execute(trx);
 }

@@ -1,18 +1,18 @@
 /**
- * The store side of business days (docs/business-days.md): the business date (a setting row read
- * by primary key), the closed days (the per-day claim) and the core's outbox of events.
+ * The store side of business days (docs/business-days.md): the business date (a core_settings row
+ * read by primary key), the closed days (the per-day claim) and the core's outbox of events.
  */
 import type { Selectable } from 'kysely';
 import type { CoreEvent } from '../../core/port.js';
 import type { Queryable } from '../../store/realms.js';
 import type { CoreEventTable } from '../../store/schema.js';
-import { getSetting } from '../../store/settings.js';
+import { getCoreSetting } from './core-settings.js';
 
-/** The settings row that holds the core's business date (YYYY-MM-DD). */
+/** The core_settings row that holds the core's business date (YYYY-MM-DD). */
 export const businessDateSetting = 'core.business_date';
 
 export async function readBusinessDate(db: Queryable): Promise<string> {
-  const value = await getSetting(db, businessDateSetting);
+  const value = await getCoreSetting(db, businessDateSetting);
   if (value === undefined) throw new Error(`the core's store has no business date (setting ${businessDateSetting}): start the core once, or load a data file`);
   return value;
 }
@@ -22,7 +22,7 @@ export async function readBusinessDate(db: Queryable): Promise<string> {
  * never move it back (YYYY-MM-DD strings compare as dates).
  */
 export async function moveBusinessDateForward(db: Queryable, to: string): Promise<void> {
-  await db.updateTable('settings').set({ value: to }).where('name', '=', businessDateSetting).where('value', '<', to).execute();
+  await db.updateTable('core_settings').set({ value: to }).where('name', '=', businessDateSetting).where('value', '<', to).execute();
 }
 
 /**

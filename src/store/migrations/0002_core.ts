@@ -2,88 +2,16 @@
  * Frozen migration: the reference core banking system (customers, accounts, a double-entry
  * ledger, term deposit products and contracts), the business API's operation records (correlation
  * ids, async results) and the hash-chained audit trail. Never edit a landed migration.
+ *
+ * Issue 25: the reference core owns its tables and creates them with its own migrations
+ * (src/reference-core/storage/migrations). The core's tables this migration made when the API
+ * and the core shared one schema are made there now (`if not exists`: a database this migration
+ * prepared before keeps them as they are); what is left here is the API's. The name stays.
  */
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await db.schema
-    .createTable('customers')
-    .addColumn('customer_reference', 'varchar(128)', (c) => c.primaryKey())
-    .addColumn('name', 'varchar(256)')
-    .addColumn('status', 'varchar(16)', (c) => c.notNull())
-    .execute();
 
-  await db.schema
-    .createTable('accounts')
-    .addColumn('account_number', 'varchar(128)', (c) => c.primaryKey())
-    .addColumn('customer_reference', 'varchar(128)', (c) => c.references('customers.customer_reference'))
-    .addColumn('currency', 'varchar(3)', (c) => c.notNull())
-    .addColumn('status', 'varchar(16)', (c) => c.notNull())
-    /** customer | term_deposit | loan | internal */
-    .addColumn('kind', 'varchar(16)', (c) => c.notNull())
-    .addColumn('balance_minor', 'bigint', (c) => c.notNull())
-    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
-    .execute();
-
-  await db.schema
-    .createTable('movements')
-    .addColumn('id', 'varchar(36)', (c) => c.primaryKey())
-    .addColumn('reference', 'varchar(64)', (c) => c.notNull())
-    .addColumn('kind', 'varchar(32)', (c) => c.notNull())
-    .addColumn('description', 'varchar(512)')
-    .addColumn('business_date', 'varchar(10)', (c) => c.notNull())
-    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
-    .execute();
-  await db.schema.createIndex('movements_reference').on('movements').column('reference').execute();
-
-  await db.schema
-    .createTable('postings')
-    .addColumn('movement_id', 'varchar(36)', (c) => c.notNull().references('movements.id'))
-    .addColumn('line', 'integer', (c) => c.notNull())
-    .addColumn('account_number', 'varchar(128)', (c) => c.notNull().references('accounts.account_number'))
-    /** Signed minor units: a credit is positive, a debit negative; a movement's lines sum to zero. */
-    .addColumn('amount_minor', 'bigint', (c) => c.notNull())
-    .addColumn('currency', 'varchar(3)', (c) => c.notNull())
-    .addPrimaryKeyConstraint('postings_pk', ['movement_id', 'line'])
-    .execute();
-  await db.schema.createIndex('postings_account').on('postings').column('account_number').execute();
-
-  await db.schema
-    .createTable('term_deposit_products')
-    .addColumn('product_code', 'varchar(128)', (c) => c.notNull())
-    .addColumn('component_code', 'varchar(128)', (c) => c.notNull())
-    .addColumn('active', 'integer', (c) => c.notNull())
-    .addColumn('currencies', 'text', (c) => c.notNull())
-    /** Limits as decimal strings in the deposit's currency. */
-    .addColumn('min_amount', 'varchar(32)', (c) => c.notNull())
-    .addColumn('max_amount', 'varchar(32)', (c) => c.notNull())
-    .addColumn('min_days', 'integer', (c) => c.notNull())
-    .addColumn('max_days', 'integer', (c) => c.notNull())
-    .addColumn('day_count', 'varchar(8)', (c) => c.notNull())
-    .addPrimaryKeyConstraint('term_deposit_products_pk', ['product_code', 'component_code'])
-    .execute();
-
-  await db.schema
-    .createTable('term_deposits')
-    .addColumn('contract_number', 'varchar(32)', (c) => c.primaryKey().references('accounts.account_number'))
-    .addColumn('customer_reference', 'varchar(128)', (c) => c.notNull())
-    .addColumn('product_code', 'varchar(128)', (c) => c.notNull())
-    .addColumn('component_code', 'varchar(128)', (c) => c.notNull())
-    .addColumn('principal_minor', 'bigint', (c) => c.notNull())
-    .addColumn('currency', 'varchar(3)', (c) => c.notNull())
-    /** The annual rate in percent, as the decimal the client sent. */
-    .addColumn('rate_percent', 'varchar(32)', (c) => c.notNull())
-    .addColumn('day_count', 'varchar(8)', (c) => c.notNull())
-    .addColumn('value_date', 'varchar(10)', (c) => c.notNull())
-    .addColumn('maturity_date', 'varchar(10)', (c) => c.notNull())
-    .addColumn('number_of_days', 'integer', (c) => c.notNull())
-    .addColumn('source_account', 'varchar(128)', (c) => c.notNull())
-    .addColumn('interest_account', 'varchar(128)', (c) => c.notNull())
-    .addColumn('description', 'varchar(512)')
-    .addColumn('operation_reference', 'varchar(64)', (c) => c.notNull().unique())
-    .addColumn('status', 'varchar(16)', (c) => c.notNull())
-    .addColumn('created_at', 'varchar(32)', (c) => c.notNull())
-    .execute();
 
   await db.schema
     .createTable('operations')
@@ -137,7 +65,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const table of ['audit_records', 'operations', 'term_deposits', 'term_deposit_products', 'postings', 'movements', 'accounts', 'customers']) {
+  for (const table of ['audit_records', 'operations']) {
     await db.schema.dropTable(table).execute();
   }
 }

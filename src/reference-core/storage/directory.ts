@@ -1,5 +1,5 @@
 /** The core's directory of users and workstations, checked by the business API (CONTRACT §3). */
-import type { Queryable } from './realms.js';
+import type { Queryable } from '../../store/realms.js';
 
 export async function insertUserIfMissing(db: Queryable, login: string, status: string): Promise<void> {
   await db.insertInto('directory_users').values({ login, status }).onConflict((c) => c.column('login').doNothing()).execute();
