@@ -3,6 +3,7 @@
  * Timestamps are ISO 8601 strings in UTC; instants compared in SQL are epoch seconds.
  */
 import type { Generated } from 'kysely';
+import type { CoreTables } from '../reference-core/storage/core-schema.js';
 export interface RealmTable {
   name: string;
   audience: string;
@@ -50,29 +51,31 @@ export interface SettingTable {
   value: string;
 }
 
-export interface DirectoryUserTable {
-  login: string;
-  status: string;
-}
-
-export interface WorkstationTable {
-  id: string;
-  status: string;
-}
-
-export interface Database extends CoreDatabase {
+/**
+ * The API's tables (its migrations, src/store/migrations).
+ */
+export interface ApiTables {
+  operations: OperationTable;
+  audit_records: AuditRecordTable;
   realms: RealmTable;
   clients: ClientTable;
   signing_keys: SigningKeyTable;
   settings: SettingTable;
-  directory_users: DirectoryUserTable;
-  workstations: WorkstationTable;
   webhook_endpoints: WebhookEndpointTable;
   webhook_events: WebhookEventTable;
   webhook_deliveries: WebhookDeliveryTable;
   operator_login_tokens: OperatorLoginTokenTable;
   operator_sessions: OperatorSessionTable;
 }
+
+/**
+ * The store's database as Kysely sees it: the API's tables and, with the embedded core in the
+ * same database, the reference core's (their types are the core's, beside its migrations:
+ * src/reference-core/storage/core-schema.ts). With a remote core the core's tables are absent
+ * from the database (its migrations never run there) and no API module queries them
+ * (test/architecture.test.ts keeps the API side off the core's storage).
+ */
+export interface Database extends ApiTables, CoreTables {}
 
 /** One-time console login tokens (migration 0008), kept as hashes. */
 export interface OperatorLoginTokenTable {
@@ -89,72 +92,6 @@ export interface OperatorSessionTable {
   created_at: string;
   expires_epoch_ms: bigint | string | number;
   issued_by: string;
-}
-
-export interface CustomerTable {
-  customer_reference: string;
-  name: string | null;
-  status: string;
-}
-
-export interface AccountTable {
-  account_number: string;
-  customer_reference: string | null;
-  currency: string;
-  status: string;
-  kind: string;
-  /** bigint in the database: read as string (PostgreSQL) or number/bigint (SQLite); see reference-core/storage/ledger.ts. */
-  balance_minor: bigint | string | number;
-  created_at: string;
-}
-
-export interface MovementTable {
-  id: string;
-  reference: string;
-  kind: string;
-  description: string | null;
-  business_date: string;
-  created_at: string;
-}
-
-export interface PostingTable {
-  movement_id: string;
-  line: number;
-  account_number: string;
-  amount_minor: bigint | string | number;
-  currency: string;
-}
-
-export interface TermDepositProductTable {
-  product_code: string;
-  component_code: string;
-  active: number;
-  currencies: string;
-  min_amount: string;
-  max_amount: string;
-  min_days: number;
-  max_days: number;
-  day_count: string;
-}
-
-export interface TermDepositTable {
-  contract_number: string;
-  customer_reference: string;
-  product_code: string;
-  component_code: string;
-  principal_minor: bigint | string | number;
-  currency: string;
-  rate_percent: string;
-  day_count: string;
-  value_date: string;
-  maturity_date: string;
-  number_of_days: number;
-  source_account: string;
-  interest_account: string;
-  description: string | null;
-  operation_reference: string;
-  status: string;
-  created_at: string;
 }
 
 export interface OperationTable {
@@ -185,15 +122,6 @@ export interface OperationTable {
   accepted: number;
 }
 
-export interface CoreOperationTable {
-  reference: string;
-  kind: string;
-  status: string;
-  refusal_name: string | null;
-  refusal_message: string | null;
-  recorded_at: string;
-}
-
 export interface AuditRecordTable {
   id: string;
   recorded_at: string;
@@ -210,91 +138,6 @@ export interface AuditRecordTable {
   chain_seq: bigint | string | number | null;
   prev_hash: string | null;
   hash: string | null;
-}
-
-export interface LoanFacilityTable {
-  loan_id: string;
-  customer_reference: string;
-  loan_type: string;
-  parameter_type: string;
-  currency: string;
-  approved_limit_minor: bigint | string | number;
-  executed_total_minor: bigint | string | number;
-  status: string;
-  final_maturity_date: string;
-  fixed_fee_minor: bigint | string | number;
-  commission_rate: string;
-  minimum_commission_minor: bigint | string | number;
-  tax_rate: string;
-}
-
-export interface LoanInstallmentTable {
-  loan_id: string;
-  sequence: number;
-  due_date: string;
-  amount_minor: bigint | string | number;
-  paid_minor: bigint | string | number;
-  /** Pending | Overdue | Paid (migration 0006). */
-  status: string;
-}
-
-export interface LoanExecutionTable {
-  operation_id: string;
-  execution_reference: string;
-  loan_id: string;
-  sequence: number;
-  amount_minor: bigint | string | number;
-  commission_minor: bigint | string | number;
-  fee_minor: bigint | string | number;
-  tax_minor: bigint | string | number;
-  payment_account: string;
-  expense_account: string;
-  facility_status: string;
-  executed_at: string;
-}
-
-/** One row per business day whose end of day ran (migration 0006). */
-export interface CoreBusinessDayTable {
-  business_date: string;
-  closed_at: string;
-  matured_deposits: number;
-  overdue_installments: number;
-}
-
-/** The core's outbox (migration 0006): events written with the change that made them. */
-export interface CoreEventTable {
-  sequence: Generated<number | string | bigint>;
-  id: string;
-  type: string;
-  business_date: string;
-  operation_reference: string | null;
-  /** JSON. */
-  data: string;
-  created_at: string;
-}
-
-/** The reference core's named values (its migration 0001): business date, calendar. */
-export interface CoreSettingTable {
-  name: string;
-  value: string;
-}
-
-export interface CoreDatabase {
-  core_settings: CoreSettingTable;
-  core_business_days: CoreBusinessDayTable;
-  core_events: CoreEventTable;
-  loan_facilities: LoanFacilityTable;
-  loan_installments: LoanInstallmentTable;
-  loan_executions: LoanExecutionTable;
-  customers: CustomerTable;
-  accounts: AccountTable;
-  movements: MovementTable;
-  postings: PostingTable;
-  term_deposit_products: TermDepositProductTable;
-  term_deposits: TermDepositTable;
-  core_operations: CoreOperationTable;
-  operations: OperationTable;
-  audit_records: AuditRecordTable;
 }
 
 /** Signed events (CONTRACT §12, migration 0007): see src/store/webhooks.ts. */

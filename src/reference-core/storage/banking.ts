@@ -3,7 +3,7 @@ import { SqliteAdapter, type Insertable, type Selectable } from 'kysely';
 import { preparedInsert, preparedQuery } from '../../store/prepared.js';
 import { toBigInt } from '../../store/bigint.js';
 import type { Queryable } from '../../store/realms.js';
-import type { AccountTable, TermDepositProductTable, TermDepositTable } from '../../store/schema.js';
+import type { AccountTable, TermDepositProductTable, TermDepositTable } from './core-schema.js';
 import type { Account, Customer, DayCount, TermDepositContract, TermDepositProduct } from '../../core/domain.js';
 
 export type { Account as AccountRecord, Customer as CustomerRecord, TermDepositProduct as ProductRecord } from '../../core/domain.js';

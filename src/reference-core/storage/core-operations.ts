@@ -5,7 +5,7 @@ import type { CoreOperationKind, CoreOperationRecord } from '../repository.js';
 import type { Insertable } from 'kysely';
 import { preparedInsert } from '../../store/prepared.js';
 import type { Queryable } from '../../store/realms.js';
-import type { CoreOperationTable } from '../../store/schema.js';
+import type { CoreOperationTable } from './core-schema.js';
 
 /** Inserts the reference's outcome unless it has one; answers whether it was inserted. */
 const coreOperationInsert = preparedInsert<Insertable<CoreOperationTable>>(

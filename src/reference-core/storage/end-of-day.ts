@@ -5,7 +5,7 @@
 import type { Selectable } from 'kysely';
 import type { CoreEvent } from '../../core/port.js';
 import type { Queryable } from '../../store/realms.js';
-import type { CoreEventTable } from '../../store/schema.js';
+import type { CoreEventTable } from './core-schema.js';
 import { getCoreSetting } from './core-settings.js';
 
 /** The core_settings row that holds the core's business date (YYYY-MM-DD). */

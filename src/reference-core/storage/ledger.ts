@@ -16,7 +16,7 @@ import type { Insertable } from 'kysely';
 import type { Queryable } from '../../store/realms.js';
 import { toBigInt } from '../../store/bigint.js';
 import { preparedInsert, preparedQuery } from '../../store/prepared.js';
-import type { MovementTable, PostingTable } from '../../store/schema.js';
+import type { MovementTable, PostingTable } from './core-schema.js';
 import { insertAccountIfMissing } from './banking.js';
 
 

@@ -4,7 +4,7 @@ import { preparedInsert, preparedQuery } from '../../store/prepared.js';
 import type { InstallmentStatus } from '../../core/end-of-day/overdue.js';
 import { toBigInt } from '../../store/bigint.js';
 import type { Queryable } from '../../store/realms.js';
-import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from '../../store/schema.js';
+import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from './core-schema.js';
 import type { Installment, LoanExecution, LoanFacility } from '../../core/domain.js';
 
 export type { LoanExecution as LoanExecutionRecord, LoanFacility as LoanFacilityRecord } from '../../core/domain.js';
