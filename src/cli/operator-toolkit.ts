@@ -32,11 +32,8 @@ function status(value: string | undefined): string {
 
 /** A customer, found by paging the read side (the port lists customers in reference order). */
 async function findCustomer(core: OperatorCore, reference: string): Promise<CustomerRecord | undefined> {
-  for (let offset = 0; ; offset += bankRowsMax) {
-    const page = await core.listCustomers({ limit: bankRowsMax, offset });
-    const found = page.items.find((customer) => customer.customerReference === reference);
-    if (found || !page.more) return found;
-  }
+  for await (const customer of entries((page) => core.listCustomers(page))) if (customer.customerReference === reference) return customer;
+  return undefined;
 }
 
 export async function addUser(flags: CoreFlags & { login: string; status?: string }): Promise<{ login: string; status: string; added: boolean }> {
@@ -47,14 +44,22 @@ export async function addUser(flags: CoreFlags & { login: string; status?: strin
   });
 }
 
-/** Every entry of a paged list of the read side, page after page. */
-async function everyPage<T>(list: (page: { limit: number; offset: number }) => Promise<{ items: T[]; more: boolean }>): Promise<T[]> {
-  const all: T[] = [];
+type PagedList<T> = (page: { limit: number; offset: number }) => Promise<{ items: T[]; more: boolean }>;
+
+/** The entries of a paged list of the read side, page after page, asked for as they are consumed. */
+async function* entries<T>(list: PagedList<T>): AsyncGenerator<T> {
   for (let offset = 0; ; offset += bankRowsMax) {
     const page = await list({ limit: bankRowsMax, offset });
-    all.push(...page.items);
-    if (!page.more) return all;
+    yield* page.items;
+    if (!page.more) return;
   }
+}
+
+/** Every entry of a paged list of the read side: a command lists them all, never only the first page. */
+async function everyPage<T>(list: PagedList<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const entry of entries(list)) all.push(entry);
+  return all;
 }
 
 export async function listUsers(flags: CoreFlags) {
@@ -82,7 +87,7 @@ export async function addCustomer(flags: CoreFlags & { customer: string; name?: 
 }
 
 export async function listCustomerRows(flags: CoreFlags) {
-  return withCore(flags, 'coregate customers list', async (core) => (await core.listCustomers({ limit: bankRowsMax, offset: 0 })).items);
+  return withCore(flags, 'coregate customers list', (core) => everyPage((page) => core.listCustomers(page)));
 }
 
 /** A customer account with its opening balance, posted against the bank's equity as the data file does. */
@@ -103,7 +108,7 @@ export async function addAccount(flags: CoreFlags & { account: string; customer:
 }
 
 export async function listAccountRows(flags: CoreFlags & { customer?: string }) {
-  return withCore(flags, 'coregate accounts list', async (core) => (await core.listAccounts({ customerReference: flags.customer }, { limit: bankRowsMax, offset: 0 })).items.map(accountView));
+  return withCore(flags, 'coregate accounts list', async (core) => (await everyPage((page) => core.listAccounts({ customerReference: flags.customer }, page))).map(accountView));
 }
 
 export async function showAccount(flags: CoreFlags & { account: string; limit?: string }) {
