@@ -29,6 +29,7 @@ import { HttpCore } from './core-http/http-core-adapter.js';
 import { probe } from './health.js';
 import { Claims } from './operations/correlation.js';
 import { DuplicateWindow } from './operations/duplicate-window.js';
+import { OperationSettlement } from './operations/operation-settlement.js';
 import { Execution } from './operations/execution.js';
 import { OperationAudit } from './operations/operation-audit.js';
 import { OperationRunner } from './operations/operation-runner.js';
@@ -436,14 +437,16 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
   const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
-  const execution = new Execution({ store, clock, core, claims, audit, logger, coreTimeoutMs: config.coreTimeoutMs, backoffMaxMs: config.reconcileBackoffMaxMs, observeCoreCall, onSettled: settled });
+  // One settlement for every final transition, whoever makes it (execution, worker, reconciler).
+  const settlement = new OperationSettlement({ store, claims, audit, backoffMaxMs: config.reconcileBackoffMaxMs, onSettled: settled });
+  const execution = new Execution({ store, clock, core, claims, settlement, logger, coreTimeoutMs: config.coreTimeoutMs, observeCoreCall });
   const reconciler = new Reconciler({
     store,
     clock,
     core,
     claims,
     execution,
-    audit,
+    settlement,
     logger,
     operations: businessOperations,
     coreTimeoutMs: config.coreTimeoutMs,
@@ -452,9 +455,7 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
     // margin, and it is gone.
     leaseMs: 2 * config.coreTimeoutMs + 5_000,
     unknownAgeLimitMs: config.unknownAgeLimitSeconds * 1000,
-    backoffMaxMs: config.reconcileBackoffMaxMs,
     observeCoreCall,
-    onSettled: settled,
     onReconciled: (outcome) => metrics.reconcilerSettled(outcome),
   });
   metrics.setReconcilerBacklogSource(() => reconciler.backlog());

@@ -19,9 +19,9 @@ import { inUnitOfWork } from '../store/unit-of-work.js';
 import { callCore, callResultOf, isCoreFailure, type CoreCallObserver, type CoreCallResult } from './core-call.js';
 import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';
 import type { ErrorRecord } from './error-record.js';
-import type { AuditContext, OperationAudit } from './operation-audit.js';
+import type { AuditContext } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
-import { OperationSettlement, type SettledOutcome } from './operation-settlement.js';
+import type { OperationSettlement } from './operation-settlement.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -51,14 +51,11 @@ export interface ExecutionOptions {
   clock: Clock;
   core: CoreBankingPort;
   claims: Claims;
-  audit: OperationAudit;
   logger: Logger;
   coreTimeoutMs: number;
-  /** The longest back-off between reconciliation attempts. */
-  backoffMaxMs: number;
   observeCoreCall: CoreCallObserver;
-  /** Each committed transition of an execution (the metrics): see OperationSettlement's onSettled. */
-  onSettled?: ((operation: string, outcome: SettledOutcome) => void) | undefined;
+  /** An operation's final transitions (state, event, audit record, metrics): one, shared by the execution and the reconciler. */
+  settlement: OperationSettlement;
 }
 
 export class Execution {
@@ -69,7 +66,7 @@ export class Execution {
 
   constructor(options: ExecutionOptions) {
     this.#options = options;
-    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs, onSettled: options.onSettled });
+    this.#settlement = options.settlement;
   }
 
   /** Resolves when every unit of work that outlived its time-out has committed or been recorded unknown (tests, shutdown). */

@@ -19,9 +19,9 @@ import { callCore, isCoreFailure, type CoreCallObserver } from './core-call.js';
 import { ClaimLost, type Claims } from './correlation.js';
 import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
-import type { AuditContext, OperationAudit } from './operation-audit.js';
+import type { AuditContext } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
-import { OperationSettlement, type SettledOutcome, type SettlementTarget } from './operation-settlement.js';
+import type { OperationSettlement, SettlementTarget } from './operation-settlement.js';
 import { Periodic } from './periodic.js';
 
 /** Operations settled per pass: bounds one pass's work. */
@@ -34,7 +34,6 @@ export interface ReconcilerOptions {
   core: CoreBankingPort;
   claims: Claims;
   execution: Execution;
-  audit: OperationAudit;
   logger: Logger;
   operations: ReadonlyMap<string, Operation>;
   coreTimeoutMs: number;
@@ -44,11 +43,9 @@ export interface ReconcilerOptions {
   leaseMs: number;
   /** An operation still unknown this long after it was created is logged and counted. */
   unknownAgeLimitMs: number;
-  /** The longest back-off between attempts. */
-  backoffMaxMs: number;
   observeCoreCall: CoreCallObserver;
-  /** Each committed transition the reconciler writes (the metrics): see OperationSettlement's onSettled. */
-  onSettled?: ((operation: string, outcome: SettledOutcome) => void) | undefined;
+  /** An operation's final transitions (state, event, audit record, metrics): one, shared by the execution and the reconciler. */
+  settlement: OperationSettlement;
   /** An operation this reconciler settled, however (recorded from the core, or executed): coregate_reconciler_settled_total. */
   onReconciled?: (outcome: 'Executed' | 'Rejected') => void;
 }
@@ -60,7 +57,7 @@ export class Reconciler {
 
   constructor(options: ReconcilerOptions) {
     this.#options = options;
-    this.#settlement = new OperationSettlement({ store: options.store, claims: options.claims, audit: options.audit, backoffMaxMs: options.backoffMaxMs, onSettled: options.onSettled });
+    this.#settlement = options.settlement;
     this.#periodic = new Periodic(options.clock, options.intervalMs, () => this.#pass(), (error) => options.logger.error({ err: error }, 'reconciler pass failed'));
   }
 

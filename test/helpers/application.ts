@@ -5,6 +5,7 @@
  * settle apart), and the runner, execution, reconciler and pending worker on a FakeClock. Nothing
  * runs on its own: a test moves the clock and drives the loops (`runOnce()`).
  */
+import { OperationSettlement } from '../../src/operations/operation-settlement.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -75,21 +76,21 @@ export async function startApplication(options: { strategy: 'embedded' | 'remote
     const claims = new Claims(window);
     const t = { ...applicationTimings, ...(options.coreTimeoutMs === undefined ? {} : { coreTimeoutMs: options.coreTimeoutMs }) };
     const observeCoreCall = () => {};
-    const execution = new Execution({ store, clock, core, claims, audit, logger, coreTimeoutMs: t.coreTimeoutMs, backoffMaxMs: t.backoffMaxMs, observeCoreCall });
+    const settlement = new OperationSettlement({ store, claims, audit, backoffMaxMs: t.backoffMaxMs });
+    const execution = new Execution({ store, clock, core, claims, settlement, logger, coreTimeoutMs: t.coreTimeoutMs, observeCoreCall });
     const reconciler = new Reconciler({
       store,
       clock,
       core,
       claims,
       execution,
-      audit,
+      settlement,
       logger,
       operations: businessOperations,
       coreTimeoutMs: t.coreTimeoutMs,
       intervalMs: t.reconcileIntervalMs,
       leaseMs: t.leaseMs,
       unknownAgeLimitMs: t.unknownAgeLimitMs,
-      backoffMaxMs: t.backoffMaxMs,
       observeCoreCall,
     });
     const worker = new PendingWorker({ store, clock, execution, logger, operations: businessOperations, batchWindow: undefined, intervalMs: 1_000 });
