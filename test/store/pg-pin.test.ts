@@ -48,7 +48,9 @@ test('the private members of pg the driver relies on are there, each named', () 
   assert.equal(query._canceledDueToError, false, 'pg.Query#_canceledDueToError (a row that fails to parse: postgres-named-run.ts)');
   const querySource = readFileSync(require.resolve('pg/lib/query.js'), 'utf8');
   assert.match(querySource, /this\._accumulateRows\b/, 'pg.Query#_accumulateRows (rows kept for the callback: postgres-named-run.ts)');
-  const client = new pg.Client({}) as unknown as { connection: Record<string, unknown> };
+  const client = new pg.Client({ pipeline: true } as pg.ClientConfig) as unknown as { pipeline: unknown; connection: Record<string, unknown> & { stream: Record<string, unknown> } };
+  assert.equal(client.pipeline, true, 'pg.Client pipeline mode (postgres-driver.ts)');
   assert.deepEqual(client.connection.parsedStatements, {}, 'pg.Connection#parsedStatements (which named statements a connection has parsed: postgres-driver.ts)');
+  assert.equal(typeof client.connection.stream.cork, 'function', 'pg.Connection#stream.cork (one socket write per batch: postgres-driver.ts)');
   assert.equal(typeof (require('pg/lib/utils') as { prepareValue?: unknown }).prepareValue, 'function', 'pg/lib/utils prepareValue (a batch binds its values as pg would: postgres-batch-run.ts)');
 });

@@ -13,7 +13,7 @@ import type { Database } from './database.js';
 import { RootQueries } from './root-queries.js';
 import { withStatementCache } from './statement-cache.js';
 import { DurableSqliteDialect } from './sqlite-driver.js';
-import { BatchingPostgresDialect } from './postgres-driver.js';
+import { PipelinedPostgresDialect } from './postgres-driver.js';
 import { CommitGroup } from './commit-group.js';
 import { startWalCheckpointer } from './wal-checkpointer.js';
 import { databaseProblem } from './database-problem.js';
@@ -121,9 +121,11 @@ function openSqliteReader(path: string): SqliteDatabase.Database {
 }
 
 function openPostgres<DB>(url: string): Database<DB> {
+  // Pipeline mode: statements are sent without waiting for the answer to the one before (postgres-driver.ts).
   const pool = new pg.Pool({
     connectionString: url,
     max: postgresPoolSizeMax,
+    pipeline: true,
     connectionTimeoutMillis: postgresConnectTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: postgresKeepAliveInitialDelayMs,
@@ -131,7 +133,7 @@ function openPostgres<DB>(url: string): Database<DB> {
   // An idle client's error (server restart) must not crash the process; the next query reports
   // it. A client in use has its own listener (postgres-driver.ts, ServerSessions).
   pool.on('error', () => {});
-  const dialect = new BatchingPostgresDialect(pool);
+  const dialect = new PipelinedPostgresDialect(pool);
   const db = new RootQueries<DB>(dialect);
   return {
     db,

@@ -1,6 +1,6 @@
 /**
- * Several named statements of one transaction in one message stream with one Sync at its end. pg
- * ends every query with a Sync, and PostgreSQL answers each Sync with its own
+ * Several named statements of one transaction in one pipeline with one Sync at its end. pg's
+ * pipeline mode ends every statement with a Sync, and PostgreSQL answers each Sync with its own
  * ReadyForQuery and a flush of its socket: per statement, a write on the server and a wake-up
  * of the service. Inside a transaction block nothing is gained by them — a failed statement
  * aborts the transaction whatever follows it — so the statements of a transaction's batch

@@ -3,19 +3,11 @@
  * measured under load: round trips. Every statement of an operation was a round trip to the
  * server, and each cost the service more CPU in the socket write (the kernel's loopback work and
  * the wake-up of the server's backend) than the statement itself (writev was two fifths of a
- * term deposit's profile). So the statements of a transaction's batch leave in one message
- * stream with one Sync (postgres-batch-run.ts), BEGIN with the first of them, and statements are
- * named and parsed once per connection (postgres-named-run.ts). A failed statement aborts its
- * transaction: the server skips the rest up to the Sync, and the unit of work rolls back.
- *
- * pg's pipeline mode (several queries in flight on one client) was measured and removed: the
- * batches already leave in one write, and with it off nothing was slower (docs/performance.md,
- * the ablation). pg's queue sends a client's queries one after another.
- *
- * pg's private members this driver relies on (pg is pinned to one exact version, and
- * test/store/pg-pin.test.ts fails naming the member an upgrade changes):
- * `connection.parsedStatements` here, and the protocol writers and result internals in
- * postgres-named-run.ts and postgres-batch-run.ts.
+ * term deposit's profile). The pool's clients run in pg's pipeline mode: a statement is sent
+ * without waiting for the answer to the one before, and `executeBatch` sends several statements
+ * in one socket write (corked), each answered in order. Statements still execute one after
+ * another on the server, in the order sent; a failed one aborts its transaction, so the ones
+ * sent after it fail too and the unit of work rolls back as before.
  */
 import {
   CompiledQuery,
@@ -40,12 +32,12 @@ import type { BatchConnection, PendingStatement } from './batch-connection.js';
 import type { EngineDialect } from './root-queries.js';
 
 
-export class BatchingPostgresDialect implements EngineDialect {
+export class PipelinedPostgresDialect implements EngineDialect {
   readonly #lane: OutsideTransactionLane;
   readonly #sessions: ServerSessions;
   /** This database's statement names and row shapes: the same on each of its connections. */
   readonly #statements = new NamedStatements();
-  #driver: BatchingPostgresDriver | undefined;
+  #driver: PipelinedPostgresDriver | undefined;
 
   constructor(readonly pool: pg.Pool) {
     this.#lane = new OutsideTransactionLane(pool, this.#statements);
@@ -69,7 +61,7 @@ export class BatchingPostgresDialect implements EngineDialect {
    * is made afresh (to the new primary once the address has moved).
    */
   async probeWritable(): Promise<void> {
-    const client = (await this.pool.connect()) as unknown as PooledClient;
+    const client = (await this.pool.connect()) as unknown as PipelineClient;
     let readOnly = false;
     try {
       const { rows } = await client.query("select current_setting('transaction_read_only') as read_only", []);
@@ -84,7 +76,7 @@ export class BatchingPostgresDialect implements EngineDialect {
   }
 
   createDriver(): Driver {
-    this.#driver = new BatchingPostgresDriver(this.pool, this.#sessions, this.#statements);
+    this.#driver = new PipelinedPostgresDriver(this.pool, this.#sessions, this.#statements);
     return this.#driver;
   }
 
@@ -101,12 +93,12 @@ export class BatchingPostgresDialect implements EngineDialect {
   }
 }
 
-/** The parts of pg's client this driver uses. */
-interface PooledClient {
+/** The parts of pg's client this driver uses, its socket among them (pg has no public cork). */
+interface PipelineClient {
   query(text: string, values: unknown[]): Promise<pg.QueryResult>;
   query(run: NamedStatementRun | OneSyncBatchRun): unknown;
   release(error?: Error | boolean): void;
-  connection: { parsedStatements: Record<string, string> };
+  connection: { stream: { cork(): void; uncork(): void }; parsedStatements: Record<string, string> };
   /** Set when the connection's named statements no longer match the server: released destroyed. */
   discard?: boolean;
 }
@@ -125,7 +117,7 @@ export class TransactionRolledBack extends Error {
 const beginQuery = CompiledQuery.raw('begin isolation level read committed');
 const beginStatementName = 'coregate_begin';
 
-class BatchingConnection implements BatchConnection {
+class PipelinedConnection implements BatchConnection {
   /** BEGIN asked for and not sent yet: it leaves with the transaction's first statements. */
   #beginPending = false;
   /** BEGIN sent and its answer awaited by every statement after it in the transaction, in order. */
@@ -133,12 +125,12 @@ class BatchingConnection implements BatchConnection {
   #beginFailed = false;
 
   constructor(
-    readonly client: PooledClient,
+    readonly client: PipelineClient,
     readonly statements: NamedStatements,
   ) {}
 
   /**
-   * Holds BEGIN back to send it with the transaction's first statements in one batch with
+   * Holds BEGIN back to send it with the transaction's first statements in one pipeline with
    * one Sync: a round trip fewer per transaction, and as safe as awaiting it — if BEGIN fails,
    * the server skips everything after it up to the Sync, so no statement can run outside the
    * transaction. False (BEGIN is then sent at once) until this connection has parsed BEGIN.
@@ -250,25 +242,31 @@ class NamedStatements {
 const staleStatementCodes = new Set(['0A000', '26000']);
 
 /**
- * Statements one after another on the client (pg's queue sends each after the answer to the one
- * before). A statement refused before it is sent fails alone; the others still run.
+ * Statements sent in one socket write: in pipeline mode pg writes each query as it is submitted,
+ * so they are corked. A statement refused before it is sent fails alone; the others still leave.
  */
-function sendBatch(statements: NamedStatements, client: PooledClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
-  return queries.map((query) => {
-    try {
-      return send<unknown>(statements, client, query);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  });
+function sendBatch(statements: NamedStatements, client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
+  const { stream } = client.connection;
+  stream.cork();
+  try {
+    return queries.map((query) => {
+      try {
+        return send<unknown>(statements, client, query);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    });
+  } finally {
+    stream.uncork();
+  }
 }
 
 /**
- * The statements of a transaction's batch in one message stream with one Sync (postgres-batch-run.ts),
+ * The statements of a transaction's batch in one pipeline with one Sync (postgres-batch-run.ts),
  * when they are all named statements this connection has parsed already; else undefined, and
  * they go one by one (the first run of a statement on a connection parses it).
  */
-function oneSyncBatch(named: NamedStatements, client: PooledClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> | undefined {
+function oneSyncBatch(named: NamedStatements, client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> | undefined {
   if (queries.length < 2) return undefined;
   const parsed = client.connection.parsedStatements;
   const names: string[] = [];
@@ -303,7 +301,7 @@ function oneSyncBatch(named: NamedStatements, client: PooledClient, queries: rea
   return answers;
 }
 
-function send<R>(statements: NamedStatements, client: PooledClient, query: CompiledQuery): Promise<QueryResult<R>> {
+function send<R>(statements: NamedStatements, client: PipelineClient, query: CompiledQuery): Promise<QueryResult<R>> {
   const name = statements.nameOf(query.sql);
   const values = [...query.parameters];
   if (name === undefined) return client.query(query.sql, values).then((result) => queryResultOf<R>(result), (error: unknown) => Promise.reject(statementFailure(client, error)));
@@ -329,12 +327,12 @@ function queryResultOf<R>({ command, rowCount, rows }: NamedRunResult): QueryRes
  * discards its connection (released destroyed, the pool makes a new one: to the new primary once
  * the address has moved); the error gets the caller's stack.
  */
-function statementFailure(client: PooledClient, error: unknown): unknown {
+function statementFailure(client: PipelineClient, error: unknown): unknown {
   if (staleStatementCodes.has((error as { code?: string }).code ?? '') || isDatabaseUnavailable(error)) client.discard = true;
   return withCallerStack(error);
 }
 
-/** The stack of an answer leads to the socket; give it the caller's instead. */
+/** The stack of a pipelined answer leads to the socket; give it the caller's instead. */
 function withCallerStack(error: unknown): unknown {
   if (error instanceof Error) Error.captureStackTrace(error);
   return error;
@@ -379,9 +377,9 @@ class OutsideTransactionLane {
   }
 
   async #send(batch: PendingStatement[]): Promise<void> {
-    let client: PooledClient;
+    let client: PipelineClient;
     try {
-      client = (await this.pool.connect()) as unknown as PooledClient;
+      client = (await this.pool.connect()) as unknown as PipelineClient;
     } catch (error) {
       for (const statement of batch) statement.reject(error);
       return;
@@ -407,8 +405,9 @@ class OutsideTransactionLane {
  * and a flush per read. A read the server skipped because another read of its group failed is
  * sent again alone, so a read still fails only for its own reason.
  */
-function sendOutsideTransaction(statements: NamedStatements, client: PooledClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
+function sendOutsideTransaction(statements: NamedStatements, client: PipelineClient, queries: readonly CompiledQuery[]): Array<Promise<QueryResult<unknown>>> {
   if (queries.length < 2) return sendBatch(statements, client, queries);
+  const { stream } = client.connection;
   const answers: Array<Promise<QueryResult<unknown>>> = [];
   let reads: CompiledQuery[] = [];
   const sendReads = () => {
@@ -428,15 +427,20 @@ function sendOutsideTransaction(statements: NamedStatements, client: PooledClien
       ),
     );
   };
-  for (const query of queries) {
-    if (query.query.kind === 'SelectQueryNode') {
-      reads.push(query);
-      continue;
+  stream.cork();
+  try {
+    for (const query of queries) {
+      if (query.query.kind === 'SelectQueryNode') {
+        reads.push(query);
+        continue;
+      }
+      if (reads.length > 0) sendReads();
+      answers.push(...sendBatch(statements, client, [query]));
     }
     if (reads.length > 0) sendReads();
-    answers.push(...sendBatch(statements, client, [query]));
+  } finally {
+    stream.uncork();
   }
-  if (reads.length > 0) sendReads();
   return answers;
 }
 
@@ -457,7 +461,7 @@ class ServerSessions {
       // (issue 24). Heard here for the client's whole life; its queries fail with the error, and
       // it is released destroyed, so the pool connects anew.
       client.on('error', () => {
-        (client as unknown as PooledClient).discard = true;
+        (client as unknown as PipelineClient).discard = true;
       });
     });
   }
@@ -468,12 +472,12 @@ class ServerSessions {
   }
 }
 
-class BatchingPostgresDriver implements Driver {
+class PipelinedPostgresDriver implements Driver {
   readonly #pool: pg.Pool;
   readonly #sessions: ServerSessions;
   readonly #statements: NamedStatements;
   /** The connection object of each pooled client (it keeps the client's transaction state), for the client's life. */
-  readonly #connections = new WeakMap<object, BatchingConnection>();
+  readonly #connections = new WeakMap<object, PipelinedConnection>();
 
   constructor(pool: pg.Pool, sessions: ServerSessions, statements: NamedStatements) {
     this.#pool = pool;
@@ -484,41 +488,41 @@ class BatchingPostgresDriver implements Driver {
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const client = (await this.#pool.connect()) as unknown as PooledClient;
+    const client = (await this.#pool.connect()) as unknown as PipelineClient;
     let connection = this.#connections.get(client);
     if (connection === undefined) {
-      connection = new BatchingConnection(client, this.#statements);
+      connection = new PipelinedConnection(client, this.#statements);
       this.#connections.set(client, connection);
     }
     return connection;
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    if ((connection as BatchingConnection).holdBegin()) return;
+    if ((connection as PipelinedConnection).holdBegin()) return;
     // Awaited (the first time on a connection, which parses it): a statement sent behind a BEGIN
     // that failed, each with its own Sync, would run outside any transaction.
     await connection.executeQuery(beginQuery);
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    const batching = connection as BatchingConnection;
+    const pipelined = connection as PipelinedConnection;
     // Nothing was sent, not even BEGIN: there is nothing to commit.
-    if (batching.endTransactionIfUnsent()) return;
+    if (pipelined.endTransactionIfUnsent()) return;
     try {
-      await batching.commit();
+      await pipelined.commit();
     } finally {
-      batching.endTransaction();
+      pipelined.endTransaction();
     }
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    const batching = connection as BatchingConnection;
+    const pipelined = connection as PipelinedConnection;
     try {
       // BEGIN never sent, or failed: there is no transaction to roll back.
-      if (batching.endTransactionIfUnsent() || batching.beginFailed) return;
-      await batching.executeQuery(CompiledQuery.raw('rollback'));
+      if (pipelined.endTransactionIfUnsent() || pipelined.beginFailed) return;
+      await pipelined.executeQuery(CompiledQuery.raw('rollback'));
     } finally {
-      batching.endTransaction();
+      pipelined.endTransaction();
     }
   }
 
@@ -535,7 +539,7 @@ class BatchingPostgresDriver implements Driver {
   }
 
   async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const { client } = connection as BatchingConnection;
+    const { client } = connection as PipelinedConnection;
     // true: the pool destroys it instead of keeping it idle.
     client.release(client.discard === true);
   }

@@ -8,7 +8,7 @@
  * used while the server describes the same columns (checked on every run: a migration that
  * changed them gets a new shape).
  *
- * It is pg's own Query underneath (the client's queue and error handling expect it): the protocol, errors and
+ * It is pg's own Query underneath (pipeline mode accepts only that): the protocol, errors and
  * the end of the run are pg's; only the handling of the row description and of rows differs.
  */
 import pg from 'pg';
@@ -46,7 +46,7 @@ export interface NamedRunResult {
 }
 
 
-/** pg's Query, the base of every run here: the client drives its protocol and errors as any query's. */
+/** pg's Query, the base of every run here: pg's pipeline mode accepts no other submittable. */
 export const QueryBase = pg.Query as unknown as new (config: { name?: string; text: string; values?: unknown[]; callback?: (error: Error | null, result: NamedRunResult) => void }) => object;
 
 export class NamedStatementRun extends QueryBase {
