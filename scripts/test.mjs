@@ -305,8 +305,11 @@ function printSummary() {
   const slowest = Number(process.env.COREGATE_TEST_SLOWEST ?? '10');
   if (slowest > 0 && times.length > 0) {
     console.log(`slowest files (wall time of each file's process):`);
-    for (const { label, file, ms } of times.sort((a, b) => b.ms - a.ms).slice(0, slowest)) {
-      console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s  ${file}${label === 'in-process' || label === 'process' ? '' : ` [${label}]`}`);
+    const cpuTotal = times.reduce((sum, { cpuMs }) => sum + (cpuMs ?? 0), 0);
+    console.log(`CPU time of the files' processes and their children (the databases' own not counted): ${Math.round(cpuTotal / 1000)} s`);
+    for (const { label, file, ms, cpuMs } of times.sort((a, b) => b.ms - a.ms).slice(0, slowest)) {
+      const cpu = cpuMs === undefined ? '' : `, CPU ${(cpuMs / 1000).toFixed(1).padStart(5)} s`;
+      console.log(`  ${(ms / 1000).toFixed(1).padStart(6)} s${cpu}  ${file}${label === 'in-process' || label === 'process' ? '' : ` [${label}]`}`);
     }
   }
   if (interrupted) console.log('interrupted');

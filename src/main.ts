@@ -41,7 +41,7 @@ import { tracedStore } from './store/traced-store.js';
 import type { Tracing } from './tracing/start-tracing.js';
 import { migrateToLatest } from './store/migrate.js';
 import { tableExists } from './store/table-exists.js';
-import { migrateEmbeddedCore, referenceCoreOn } from './core-http/core-service.js';
+import { migrateEmbeddedCore, referenceCoreOn } from './reference-core/embedded-core.js';
 import { listRealms } from './store/realms.js';
 import { openLimits, type Limits } from './limits/limits.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';

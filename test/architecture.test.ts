@@ -52,11 +52,11 @@ test('the remote core adapter (protocol, codec, circuit breaker, HttpCore) depen
   assert.deepEqual(found, [], found.join('\n'));
 });
 
-test('only src/main.ts wires the store, the core and the business API together (and src/core-http/core-service.ts the remote core\'s own)', () => {
+test('only src/main.ts wires the store, the core and the business API together (src/core-http/core-service.ts the remote core\'s own; the reference core over a store is built in src/reference-core/embedded-core.ts, and a command\'s remote core adapter in src/core-http/connect-remote-core.ts)', () => {
   const wiring = sources('src')
     .filter((file) => /new ReferenceCore\(|new OperationRunner\(|new HttpCore\(/.test(readFileSync(file, 'utf8')))
     .sort();
-  assert.deepEqual(wiring, ['src/core-http/core-service.ts', 'src/main.ts']);
+  assert.deepEqual(wiring, ['src/core-http/connect-remote-core.ts', 'src/main.ts', 'src/reference-core/embedded-core.ts']);
 });
 
 test('the store engine (src/store/engine) depends on no table module, no application layer and no HTTP: it knows connections, statements and transactions only', () => {

@@ -1,5 +1,5 @@
 /** The realm's OpenID Provider metadata (OpenID Connect Discovery 1.0 / RFC 8414). */
-import { signingAlgorithms } from './keyring.js';
+import { signingAlgorithms } from './signing-algorithms.js';
 
 export function discoveryDocument(issuer: string): Record<string, unknown> {
   const endpoints = `${issuer}/protocol/openid-connect`;

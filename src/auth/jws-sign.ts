@@ -5,7 +5,7 @@
  * against 28 µs per RS256 call); jose still generates, imports and verifies keys.
  */
 import { sign, type KeyObject } from 'node:crypto';
-import type { SigningAlgorithm } from './keyring.js';
+import type { SigningAlgorithm } from './signing-algorithms.js';
 
 interface SignatureParameters {
   /** The digest for `crypto.sign`: null for EdDSA, which hashes internally. */

@@ -12,8 +12,7 @@ import { insertSigningKey, listSigningKeys, retireActiveKeys } from '../store/si
 import { lockForAdministration } from '../store/admin-lock.js';
 import type { Vault } from './vault.js';
 
-export const signingAlgorithms = ['RS256', 'ES256', 'EdDSA'] as const;
-export type SigningAlgorithm = (typeof signingAlgorithms)[number];
+import type { SigningAlgorithm } from './signing-algorithms.js';
 
 /**
  * A retired key stays published this long after the realm's token lifespan, so that tokens it
@@ -34,10 +33,6 @@ export interface KeyEntry {
 interface RealmKeys {
   generation: number;
   entries: KeyEntry[];
-}
-
-export function isSigningAlgorithm(value: string): value is SigningAlgorithm {
-  return (signingAlgorithms as readonly string[]).includes(value);
 }
 
 export class Keyring {

@@ -5,8 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock/system-clock.js';
 import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
-import { ensureSigningKey, isSigningAlgorithm, rotateSigningKey } from '../auth/keyring.js';
-import { realmDefaults } from '../sandbox/load.js';
+import { isSigningAlgorithm, realmDefaults, type SigningAlgorithm } from '../auth/signing-algorithms.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import { insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
 import { openStore, type Store } from '../store/connect.js';
@@ -17,10 +16,7 @@ import { coreUrlOf, withCore, withEmbeddedCore } from './core-session.js';
 import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { CoreDataRefused } from '../core/port.js';
 import { defaultDbUrl } from '../config.js';
-import { initiateScope } from '../operations/term-deposit-initiation.js';
-import { retrieveScope } from '../api/routes/term-deposits.js';
-import { executeScope } from '../operations/loan-installment-execution.js';
-import { operatorScope } from '../operator/auth.js';
+import { executeScope, initiateScope, operatorScope, retrieveScope } from '../core/scopes.js';
 import { exportAudit, extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
 
 export { CommandError } from './command-error.js';
@@ -28,6 +24,9 @@ import { CommandError } from './command-error.js';
 import { withSealingStore, withStoreReadOnly, type StoreFlags } from './store-session.js';
 
 export type { StoreFlags };
+
+/** The signing keys' module (jose), loaded by the commands that make keys only: the others start without it. */
+const keyring = () => import('../auth/keyring.js');
 
 async function requireRealm(store: Store, name: string) {
   const realm = await findRealm(store.db, name);
@@ -176,7 +175,8 @@ export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: stri
   if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
   return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
-    return rotateSigningKey(store, vault, flags.realm, systemClock.now(), flags.alg as Parameters<typeof rotateSigningKey>[4]);
+    const { rotateSigningKey } = await keyring();
+    return rotateSigningKey(store, vault, flags.realm, systemClock.now(), flags.alg as SigningAlgorithm | undefined);
   });
 }
 
@@ -225,7 +225,7 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
       created_at: new Date().toISOString(),
     });
     const stored = await findRealm(store.db, flags.realm);
-    if (stored) await ensureSigningKey(store.db, vault, stored, systemClock.now());
+    if (stored) await (await keyring()).ensureSigningKey(store.db, vault, stored, systemClock.now());
     return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg };
   });
 }

@@ -8,7 +8,7 @@
  */
 import { defaultDbUrl } from '../config.js';
 import type { CoreBankingPort, CoreDataLoad, CoreRecords } from '../core/port.js';
-import { connectRemoteCore, migrateEmbeddedCore, referenceCoreOn } from '../core-http/core-service.js';
+import { migrateEmbeddedCore, referenceCoreOn } from '../reference-core/embedded-core.js';
 import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { openStore, type Store } from '../store/connect.js';
 import { tableExists } from '../store/table-exists.js';
@@ -33,6 +33,8 @@ export function coreUrlOf(flags: CoreFlags): string | undefined {
 export async function withCore<T>(flags: CoreFlags, what: string, work: (core: OperatorCore, store: Store | undefined) => Promise<T>): Promise<T> {
   const coreUrl = coreUrlOf(flags);
   if (coreUrl !== undefined) {
+    // Imported here: a command on the embedded core never loads the HTTP client.
+    const { connectRemoteCore } = await import('../core-http/connect-remote-core.js');
     const remote = connectRemoteCore(coreUrl, remoteTimeoutMs);
     try {
       return await work(remote, undefined);

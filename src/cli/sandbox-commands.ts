@@ -13,7 +13,7 @@ import { migrateToLatest } from '../store/migrate.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import { CommandError } from './command-error.js';
 import { CoreDataRefused } from '../core/port.js';
-import { connectRemoteCore, migrateEmbeddedCore } from '../core-http/core-service.js';
+import { migrateEmbeddedCore } from '../reference-core/embedded-core.js';
 import { corePart, recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { coreUrlOf } from './core-session.js';
 
@@ -50,6 +50,7 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
     const summary = await resetSandbox(store, vault, data, webhookTargets);
     const part = corePart(data);
     if (coreUrl === undefined || part === undefined) return summary;
+    const { connectRemoteCore } = await import('../core-http/connect-remote-core.js');
     const core = connectRemoteCore(coreUrl, 60_000);
     try {
       return { ...summary, accountsAdded: (await core.loadData(part)).accountsAdded };

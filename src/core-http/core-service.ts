@@ -3,26 +3,19 @@
  * data file. The one place that wires the core's store, the reference core and the protocol's
  * server together (as src/main.ts does for the API).
  */
-import { systemClock } from '../clock/system-clock.js';
-import type { Clock } from '../core/clock.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { createLogger, type LogOptions, type Logger } from '../log.js';
-import { ReferenceCore } from '../reference-core/reference-core.js';
+import type { ReferenceCore } from '../reference-core/reference-core.js';
 import { readSandboxFile } from '../sandbox/data-file.js';
-import { readBusinessCalendar } from '../reference-core/storage/load-core-data.js';
 import { openStore, type Store } from '../store/connect.js';
 import { tracedStore } from '../store/traced-store.js';
 import type { Tracing } from '../tracing/start-tracing.js';
-import { coreDataLoad, loadCoreSandboxData } from '../reference-core/storage/core-data-load.js';
-import { migrateCoreToLatest } from '../reference-core/storage/migrate-core.js';
-import { coreRecords } from '../reference-core/storage/core-records.js';
-import { coreStorage } from '../reference-core/storage/reference-core-repository.js';
+import { loadCoreSandboxData } from '../reference-core/storage/core-data-load.js';
+import { migrateEmbeddedCore, referenceCoreOn } from '../reference-core/embedded-core.js';
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
 import { version } from '../version.js';
-import { HttpCore } from './http-core-adapter.js';
-
 
 export interface CoreService {
   readonly app: FastifyInstance;
@@ -54,21 +47,6 @@ export async function openReferenceCore(
     await store.close();
     throw error;
   }
-}
-
-/**
- * The reference core's own migrations (src/reference-core/storage/migrate-core.ts) on `store`:
- * the core's database, or the API's with the embedded core. Never on an API whose core is remote.
- */
-export async function migrateEmbeddedCore(store: Store, logger?: Logger): Promise<void> {
-  const applied = await migrateCoreToLatest(store);
-  if (applied.length > 0) logger?.info({ migrations: applied, db: store.displayUrl }, 'core migrations applied');
-}
-
-/** The reference core over a store its migrations prepared, on the stored business date (`businessDate`: a new store's). */
-export async function referenceCoreOn(store: Store, businessDate: string | undefined, clock: Clock = systemClock): Promise<ReferenceCore> {
-  const calendar = await readBusinessCalendar(store.db, businessDate);
-  return new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock });
 }
 
 export interface CoreServiceOptions {
@@ -111,9 +89,4 @@ export async function startCoreService(config: CoreServiceConfig, options: CoreS
       await tracing?.shutdown();
     },
   };
-}
-
-/** The HTTP adapter of a remote core for an operator command (`coregate core advance --core-url`): no metrics, the default breaker. */
-export function connectRemoteCore(url: string, timeoutMs: number): HttpCore {
-  return new HttpCore({ url, timeoutMs });
 }

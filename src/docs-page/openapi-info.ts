@@ -3,14 +3,11 @@
  * (with the link to the console), the tags with their descriptions, and the OAuth 2.0
  * client-credentials scheme that Swagger UI's "Authorize" uses to obtain a token.
  */
-import { executeScope } from '../operations/loan-installment-execution.js';
-import { initiateScope } from '../operations/term-deposit-initiation.js';
+import { executeScope, initiateScope, retrieveScope } from '../core/scopes.js';
 
 export const authServiceTag = 'Auth service';
 export const oauthScheme = 'oauth2';
 export const bearerScheme = 'bearer';
-export const retrieveScopeName = 'termDeposit:retrieve';
-
 export const apiDescription = [
   'Term deposits and merchandising loan installments over a core banking system.',
   '',
@@ -29,7 +26,7 @@ export const apiTags = [
   },
   {
     name: 'Term deposits',
-    description: `Constitute a term deposit from a customer's account, and retrieve it with its expected interest. Scopes: \`${initiateScope}\` to initiate, \`${retrieveScopeName}\` to retrieve.`,
+    description: `Constitute a term deposit from a customer's account, and retrieve it with its expected interest. Scopes: \`${initiateScope}\` to initiate, \`${retrieveScope}\` to retrieve.`,
   },
   {
     name: 'Merchandising loans',
@@ -58,7 +55,7 @@ export function securitySchemes(realm: string) {
           tokenUrl: `/realms/${encodeURIComponent(realm)}/protocol/openid-connect/token`,
           scopes: {
             [initiateScope]: 'Initiate (constitute) term deposits',
-            [retrieveScopeName]: 'Retrieve term deposits',
+            [retrieveScope]: 'Retrieve term deposits',
             [executeScope]: 'Execute (pay) merchandising loan installments',
           },
         },

@@ -5,6 +5,7 @@
  */
 import { validateExecution, type LoanExecutionBody, type LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import type { LoanInstallmentResult } from '../core/port.js';
+import { executeScope } from '../core/scopes.js';
 import type { OperationDefinition } from './operation-definition.js';
 import type { LoanExecutionAccepted, LoanExecutionResponse } from './schemas/merchandising-loan.js';
 
@@ -16,8 +17,6 @@ export {
   type LoanExecutionRequest,
   type LoanExecutionResponse,
 } from './schemas/merchandising-loan.js';
-
-export const executeScope = 'merchandisingLoan:execute';
 
 export const loanInstallmentExecution: OperationDefinition<LoanInstallmentExecution, LoanInstallmentResult, LoanExecutionResponse, LoanExecutionAccepted> = {
   name: 'executeMerchandisingLoanPayment',

@@ -4,6 +4,7 @@
  * route, the SDK (its types) and the OpenAPI document (its schemas) all come from here.
  */
 import type { TermDeposit } from '../core/port.js';
+import { initiateScope } from '../core/scopes.js';
 import { validateInitiation, type TermDepositInitiation, type TermDepositInitiationBody } from '../core/term-deposits/initiation.js';
 import type { OperationDefinition } from './operation-definition.js';
 import type { TermDepositAccepted, TermDepositInitiationResponse } from './schemas/term-deposit.js';
@@ -17,8 +18,6 @@ export {
   type TermDepositInitiationRequest,
   type TermDepositInitiationResponse,
 } from './schemas/term-deposit.js';
-
-export const initiateScope = 'termDeposit:initiate';
 
 export const termDepositInitiation: OperationDefinition<TermDepositInitiation, TermDeposit, TermDepositInitiationResponse, TermDepositAccepted> = {
   name: 'initiateTermDeposit',

@@ -9,8 +9,8 @@ import { TokenRejected, type TokenVerifier } from '../api/bearer-auth.js';
 import type { Store } from '../store/connect.js';
 import { findOperatorSession } from '../store/operator-sessions.js';
 import { OperatorError } from './errors.js';
+import { operatorScope } from '../core/scopes.js';
 
-export const operatorScope = 'coregate:operator';
 export const sessionCookieName = 'coregate_operator';
 
 /** Who is calling the operator API, and how. */

@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { TokenVerifier } from '../api/bearer-auth.js';
 import type { Store } from '../store/connect.js';
 import { deleteOperatorSession } from '../store/operator-sessions.js';
-import { operatorAuthHook, operatorScope, sessionCookieName } from './auth.js';
+import { operatorScope } from '../core/scopes.js';
+import { operatorAuthHook, sessionCookieName } from './auth.js';
 import { handleOperatorError } from './errors.js';
 
 export const operatorApiPrefix = '/operator/v1';

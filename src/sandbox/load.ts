@@ -11,6 +11,7 @@ import { findRealm, insertRealmIfMissing, type Queryable } from '../store/realms
 import { lockForAdministration } from '../store/admin-lock.js';
 import { hashClientSecret } from '../auth/client-secret.js';
 import { ensureSigningKey } from '../auth/keyring.js';
+import { realmDefaults } from '../auth/signing-algorithms.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
 import { DataFileError, type SandboxData } from './data-file.js';
@@ -18,12 +19,6 @@ import { loadCoreData } from '../reference-core/storage/load-core-data.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
 import type { TargetPolicy } from '../webhooks/target-address.js';
-
-export const realmDefaults = {
-  lifespanSeconds: 300,
-  audience: 'coregate-api',
-  signingAlg: 'RS256',
-} as const;
 
 export interface LoadSummary {
   realmsAdded: number;

@@ -26,7 +26,8 @@ import type { Database } from '../store/schema.js';
 import type { SandboxData } from './data-file.js';
 import type { TargetPolicy } from '../webhooks/target-address.js';
 import { recordedRemoteCore, remoteCoreSetting } from './core-placement.js';
-import { loadSandboxDataWithin, realmDefaults, type LoadSummary } from './load.js';
+import { realmDefaults } from '../auth/signing-algorithms.js';
+import { loadSandboxDataWithin, type LoadSummary } from './load.js';
 
 /** Tables a reset leaves alone entirely: the migrator's bookkeeping and the console's sessions. */
 const untouchedTables: ReadonlySet<string> = new Set(['kysely_migration', 'kysely_migration_lock', 'core_migration', 'core_migration_lock', 'operator_login_tokens', 'operator_sessions']);

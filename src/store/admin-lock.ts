@@ -7,8 +7,11 @@ import { sql, type Transaction } from 'kysely';
 import type { Store } from './connect.js';
 import type { Database } from './schema.js';
 
-/** An arbitrary constant naming coregate's administration lock. */
-const adminLockId = 0x636f7265; // "core"
+/**
+ * An arbitrary constant naming coregate's administration lock; the reference core's loader takes
+ * the same one, so that with the embedded core a load and a reset never interleave.
+ */
+export const adminLockId = 0x636f7265; // "core"
 
 export async function lockForAdministration(store: Store, trx: Transaction<Database>): Promise<void> {
   if (store.dialect === 'postgres') {

@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import type { CoreBankingPort } from '../../core/port.js';
 import type { OperationRunner } from '../../operations/operation-runner.js';
-import { executeScope, loanExecutionResponse } from '../../operations/loan-installment-execution.js';
+import { executeScope } from '../../core/scopes.js';
 import { loanInstallmentExecutionOperation as operation } from '../../operations/registry.js';
 import type { BusinessRouteConfig } from '../request-context.js';
 import { errorResponses } from '../../operations/schemas/common.js';
@@ -15,8 +15,6 @@ import { LoanExecutionAcceptedSchema, LoanExecutionRequestSchema, LoanExecutionR
 import { correlationHeaders } from './term-deposits.js';
 import { invocationOf, preferences, sendOutcome } from './outcome.js';
 import { businessSecurity } from '../../docs-page/openapi-info.js';
-
-export { executeScope, loanExecutionResponse };
 
 const config: { business: BusinessRouteConfig } = {
   business: { family: 'ML', wrapped: true, scope: executeScope, auditedOperation: operation.name },

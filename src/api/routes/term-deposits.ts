@@ -7,7 +7,7 @@ import type { CoreBankingPort } from '../../core/port.js';
 import { ApiError } from '../error-record.js';
 import type { OperationRunner } from '../../operations/operation-runner.js';
 import { termDepositInitiationOperation as operation } from '../../operations/registry.js';
-import { initiateScope } from '../../operations/term-deposit-initiation.js';
+import { initiateScope, retrieveScope } from '../../core/scopes.js';
 import { errorResponses } from '../../operations/schemas/common.js';
 import {
   TermDepositAcceptedSchema,
@@ -20,8 +20,6 @@ import { invocationOf, sendOutcome } from './outcome.js';
 import { businessSecurity } from '../../docs-page/openapi-info.js';
 import type { BusinessRouteConfig } from '../request-context.js';
 
-export { initiateScope };
-export const retrieveScope = 'termDeposit:retrieve';
 
 const tdConfig = (scope: string, audited?: string): { business: BusinessRouteConfig } => ({
   business: { family: 'TD', wrapped: false, scope, auditedOperation: audited },

@@ -5,8 +5,9 @@
  * (realms, webhooks) is refused here: it belongs to the API's database, never to the core's.
  */
 import { CoreDataRefused, coreDataSections, type CoreDataLoad } from '../../core/port.js';
-import { DataFileError, parseSandboxData, type SandboxData } from '../../sandbox/data-file.js';
+import type { SandboxData } from '../../sandbox/data-file.js';
 import { sql, type Transaction } from 'kysely';
+import { adminLockId } from '../../store/admin-lock.js';
 import type { Store } from '../../store/connect.js';
 import type { Database } from '../../store/schema.js';
 import { loadCoreData } from './load-core-data.js';
@@ -18,6 +19,8 @@ export function coreDataLoad(store: Store): CoreDataLoad {
       if (foreign !== undefined) {
         throw new CoreDataRefused(foreign, `${foreign} is not the core's: the core takes ${coreDataSections.join(', ')}; realms and webhooks belong to the API (coregate serve --data)`);
       }
+      // The data file's checker (TypeBox) loads with the first load: an operator command never needs it.
+      const { DataFileError, parseSandboxData } = await import('../../sandbox/data-file.js');
       let data: SandboxData;
       try {
         data = parseSandboxData(document, 'core data');
@@ -42,15 +45,12 @@ export async function loadCoreSandboxData(store: Store, data: SandboxData): Prom
   });
 }
 
-/** The administration lock's id (src/store/admin-lock.ts): with the embedded core a load and a reset never interleave. */
-const loadingLockId = 0x636f7265;
-
 /**
  * Two loads (two instances of the core starting on one database) run one after the other: an
  * advisory lock on PostgreSQL; on SQLite a first write (to the core's own table) takes the
  * database's write lock.
  */
 async function lockForLoading(store: Store, trx: Transaction<Database>): Promise<void> {
-  if (store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${loadingLockId})`.execute(trx);
+  if (store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${adminLockId})`.execute(trx);
   else await sql`update core_settings set value = value where name = '__lock__'`.execute(trx);
 }

@@ -1,0 +1,17 @@
+/**
+ * The algorithms a realm's tokens are signed with, and a new realm's settings. A module of its own,
+ * importing nothing, so that `coregate realms ...` checks a flag without loading jose.
+ */
+export const signingAlgorithms = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlgorithm = (typeof signingAlgorithms)[number];
+
+export function isSigningAlgorithm(value: string): value is SigningAlgorithm {
+  return (signingAlgorithms as readonly string[]).includes(value);
+}
+
+/** A realm's settings when the data file or `coregate realms create` leaves them out. */
+export const realmDefaults = {
+  lifespanSeconds: 300,
+  audience: 'coregate-api',
+  signingAlg: 'RS256',
+} as const;
