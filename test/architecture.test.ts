@@ -148,3 +148,28 @@ test('the store engine and the JSON reader keep no module-level registry: state 
   const registries = found.filter((entry) => !pureProcessWideCaches.has(entry));
   assert.deepEqual(registries, [], `module-level registries:\n${registries.join('\n')}`);
 });
+
+/** The modules a file loads when it loads: static imports and re-exports, without `import type` and `import()`. */
+const staticImportsOf = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/^(?:import|export)\s+(?!type\b)(?:[^;'"]*?\bfrom\s+)?'([^']+)'/gm)].map((match) => match[1] ?? '');
+
+test('an operator command loads no HTTP server, HTTP client, schema compiler, JOSE, tracing or logging library before it runs (CLI start, docs/performance.md)', () => {
+  const heavy = ['fastify', '@fastify/', 'undici', '@sinclair/typebox', 'jose', '@opentelemetry/', 'pino'];
+  const entries = ['src/cli/main.ts', 'src/cli/admin.ts', 'src/cli/core-session.ts', 'src/cli/store-session.ts'];
+  const seen = new Set<string>();
+  const reached: string[] = [];
+  const visit = (file: string, path: string[]) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const specifier of staticImportsOf(file)) {
+      if (specifier.startsWith('.')) {
+        visit(target(file, specifier).replace(/\.js$/, '.ts').replace(/\.cjs$/, '.cts'), [...path, file]);
+      } else if (heavy.some((name) => (name.endsWith('/') ? specifier.startsWith(name) : specifier === name || specifier.startsWith(`${name}/`)))) {
+        reached.push(`${[...path, file].join(' → ')} → ${specifier}`);
+      }
+    }
+  };
+  for (const entry of entries) visit(entry, []);
+  assert.ok(seen.has('src/store/connect.ts'), 'the walk follows the imports (it reaches the store)');
+  assert.deepEqual(reached, [], reached.join('\n'));
+});
