@@ -36,13 +36,21 @@ export interface LoadOptions {
   connections: number;
   seconds: number;
   warmupSeconds: number;
+  /**
+   * The smoke run's: this many requests (after a warm-up of one per connection) instead of
+   * `seconds`, every one waited for, so that a slow machine still gets its answers and a fast one
+   * spends no more than it needs (the smoke test checks that the bench works, never how fast).
+   */
+  requests?: number;
 }
 
 export async function measure(url: string, scenario: Scenario, options: LoadOptions): Promise<Measurement> {
   let counter = 0;
   const next = () => scenario.request(counter++);
-  if (options.warmupSeconds > 0) await run(url, scenario, next, options.connections, options.warmupSeconds, `${scenario.name} (warm-up)`);
-  const result = await run(url, scenario, next, options.connections, options.seconds, scenario.name);
+  if (options.requests !== undefined) await run(url, scenario, next, options.connections, { amount: options.connections }, `${scenario.name} (warm-up)`);
+  else if (options.warmupSeconds > 0) await run(url, scenario, next, options.connections, { duration: options.warmupSeconds }, `${scenario.name} (warm-up)`);
+  const length = options.requests === undefined ? { duration: options.seconds } : { amount: options.requests };
+  const result = await run(url, scenario, next, options.connections, length, scenario.name);
   const statuses: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stats as { count: number }).count;
   const expected = scenario.expect.reduce((sum, code) => sum + (statuses[String(code)] ?? 0), 0);
@@ -58,7 +66,10 @@ export async function measure(url: string, scenario: Scenario, options: LoadOpti
   };
 }
 
-function run(url: string, scenario: Scenario, next: () => RequestShape, connections: number, seconds: number, label: string): Promise<autocannon.Result> {
+/** A run of `duration` seconds, or of `amount` requests. */
+type RunLength = { duration: number } | { amount: number };
+
+function run(url: string, scenario: Scenario, next: () => RequestShape, connections: number, length: RunLength, label: string): Promise<autocannon.Result> {
   return new Promise((resolve, reject) => {
     const started = Date.now();
     let done = 0;
@@ -66,7 +77,7 @@ function run(url: string, scenario: Scenario, next: () => RequestShape, connecti
       {
         url,
         connections,
-        duration: seconds,
+        ...length,
         requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
       },
       (error, result) => {
@@ -78,7 +89,8 @@ function run(url: string, scenario: Scenario, next: () => RequestShape, connecti
     instance.on('response', () => (done += 1));
     const progress = setInterval(() => {
       const elapsed = (Date.now() - started) / 1000;
-      process.stderr.write(`\r\x1b[K  ${label}: ${elapsed.toFixed(0)}/${seconds} s, ${Math.round(done / Math.max(elapsed, 0.001))} req/s`);
+      const of = 'duration' in length ? `${elapsed.toFixed(0)}/${length.duration} s` : `${done}/${length.amount} requests`;
+      process.stderr.write(`\r\x1b[K  ${label}: ${of}, ${Math.round(done / Math.max(elapsed, 0.001))} req/s`);
     }, 1000);
     instance.once('done', () => clearInterval(progress));
   });

@@ -18,8 +18,10 @@ export async function measurePaced(url: string, scenario: Scenario, options: Loa
   let counter = 0;
   const next = () => scenario.request(counter++);
   try {
-    if (options.warmupSeconds > 0) await run(url, pool, next, rate, options.warmupSeconds, `${scenario.name} (warm-up)`);
-    const { latencies, statuses, errors, seconds } = await run(url, pool, next, rate, options.seconds, scenario.name);
+    // The smoke run (options.requests): that many requests at the rate, no warm-up.
+    if (options.warmupSeconds > 0 && options.requests === undefined) await run(url, pool, next, rate, options.warmupSeconds, `${scenario.name} (warm-up)`);
+    const length = options.requests === undefined ? options.seconds : Math.min(options.seconds, options.requests / rate);
+    const { latencies, statuses, errors, seconds } = await run(url, pool, next, rate, length, scenario.name);
     latencies.sort((a, b) => a - b);
     const at = (q: number) => Math.round((latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)] ?? 0) * 100) / 100;
     const expected = scenario.expect.reduce((sum, code) => sum + (statuses[String(code)] ?? 0), 0);
