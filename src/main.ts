@@ -25,7 +25,7 @@ import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import { RefusalAudit } from './audit/refusal-audit.js';
 import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, type CoreBankingPort } from './core/port.js';
-import { HttpCore } from './core-http/http-core-adapter.js';
+import type { HttpCore } from './core-http/http-core-adapter.js';
 import { probe } from './health.js';
 import { Claims } from './operations/correlation.js';
 import { DuplicateWindow } from './operations/duplicate-window.js';
@@ -414,6 +414,8 @@ function operatorParts(config: Config, store: Store, core: CoreBankingPort, veri
 /** The embedded reference core over the API's own store, or the HTTP adapter of a remote core (--core-url). */
 async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger, metrics: Metrics, tracer: Tracer | undefined): Promise<{ core: CoreBankingPort; remoteCore: HttpCore | undefined }> {
   if (config.coreUrl !== undefined) {
+    // Loaded with a remote core only: the embedded core's instances start without the HTTP client.
+    const { HttpCore } = await import('./core-http/http-core-adapter.js');
     const remoteCore = new HttpCore({
       url: config.coreUrl,
       timeoutMs: config.coreTimeoutMs,

@@ -8,7 +8,6 @@ import type { Logger } from '../log.js';
 import { FallbackLimitStore } from './fallback-limit-store.js';
 import type { LimitStore } from './limit-store.js';
 import { MemoryLimitStore } from './memory-limit-store.js';
-import { RedisLimitStore } from './redis-limit-store.js';
 import { redactRedisUrl } from './redis-url.js';
 
 /** How long a start waits for a configured Redis before serving on per-instance limits. */
@@ -59,6 +58,8 @@ export async function openLimits(options: LimitsOptions): Promise<Limits> {
     };
   }
   const primaryName = redactRedisUrl(options.redisUrl);
+  // Loaded here: an instance without Redis never loads ioredis (~0.1 s of CPU at every start).
+  const { RedisLimitStore } = await import('./redis-limit-store.js');
   const redis = new RedisLimitStore({ url: options.redisUrl, keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs });
   const store = new FallbackLimitStore(redis, new MemoryLimitStore({ clock: () => options.clock.now() }), { logger: options.logger, primaryName, clock: () => options.clock.now() });
   const first = await redis.firstConnection(redisStartWaitMs);
