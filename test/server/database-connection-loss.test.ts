@@ -37,7 +37,10 @@ async function underCuts(workers: number, cutBy: CutBy): Promise<void> {
   const proxy = cutBy === 'proxy' ? await TcpProxy.start(Number(target.port || 5432)) : undefined;
   const dbUrl = new URL(created.url);
   if (proxy) dbUrl.port = String(proxy.port);
-  const serve = await spawnCoregate(['serve', '--operator-api', '--data', dataFile, '--db', dbUrl.toString(), ...(workers > 1 ? ['--workers', String(workers)] : [])]);
+  // The core's time-out (5 s by default) is raised: a cut answers at once, and what this proves is
+  // that it answers 503. Two whole test runs at once on 2 cores (load ~18) once made a request just
+  // after a resume take longer than 5 s and answer 504: the time-out measured the machine.
+  const serve = await spawnCoregate(['serve', '--operator-api', '--core-timeout-ms', '30000', '--data', dataFile, '--db', dbUrl.toString(), ...(workers > 1 ? ['--workers', String(workers)] : [])]);
   let notReadySeen = false;
   const consoleLoginStatuses: number[] = [];
   const cutOnce = async (outcomes: Outcome[]): Promise<number> => {
