@@ -42,6 +42,7 @@ import type { Tracing } from './tracing/start-tracing.js';
 import { migrateToLatest } from './store/migrate.js';
 import { tableExists } from './store/table-exists.js';
 import { migrateEmbeddedCore, referenceCoreOn } from './reference-core/embedded-core.js';
+import { coreTablesOf } from './reference-core/storage/core-db.js';
 import { listRealms } from './store/realms.js';
 import { openLimits, type Limits } from './limits/limits.js';
 import { startMetricsServer, type MetricsServer } from './metrics/metrics-server.js';
@@ -178,7 +179,7 @@ async function placeCoreRecords(config: Config, store: Store, logger: Logger): P
     // Records an embedded core (or an older coregate) left here are nobody's now: nothing reads
     // them, and no command answers from them (they are refused, naming --core-url). Said once at start.
     // A new API database has no core tables at all (the core's migrations never ran on it).
-    const left = (await tableExists(store, 'accounts')) ? await store.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst() : undefined;
+    const left = (await tableExists(store, 'accounts')) ? await coreTablesOf(store.db).selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('count')).executeTakeFirst() : undefined;
     if (Number(left?.count ?? 0) > 0) {
       logger.warn(
         { accounts: Number(left?.count), db: store.displayUrl },

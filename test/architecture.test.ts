@@ -75,6 +75,26 @@ test('the API side (api, operations, operator, auth, webhooks, cli) does not imp
   assert.deepEqual(found, [], found.join('\n'));
 });
 
+/** The table names an interface of a schema module lists (`name: SomethingTable;`). */
+function tablesOf(file: string, name: string): string[] {
+  const body = new RegExp(`export interface ${name}[^{]*\\{([^}]*)\\}`).exec(readFileSync(file, 'utf8'))?.[1] ?? '';
+  return [...body.matchAll(/^\s*(\w+): \w+Table;/gm)].map((match) => match[1] ?? '');
+}
+
+test('the API\'s store type names none of the core\'s tables: a query of the API side on a core table does not compile (issue 25); the core narrows the shared handle to its own tables in src/reference-core/storage/core-db.ts', () => {
+  const coreTables = tablesOf('src/reference-core/storage/core-schema.ts', 'CoreTables');
+  const apiTables = tablesOf('src/store/schema.ts', 'ApiTables');
+  assert.ok(coreTables.includes('accounts') && apiTables.includes('operations'), `the schema interfaces were read: ${coreTables.join(',')} / ${apiTables.join(',')}`);
+  assert.deepEqual(apiTables.filter((table) => coreTables.includes(table)), []);
+  assert.match(readFileSync('src/store/schema.ts', 'utf8'), /export interface Database extends ApiTables \{\}/);
+  // Who reads the core's tables outside the core, through the narrowing: the embedded core's
+  // loader and drift check at start, and the start's count of an embedded core's leftovers.
+  const narrowing = sources('src')
+    .filter((file) => !file.startsWith('src/reference-core/'))
+    .filter((file) => importsOf(file).some((specifier) => target(file, specifier) === 'src/reference-core/storage/core-db.js'));
+  assert.deepEqual(narrowing.sort(), ['src/main.ts', 'src/sandbox/drift.ts', 'src/sandbox/load.ts']);
+});
+
 /** A module and the modules it imports (relative imports of `src`, type-only ones included: a circle of types is still one design). */
 function importGraph(files: string[]): Map<string, string[]> {
   const known = new Set(files);

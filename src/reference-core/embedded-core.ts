@@ -10,6 +10,7 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { ReferenceCore } from './reference-core.js';
 import { coreDataLoad } from './storage/core-data-load.js';
+import { coreTablesOf } from './storage/core-db.js';
 import { coreRecords } from './storage/core-records.js';
 import { readBusinessCalendar } from './storage/load-core-data.js';
 import { migrateCoreToLatest } from './storage/migrate-core.js';
@@ -26,6 +27,7 @@ export async function migrateEmbeddedCore(store: Store, logger?: Logger): Promis
 
 /** The reference core over a store its migrations prepared, on the stored business date (`businessDate`: a new store's). */
 export async function referenceCoreOn(store: Store, businessDate: string | undefined, clock: Clock = systemClock): Promise<ReferenceCore> {
-  const calendar = await readBusinessCalendar(store.db, businessDate);
-  return new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock });
+  const db = coreTablesOf(store.db);
+  const calendar = await readBusinessCalendar(db, businessDate);
+  return new ReferenceCore({ storage: coreStorage(store), records: coreRecords(db), data: coreDataLoad(store), calendar, clock });
 }

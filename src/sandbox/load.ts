@@ -15,6 +15,7 @@ import { realmDefaults } from '../auth/signing-algorithms.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
 import { DataFileError, type SandboxData } from './data-file.js';
+import { coreTablesOf } from '../reference-core/storage/core-db.js';
 import { loadCoreData } from '../reference-core/storage/load-core-data.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
@@ -79,7 +80,7 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
     if (stored) await ensureSigningKey(trx, vault, stored, Date.now());
   }
   if (parts === 'all') {
-    summary.accountsAdded = (await loadCoreData(trx, data)).accountsAdded;
+    summary.accountsAdded = (await loadCoreData(coreTablesOf(trx), data)).accountsAdded;
   }
   summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets);
   return summary;

@@ -3,7 +3,6 @@
  * Timestamps are ISO 8601 strings in UTC; instants compared in SQL are epoch seconds.
  */
 import type { Generated } from 'kysely';
-import type { CoreTables } from '../reference-core/storage/core-schema.js';
 export interface RealmTable {
   name: string;
   audience: string;
@@ -69,13 +68,14 @@ export interface ApiTables {
 }
 
 /**
- * The store's database as Kysely sees it: the API's tables and, with the embedded core in the
- * same database, the reference core's (their types are the core's, beside its migrations:
- * src/reference-core/storage/core-schema.ts). With a remote core the core's tables are absent
- * from the database (its migrations never run there) and no API module queries them
- * (test/architecture.test.ts keeps the API side off the core's storage).
+ * The store's database as the API sees it: the API's tables only. With the embedded core the
+ * reference core's tables share the database, but their types are the core's
+ * (src/reference-core/storage/core-schema.ts) and only the core sees them, narrowing the shared
+ * handle (core-db.ts): an API query on a core table does not compile. With a remote core the
+ * core's tables are absent from the database (its migrations never run there).
+ * test/architecture.test.ts keeps it so.
  */
-export interface Database extends ApiTables, CoreTables {}
+export interface Database extends ApiTables {}
 
 /** One-time console login tokens (migration 0008), kept as hashes. */
 export interface OperatorLoginTokenTable {

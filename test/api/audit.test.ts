@@ -19,8 +19,9 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 const coreUrlOf = (server: TestServer) => (server.coreUrl === undefined ? [] : ['--core-url', server.coreUrl]);
 import { initiatePath } from '../helpers/http.js';
 import { demo, demoToken, testDeployment, type TestServer } from '../helpers/server.js';
-import { withStore } from '../helpers/stores.js';
+import { withStore, embedded } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const processTimeoutMs = 30_000;
 const testTimeoutMs = 60_000;
@@ -251,8 +252,8 @@ describeEachStore('audit trail of execution attempts', ({ server, dbUrl }) => {
     for (const response of responses) assert.equal(response.status, 200, JSON.stringify(response.body));
 
     const store = server().coregate.store;
-    const contracts = await store.db.selectFrom('term_deposits').select('operation_reference').execute();
-    const movements = await store.db.selectFrom('movements').select('reference').where('kind', '=', 'term_deposit_constitution').execute();
+    const contracts = await embedded(store.db).selectFrom('term_deposits').select('operation_reference').execute();
+    const movements = await embedded(store.db).selectFrom('movements').select('reference').where('kind', '=', 'term_deposit_constitution').execute();
     const { records } = await exportAudit(server(), dbUrl());
     const executed = new Set(records.filter((record) => record.httpStatus === 200 && record.outcome === 'Executed').map((record) => record.reference));
     assert.ok(contracts.length >= 5);
@@ -345,7 +346,7 @@ describeEachStore('audit verify detects a removed newest record', ({ server, dbU
     assert.ok(newest);
     assert.equal(newest.correlationId, 'audit-delete-last-ok-3');
     assert.equal(newest.outcome, 'Executed');
-    const contract = await server().coregate.store.db.selectFrom('term_deposits').select('contract_number').where('operation_reference', '=', newest.reference ?? '').executeTakeFirst();
+    const contract = await embedded(server().coregate.store.db).selectFrom('term_deposits').select('contract_number').where('operation_reference', '=', newest.reference ?? '').executeTakeFirst();
     assert.ok(contract, 'the audited success has its contract and postings');
 
     await tamper(dbUrl(), async (store) => {
@@ -361,11 +362,11 @@ describeEachStore('audit verify detects a removed newest record', ({ server, dbU
 describeEachStore('coregate check detects a tampered balance', ({ server, dbUrl }) => {
   test('after a balance is changed without a posting, coregate check exits non-zero naming the account', { timeout: testTimeoutMs }, async () => {
     await someAttempts(server(), 'audit-balance');
-    const healthy = await checkLedger(server().coregate.store.db);
+    const healthy = await checkLedger(coreTablesOf(server().coregate.store.db));
     assert.deepEqual(healthy.balanceMismatches, [], 'the ledger is healthy before the tampering');
 
     await tamper(dbUrl(), async (store) => {
-      const result = await store.db
+      const result = await embedded(store.db)
         .updateTable('accounts')
         .set((eb) => ({ balance_minor: eb('balance_minor', '+', 1n) }))
         .where('account_number', '=', '1000000002')

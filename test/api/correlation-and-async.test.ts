@@ -20,6 +20,8 @@ import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 import { reconcilerIdle } from '../helpers/reconciler.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const sourceAccount = '1000000001';
@@ -111,7 +113,7 @@ async function reconciled(server: TestServer, correlationId: string): Promise<Op
 
 /** Balance of an account in minor units, from the server's store. */
 async function balanceOf(server: TestServer, account: string = sourceAccount): Promise<bigint> {
-  const record = await findAccount(server.coregate.store.db, account);
+  const record = await findAccount(coreTablesOf(server.coregate.store.db), account);
   assert.ok(record, `account ${account} exists`);
   return record.balanceMinor;
 }
@@ -120,12 +122,12 @@ const minor = (amountValue: number) => BigInt(Math.round(amountValue * 100));
 
 /** Ledger movements (postings) recorded under an operation reference. */
 async function movementsOf(server: TestServer, reference: string): Promise<number> {
-  const rows = await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute();
+  const rows = await embedded(server.coregate.store.db).selectFrom('movements').select('id').where('reference', '=', reference).execute();
   return rows.length;
 }
 
 async function termDepositCount(server: TestServer): Promise<number> {
-  return (await server.coregate.store.db.selectFrom('term_deposits').select('contract_number').execute()).length;
+  return (await embedded(server.coregate.store.db).selectFrom('term_deposits').select('contract_number').execute()).length;
 }
 
 /** The stored operation that consumed a correlation id (ids are random UUIDs: unique across clients here). */

@@ -10,6 +10,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, send } from '../helpers/http.js';
 import { demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStoreUrl } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 describeEachStoreUrl('two API instances on one store', ({ dbUrl }) => {
   let first: TestServer | undefined;
@@ -31,7 +32,7 @@ describeEachStoreUrl('two API instances on one store', ({ dbUrl }) => {
   test('two instances racing on one correlation id → one 200, one 409; executed once', async () => {
     const [a, b] = servers();
     const token = await demoToken(a);
-    const balanceBefore = (await findAccount(a.coregate.store.db, '1000000001'))?.balanceMinor ?? 0n;
+    const balanceBefore = (await findAccount(coreTablesOf(a.coregate.store.db), '1000000001'))?.balanceMinor ?? 0n;
     for (let round = 0; round < 5; round += 1) {
       const correlationId = randomUUID();
       const body = JSON.stringify(depositBody(1000 + round, '1000000001'));
@@ -39,7 +40,7 @@ describeEachStoreUrl('two API instances on one store', ({ dbUrl }) => {
       const answers = await Promise.all([a, b].map((server) => send(`${server.url}${initiatePath}`, { method: 'POST', headers, body })));
       assert.deepEqual(answers.map((answer) => answer.status).sort(), [200, 409], JSON.stringify(answers.map((answer) => answer.body)));
     }
-    const balanceAfter = (await findAccount(a.coregate.store.db, '1000000001'))?.balanceMinor ?? 0n;
+    const balanceAfter = (await findAccount(coreTablesOf(a.coregate.store.db), '1000000001'))?.balanceMinor ?? 0n;
     assert.equal(balanceBefore - balanceAfter, (100_000n + 100_100n + 100_200n + 100_300n + 100_400n), 'each round debited once');
   });
 

@@ -16,12 +16,13 @@ import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type Sand
 import { FaultyCore } from '../helpers/faulty-core.js';
 import { initiatePath, reasonByStatus, uuidPattern } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
-import { withDb } from '../helpers/stores.js';
+import { withDb, withStore } from '../helpers/stores.js';
 import { describeEachStore, type SuiteContext } from '../helpers/suite.js';
 import { reconcilerIdle } from '../helpers/reconciler.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: the demo file plus a funded expense account, a poor one, a closed facility, a
@@ -240,7 +241,7 @@ function snapshot(dbUrl: string): Promise<Snapshot> {
 }
 
 async function assertLedgerClean(dbUrl: string): Promise<void> {
-  const report = await withDb(dbUrl, (db) => checkLedger(db));
+  const report = await withStore(dbUrl, (store) => checkLedger(coreTablesOf(store.db)));
   assert.ok(report.movements > 0, 'the ledger holds the opening balances at least');
   assert.deepEqual(report.unbalancedMovements, [], 'every movement balances');
   assert.deepEqual(report.balanceMismatches, [], 'every balance equals its postings');

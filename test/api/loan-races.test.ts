@@ -12,8 +12,9 @@ import { toBigInt } from '../../src/store/bigint.js';
 import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { demoToken, testDeployment, type TestServer } from '../helpers/server.js';
-import { withDb } from '../helpers/stores.js';
+import { withDb, withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 /** The original's outcome a losing racer's 409 names. */
 const settledOrInFlight = testDeployment === 'remote-core' ? '(?:Executed|Pending)' : 'Executed';
@@ -166,7 +167,7 @@ async function assertState(dbUrl: string, expected: Omit<Snapshot, 'amountDue'>)
 }
 
 async function assertLedgerProves(dbUrl: string): Promise<void> {
-  const report = await withDb(dbUrl, (db) => checkLedger(db));
+  const report = await withStore(dbUrl, (store) => checkLedger(coreTablesOf(store.db)));
   assert.deepEqual(report.unbalancedMovements, [], 'every movement balances');
   assert.deepEqual(report.balanceMismatches, [], 'every balance equals its postings');
   assert.deepEqual(report.negativeCustomerAccounts, [], 'no customer account is negative');

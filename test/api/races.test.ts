@@ -12,6 +12,8 @@ import type { Store } from '../../src/store/connect.js';
 import { c0001Account, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { demoToken, testDeployment, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 /** The original's outcome a losing racer's 409 names. */
 const settledOrInFlight = testDeployment === 'remote-core' ? '(?:Executed|Pending)' : 'Executed';
@@ -70,12 +72,12 @@ function countStatuses(responses: ApiResponse[]): Record<number, number> {
 }
 
 async function balanceMinor(store: Store, accountNumber: string): Promise<bigint> {
-  const row = await store.db.selectFrom('accounts').select('balance_minor').where('account_number', '=', accountNumber).executeTakeFirstOrThrow();
+  const row = await embedded(store.db).selectFrom('accounts').select('balance_minor').where('account_number', '=', accountNumber).executeTakeFirstOrThrow();
   return toBigInt(row.balance_minor);
 }
 
 async function assertLedgerProves(store: Store): Promise<void> {
-  const report = await checkLedger(store.db);
+  const report = await checkLedger(coreTablesOf(store.db));
   assert.deepEqual(report.unbalancedMovements, [], 'every movement balances');
   assert.deepEqual(report.balanceMismatches, [], 'every balance equals its postings');
   assert.deepEqual(report.negativeCustomerAccounts, [], 'no customer account is negative');
@@ -83,7 +85,7 @@ async function assertLedgerProves(store: Store): Promise<void> {
 
 /** Constitution movements debiting an account, by their references. */
 async function debitsOf(store: Store, accountNumber: string): Promise<string[]> {
-  const rows = await store.db
+  const rows = await embedded(store.db)
     .selectFrom('movements')
     .innerJoin('postings', 'postings.movement_id', 'movements.id')
     .select('movements.reference')
@@ -128,7 +130,7 @@ describeEachStore(
       }
 
       assert.equal(await balanceMinor(store, raceAccount), 0n, 'the final balance is exactly 0');
-      const contracts = await store.db.selectFrom('term_deposits').selectAll().where('source_account', '=', raceAccount).execute();
+      const contracts = await embedded(store.db).selectFrom('term_deposits').selectAll().where('source_account', '=', raceAccount).execute();
       assert.equal(contracts.length, 10, 'ten contracts exist');
       assert.deepEqual(
         contracts.map((contract) => contract.operation_reference).sort(),
@@ -170,7 +172,7 @@ describeEachStore('concurrent requests with one correlation id', ({ server }) =>
 
     assert.deepEqual(await debitsOf(store, source), [reference], 'exactly one debit');
     assert.equal(await balanceMinor(store, source), before - principalMinor);
-    const contracts = await store.db.selectFrom('term_deposits').select('operation_reference').execute();
+    const contracts = await embedded(store.db).selectFrom('term_deposits').select('operation_reference').execute();
     assert.deepEqual(contracts.map((contract) => contract.operation_reference), [reference], 'exactly one contract');
     const operations = await store.db.selectFrom('operations').select('reference').where('correlation_id', '=', correlationId).execute();
     assert.deepEqual(operations.map((op) => op.reference), [reference], 'the correlation id is consumed once');
@@ -199,7 +201,7 @@ describeEachStore('concurrent identical requests without a correlation id', ({ s
 
     assert.deepEqual(await debitsOf(store, source), [reference], 'exactly one debit');
     assert.equal(await balanceMinor(store, source), before - principalMinor);
-    const contracts = await store.db.selectFrom('term_deposits').select('operation_reference').execute();
+    const contracts = await embedded(store.db).selectFrom('term_deposits').select('operation_reference').execute();
     assert.deepEqual(contracts.map((contract) => contract.operation_reference), [reference], 'exactly one contract');
     await assertLedgerProves(store);
   });

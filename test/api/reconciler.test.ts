@@ -15,6 +15,8 @@ import { demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { FakeClock } from '../helpers/fake-clock.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 const faulty = new FaultyCore();
 /**
@@ -48,9 +50,9 @@ async function operationView(server: TestServer, token: string, reference: strin
 
 /** With a remote core, `coregate check` proves its ledger through the core (--core-url). */
 const coreUrlFlag = (server: TestServer) => (server.coreUrl === undefined ? [] : ['--core-url', server.coreUrl]);
-const balance = async (server: TestServer) => (await findAccount(server.coregate.store.db, sourceAccount))?.balanceMinor ?? 0n;
+const balance = async (server: TestServer) => (await findAccount(coreTablesOf(server.coregate.store.db), sourceAccount))?.balanceMinor ?? 0n;
 const movementsOf = async (server: TestServer, reference: string) =>
-  (await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
+  (await embedded(server.coregate.store.db).selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
 
 describeEachStore(
   'reconciler: unknown outcomes are settled by reference',

@@ -15,6 +15,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const bodyBytesLimit = 64 * 1024;
@@ -351,7 +352,7 @@ describeEachStore(
     test('an unexpected error → 500 INTERNAL_ERROR SPEC record with path, no internals leaked, nothing written, id echoed', async () => {
       const token = await demoToken(server());
       const correlationId = randomUUID();
-      const before = (await findAccount(server().coregate.store.db, '1000000001'))?.balanceMinor;
+      const before = (await findAccount(coreTablesOf(server().coregate.store.db), '1000000001'))?.balanceMinor;
       const response: HttpResult = await breakable.withFault({ kind: 'crash', error: new Error(unexpected.detail) }, () =>
         post(server(), { token, contentType: 'application/json', correlationId }),
       );
@@ -361,7 +362,7 @@ describeEachStore(
       if (code !== undefined) assert.equal(code, 'TD-500-001');
       assert.equal(JSON.stringify(response.body).includes('td_secret_internal_table'), false, 'the cause stays in the log');
       assert.equal(response.headers.get('x-correlation-id'), correlationId);
-      assert.equal((await findAccount(server().coregate.store.db, '1000000001'))?.balanceMinor, before);
+      assert.equal((await findAccount(coreTablesOf(server().coregate.store.db), '1000000001'))?.balanceMinor, before);
       assert.ok(server().logLines.some((line) => line.includes('td_secret_internal_table')), 'the cause is logged');
     });
   },

@@ -19,6 +19,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, type HttpResult } from '../helpers/http.js';
 import { demoToken, testDeployment, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const loanPath = '/v1/merchandising-loan/7000000001/repayment-schedules/1/execute';
 
@@ -83,7 +84,7 @@ function assertRecord(response: HttpResult, status: number, code?: string, path 
 
 describeEachStore('adversarial input', ({ server }) => {
   const token = () => demoToken(server());
-  const sourceBalance = async () => (testDeployment === 'embedded' ? (await findAccount(server().coregate.store.db, '1000000001'))?.balanceMinor : undefined);
+  const sourceBalance = async () => (testDeployment === 'embedded' ? (await findAccount(coreTablesOf(server().coregate.store.db), '1000000001'))?.balanceMinor : undefined);
 
   test('CONTRACT §5 exact numbers: 1000.0000000000000001 USD is 400 TD-400-006 quoting the amount as sent, nothing booked', async () => {
     const before = await sourceBalance();

@@ -17,6 +17,8 @@ import { documentedCodes, initiatePath, reasonByStatus, send, type HttpResult } 
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { cachedTokens, type TokenRequest } from '../helpers/tokens.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -82,12 +84,12 @@ function ledgerReader(dbUrl: () => string) {
   let store: Store | undefined;
   const db = () => (store ??= openStore(dbUrl())).db;
   async function count(table: 'term_deposits' | 'movements' | 'postings'): Promise<number> {
-    const row = await db().selectFrom(table).select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    const row = await embedded(db()).selectFrom(table).select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
   }
   return {
     async state(): Promise<LedgerState> {
-      const accounts = await db().selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute();
+      const accounts = await embedded(db()).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute();
       return {
         balances: Object.fromEntries(accounts.map((row) => [row.account_number, toBigInt(row.balance_minor).toString()])),
         termDeposits: await count('term_deposits'),
@@ -96,17 +98,17 @@ function ledgerReader(dbUrl: () => string) {
       };
     },
     async balance(accountNumber: string): Promise<bigint> {
-      const row = await db().selectFrom('accounts').select('balance_minor').where('account_number', '=', accountNumber).executeTakeFirstOrThrow();
+      const row = await embedded(db()).selectFrom('accounts').select('balance_minor').where('account_number', '=', accountNumber).executeTakeFirstOrThrow();
       return toBigInt(row.balance_minor);
     },
     async account(accountNumber: string) {
-      return db().selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
+      return embedded(db()).selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
     },
     async contract(contractNumber: string) {
-      return db().selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber).executeTakeFirst();
+      return embedded(db()).selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber).executeTakeFirst();
     },
     async postingsOf(reference: string) {
-      return db()
+      return embedded(db())
         .selectFrom('postings')
         .innerJoin('movements', 'movements.id', 'postings.movement_id')
         .select(['postings.account_number', 'postings.amount_minor', 'postings.currency', 'movements.description'])
@@ -115,7 +117,7 @@ function ledgerReader(dbUrl: () => string) {
         .execute();
     },
     async assertLedgerChecks(): Promise<void> {
-      const check = await checkLedger(db());
+      const check = await checkLedger(coreTablesOf(db()));
       assert.deepEqual(check.unbalancedMovements, []);
       assert.deepEqual(check.balanceMismatches, []);
       assert.deepEqual(check.negativeCustomerAccounts, []);

@@ -16,6 +16,7 @@ import { documentedCodes, reasonByStatus, send, type HttpResult } from '../helpe
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { cachedTokens, type TokenRequest } from '../helpers/tokens.js';
+import { embedded } from '../helpers/stores.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -183,7 +184,7 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   test('the retrieved contract is the stored one: principal, maturity and days as in the store', async () => {
     const initiated = await constitute({ amount: 12345.67, rate: 4.75, days: 90 });
     const retrieved = await api.retrieve(initiated.body.termDepositAccount);
-    const row = await db().selectFrom('term_deposits').selectAll().where('contract_number', '=', initiated.body.termDepositAccount).executeTakeFirstOrThrow();
+    const row = await embedded(db()).selectFrom('term_deposits').selectAll().where('contract_number', '=', initiated.body.termDepositAccount).executeTakeFirstOrThrow();
     assert.equal(toBigInt(row.principal_minor), 1234567n);
     assert.equal(retrieved.body.principalAmount.amountValue, 12345.67);
     assert.equal(row.maturity_date, retrieved.body.termDepositPeriod.maturityDate);
@@ -193,9 +194,9 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   test('retrieving is safe: balances, contracts and movements are unchanged', async () => {
     const initiated = await constitute({ amount: 1000 });
     const snapshot = async () => ({
-      balances: await db().selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute(),
-      contracts: (await db().selectFrom('term_deposits').select('contract_number').execute()).length,
-      movements: (await db().selectFrom('movements').select('id').execute()).length,
+      balances: await embedded(db()).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute(),
+      contracts: (await embedded(db()).selectFrom('term_deposits').select('contract_number').execute()).length,
+      movements: (await embedded(db()).selectFrom('movements').select('id').execute()).length,
     });
     const before = await snapshot();
     assert.equal((await api.retrieve(initiated.body.termDepositAccount)).status, 200);
@@ -228,7 +229,7 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   });
 
   test('TD 403: the reporting-app client gets 403 on initiate (TD-403-001) and nothing is debited', async () => {
-    const balance = async () => toBigInt((await db().selectFrom('accounts').select('balance_minor').where('account_number', '=', '1000000001').executeTakeFirstOrThrow()).balance_minor);
+    const balance = async () => toBigInt((await embedded(db()).selectFrom('accounts').select('balance_minor').where('account_number', '=', '1000000001').executeTakeFirstOrThrow()).balance_minor);
     const before = await balance();
     const response = await api.initiate(tdBody(), { token: 'reporting' });
     assertErrorRecord(response, 403, 'TD-403-001', 'POST /v1/term-deposits/initiate');

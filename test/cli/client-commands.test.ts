@@ -19,6 +19,7 @@ import { decodeJwt } from 'jose';
 import { depositBody as sharedDepositBody } from '../helpers/bodies.js';
 import { demo, startTestServer, type TestServer } from '../helpers/server.js';
 import { sleep } from '../helpers/wait.js';
+import { embedded } from '../helpers/stores.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const cliPath = join(repoRoot, 'dist/src/cli/coregate.cjs');
@@ -177,22 +178,22 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
     assert.ok(match, result.stdout);
     const stored = await server.coregate.store.db.selectFrom('operations').select(['reference', 'status']).where('correlation_id', '=', correlationId).executeTakeFirst();
     assert.deepEqual(stored, { reference: match[2], status: 'Executed' }, 'the correlation id was sent');
-    const contract = await server.coregate.store.db.selectFrom('term_deposits').select('contract_number').where('contract_number', '=', String(match[1])).executeTakeFirst();
+    const contract = await embedded(server.coregate.store.db).selectFrom('term_deposits').select('contract_number').where('contract_number', '=', String(match[1])).executeTakeFirst();
     assert.ok(contract, 'the contract exists in the core');
   });
 
   test('issue 12 item 1: the same initiate run twice executes once; the second is 409 TD-409-002 with a hint; an own --correlation-id makes a deliberate repeat', async () => {
     const file = bodyFile(depositBody(1234));
-    const before = await server.coregate.store.db.selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await embedded(server.coregate.store.db).selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assertSucceeded(await coregate(['term-deposit', 'initiate', '--file', file]));
     const again = await coregate(['term-deposit', 'initiate', '--file', file]);
     assert.equal(again.code, 1, again.stderr);
     assert.match(again.stderr, /409 CONFLICT \(TD-409-002 DUPLICATE_REQUEST\)/);
     assert.match(again.stderr, /give it its own --correlation-id/);
-    const between = await server.coregate.store.db.selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const between = await embedded(server.coregate.store.db).selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assert.equal(Number(between.n), Number(before.n) + 1, 'one deposit, not two');
     assertSucceeded(await coregate(['term-deposit', 'initiate', '--file', file, '--correlation-id', `again-${randomUUID()}`]));
-    const after = await server.coregate.store.db.selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await embedded(server.coregate.store.db).selectFrom('term_deposits').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     assert.equal(Number(after.n), Number(before.n) + 2);
   });
 
@@ -239,7 +240,7 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
     const match = new RegExp(`^Installment 1 of ${loanId}: PartiallyExecuted, operation (\\S+), execution (${uuidPattern}) at (\\S+)\\n$`).exec(human.stdout);
     assert.ok(match, human.stdout);
     assert.ok(!Number.isNaN(Date.parse(String(match[3]))));
-    const execution = await server.coregate.store.db.selectFrom('loan_executions').select(['loan_id', 'sequence']).where('execution_reference', '=', String(match[2])).executeTakeFirst();
+    const execution = await embedded(server.coregate.store.db).selectFrom('loan_executions').select(['loan_id', 'sequence']).where('execution_reference', '=', String(match[2])).executeTakeFirst();
     assert.deepEqual(execution, { loan_id: loanId, sequence: 1 });
 
     const json = await coregate(['loan', 'execute', loanId, '1', '--file', bodyFile(loanBody(5001)), '--json']);

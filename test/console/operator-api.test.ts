@@ -12,7 +12,7 @@ import { waitFor } from '../helpers/wait.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { startTestCoreServer } from '../helpers/core-server.js';
 import { describeEachStore } from '../helpers/suite.js';
-import { storeTargets } from '../helpers/stores.js';
+import { storeTargets, embedded } from '../helpers/stores.js';
 import { consumeLoginToken, createLoginToken } from '../../src/store/operator-sessions.js';
 import { dataFileSecrets, loginUrl, operatorClient, operatorDataFile, sessionCookie } from './helpers.js';
 
@@ -295,7 +295,7 @@ test('with a remote core (--core-url) every bank view answers 200 from the core,
     assert.equal((await get('/accounts/9999999999')).status, 404);
     assert.equal((await get('/operations')).status, 200);
     assert.equal((await get('/clients')).status, 200);
-    const copies = await server.coregate.store.db.selectFrom('accounts').select('account_number').execute();
+    const copies = await embedded(server.coregate.store.db).selectFrom('accounts').select('account_number').execute();
     assert.deepEqual(copies, [], 'the data file\'s core part went to the core, not into the API\'s database');
     assert.equal(await core.balanceOf('1000000001'), BigInt(source.balance.amount.replace('.', '')), 'the balance shown is the core\'s own');
   } finally {

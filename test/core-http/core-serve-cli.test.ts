@@ -13,6 +13,7 @@ import { runCli } from '../helpers/cli.js';
 import { withStore } from '../helpers/stores.js';
 import { tempDirectory } from '../helpers/data-files.js';
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 /** `coregate core serve` on a fresh port, ready once its banner is out (it follows the listen). */
 function startCoreProcess(db: string): Promise<CoregateProcess> {
@@ -68,7 +69,7 @@ test('coregate core serve: a separate process serves the protocol; SIGTERM exits
     second.child.kill('SIGTERM');
   }
   assert.deepEqual(await second.exit, { code: 0, signal: null });
-  const balance = await withStore(db, async (store) => (await findAccount(store.db, '1000000001'))?.balanceMinor);
+  const balance = await withStore(db, async (store) => (await findAccount(coreTablesOf(store.db), '1000000001'))?.balanceMinor);
   assert.equal(balance, 25_000_000n - 500_000n, 'debited once, and not reset by loading the data file again');
 });
 

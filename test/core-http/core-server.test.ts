@@ -23,6 +23,7 @@ import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { demoDataFile } from '../helpers/server.js';
 import { adminQuery, storeTargets } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const sqlite = storeTargets.find((target) => target.name === 'sqlite');
 const postgres = storeTargets.find((target) => target.name === 'postgres');
@@ -82,7 +83,7 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
   let store: Store;
   let drop: () => Promise<void> = async () => {};
   let documented: Documented;
-  const balance = async (account: string) => (await findAccount(store.db, account))?.balanceMinor;
+  const balance = async (account: string) => (await findAccount(coreTablesOf(store.db), account))?.balanceMinor;
 
   before(async () => {
     if (!sqlite) throw new Error('no SQLite target');

@@ -22,12 +22,13 @@ import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server
 import { FaultProxy, isCommand, onRequests } from '../helpers/fault-proxy.js';
 import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
-import { storeTargets } from '../helpers/stores.js';
+import { storeTargets, embedded } from '../helpers/stores.js';
 import { reconcilerIdle } from '../helpers/reconciler.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { circuitCoolDownMs } from '../../src/core-http/http-core-adapter.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const coreTimeoutMs = 1_500;
 
@@ -85,9 +86,9 @@ async function storedOperation(server: TestServer, correlationId: string): Promi
 
 /** What the API's own store holds of an account and a reference: it must never move with a remote core. */
 async function apiLedger(server: TestServer, reference: string) {
-  const account = await findAccount(server.coregate.store.db, source);
-  const movements = await server.coregate.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute();
-  const contracts = await server.coregate.store.db.selectFrom('term_deposits').select('contract_number').execute();
+  const account = await findAccount(coreTablesOf(server.coregate.store.db), source);
+  const movements = await embedded(server.coregate.store.db).selectFrom('movements').select('id').where('reference', '=', reference).execute();
+  const contracts = await embedded(server.coregate.store.db).selectFrom('term_deposits').select('contract_number').execute();
   return { balanceMinor: account?.balanceMinor, movements: movements.length, contracts: contracts.length };
 }
 

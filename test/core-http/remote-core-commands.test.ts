@@ -13,7 +13,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { runCli } from '../helpers/cli.js';
 import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
 import { demoDataFile, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
-import { storeTargets } from '../helpers/stores.js';
+import { storeTargets, embedded } from '../helpers/stores.js';
 import { tableExists } from '../../src/store/table-exists.js';
 
 for (const target of storeTargets) {
@@ -116,7 +116,7 @@ for (const target of storeTargets) {
 
     test('coregate check --core-url fails on a deliberately broken ledger, naming the finding and the account', async () => {
       // Tampering in the core's own database: a balance that no longer equals its postings.
-      await core?.service.store.db.updateTable('accounts').set({ balance_minor: 123n }).where('account_number', '=', '1000000003').execute();
+      await embedded(core!.service.store.db).updateTable('accounts').set({ balance_minor: 123n }).where('account_number', '=', '1000000003').execute();
       const check = await cli(['check', '--db', apiDb, '--core-url', coreUrl(), '--json']);
       assert.equal(check.code, 1, check.stderr);
       const report = JSON.parse(check.stdout) as { ok: boolean; ledger: { ok: boolean; balanceMismatches: Array<{ accountNumber: string; storedMinor: string; postedMinor: string }> }; operations: { ok: boolean } };

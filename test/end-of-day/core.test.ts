@@ -21,7 +21,8 @@ import { listInstallments } from '../../src/reference-core/storage/loans.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { putCoreSetting } from '../../src/reference-core/storage/core-settings.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
-import { storeTargets, withStore } from '../helpers/stores.js';
+import { storeTargets, withStore, embedded } from '../helpers/stores.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const silent = createLogger({ level: 'silent' });
 
@@ -77,14 +78,14 @@ for (const target of storeTargets) {
       await store.close();
       await created.drop();
     });
-    const balance = async (account: string) => (await findAccount(store.db, account))?.balanceMinor ?? 0n;
+    const balance = async (account: string) => (await findAccount(coreTablesOf(store.db), account))?.balanceMinor ?? 0n;
     async function constitute(terms: Partial<TermDepositInitiation>): Promise<TermDeposit> {
       const outcome = await core.constituteTermDeposit(randomUUID(), deposit(terms));
       assert.equal(outcome.status, 'Executed', JSON.stringify(outcome, (_k, v) => (typeof v === 'bigint' ? String(v) : v)));
       return outcome.result;
     }
     async function postingsOf(reference: string) {
-      return store.db
+      return embedded(store.db)
         .selectFrom('postings')
         .innerJoin('movements', 'movements.id', 'postings.movement_id')
         .select(['postings.account_number', 'postings.amount_minor', 'movements.business_date', 'movements.kind'])
@@ -120,7 +121,7 @@ for (const target of storeTargets) {
         assert.equal(retrieved?.status, 'Matured');
         assert.equal(retrieved?.expectedInterestMinor, interestMinor, 'the retrieve still shows the interest it paid');
         assert.equal(await balance(contract.contractNumber), 0n);
-        assert.equal((await findAccount(store.db, contract.contractNumber))?.status, 'Closed');
+        assert.equal((await findAccount(coreTablesOf(store.db), contract.contractNumber))?.status, 'Closed');
         const lines = await postingsOf(`maturity-${contract.contractNumber}`);
         assert.deepEqual(
           lines.map((line) => [line.account_number, BigInt(line.amount_minor), line.business_date, line.kind]),
@@ -132,12 +133,12 @@ for (const target of storeTargets) {
           ],
         );
       }
-      const report2 = await checkEverything(store, coreRecords(store.db), 300);
+      const report2 = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300);
       assert.equal(report2.ledger.ok, true, JSON.stringify(report2.ledger));
     });
 
     test('CONTRACT §12: installments due on or before a closed day and not fully paid are Overdue (with one event each); a paid one is not; paying an overdue one in full makes it Paid', async () => {
-      const statuses = async () => (await listInstallments(store.db, '7000000777')).map((installment) => installment.status);
+      const statuses = async () => (await listInstallments(coreTablesOf(store.db), '7000000777')).map((installment) => installment.status);
       // The previous test closed every business day to 2026-06-01: all of 7000000777's dates passed.
       assert.deepEqual(await statuses(), ['Overdue', 'Overdue', 'Paid', 'Overdue']);
       const events = (await core.eventsAfter(0, 1000)).filter((event) => event.type === 'loanInstallment.overdue' && event.data.loanId === '7000000777');
@@ -179,7 +180,7 @@ for (const target of storeTargets) {
       assert.equal(await balance('1000000777'), before + 100_000n, 'the principal came back once');
       const matured = (await core.eventsAfter(0, 1000)).filter((event) => event.type === 'termDeposit.matured' && event.data.contractNumber === contract.contractNumber);
       assert.equal(matured.length, 1, 'one event per maturity');
-      const days = await store.db.selectFrom('core_business_days').select('business_date').execute();
+      const days = await embedded(store.db).selectFrom('core_business_days').select('business_date').execute();
       assert.equal(new Set(days.map((day) => day.business_date)).size, days.length);
     });
 
@@ -204,7 +205,7 @@ for (const target of storeTargets) {
     test('CONTRACT §12: a maturity day that became a holiday after the constitution matures at the next business day\'s end of day', async () => {
       const contract = await constitute({ valueDate: '2026-08-31', numberOfDays: 31 }); // Thursday 2026-10-01
       assert.equal(contract.maturityDate, '2026-10-01');
-      await putCoreSetting(store.db, 'core.calendar', JSON.stringify({ weekend: ['SATURDAY', 'SUNDAY'], holidays: ['2026-04-03', '2026-05-01', '2026-12-25', '2026-10-01'] }));
+      await putCoreSetting(coreTablesOf(store.db), 'core.calendar', JSON.stringify({ weekend: ['SATURDAY', 'SUNDAY'], holidays: ['2026-04-03', '2026-05-01', '2026-12-25', '2026-10-01'] }));
       const reopened = await openReferenceCore({ db: created.url, dataFile: undefined, businessDate: undefined }, silent);
       try {
         const report = await reopened.core.advanceBusinessDate('2026-10-03');
@@ -226,7 +227,7 @@ for (const target of storeTargets) {
     });
 
     test('CONTRACT §12: coregate check passes after the advances (matured deposits at zero, active ones holding their principal)', async () => {
-      const report = await checkEverything(store, coreRecords(store.db), 300);
+      const report = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300);
       assert.equal(report.ledger.ok, true, JSON.stringify(report.ledger));
       assert.deepEqual(report.ledger.termDepositMismatches, []);
     });

@@ -16,8 +16,9 @@ import { runCli } from '../helpers/cli.js';
 import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
 import { cliPath, repoRoot } from '../helpers/server.js';
-import { storeTargets, withDb } from '../helpers/stores.js';
+import { embedded, storeTargets, withDb, withStore } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const silent = createLogger({ level: 'silent' });
 const deposits = 40;
@@ -97,7 +98,8 @@ for (const target of storeTargets) {
       assert.equal(report.maturedDeposits, deposits - maturedBeforeResume, 'the rerun matures only what the killed run did not');
       assert.equal((await closedDays()) - closedBeforeResume, report.daysClosed.length);
 
-      await withDb(created.url, async (db) => {
+      await withStore(created.url, async (store) => {
+        const db = embedded(store.db);
         const matured = await db.selectFrom('term_deposits').select(['contract_number', 'status']).execute();
         assert.equal(matured.filter((row) => row.status === 'Matured').length, deposits);
         const movements = await db.selectFrom('movements').select('reference').where('kind', '=', 'term_deposit_maturity').execute();
@@ -107,11 +109,11 @@ for (const target of storeTargets) {
         assert.equal(events.length, deposits, 'one event per maturity: the killed day\'s events rolled back with it');
         let interest = 0n;
         for (const [contractNumber, amounts] of expected) {
-          assert.equal((await findAccount(db, contractNumber))?.balanceMinor, 0n);
+          assert.equal((await findAccount(coreTablesOf(store.db), contractNumber))?.balanceMinor, 0n);
           interest += amounts.interest;
         }
-        assert.equal((await findAccount(db, source))?.balanceMinor, 400_000_000n, 'every principal back, once');
-        assert.equal((await findAccount(db, interestAccount))?.balanceMinor, interest, 'every interest to the cent, once');
+        assert.equal((await findAccount(coreTablesOf(store.db), source))?.balanceMinor, 400_000_000n, 'every principal back, once');
+        assert.equal((await findAccount(coreTablesOf(store.db), interestAccount))?.balanceMinor, interest, 'every interest to the cent, once');
       });
 
       const check = await runCli(['check', '--db', created.url, '--json'], { timeoutMs: 60_000 });

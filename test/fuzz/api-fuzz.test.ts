@@ -20,6 +20,8 @@ import { depositBody } from '../helpers/bodies.js';
 import { reasonByStatus } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 150);
 const seed = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
@@ -235,7 +237,7 @@ function assertAnswerShape(request: FuzzRequest, answer: Answer): void {
 }
 
 async function balances(server: TestServer): Promise<string> {
-  const rows = await server.coregate.store.db.selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute();
+  const rows = await embedded(server.coregate.store.db).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute();
   return rows.map((row) => `${row.account_number}=${String(row.balance_minor)}`).join(',');
 }
 
@@ -255,7 +257,7 @@ describeEachStore('fuzzer: every endpoint, valid-shaped and mutated requests', (
     const ready = await fetch(`${server().url}/health/ready`);
     assert.equal(ready.status, 200, 'the service stays ready');
     await server().coregate.chainer.idle();
-    const report = await checkEverything(server().coregate.store, coreRecords(server().coregate.store.db), 3600);
+    const report = await checkEverything(server().coregate.store, coreRecords(coreTablesOf(server().coregate.store.db)), 3600);
     assert.equal(report.ok, true, JSON.stringify(report).slice(0, 500));
   });
 });

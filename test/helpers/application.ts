@@ -35,6 +35,7 @@ import { coreRecords } from '../../src/reference-core/storage/core-records.js';
 import { FakeClock } from './fake-clock.js';
 import { GatedCore } from './gated-core.js';
 import { demoDataFile } from './server.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 /** As `coregate serve` defaults them (src/config.ts), the reconciler's lease as main.ts derives it. */
 export const applicationTimings = {
@@ -68,8 +69,8 @@ export async function startApplication(options: { strategy: 'embedded' | 'remote
   try {
     await migrateEmbedded(store);
     await loadSandboxData(store, new Vault(undefined), readSandboxFile(demoDataFile), { allowPrivate: false });
-    const calendar = await readBusinessCalendar(store.db, undefined);
-    const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store), records: coreRecords(store.db), data: coreDataLoad(store), calendar, clock }), { remote: options.strategy === 'remote' });
+    const calendar = await readBusinessCalendar(coreTablesOf(store.db), undefined);
+    const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store), records: coreRecords(coreTablesOf(store.db)), data: coreDataLoad(store), calendar, clock }), { remote: options.strategy === 'remote' });
     const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
     const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
     const window = new DuplicateWindow(60, clock);

@@ -7,6 +7,8 @@ import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { resolveCoreServiceConfig, type CoreServiceFlags } from '../../src/core-http/core-config.js';
 import { startCoreService, type CoreService } from '../../src/core-http/core-service.js';
 import { demoDataFile } from './server.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from './stores.js';
 
 export interface TestCoreServer {
   service: CoreService;
@@ -34,12 +36,12 @@ export async function startTestCoreServer(options: { db: string; data?: string; 
     url: service.url,
     logLines,
     async balanceOf(accountNumber) {
-      const account = await findAccount(service.store.db, accountNumber);
+      const account = await findAccount(coreTablesOf(service.store.db), accountNumber);
       if (!account) throw new Error(`the core has no account ${accountNumber}`);
       return account.balanceMinor;
     },
     async movementsOf(reference) {
-      return (await service.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
+      return (await embedded(service.store.db).selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
     },
     close: () => service.close(),
   };

@@ -18,6 +18,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { openStore, type Store } from '../../src/store/connect.js';
 import type { Database } from '../../src/store/schema.js';
+import type { CoreTables } from '../../src/reference-core/storage/core-schema.js';
 
 export const postgresAdminUrl = process.env.COREGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const required = process.env.CI === 'true';
@@ -160,7 +161,19 @@ export async function withStore<T>(dbUrl: string, work: (store: Store) => Promis
   }
 }
 
-/** withStore, for work that needs only the Kysely handle. */
-export function withDb<T>(dbUrl: string, work: (db: Kysely<Database>) => Promise<T>): Promise<T> {
-  return withStore(dbUrl, (store) => work(store.db));
+/**
+ * The tables of a database that an embedded core shares with the API: the API's and the core's.
+ * The service's own types keep them apart (the API's store sees its tables only, the core its own:
+ * src/reference-core/storage/core-db.ts); a test reads both to check what an operation left.
+ */
+export type EmbeddedTables = Database & CoreTables;
+
+/** A store's handle typed over both sides' tables (the same object: Kysely names tables by string). */
+export function embedded(db: Kysely<Database>): Kysely<EmbeddedTables> {
+  return db as unknown as Kysely<EmbeddedTables>;
+}
+
+/** withStore, for work that needs only the Kysely handle (both sides' tables: a test checks what either wrote). */
+export function withDb<T>(dbUrl: string, work: (db: Kysely<EmbeddedTables>) => Promise<T>): Promise<T> {
+  return withStore(dbUrl, (store) => work(embedded(store.db)));
 }

@@ -5,6 +5,7 @@ import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { storeTargets } from '../helpers/stores.js';
 import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
 import { describeCoreRecordsConformance } from './records-conformance.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 for (const target of storeTargets) {
   // One opener for both suites: the records suite reads the same core, without balanceOf.
@@ -14,7 +15,7 @@ for (const target of storeTargets) {
     return {
       port: core,
       async balanceOf(accountNumber: string) {
-        const account = await findAccount(store.db, accountNumber);
+        const account = await findAccount(coreTablesOf(store.db), accountNumber);
         if (!account) throw new Error(`no account ${accountNumber}`);
         return account.balanceMinor;
       },

@@ -13,8 +13,9 @@ import { ReferenceNotNew, writesAfterRecord } from '../../src/reference-core/wri
 import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { inUnitOfWork } from '../../src/store/unit-of-work.js';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
-import { storeTargets } from '../helpers/stores.js';
+import { storeTargets, embedded } from '../helpers/stores.js';
 import { conformanceDataFile, deposit } from '../port/conformance.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 describe('writes after the record (unit)', () => {
   /** A repository whose every method notes its call and answers at once. */
@@ -74,8 +75,8 @@ for (const target of storeTargets) {
       }
     }
     const movementsOf = async (parts: Awaited<ReturnType<typeof openReferenceCore>>, reference: string) =>
-      (await parts.store.db.selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
-    const balanceOf = async (parts: Awaited<ReturnType<typeof openReferenceCore>>, account: string) => (await findAccount(parts.store.db, account))?.balanceMinor;
+      (await embedded(parts.store.db).selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
+    const balanceOf = async (parts: Awaited<ReturnType<typeof openReferenceCore>>, account: string) => (await findAccount(coreTablesOf(parts.store.db), account))?.balanceMinor;
 
     test('CONTRACT §11 at most once: the same reference again answers the first result and moves nothing more, even with another command', async () => {
       await withCore(async (parts) => {
@@ -89,7 +90,7 @@ for (const target of storeTargets) {
         assert.deepEqual((again as { result: { contractNumber: string } }).result.contractNumber, (first as { result: { contractNumber: string } }).result.contractNumber);
         assert.equal(await movementsOf(parts, 'REF-UOW-1'), 1, 'one movement for the reference');
         assert.equal(await balanceOf(parts, command.sourceAccount), (before ?? 0n) - command.principalMinor, 'debited once');
-        const contracts = await store.db.selectFrom('term_deposits').select('contract_number').where('operation_reference', '=', 'REF-UOW-1').execute();
+        const contracts = await embedded(store.db).selectFrom('term_deposits').select('contract_number').where('operation_reference', '=', 'REF-UOW-1').execute();
         assert.equal(contracts.length, 1, 'one contract');
       });
     });
@@ -105,7 +106,7 @@ for (const target of storeTargets) {
         assert.deepEqual((outcome as { refusal: { entry: unknown } }).refusal.entry, E.notExecuted);
         assert.equal(await movementsOf(parts, 'REF-UOW-FENCED'), 0);
         assert.equal(await balanceOf(parts, command.sourceAccount), before);
-        const accounts = await store.db.selectFrom('term_deposits').select('contract_number').where('operation_reference', '=', 'REF-UOW-FENCED').execute();
+        const accounts = await embedded(store.db).selectFrom('term_deposits').select('contract_number').where('operation_reference', '=', 'REF-UOW-FENCED').execute();
         assert.equal(accounts.length, 0);
       });
     });

@@ -19,8 +19,9 @@ import { runCli } from '../helpers/cli.js';
 import { initiatePath, send } from '../helpers/http.js';
 import { cliPath, demo, demoDataFile, demoToken, type TestServer } from '../helpers/server.js';
 import { readDemoData, writeTempDataFile } from '../helpers/data-files.js';
-import { withDb } from '../helpers/stores.js';
+import { withDb, withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 const scriptMissing = spawnSync('script', ['--version']).status === 0 ? false : 'util-linux `script` is not installed (it gives the CLI a terminal)';
 
@@ -64,8 +65,8 @@ async function publishedKids(server: TestServer): Promise<string[]> {
 }
 
 async function balanceOf(dbUrl: string, accountNumber: string): Promise<bigint> {
-  return withDb(dbUrl, async (db) => {
-    const account = await findAccount(db, accountNumber);
+  return withStore(dbUrl, async (store) => {
+    const account = await findAccount(coreTablesOf(store.db), accountNumber);
     if (!account) throw new Error(`no account ${accountNumber}`);
     return account.balanceMinor;
   });
@@ -238,7 +239,7 @@ describeEachStore('sandbox reset through the operator route module (POST /sandbo
       await sql`create table reset_probe (id varchar(16) primary key)`.execute(db);
       await sql`insert into reset_probe (id) values ('left-over')`.execute(db);
     });
-    const hashKeyBefore = await withDb(dbUrl(), (db) => getSetting(db, secretHashKeySetting));
+    const hashKeyBefore = await withStore(dbUrl(), (store) => getSetting(store.db, secretHashKeySetting));
     const kidsBefore = await publishedKids(server());
     const response = await reset(sandboxApp, { confirm: 'reset' });
     assert.equal(response.statusCode, 200, response.body);
@@ -246,7 +247,7 @@ describeEachStore('sandbox reset through the operator route module (POST /sandbo
     const left = await withDb(dbUrl(), async (db) => (await sql<{ id: string }>`select id from reset_probe`.execute(db)).rows);
     assert.deepEqual(left, []);
     assert.ok(hashKeyBefore !== undefined);
-    assert.equal(await withDb(dbUrl(), (db) => getSetting(db, secretHashKeySetting)), hashKeyBefore);
+    assert.equal(await withStore(dbUrl(), (store) => getSetting(store.db, secretHashKeySetting)), hashKeyBefore);
     assert.deepEqual(await publishedKids(server()), kidsBefore);
     await withDb(dbUrl(), (db) => sql`drop table reset_probe`.execute(db));
   });

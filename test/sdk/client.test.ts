@@ -40,6 +40,8 @@ import { initiatePath, uuidPattern } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { runPendingWorkers } from '../helpers/background.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
 const { treasury } = demo;
@@ -168,7 +170,7 @@ function serverSaw(server: TestServer, prefix: string): number {
 }
 
 async function termDepositCount(server: TestServer): Promise<number> {
-  return (await server.coregate.store.db.selectFrom('term_deposits').select('contract_number').execute()).length;
+  return (await embedded(server.coregate.store.db).selectFrom('term_deposits').select('contract_number').execute()).length;
 }
 
 async function storedOperation(server: TestServer, correlationId: string) {
@@ -330,7 +332,7 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
     const client = clientFor(server().url);
     const paid = async () =>
       BigInt(
-        (await server().coregate.store.db.selectFrom('loan_installments').select('paid_minor').where('loan_id', '=', loanId).where('sequence', '=', 1).executeTakeFirstOrThrow())
+        (await embedded(server().coregate.store.db).selectFrom('loan_installments').select('paid_minor').where('loan_id', '=', loanId).where('sequence', '=', 1).executeTakeFirstOrThrow())
           .paid_minor,
       );
     const before = await paid();
@@ -648,7 +650,7 @@ describeEachStore(
       const client = clientFor(server().url, { fetch: recording.fetch, retry: { attempts: 3, baseDelayMs: 10 } });
       const execution = done(await client.merchandisingLoans.executeInstallment(loanId, 2, loanBody(5000)));
       assert.deepEqual(recording.sent.map((request) => request.status), [200, 409, 200]);
-      const executions = await server().coregate.store.db.selectFrom('loan_executions').select('execution_reference').where('loan_id', '=', loanId).where('sequence', '=', 2).execute();
+      const executions = await embedded(server().coregate.store.db).selectFrom('loan_executions').select('execution_reference').where('loan_id', '=', loanId).where('sequence', '=', 2).execute();
       assert.deepEqual(executions.map((row) => row.execution_reference), [execution.executionReference], 'executed once');
     });
 
@@ -683,11 +685,11 @@ describeEachStore(
       // The ledger, read through a store of its own: exactly one execution, every movement balanced.
       const store = openStore(dbUrl());
       try {
-        const contracts = await store.db.selectFrom('term_deposits').select('contract_number').execute();
+        const contracts = await embedded(store.db).selectFrom('term_deposits').select('contract_number').execute();
         assert.equal(contracts.length, contractsBefore + 1);
-        const movements = await store.db.selectFrom('movements').select('id').where('reference', '=', String(stored?.reference)).execute();
+        const movements = await embedded(store.db).selectFrom('movements').select('id').where('reference', '=', String(stored?.reference)).execute();
         assert.equal(movements.length, 1);
-        const ledger = await checkLedger(store.db);
+        const ledger = await checkLedger(coreTablesOf(store.db));
         assert.deepEqual([ledger.unbalancedMovements, ledger.balanceMismatches, ledger.negativeCustomerAccounts], [[], [], []]);
       } finally {
         await store.close();

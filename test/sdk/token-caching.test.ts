@@ -19,6 +19,7 @@ import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { sleep } from '../helpers/wait.js';
+import { embedded } from '../helpers/stores.js';
 
 const { treasury } = demo;
 
@@ -399,13 +400,13 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
 
     const tokensBefore = tokenRequests(server());
     const initiationsBefore = businessRequests(server(), '/v1/term-deposits/initiate');
-    const contractsBefore = (await server().coregate.store.db.selectFrom('term_deposits').select('contract_number').execute()).length;
+    const contractsBefore = (await embedded(server().coregate.store.db).selectFrom('term_deposits').select('contract_number').execute()).length;
     const correlationId = randomUUID();
     const outcome = await client.termDeposits.initiate(depositBody(), { correlationId });
     assert.equal(outcome.status, 200);
     assert.equal(tokenRequests(server()) - tokensBefore, 1, 'one renewal');
     assert.equal(businessRequests(server(), '/v1/term-deposits/initiate') - initiationsBefore, 2, 'the refused call and its one repeat');
-    const contractsAfter = (await server().coregate.store.db.selectFrom('term_deposits').select('contract_number').execute()).length;
+    const contractsAfter = (await embedded(server().coregate.store.db).selectFrom('term_deposits').select('contract_number').execute()).length;
     assert.equal(contractsAfter, contractsBefore + 1, 'executed once');
 
     // The repeat kept the correlation id and carried the new token.

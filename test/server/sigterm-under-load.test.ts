@@ -17,6 +17,7 @@ import { initiatePath } from '../helpers/http.js';
 import { spawnCoregate } from '../helpers/processes.js';
 import { demo, postForm } from '../helpers/server.js';
 import { sleep } from '../helpers/wait.js';
+import { embedded } from '../helpers/stores.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-sigterm-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -74,7 +75,7 @@ test('SIGTERM under load: no request lost or half done; every 200 executed once;
   try {
     for (const outcome of outcomes) {
       const operation = await store.db.selectFrom('operations').select(['reference', 'status']).where('correlation_id', '=', outcome.correlationId).executeTakeFirst();
-      const movements = operation ? (await store.db.selectFrom('movements').select('id').where('reference', '=', operation.reference).execute()).length : 0;
+      const movements = operation ? (await embedded(store.db).selectFrom('movements').select('id').where('reference', '=', operation.reference).execute()).length : 0;
       if (outcome.status === 200) {
         assert.equal(operation?.status, 'Executed', 'an acknowledged operation is executed');
         assert.equal(movements, 1, 'exactly one movement');

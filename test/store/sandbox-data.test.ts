@@ -16,7 +16,7 @@ import { migrateToLatest } from '../../src/store/migrate.js';
 import { migrateCoreToLatest } from '../../src/reference-core/storage/migrate-core.js';
 import { runCli } from '../helpers/cli.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
-import { withStore } from '../helpers/stores.js';
+import { withStore, embedded } from '../helpers/stores.js';
 import { describeEachStoreUrl } from '../helpers/suite.js';
 
 const exampleFile = '/work/shared/sandbox.example.json';
@@ -393,7 +393,7 @@ describeEachStoreUrl('migrations', ({ dbUrl }) => {
       assert.deepEqual(await migrateCoreToLatest(store), ['0001_core_tables']);
       assert.deepEqual(await migrateCoreToLatest(store), [], 'a second run of the core\'s applies none');
       for (const table of ['realms', 'clients', 'signing_keys', 'settings', 'directory_users', 'workstations', 'core_settings'] as const) {
-        const row = await store.db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+        const row = await embedded(store.db).selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
         assert.equal(Number(row.n), 0, `${table} exists and is empty`);
       }
       const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(store.db);

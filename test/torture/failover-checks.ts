@@ -12,6 +12,7 @@ import { runCli } from '../helpers/cli.js';
 import { sleep } from '../helpers/wait.js';
 import type { ClientOutcome } from './failover-client.js';
 import { conservationAnomalies, movementAnomalies } from './ledger-checks.js';
+import { embedded } from '../helpers/stores.js';
 
 const unsettled = ['Pending', 'InFlight', 'Unknown'];
 
@@ -96,7 +97,7 @@ export async function checkAfterFailovers(options: {
     if (principal === undefined) anomalies.push(`executed deposit ${operation.reference} has a correlation id no client sent`);
     else executedPrincipalsMinor += principal;
   }
-  const source = await db.selectFrom('accounts').select('balance_minor').where('account_number', '=', sourceAccount).executeTakeFirst();
+  const source = await embedded(db).selectFrom('accounts').select('balance_minor').where('account_number', '=', sourceAccount).executeTakeFirst();
   const expectedMinor = sourceOpeningMinor - executedPrincipalsMinor;
   if (source === undefined || BigInt(source.balance_minor) !== expectedMinor) {
     anomalies.push(`source account ${sourceAccount} holds ${source?.balance_minor ?? 'nothing'} minor units, not ${expectedMinor} (opening less the executed deposits' principals)`);

@@ -8,6 +8,8 @@
 import type { Kysely } from 'kysely';
 import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import type { Database } from '../../src/store/schema.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { embedded } from '../helpers/stores.js';
 
 /** How much of a ledger report an anomaly quotes. */
 const reportCharsMax = 2_000;
@@ -15,7 +17,7 @@ const reportCharsMax = 2_000;
 /** Where the ledger and `operations` (the API's records) disagree; `ledger` is the core's database. */
 export async function movementAnomalies(ledger: Kysely<Database>, operations: ReadonlyArray<{ reference: string; status: string }>): Promise<string[]> {
   const anomalies: string[] = [];
-  const movements = await ledger.selectFrom('movements').select(['reference']).where('kind', '<>', 'opening_balance').execute();
+  const movements = await embedded(ledger).selectFrom('movements').select(['reference']).where('kind', '<>', 'opening_balance').execute();
   const movementsByReference = new Map<string, number>();
   for (const movement of movements) movementsByReference.set(movement.reference, (movementsByReference.get(movement.reference) ?? 0) + 1);
   const byReference = new Map(operations.map((operation) => [operation.reference, operation]));
@@ -36,11 +38,11 @@ export async function movementAnomalies(ledger: Kysely<Database>, operations: Re
 /** Money made or lost: an unbalanced ledger (coregate's own check), or a currency whose balances do not sum to zero. */
 export async function conservationAnomalies(ledger: Kysely<Database>): Promise<string[]> {
   const anomalies: string[] = [];
-  const report = await checkLedger(ledger);
+  const report = await checkLedger(coreTablesOf(ledger));
   if (report.unbalancedMovements.length + report.balanceMismatches.length + report.negativeCustomerAccounts.length > 0) {
     anomalies.push(`ledger: ${JSON.stringify(report).slice(0, reportCharsMax)}`);
   }
-  const sums = await ledger
+  const sums = await embedded(ledger)
     .selectFrom('accounts')
     .select('currency')
     .select((eb) => eb.fn.sum<string>('balance_minor').as('total'))

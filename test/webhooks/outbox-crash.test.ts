@@ -15,7 +15,7 @@ import { readDemoData, tempDirectory, writeTempDataFile } from '../helpers/data-
 import { initiatePath, send } from '../helpers/http.js';
 import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { demo, postForm } from '../helpers/server.js';
-import { withDb } from '../helpers/stores.js';
+import { withDb, withStore } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';
 import { loopbackEnv, Receiver } from './receiver.js';
 
@@ -60,7 +60,7 @@ describe('the outbox survives a crash between commit and delivery', () => {
     }
     await first.stop('SIGKILL');
 
-    const events = await withDb(db, (store) => listEventsOf(store, {}));
+    const events = await withStore(db, (store) => listEventsOf(store.db, {}));
     assert.equal(events.length, correlationIds.length, 'one event per final state, committed before the answer');
     receiver = await Receiver.start(receiverPort);
     const second = await spawnCoregate(['serve', '--db', db, '--data', dataFile], { env });

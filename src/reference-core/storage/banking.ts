@@ -1,8 +1,7 @@
 /** Repositories of the reference core's records: customers, accounts, products, term deposits. */
 import { SqliteAdapter, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQuery } from '../../store/prepared.js';
 import { toBigInt } from '../../store/bigint.js';
-import type { Queryable } from '../../store/realms.js';
+import { type CoreDb, preparedInsert, preparedQuery } from './core-db.js';
 import type { AccountTable, TermDepositProductTable, TermDepositTable } from './core-schema.js';
 import type { Account, Customer, DayCount, TermDepositContract, TermDepositProduct } from '../../core/domain.js';
 
@@ -15,12 +14,12 @@ export interface TermDepositRecord extends TermDepositContract {
 
 const customerByReference = preparedQuery((db, reference: string) => db.selectFrom('customers').selectAll().where('customer_reference', '=', reference));
 
-export async function findCustomer(db: Queryable, reference: string): Promise<Customer | undefined> {
+export async function findCustomer(db: CoreDb, reference: string): Promise<Customer | undefined> {
   const row = await customerByReference.first(db, reference);
   return row && { customerReference: row.customer_reference, name: row.name, status: row.status };
 }
 
-export async function insertCustomerIfMissing(db: Queryable, customer: Customer): Promise<void> {
+export async function insertCustomerIfMissing(db: CoreDb, customer: Customer): Promise<void> {
   await db
     .insertInto('customers')
     .values({ customer_reference: customer.customerReference, name: customer.name, status: customer.status })
@@ -29,13 +28,13 @@ export async function insertCustomerIfMissing(db: Queryable, customer: Customer)
 }
 
 /** Whether `db`'s transactions hold the whole database's write lock (SQLite's, taken at `begin immediate`). */
-export function holdsWriteLock(db: Queryable): boolean {
+export function holdsWriteLock(db: CoreDb): boolean {
   return db.getExecutor().adapter instanceof SqliteAdapter;
 }
 
 const accountByNumber = preparedQuery((db, accountNumber: string) => db.selectFrom('accounts').selectAll().where('account_number', '=', accountNumber));
 
-export async function findAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
+export async function findAccount(db: CoreDb, accountNumber: string): Promise<Account | undefined> {
   const row = await accountByNumber.first(db, accountNumber);
   return row && toAccount(row);
 }
@@ -55,7 +54,7 @@ const accountLock = preparedQuery((db, accountNumber: string) =>
     .returningAll(),
 );
 
-export async function lockAccount(db: Queryable, accountNumber: string): Promise<Account | undefined> {
+export async function lockAccount(db: CoreDb, accountNumber: string): Promise<Account | undefined> {
   const row = await (holdsWriteLock(db) ? accountByNumber : accountLock).first(db, accountNumber);
   return row && toAccount(row);
 }
@@ -77,7 +76,7 @@ const accountInsert = preparedInsert<Insertable<AccountTable>>(
   (db, rows) => db.insertInto('accounts').values(rows).onConflict((c) => c.column('account_number').doNothing()),
 );
 
-export async function insertAccountIfMissing(db: Queryable, account: Omit<Account, 'balanceMinor'>): Promise<boolean> {
+export async function insertAccountIfMissing(db: CoreDb, account: Omit<Account, 'balanceMinor'>): Promise<boolean> {
   const result = await accountInsert.execute(db, {
     account_number: account.accountNumber,
     customer_reference: account.customerReference,
@@ -94,12 +93,12 @@ const productByCodes = preparedQuery((db, productCode: string, componentCode: st
   db.selectFrom('term_deposit_products').selectAll().where('product_code', '=', productCode).where('component_code', '=', componentCode),
 );
 
-export async function findProduct(db: Queryable, productCode: string, componentCode: string): Promise<TermDepositProduct | undefined> {
+export async function findProduct(db: CoreDb, productCode: string, componentCode: string): Promise<TermDepositProduct | undefined> {
   const row = await productByCodes.first(db, productCode, componentCode);
   return row && toProduct(row);
 }
 
-export async function insertProductIfMissing(db: Queryable, product: TermDepositProduct): Promise<void> {
+export async function insertProductIfMissing(db: CoreDb, product: TermDepositProduct): Promise<void> {
   await db
     .insertInto('term_deposit_products')
     .values({
@@ -140,7 +139,7 @@ const termDepositInsert = preparedInsert<Insertable<TermDepositTable>>(
   (db, rows) => db.insertInto('term_deposits').values(rows),
 );
 
-export async function insertTermDeposit(db: Queryable, record: TermDepositContract & { createdAt?: string }): Promise<void> {
+export async function insertTermDeposit(db: CoreDb, record: TermDepositContract & { createdAt?: string }): Promise<void> {
   await termDepositInsert.execute(db, {
     contract_number: record.contractNumber,
     customer_reference: record.customerReference,
@@ -164,12 +163,12 @@ export async function insertTermDeposit(db: Queryable, record: TermDepositContra
 
 const termDepositByContract = preparedQuery((db, contractNumber: string) => db.selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber));
 
-export async function findTermDeposit(db: Queryable, contractNumber: string): Promise<TermDepositRecord | undefined> {
+export async function findTermDeposit(db: CoreDb, contractNumber: string): Promise<TermDepositRecord | undefined> {
   const row = await termDepositByContract.first(db, contractNumber);
   return row && toTermDeposit(row);
 }
 
-export async function findTermDepositByReference(db: Queryable, reference: string): Promise<TermDepositRecord | undefined> {
+export async function findTermDepositByReference(db: CoreDb, reference: string): Promise<TermDepositRecord | undefined> {
   const row = await db.selectFrom('term_deposits').selectAll().where('operation_reference', '=', reference).executeTakeFirst();
   return row && toTermDeposit(row);
 }
@@ -211,7 +210,7 @@ export function toTermDeposit(row: Selectable<TermDepositTable>): TermDepositRec
 }
 
 /** Active contracts maturing on or before `day`, in maturity order (index term_deposits_maturing). */
-export async function listMaturingDeposits(db: Queryable, day: string): Promise<TermDepositRecord[]> {
+export async function listMaturingDeposits(db: CoreDb, day: string): Promise<TermDepositRecord[]> {
   const rows = await db
     .selectFrom('term_deposits')
     .selectAll()
@@ -224,12 +223,12 @@ export async function listMaturingDeposits(db: Queryable, day: string): Promise<
 }
 
 /** Active → Matured, guarded: false when the contract was not Active (matured already). */
-export async function markDepositMatured(db: Queryable, contractNumber: string): Promise<boolean> {
+export async function markDepositMatured(db: CoreDb, contractNumber: string): Promise<boolean> {
   const result = await db.updateTable('term_deposits').set({ status: 'Matured' }).where('contract_number', '=', contractNumber).where('status', '=', 'Active').executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 
-export async function setAccountStatus(db: Queryable, accountNumber: string, status: string): Promise<void> {
+export async function setAccountStatus(db: CoreDb, accountNumber: string, status: string): Promise<void> {
   await db.updateTable('accounts').set({ status }).where('account_number', '=', accountNumber).execute();
 }
 
@@ -238,7 +237,7 @@ export async function setAccountStatus(db: Queryable, accountNumber: string, sta
  * principal, a Matured contract's account holds nothing (the maturity repaid it). For `coregate check`.
  */
 export async function findTermDepositAccountMismatches(
-  db: Queryable,
+  db: CoreDb,
   listedMax: number,
 ): Promise<{ count: number; listed: Array<{ contractNumber: string; status: string; principalMinor: string; accountBalanceMinor: string | null }> }> {
   const rows = await db

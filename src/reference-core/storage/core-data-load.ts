@@ -9,7 +9,8 @@ import type { SandboxData } from '../../sandbox/data-file.js';
 import { sql, type Transaction } from 'kysely';
 import { adminLockId } from '../../store/admin-lock.js';
 import type { Store } from '../../store/connect.js';
-import type { Database } from '../../store/schema.js';
+import { coreTablesOf } from './core-db.js';
+import type { CoreTables } from './core-schema.js';
 import { loadCoreData } from './load-core-data.js';
 
 export function coreDataLoad(store: Store): CoreDataLoad {
@@ -39,7 +40,7 @@ export function coreDataLoad(store: Store): CoreDataLoad {
  * core's loading lock.
  */
 export async function loadCoreSandboxData(store: Store, data: SandboxData): Promise<{ accountsAdded: number }> {
-  return store.db.transaction().execute(async (trx) => {
+  return coreTablesOf(store.db).transaction().execute(async (trx) => {
     await lockForLoading(store, trx);
     return loadCoreData(trx, data);
   });
@@ -50,7 +51,7 @@ export async function loadCoreSandboxData(store: Store, data: SandboxData): Prom
  * advisory lock on PostgreSQL; on SQLite a first write (to the core's own table) takes the
  * database's write lock.
  */
-async function lockForLoading(store: Store, trx: Transaction<Database>): Promise<void> {
+async function lockForLoading(store: Store, trx: Transaction<CoreTables>): Promise<void> {
   if (store.dialect === 'postgres') await sql`select pg_advisory_xact_lock(${adminLockId})`.execute(trx);
   else await sql`update core_settings set value = value where name = '__lock__'`.execute(trx);
 }

@@ -3,8 +3,7 @@ import type { ErrorName } from '../../core/error-catalogue.js';
 import { isErrorName } from '../../core/error-catalogue.js';
 import type { CoreOperationKind, CoreOperationRecord } from '../repository.js';
 import type { Insertable } from 'kysely';
-import { preparedInsert } from '../../store/prepared.js';
-import type { Queryable } from '../../store/realms.js';
+import { type CoreDb, preparedInsert } from './core-db.js';
 import type { CoreOperationTable } from './core-schema.js';
 
 /** Inserts the reference's outcome unless it has one; answers whether it was inserted. */
@@ -13,7 +12,7 @@ const coreOperationInsert = preparedInsert<Insertable<CoreOperationTable>>(
   (db, rows) => db.insertInto('core_operations').values(rows).onConflict((c) => c.column('reference').doNothing()),
 );
 
-export async function recordCoreOperation(db: Queryable, record: CoreOperationRecord): Promise<boolean> {
+export async function recordCoreOperation(db: CoreDb, record: CoreOperationRecord): Promise<boolean> {
   const result = await coreOperationInsert.execute(db, {
     reference: record.reference,
     kind: record.kind,
@@ -25,7 +24,7 @@ export async function recordCoreOperation(db: Queryable, record: CoreOperationRe
   return Number(result.numAffectedRows ?? 0n) > 0;
 }
 
-export async function findCoreOperation(db: Queryable, reference: string): Promise<CoreOperationRecord | undefined> {
+export async function findCoreOperation(db: CoreDb, reference: string): Promise<CoreOperationRecord | undefined> {
   const row = await db.selectFrom('core_operations').selectAll().where('reference', '=', reference).executeTakeFirst();
   if (!row) return undefined;
   const kind = row.kind as CoreOperationKind;

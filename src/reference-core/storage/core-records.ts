@@ -24,7 +24,7 @@ import { interestAtMaturityMinor } from '../../core/term-deposits/interest.js';
 import { toBigInt } from '../../store/bigint.js';
 import { findTermDepositAccountMismatches, toTermDeposit } from './banking.js';
 import { checkLedger, findPostedReferences } from './ledger.js';
-import type { Database } from '../../store/schema.js';
+import type { CoreTables } from './core-schema.js';
 
 /** Rows a page answers at most, whatever `limit` asks: a list is for a screen, not an export. */
 export const pageRowsMax = 500;
@@ -58,7 +58,7 @@ function installmentStatus(stored: string | null | undefined, amountMinor: bigin
   return paidMinor >= amountMinor ? 'Paid' : 'Due';
 }
 
-export function coreRecords(db: Kysely<Database>): CoreRecords {
+export function coreRecords(db: Kysely<CoreTables>): CoreRecords {
   /** An account's postings, newest first (created, then movement id, then line: one total order). */
   const postingsNewestFirst = (accountNumber: string) =>
     db

@@ -3,17 +3,16 @@
  * the calendar. The core's own table, not the API's `settings`, so that a core in its own
  * database needs none of the API's tables and an API with a remote core holds none of the core's.
  */
-import { preparedQuery } from '../../store/prepared.js';
-import type { Queryable } from '../../store/realms.js';
+import { type CoreDb, preparedQuery } from './core-db.js';
 
 const coreSettingByName = preparedQuery((db, name: string) => db.selectFrom('core_settings').select('value').where('name', '=', name));
 
-export async function getCoreSetting(db: Queryable, name: string): Promise<string | undefined> {
+export async function getCoreSetting(db: CoreDb, name: string): Promise<string | undefined> {
   return (await coreSettingByName.first(db, name))?.value;
 }
 
 /** Sets the value only if the name is unset, then answers the value that won (safe under races). */
-export async function getOrInitCoreSetting(db: Queryable, name: string, initial: () => string): Promise<string> {
+export async function getOrInitCoreSetting(db: CoreDb, name: string, initial: () => string): Promise<string> {
   const existing = await getCoreSetting(db, name);
   if (existing !== undefined) return existing;
   await db.insertInto('core_settings').values({ name, value: initial() }).onConflict((c) => c.column('name').doNothing()).execute();
@@ -23,7 +22,7 @@ export async function getOrInitCoreSetting(db: Queryable, name: string, initial:
 }
 
 /** Sets a value, replacing any earlier one. */
-export async function putCoreSetting(db: Queryable, name: string, value: string): Promise<void> {
+export async function putCoreSetting(db: CoreDb, name: string, value: string): Promise<void> {
   await db
     .insertInto('core_settings')
     .values({ name, value })

@@ -4,14 +4,14 @@
  */
 import type { Selectable } from 'kysely';
 import type { CoreEvent } from '../../core/port.js';
-import type { Queryable } from '../../store/realms.js';
+import type { CoreDb } from './core-db.js';
 import type { CoreEventTable } from './core-schema.js';
 import { getCoreSetting } from './core-settings.js';
 
 /** The core_settings row that holds the core's business date (YYYY-MM-DD). */
 export const businessDateSetting = 'core.business_date';
 
-export async function readBusinessDate(db: Queryable): Promise<string> {
+export async function readBusinessDate(db: CoreDb): Promise<string> {
   const value = await getCoreSetting(db, businessDateSetting);
   if (value === undefined) throw new Error(`the core's store has no business date (setting ${businessDateSetting}): start the core once, or load a data file`);
   return value;
@@ -21,7 +21,7 @@ export async function readBusinessDate(db: Queryable): Promise<string> {
  * Moves the business date to `to` only if that is later: a concurrent or repeated advance can
  * never move it back (YYYY-MM-DD strings compare as dates).
  */
-export async function moveBusinessDateForward(db: Queryable, to: string): Promise<void> {
+export async function moveBusinessDateForward(db: CoreDb, to: string): Promise<void> {
   await db.updateTable('core_settings').set({ value: to }).where('name', '=', businessDateSetting).where('value', '<', to).execute();
 }
 
@@ -30,7 +30,7 @@ export async function moveBusinessDateForward(db: Queryable, to: string): Promis
  * that SQLite takes its write lock at once). False when the day is closed already, or when a
  * concurrent transaction claimed it and committed (PostgreSQL makes this insert wait for it).
  */
-export async function claimBusinessDay(db: Queryable, day: string): Promise<boolean> {
+export async function claimBusinessDay(db: CoreDb, day: string): Promise<boolean> {
   const result = await db
     .insertInto('core_business_days')
     .values({ business_date: day, closed_at: new Date().toISOString(), matured_deposits: 0, overdue_installments: 0 })
@@ -39,7 +39,7 @@ export async function claimBusinessDay(db: Queryable, day: string): Promise<bool
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-export async function recordBusinessDayCounts(db: Queryable, day: string, counts: { maturedDeposits: number; overdueInstallments: number }): Promise<void> {
+export async function recordBusinessDayCounts(db: CoreDb, day: string, counts: { maturedDeposits: number; overdueInstallments: number }): Promise<void> {
   await db
     .updateTable('core_business_days')
     .set({ matured_deposits: counts.maturedDeposits, overdue_installments: counts.overdueInstallments })
@@ -47,12 +47,12 @@ export async function recordBusinessDayCounts(db: Queryable, day: string, counts
     .execute();
 }
 
-export async function listClosedBusinessDays(db: Queryable): Promise<Array<{ businessDate: string; maturedDeposits: number; overdueInstallments: number }>> {
+export async function listClosedBusinessDays(db: CoreDb): Promise<Array<{ businessDate: string; maturedDeposits: number; overdueInstallments: number }>> {
   const rows = await db.selectFrom('core_business_days').selectAll().orderBy('business_date').execute();
   return rows.map((row) => ({ businessDate: row.business_date, maturedDeposits: Number(row.matured_deposits), overdueInstallments: Number(row.overdue_installments) }));
 }
 
-export async function insertCoreEvent(db: Queryable, event: Omit<CoreEvent, 'sequence'>): Promise<void> {
+export async function insertCoreEvent(db: CoreDb, event: Omit<CoreEvent, 'sequence'>): Promise<void> {
   await db
     .insertInto('core_events')
     .values({
@@ -66,7 +66,7 @@ export async function insertCoreEvent(db: Queryable, event: Omit<CoreEvent, 'seq
     .execute();
 }
 
-export async function listCoreEventsAfter(db: Queryable, sequence: number, limit: number): Promise<CoreEvent[]> {
+export async function listCoreEventsAfter(db: CoreDb, sequence: number, limit: number): Promise<CoreEvent[]> {
   const rows = await db.selectFrom('core_events').selectAll().where('sequence', '>', sequence).orderBy('sequence').limit(limit).execute();
   return rows.map(toCoreEvent);
 }

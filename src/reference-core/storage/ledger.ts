@@ -13,15 +13,14 @@ import {
   type Movement,
 } from '../../core/ledger/movement.js';
 import type { Insertable } from 'kysely';
-import type { Queryable } from '../../store/realms.js';
+import { type CoreDb, preparedInsert, preparedQuery } from './core-db.js';
 import { toBigInt } from '../../store/bigint.js';
-import { preparedInsert, preparedQuery } from '../../store/prepared.js';
 import type { MovementTable, PostingTable } from './core-schema.js';
 import { insertAccountIfMissing } from './banking.js';
 
 
 /** The bank's own accounts (equity, income, tax payable) are created on first use. */
-export async function ensureInternalAccount(db: Queryable, accountNumber: string, currency: string): Promise<void> {
+export async function ensureInternalAccount(db: CoreDb, accountNumber: string, currency: string): Promise<void> {
   await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
 }
 
@@ -52,7 +51,7 @@ const postingsInsert = preparedInsert<Insertable<PostingTable>>(['movement_id', 
   db.insertInto('postings').values(rows),
 );
 
-export async function postMovement(db: Queryable, movement: Movement): Promise<void> {
+export async function postMovement(db: CoreDb, movement: Movement): Promise<void> {
   assertBalanced(movement);
   // Row locks are taken in account-number order so that concurrent movements never deadlock.
   // Every statement is started at once, in that order (on PostgreSQL one round trip); the
@@ -109,7 +108,7 @@ export interface LedgerCheck {
 }
 
 /** Proves the ledger: every movement sums to zero per currency, every balance equals its postings. */
-export async function checkLedger(db: Queryable): Promise<LedgerCheck> {
+export async function checkLedger(db: CoreDb): Promise<LedgerCheck> {
   const movementTotals = await db
     .selectFrom('postings')
     .select(['movement_id', 'currency'])
@@ -145,7 +144,7 @@ export async function checkLedger(db: Queryable): Promise<LedgerCheck> {
 }
 
 /** Which of the references have a movement in the ledger (the core keeps the reference with its postings). */
-export async function findPostedReferences(db: Queryable, references: readonly string[]): Promise<Set<string>> {
+export async function findPostedReferences(db: CoreDb, references: readonly string[]): Promise<Set<string>> {
   if (references.length === 0) return new Set();
   const rows = await db.selectFrom('movements').select('reference').where('reference', 'in', [...references]).execute();
   return new Set(rows.map((row) => row.reference));

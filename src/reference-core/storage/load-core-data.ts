@@ -9,7 +9,7 @@ import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing
 import { loanAccountKind } from '../../core/ledger/movement.js';
 import { ensureInternalAccount, postMovement } from './ledger.js';
 import { insertFacilityIfMissing, insertInstallment } from './loans.js';
-import type { Queryable } from '../../store/realms.js';
+import type { CoreDb } from './core-db.js';
 import { getCoreSetting, getOrInitCoreSetting } from './core-settings.js';
 import { businessDateSetting } from './end-of-day.js';
 import { insertUserIfMissing, insertWorkstationIfMissing } from './directory.js';
@@ -27,7 +27,7 @@ export function equityAccount(currency: string): string {
   return `EQUITY-${currency}`;
 }
 
-export async function loadCoreData(db: Queryable, data: SandboxData): Promise<{ accountsAdded: number }> {
+export async function loadCoreData(db: CoreDb, data: SandboxData): Promise<{ accountsAdded: number }> {
   for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
   for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(db, workstation.id, workstation.status);
   await getOrInitCoreSetting(db, calendarSetting, () =>
@@ -92,7 +92,7 @@ type SandboxLoan = NonNullable<SandboxData['merchandisingLoans']>[number];
  * A facility is an account of kind loan whose balance is the customer's outstanding debt
  * (negative), opened against the bank's equity; repayments credit it toward zero.
  */
-async function loadLoanFacility(db: Queryable, loan: SandboxLoan, businessDate: string): Promise<boolean> {
+async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: string): Promise<boolean> {
   const { currency } = loan;
   const added = await insertAccountIfMissing(db, {
     accountNumber: loan.merchandisingLoanId,
@@ -151,7 +151,7 @@ async function loadLoanFacility(db: Queryable, loan: SandboxLoan, businessDate: 
  * instance on one database and a remote core agree. A different flag on an existing store is
  * ignored with a warning.
  */
-export async function readBusinessCalendar(db: Queryable, initialDate: string | undefined): Promise<BusinessCalendar> {
+export async function readBusinessCalendar(db: CoreDb, initialDate: string | undefined): Promise<BusinessCalendar> {
   const stored = await getCoreSetting(db, calendarSetting);
   const calendar = stored ? (JSON.parse(stored) as { weekend: Weekday[]; holidays: string[] }) : { weekend: ['SATURDAY', 'SUNDAY'] as Weekday[], holidays: [] };
   const businessDate = await getOrInitCoreSetting(db, businessDateSetting, () => initialDate ?? todayUtc());

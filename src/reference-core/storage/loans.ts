@@ -1,9 +1,8 @@
 /** Repositories of merchandising loan facilities, installments and executions. */
 import { sql, type Insertable, type Selectable } from 'kysely';
-import { preparedInsert, preparedQuery } from '../../store/prepared.js';
 import type { InstallmentStatus } from '../../core/end-of-day/overdue.js';
 import { toBigInt } from '../../store/bigint.js';
-import type { Queryable } from '../../store/realms.js';
+import { type CoreDb, preparedInsert, preparedQuery } from './core-db.js';
 import type { LoanExecutionTable, LoanFacilityTable, LoanInstallmentTable } from './core-schema.js';
 import type { Installment, LoanExecution, LoanFacility } from '../../core/domain.js';
 
@@ -16,12 +15,12 @@ export interface InstallmentRecord extends Installment {
 
 const facilityById = preparedQuery((db, loanId: string) => db.selectFrom('loan_facilities').selectAll().where('loan_id', '=', loanId));
 
-export async function findFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
+export async function findFacility(db: CoreDb, loanId: string): Promise<LoanFacility | undefined> {
   const row = await facilityById.first(db, loanId);
   return row && toFacility(row);
 }
 
-export async function insertFacilityIfMissing(db: Queryable, facility: LoanFacility): Promise<boolean> {
+export async function insertFacilityIfMissing(db: CoreDb, facility: LoanFacility): Promise<boolean> {
   const result = await db
     .insertInto('loan_facilities')
     .values({
@@ -44,7 +43,7 @@ export async function insertFacilityIfMissing(db: Queryable, facility: LoanFacil
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
-export async function insertInstallment(db: Queryable, installment: Installment): Promise<void> {
+export async function insertInstallment(db: CoreDb, installment: Installment): Promise<void> {
   await db
     .insertInto('loan_installments')
     .values({
@@ -73,12 +72,12 @@ const installmentLock = preparedQuery((db, loanId: string, sequence: number) =>
     .returningAll(),
 );
 
-export async function lockInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
+export async function lockInstallment(db: CoreDb, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
   const row = await installmentLock.first(db, loanId, sequence);
   return row && toInstallment(row);
 }
 
-export async function findInstallment(db: Queryable, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
+export async function findInstallment(db: CoreDb, loanId: string, sequence: number): Promise<InstallmentRecord | undefined> {
   const row = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).where('sequence', '=', sequence).executeTakeFirst();
   return row && toInstallment(row);
 }
@@ -95,13 +94,13 @@ function toInstallment(row: Selectable<LoanInstallmentTable>): InstallmentRecord
 }
 
 /** A facility's installments in sequence order, with their status. */
-export async function listInstallments(db: Queryable, loanId: string): Promise<InstallmentRecord[]> {
+export async function listInstallments(db: CoreDb, loanId: string): Promise<InstallmentRecord[]> {
   const rows = await db.selectFrom('loan_installments').selectAll().where('loan_id', '=', loanId).orderBy('sequence').execute();
   return rows.map(toInstallment);
 }
 
 /** Pending installments due on or before `day` and not fully paid (index loan_installments_due), with their facility's currency. */
-export async function listInstallmentsPastDue(db: Queryable, day: string): Promise<Array<InstallmentRecord & { currency: string }>> {
+export async function listInstallmentsPastDue(db: CoreDb, day: string): Promise<Array<InstallmentRecord & { currency: string }>> {
   const rows = await db
     .selectFrom('loan_installments')
     .innerJoin('loan_facilities', 'loan_facilities.loan_id', 'loan_installments.loan_id')
@@ -118,7 +117,7 @@ export async function listInstallmentsPastDue(db: Queryable, day: string): Promi
 }
 
 /** Pending → Overdue, guarded: false when it was paid in full or changed meanwhile. */
-export async function markInstallmentOverdue(db: Queryable, loanId: string, sequence: number): Promise<boolean> {
+export async function markInstallmentOverdue(db: CoreDb, loanId: string, sequence: number): Promise<boolean> {
   const result = await db
     .updateTable('loan_installments')
     .set({ status: 'Overdue' })
@@ -144,7 +143,7 @@ const installmentPayment = preparedQuery((db, paidMinor: bigint, statusPaidMinor
     .where((eb) => eb(eb('paid_minor', '+', guardMinor), '<=', eb.ref('amount_minor'))),
 );
 
-export async function payInstallment(db: Queryable, loanId: string, sequence: number, amountMinor: bigint): Promise<boolean> {
+export async function payInstallment(db: CoreDb, loanId: string, sequence: number, amountMinor: bigint): Promise<boolean> {
   const result = await installmentPayment.execute(db, amountMinor, amountMinor, loanId, sequence, amountMinor);
   return (result.numAffectedRows ?? 0n) > 0n;
 }
@@ -158,7 +157,7 @@ const executedAmountAddition = preparedQuery((db, amountMinor: bigint, loanId: s
     .where((eb) => eb(eb('executed_total_minor', '+', guardMinor), '<=', eb.ref('approved_limit_minor'))),
 );
 
-export async function addExecutedAmount(db: Queryable, loanId: string, amountMinor: bigint): Promise<boolean> {
+export async function addExecutedAmount(db: CoreDb, loanId: string, amountMinor: bigint): Promise<boolean> {
   const result = await executedAmountAddition.execute(db, amountMinor, loanId, amountMinor);
   return (result.numAffectedRows ?? 0n) > 0n;
 }
@@ -181,7 +180,7 @@ const executionInsert = preparedInsert<Insertable<LoanExecutionTable>>(
   (db, rows) => db.insertInto('loan_executions').values(rows),
 );
 
-export async function insertLoanExecution(db: Queryable, execution: LoanExecution): Promise<void> {
+export async function insertLoanExecution(db: CoreDb, execution: LoanExecution): Promise<void> {
   await executionInsert.execute(db, {
     operation_id: execution.operationId,
     execution_reference: execution.executionReference,
@@ -198,7 +197,7 @@ export async function insertLoanExecution(db: Queryable, execution: LoanExecutio
   });
 }
 
-export async function findLoanExecutionByReference(db: Queryable, reference: string): Promise<LoanExecution | undefined> {
+export async function findLoanExecutionByReference(db: CoreDb, reference: string): Promise<LoanExecution | undefined> {
   const row = await db.selectFrom('loan_executions').selectAll().where('execution_reference', '=', reference).executeTakeFirst();
   return row && toExecution(row);
 }
@@ -248,7 +247,7 @@ const facilityLock = preparedQuery((db, loanId: string) =>
     .returningAll(),
 );
 
-export async function lockFacility(db: Queryable, loanId: string): Promise<LoanFacility | undefined> {
+export async function lockFacility(db: CoreDb, loanId: string): Promise<LoanFacility | undefined> {
   const row = await facilityLock.first(db, loanId);
   return row && toFacility(row);
 }

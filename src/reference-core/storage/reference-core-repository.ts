@@ -46,11 +46,11 @@ import {
   markInstallmentOverdue,
   payInstallment,
 } from './loans.js';
-import type { Queryable } from '../../store/realms.js';
+import { type CoreDb, coreTablesOf } from './core-db.js';
 import { deferWrite } from '../../store/engine/unit-of-work.js';
 import { transactionOf } from '../../store/unit-of-work.js';
 
-export function coreRepository(db: Queryable): CoreRepository {
+export function coreRepository(db: CoreDb): CoreRepository {
   return {
     async lockAccounts(accountNumbers) {
       // One order for every transaction, so that two never wait on each other's rows: the locks
@@ -118,8 +118,8 @@ export function coreStorage(store: Store): CoreStorage {
   return {
     // Readiness asks the store itself: a database that answers `select 1` but takes no writes (a
     // standby, a read-only session) cannot execute anything, so the core is not ready (issue 24).
-    reader: { ...coreRepository(store.db), ping: () => store.ping() },
-    transaction: (work) => store.transaction((trx) => work(coreRepository(trx))),
-    within: (unitOfWork: UnitOfWork) => coreRepository(transactionOf(unitOfWork, store)),
+    reader: { ...coreRepository(coreTablesOf(store.db)), ping: () => store.ping() },
+    transaction: (work) => store.transaction((trx) => work(coreRepository(coreTablesOf(trx)))),
+    within: (unitOfWork: UnitOfWork) => coreRepository(coreTablesOf(transactionOf(unitOfWork, store))),
   };
 }

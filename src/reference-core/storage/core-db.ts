@@ -1,0 +1,28 @@
+/**
+ * The reference core's view of a database: its own tables only (core-schema.ts). With the
+ * embedded core the core's tables sit in the API's database, whose Kysely type holds both sides;
+ * the core narrows that handle here, at its entry (reference-core-repository.ts, embedded-core.ts),
+ * so that none of its queries can name an API table: the compiler refuses it.
+ */
+import type { Kysely, Transaction } from 'kysely';
+import { preparedQueriesFor } from '../../store/engine/prepared-query.js';
+import type { Database } from '../../store/schema.js';
+import type { CoreTables } from './core-schema.js';
+
+/** What the core's storage functions query: the database or a transaction, seeing the core's tables. */
+export type CoreDb = Kysely<CoreTables> | Transaction<CoreTables>;
+
+/** The engine's prepared queries, their builders typed over the core's tables. */
+export const { preparedQuery, preparedInsert } = preparedQueriesFor<CoreTables>();
+
+/**
+ * The store's handle (its type holds the API's tables and the core's), typed over the core's only. Kysely's types are invariant in the schema
+ * (a `Kysely<A & B>` is no `Kysely<A>` to the compiler, through `transaction()`), while the object
+ * is the same and names its tables by string at run time: a view, never a copy.
+ */
+export function coreTablesOf(db: Transaction<Database>): Transaction<CoreTables>;
+export function coreTablesOf(db: Kysely<Database>): Kysely<CoreTables>;
+export function coreTablesOf(db: Kysely<Database> | Transaction<Database>): CoreDb;
+export function coreTablesOf(db: unknown): unknown {
+  return db;
+}
