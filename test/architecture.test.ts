@@ -176,6 +176,19 @@ const staticImportsOf = (file: string) =>
 test('an operator command loads no HTTP server, HTTP client, schema compiler, JOSE, tracing or logging library before it runs (CLI start, docs/performance.md)', () => {
   const heavy = ['fastify', '@fastify/', 'undici', '@sinclair/typebox', 'jose', '@opentelemetry/', 'pino'];
   const entries = ['src/cli/main.ts', 'src/cli/admin.ts', 'src/cli/core-session.ts', 'src/cli/store-session.ts'];
+  const reached = heavyImportsReached(entries, heavy);
+  assert.ok(reached.seen.has('src/store/connect.ts'), 'the walk follows the imports (it reaches the store)');
+  assert.deepEqual(reached.chains, [], reached.chains.join('\n'));
+});
+
+test('the server loads undici with its first webhook delivery or its remote core, never at start: a server that sends nothing spends no CPU on it (docs/performance.md)', () => {
+  const reached = heavyImportsReached(['src/main.ts', 'src/server.ts'], ['undici']);
+  assert.ok(reached.seen.has('src/webhooks/endpoint-client.ts'), 'the walk reaches the webhook client');
+  assert.deepEqual(reached.chains, [], reached.chains.join('\n'));
+});
+
+/** The chains of static imports from `entries` that reach one of the `heavy` packages, and every module walked. */
+function heavyImportsReached(entries: string[], heavy: string[]): { chains: string[]; seen: Set<string> } {
   const seen = new Set<string>();
   const reached: string[] = [];
   const visit = (file: string, path: string[]) => {
@@ -190,6 +203,5 @@ test('an operator command loads no HTTP server, HTTP client, schema compiler, JO
     }
   };
   for (const entry of entries) visit(entry, []);
-  assert.ok(seen.has('src/store/connect.ts'), 'the walk follows the imports (it reaches the store)');
-  assert.deepEqual(reached, [], reached.join('\n'));
-});
+  return { chains: reached, seen };
+}

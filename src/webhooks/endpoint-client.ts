@@ -8,7 +8,7 @@
  * The answer is a failure class, for the client's and the operator's views, and a detail for
  * the log only: a socket's error text tells an open port from a closed one.
  */
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
 import type { DeliveryFailure } from '../store/webhooks.js';
 import { checkedLookup, ForbiddenTarget, type ResolveHost } from './checked-lookup.js';
 import { forbiddenHostRange, type TargetPolicy } from './target-address.js';
@@ -31,17 +31,34 @@ export interface EndpointClientOptions {
   requestTimeoutMs: number;
 }
 
+/** undici and the agent, made with the first POST. */
+interface Sender {
+  agent: Agent;
+  request: typeof import('undici').request;
+}
+
 export class EndpointClient {
   readonly #options: EndpointClientOptions;
-  readonly #agent: Agent;
+  /**
+   * undici (about 110 modules, 0.1–0.2 s of CPU to load) loads with the first delivery, not with
+   * the server: most instances, and every test server, send none (docs/performance.md, "start-up").
+   */
+  #sender: Promise<Sender> | undefined;
 
   constructor(options: EndpointClientOptions) {
     this.#options = options;
-    this.#agent = new Agent({
-      connect: { lookup: checkedLookup(options.resolveHost, options.policy), timeout: options.requestTimeoutMs },
-      headersTimeout: options.requestTimeoutMs,
-      bodyTimeout: options.requestTimeoutMs,
-    });
+  }
+
+  #senderNow(): Promise<Sender> {
+    this.#sender ??= import('undici').then(({ Agent, request }) => ({
+      agent: new Agent({
+        connect: { lookup: checkedLookup(this.#options.resolveHost, this.#options.policy), timeout: this.#options.requestTimeoutMs },
+        headersTimeout: this.#options.requestTimeoutMs,
+        bodyTimeout: this.#options.requestTimeoutMs,
+      }),
+      request,
+    }));
+    return this.#sender;
   }
 
   async post(url: string, headers: Record<string, string>, body: string, stop: AbortSignal): Promise<PostOutcome> {
@@ -54,10 +71,12 @@ export class EndpointClient {
     }
     const range = forbiddenHostRange(target.hostname, this.#options.policy);
     if (range !== undefined) return { kind: 'failed', failure: 'forbidden_target', detail: new ForbiddenTarget(target.hostname, target.hostname, range).message };
+    const { agent, request } = await this.#senderNow();
+    if (stop.aborted) return { kind: 'stopped' };
     const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
     try {
       const response = await request(target, {
-        dispatcher: this.#agent,
+        dispatcher: agent,
         method: 'POST',
         headers,
         body,
@@ -72,8 +91,8 @@ export class EndpointClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.#agent.close();
+  async close(): Promise<void> {
+    if (this.#sender !== undefined) await (await this.#sender).agent.close();
   }
 }
 
