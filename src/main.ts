@@ -138,7 +138,7 @@ export async function prepareStore(
   clock: Clock = systemClock,
 ): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
-  const store = openStore(config.db);
+  const store = await openStore(config.db);
   try {
     if (prepared) return { store, data, secretHashKey: await loadSecretHashKey(store.db, vault) };
     const applied = await migrateToLatest(store);

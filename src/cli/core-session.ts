@@ -51,7 +51,7 @@ export async function withCore<T>(flags: CoreFlags, what: string, work: (core: O
  * migrations could add its tables there.
  */
 export async function withEmbeddedCore<T>(db: string, what: string, work: (core: OperatorCore, store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(db);
+  const store = await openStore(db);
   try {
     const recorded = (await tableExists(store, 'settings')) ? await recordedRemoteCore(store.db) : undefined;
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal(what, recorded));

@@ -35,7 +35,7 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
   const webhookTargets = { allowPrivate: webhookAllowPrivateSetting(flags.webhookAllowPrivate, process.env) };
   if (!flags.yes && !(await confirmed(redactUrl(dbUrl), flags.data))) return undefined;
   const vault = new Vault(process.env.COREGATE_MASTER_KEY);
-  const store = openStore(dbUrl);
+  const store = await openStore(dbUrl);
   try {
     await migrateToLatest(store);
     // Refuses a missing or wrong master key before anything is deleted.

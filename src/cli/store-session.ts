@@ -16,7 +16,7 @@ export interface StoreFlags {
 
 /** Runs `work` on the migrated store; no master key needed. */
 export async function withStoreReadOnly<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
+  const store = await openStore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl);
   try {
     await migrateToLatest(store);
     return await work(store);

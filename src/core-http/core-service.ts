@@ -34,7 +34,7 @@ export async function openReferenceCore(
   tracer?: Tracer,
 ): Promise<{ store: Store; core: ReferenceCore }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
-  const opened = openStore(config.db);
+  const opened = await openStore(config.db);
   const store = tracer ? tracedStore(opened, tracer) : opened;
   try {
     await migrateEmbeddedCore(store, logger);

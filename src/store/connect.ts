@@ -11,6 +11,7 @@ export { redactUrl } from './engine/open-database.js';
 
 export type Store = Database<Schema>;
 
-export function openStore(url: string): Store {
+/** Opens the store named by `url` (async: the dialect's driver loads with its first database). */
+export function openStore(url: string): Promise<Store> {
   return openDatabase<Schema>(url);
 }

@@ -82,14 +82,14 @@ interface LedgerState {
 /** Reads the store the way `coregate check` does: its own connection, plain reads. */
 function ledgerReader(dbUrl: () => string) {
   let store: Store | undefined;
-  const db = () => (store ??= openStore(dbUrl())).db;
+  const db = async () => (store ??= await openStore(dbUrl())).db;
   async function count(table: 'term_deposits' | 'movements' | 'postings'): Promise<number> {
-    const row = await embedded(db()).selectFrom(table).select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    const row = await embedded(await db()).selectFrom(table).select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);
   }
   return {
     async state(): Promise<LedgerState> {
-      const accounts = await embedded(db()).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute();
+      const accounts = await embedded(await db()).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute();
       return {
         balances: Object.fromEntries(accounts.map((row) => [row.account_number, toBigInt(row.balance_minor).toString()])),
         termDeposits: await count('term_deposits'),
@@ -98,17 +98,17 @@ function ledgerReader(dbUrl: () => string) {
       };
     },
     async balance(accountNumber: string): Promise<bigint> {
-      const row = await embedded(db()).selectFrom('accounts').select('balance_minor').where('account_number', '=', accountNumber).executeTakeFirstOrThrow();
+      const row = await embedded(await db()).selectFrom('accounts').select('balance_minor').where('account_number', '=', accountNumber).executeTakeFirstOrThrow();
       return toBigInt(row.balance_minor);
     },
     async account(accountNumber: string) {
-      return embedded(db()).selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
+      return embedded(await db()).selectFrom('accounts').selectAll().where('account_number', '=', accountNumber).executeTakeFirst();
     },
     async contract(contractNumber: string) {
-      return embedded(db()).selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber).executeTakeFirst();
+      return embedded(await db()).selectFrom('term_deposits').selectAll().where('contract_number', '=', contractNumber).executeTakeFirst();
     },
     async postingsOf(reference: string) {
-      return embedded(db())
+      return embedded(await db())
         .selectFrom('postings')
         .innerJoin('movements', 'movements.id', 'postings.movement_id')
         .select(['postings.account_number', 'postings.amount_minor', 'postings.currency', 'movements.description'])
@@ -117,7 +117,7 @@ function ledgerReader(dbUrl: () => string) {
         .execute();
     },
     async assertLedgerChecks(): Promise<void> {
-      const check = await checkLedger(coreTablesOf(db()));
+      const check = await checkLedger(coreTablesOf(await db()));
       assert.deepEqual(check.unbalancedMovements, []);
       assert.deepEqual(check.balanceMismatches, []);
       assert.deepEqual(check.negativeCustomerAccounts, []);

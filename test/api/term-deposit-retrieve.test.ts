@@ -119,7 +119,7 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   after(async () => {
     await store?.close().catch(() => {});
   });
-  const db = () => (store ??= openStore(dbUrl())).db;
+  const db = async () => (store ??= await openStore(dbUrl())).db;
 
   async function constitute(terms: Terms, options?: CallOptions): Promise<HttpResult> {
     const response = await api.initiate(tdBody(terms), options);
@@ -184,7 +184,7 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   test('the retrieved contract is the stored one: principal, maturity and days as in the store', async () => {
     const initiated = await constitute({ amount: 12345.67, rate: 4.75, days: 90 });
     const retrieved = await api.retrieve(initiated.body.termDepositAccount);
-    const row = await embedded(db()).selectFrom('term_deposits').selectAll().where('contract_number', '=', initiated.body.termDepositAccount).executeTakeFirstOrThrow();
+    const row = await embedded(await db()).selectFrom('term_deposits').selectAll().where('contract_number', '=', initiated.body.termDepositAccount).executeTakeFirstOrThrow();
     assert.equal(toBigInt(row.principal_minor), 1234567n);
     assert.equal(retrieved.body.principalAmount.amountValue, 12345.67);
     assert.equal(row.maturity_date, retrieved.body.termDepositPeriod.maturityDate);
@@ -194,9 +194,9 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   test('retrieving is safe: balances, contracts and movements are unchanged', async () => {
     const initiated = await constitute({ amount: 1000 });
     const snapshot = async () => ({
-      balances: await embedded(db()).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute(),
-      contracts: (await embedded(db()).selectFrom('term_deposits').select('contract_number').execute()).length,
-      movements: (await embedded(db()).selectFrom('movements').select('id').execute()).length,
+      balances: await embedded(await db()).selectFrom('accounts').select(['account_number', 'balance_minor']).orderBy('account_number').execute(),
+      contracts: (await embedded(await db()).selectFrom('term_deposits').select('contract_number').execute()).length,
+      movements: (await embedded(await db()).selectFrom('movements').select('id').execute()).length,
     });
     const before = await snapshot();
     assert.equal((await api.retrieve(initiated.body.termDepositAccount)).status, 200);
@@ -229,7 +229,7 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
   });
 
   test('TD 403: the reporting-app client gets 403 on initiate (TD-403-001) and nothing is debited', async () => {
-    const balance = async () => toBigInt((await embedded(db()).selectFrom('accounts').select('balance_minor').where('account_number', '=', '1000000001').executeTakeFirstOrThrow()).balance_minor);
+    const balance = async () => toBigInt((await embedded(await db()).selectFrom('accounts').select('balance_minor').where('account_number', '=', '1000000001').executeTakeFirstOrThrow()).balance_minor);
     const before = await balance();
     const response = await api.initiate(tdBody(), { token: 'reporting' });
     assertErrorRecord(response, 403, 'TD-403-001', 'POST /v1/term-deposits/initiate');

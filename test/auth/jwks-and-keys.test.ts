@@ -275,7 +275,7 @@ describeEachStore(
 const rotationClock = new FakeClock(Date.now());
 describeEachStore('signing key rotation', ({ server, dbUrl }) => {
   async function rotateInProcess(alg?: 'RS256' | 'ES256' | 'EdDSA'): Promise<string> {
-    const store = openStore(dbUrl());
+    const store = await openStore(dbUrl());
     try {
       return await rotateSigningKey(store, new Vault(undefined), demo.realm, Date.now(), alg);
     } finally {
@@ -381,7 +381,7 @@ describeEachStore('signing key rotation', ({ server, dbUrl }) => {
     assert.ok((await fetchJwks(server())).some((key) => key.kid === oldKid));
     // Move the retirement far into the past (more than lifespan 300 s + any margin) and bump the
     // realm's key generation so that the server reloads its keys, as a rotation would.
-    const store = openStore(dbUrl());
+    const store = await openStore(dbUrl());
     try {
       const longAgo = Math.floor(Date.now() / 1000) - 3_600;
       await store.db.updateTable('signing_keys').set({ retired_at: longAgo }).where('kid', '=', oldKid).execute();
@@ -452,7 +452,7 @@ describeEachStoreUrl('signing keys persist in the store and are shared by instan
 
   test('a rotation through the shared store is seen by both running servers: same new kid, same JWKS', async () => {
     const [a, b] = servers.slice(-2) as [TestServer, TestServer];
-    const store = openStore(dbUrl());
+    const store = await openStore(dbUrl());
     const kid = await rotateSigningKey(store, new Vault(undefined), demo.realm, Date.now()).finally(() => store.close());
     await tokenSignedWith(a, kid, sharedClock);
     await tokenSignedWith(b, kid, sharedClock);
@@ -612,7 +612,7 @@ describeEachStoreUrl('signing keys encrypted at rest with COREGATE_MASTER_KEY', 
   });
 
   test('rotating with the master key seals the new key, and the server signs with it', async () => {
-    const store = openStore(dbUrl());
+    const store = await openStore(dbUrl());
     const kid = await rotateSigningKey(store, new Vault(masterKey), demo.realm, Date.now()).finally(() => store.close());
     const row = (await signingKeyRows(dbUrl(), demo.realm)).find((r) => r.kid === kid);
     assert.ok(row?.private_jwk.startsWith('enc:v1:'));

@@ -62,7 +62,7 @@ export interface Application {
 
 export async function startApplication(options: { strategy: 'embedded' | 'remote'; coreTimeoutMs?: number }): Promise<Application> {
   const dir = mkdtempSync(join(tmpdir(), 'coregate-application-'));
-  const store = openStore(`sqlite:${join(dir, 'coregate.db')}`);
+  const store = await openStore(`sqlite:${join(dir, 'coregate.db')}`);
   const clock = new FakeClock();
   const gate = new GatedCore();
   const logger = createLogger({ level: 'silent' });

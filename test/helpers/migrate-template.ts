@@ -8,7 +8,7 @@ import { openStore } from '../../src/store/connect.js';
 import { migrateEmbedded } from './migrate-embedded.js';
 
 for (const url of process.argv.slice(2)) {
-  const store = openStore(url);
+  const store = await openStore(url);
   try {
     await migrateEmbedded(store);
   } finally {

@@ -153,7 +153,7 @@ export async function withCreatedStore<T>(target: StoreTarget, work: (url: strin
  * intruder would, beside the running server), runs `work`, and always closes it.
  */
 export async function withStore<T>(dbUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(dbUrl);
+  const store = await openStore(dbUrl);
   try {
     return await work(store);
   } finally {

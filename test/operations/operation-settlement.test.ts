@@ -80,7 +80,7 @@ for (const storeTarget of storeTargets) {
 
     before(async () => {
       created = await storeTarget.create();
-      store = openStore(created.url);
+      store = await openStore(created.url);
       await migrateEmbedded(store);
       chainer = new AuditChainer(store, (error) => {
         throw error;

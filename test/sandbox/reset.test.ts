@@ -155,7 +155,7 @@ describeEachStore('sandbox reset through the operator route module (POST /sandbo
   let sandboxApp: FastifyInstance;
   let productionApp: FastifyInstance;
   before(async () => {
-    store = openStore(dbUrl());
+    store = await openStore(dbUrl());
     const vault = new Vault(undefined);
     sandboxApp = Fastify();
     await sandboxApp.register(sandboxRoutes({ store, vault, sandbox: true, dataFile: demoDataFile }));

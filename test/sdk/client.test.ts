@@ -683,7 +683,7 @@ describeEachStore(
       assert.deepEqual(deposit.principalAmount, { amountValue: 2500, amountCurrency: { currencycode: 'USD' } });
 
       // The ledger, read through a store of its own: exactly one execution, every movement balanced.
-      const store = openStore(dbUrl());
+      const store = await openStore(dbUrl());
       try {
         const contracts = await embedded(store.db).selectFrom('term_deposits').select('contract_number').execute();
         assert.equal(contracts.length, contractsBefore + 1);

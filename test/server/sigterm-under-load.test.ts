@@ -71,7 +71,7 @@ test('SIGTERM under load: no request lost or half done; every 200 executed once;
   for (const outcome of outcomes) {
     assert.ok([200, 422, 503, 'network-error'].includes(outcome.status), `unexpected status ${outcome.status}`);
   }
-  const store = openStore(db);
+  const store = await openStore(db);
   try {
     for (const outcome of outcomes) {
       const operation = await store.db.selectFrom('operations').select(['reference', 'status']).where('correlation_id', '=', outcome.correlationId).executeTakeFirst();

@@ -102,7 +102,7 @@ test('every SQLite transaction begins immediate: it holds the write lock from it
 });
 
 test('the embedded store syncs its write-ahead log in every commit: synchronous=FULL in WAL mode, no checkpoint in a commit', async () => {
-  const store = openStore(`sqlite:${join(dir, 'durability.db')}`);
+  const store = await openStore(`sqlite:${join(dir, 'durability.db')}`);
   try {
     const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
     assert.equal(rows[0]?.synchronous, 2, 'FULL: SQLite syncs the log before a commit returns, so an acknowledged write survives a power loss');

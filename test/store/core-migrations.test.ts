@@ -89,7 +89,7 @@ for (const target of storeTargets) {
   describe(`the reference core's own migrations (issue 25) [${target.name}]`, { skip: target.skip }, () => {
     async function withEmptyStore(work: (store: Store) => Promise<void>): Promise<void> {
       const created = await target.create({ empty: true });
-      const store = openStore(created.url);
+      const store = await openStore(created.url);
       try {
         await work(store);
       } finally {

@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import pg from 'pg';
-import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from '../../src/store/engine/postgres-batch-run.js';
+import { OneSyncBatchRun, type BatchStatement } from '../../src/store/engine/postgres-batch-run.js';
+import { NotRunInBatch } from '../../src/store/engine/not-run-in-batch.js';
 import { NamedStatementRun, RowShapes, type NamedRunResult } from '../../src/store/engine/postgres-named-run.js';
 import { storeTargets, withCreatedStore } from '../helpers/stores.js';
 

@@ -20,7 +20,7 @@ test('a closed PostgreSQL store has no session left on the server, every time (s
       const sessions = async () =>
         Number((await admin.query<{ count: string }>('select count(*) as count from pg_stat_activity where datname = $1', [database])).rows[0]?.count);
       for (let round = 1; round <= 20; round += 1) {
-        const store = openStore(url);
+        const store = await openStore(url);
         // Three transactions at once hold three clients of the pool.
         await Promise.all([1, 2, 3].map(() => store.transaction((trx) => trx.selectNoFrom((eb) => eb.val(round).as('round')).execute())));
         await store.close();

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { sql } from 'kysely';
 import { DataFileError, parseSandboxData, readSandboxFile } from '../../src/sandbox/data-file.js';
-import { openStore } from '../../src/store/connect.js';
+import { openStore, type Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { migrateCoreToLatest } from '../../src/reference-core/storage/migrate-core.js';
 import { runCli } from '../helpers/cli.js';
@@ -29,7 +29,7 @@ function exampleData(): any {
 }
 
 /** Every table of the store (the migrator's own excepted), found by introspection. */
-async function storeTables(store: ReturnType<typeof openStore>): Promise<string[]> {
+async function storeTables(store: Store): Promise<string[]> {
   const tables = await store.db.introspection.getTables();
   return tables.map((table) => table.name).filter((name) => !name.startsWith('kysely_')).sort();
 }
@@ -63,7 +63,7 @@ async function storeSnapshot(dbUrl: string): Promise<Record<string, string[]>> {
  * answers the new balance in minor units, or undefined when the store keeps no balances yet.
  */
 async function moveMoney(dbUrl: string, accountNumber: string): Promise<string | undefined> {
-  const store = openStore(dbUrl);
+  const store = await openStore(dbUrl);
   try {
     if (!(await storeTables(store)).includes('accounts')) return undefined;
     await sql`update accounts set balance_minor = balance_minor - 100000 where account_number = ${accountNumber}`.execute(store.db);
@@ -384,7 +384,7 @@ describeEachStoreUrl('migrations', ({ dbUrl }) => {
   });
 
   test('migrateToLatest (the API\'s) and migrateCoreToLatest (the core\'s) apply every migration on an empty store, then none', async () => {
-    const store = openStore(dbUrl());
+    const store = await openStore(dbUrl());
     try {
       const first = await migrateToLatest(store);
       assert.equal(first[0], '0001_auth');

@@ -18,7 +18,7 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('the store connection does not checkpoint in its commits; a worker thread copies the log into the database file', async () => {
   const path = join(dir, 'store.db');
-  const store = openStore(`sqlite:${path}`);
+  const store = await openStore(`sqlite:${path}`);
   try {
     const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(store.db);
     assert.equal(rows[0]?.wal_autocheckpoint, 0, 'no checkpoint inside a commit on the event loop');
@@ -40,7 +40,7 @@ test('the store connection does not checkpoint in its commits; a worker thread c
 
 test('under a steady stream of commits the write-ahead log is started over: it stays bounded instead of growing with everything written', async () => {
   const path = join(dir, 'steady.db');
-  const store = openStore(`sqlite:${path}`);
+  const store = await openStore(`sqlite:${path}`);
   try {
     await sql`create table filler (id integer primary key, text text not null)`.execute(store.db);
     const row = 'x'.repeat(4_000);
@@ -72,10 +72,10 @@ test('under a steady stream of commits the write-ahead log is started over: it s
 
 test('closing the store stops the checkpointer (the process is free to exit) and the file opens again', async () => {
   const path = join(dir, 'reopen.db');
-  const first = openStore(`sqlite:${path}`);
+  const first = await openStore(`sqlite:${path}`);
   await sql`create table t (x integer)`.execute(first.db);
   await first.close();
-  const second = openStore(`sqlite:${path}`);
+  const second = await openStore(`sqlite:${path}`);
   try {
     await sql`insert into t (x) values (1)`.execute(second.db);
     const { rows } = await sql<{ n: number }>`select count(*) as n from t`.execute(second.db);

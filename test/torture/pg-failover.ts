@@ -191,7 +191,7 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
     log(`load done: ${outcomes.length} operations by the clients; settling`);
     await Promise.all(instances.map((instance) => instance.ready()));
 
-    checker = openStore(cluster.url(cluster.primary.port, database));
+    checker = await openStore(cluster.url(cluster.primary.port, database));
     const open = await waitUntilSettled(checker.db, settleBoundMs);
     for (const operation of open.slice(0, 20)) anomalies.push(`operation ${operation.reference} is still ${operation.status} ${settleBoundMs / 1000} s after the load`);
     // What the clients could not decide, they ask about now, as a client following Location would.

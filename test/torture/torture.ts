@@ -174,8 +174,8 @@ export async function runTorture(options: TortureOptions): Promise<TortureReport
     await Promise.all([chaos(), ...Array.from({ length: options.clients }, (_, index) => worker(index))]);
     options.log(`# load done after ${Math.round((Date.now() - started) / 1000)} s: ${outcomes.length} client calls; draining`);
     proxy.rule = passThrough;
-    apiStore = openStore(apiDb);
-    coreStore = openStore(coreDb);
+    apiStore = await openStore(apiDb);
+    coreStore = await openStore(coreDb);
     const store = apiStore;
     await waitFor(
       'the reconciler and the pending workers to drain',

@@ -26,7 +26,7 @@ for (const target of storeTargets) {
   describe(`webhook dispatch backlog [${target.name}]`, { skip: target.skip }, () => {
     test('no endpoint: one pass marks a backlog of several batches, and nothing created after the pass began', async () => {
       const { url, drop } = await target.create();
-      const store = openStore(url);
+      const store = await openStore(url);
       try {
         await migrateEmbedded(store);
         const now = Date.now();
@@ -43,7 +43,7 @@ for (const target of storeTargets) {
 
     test('with an endpoint: one pass fans out a backlog larger than a batch, and marks the other clients\' events', async () => {
       const { url, drop } = await target.create();
-      const store = openStore(url);
+      const store = await openStore(url);
       try {
         await migrateEmbedded(store);
         await loadSandboxData(store, new Vault(undefined), readSandboxFile('demo/sandbox.json'), { allowPrivate: false });

@@ -62,7 +62,7 @@ for (const target of storeTargets) {
   describe(`webhook endpoint lanes [${target.name}]`, { skip: target.skip }, () => {
     test('one endpoint never holds up another\'s deliveries: a hung endpoint with a backlog holds its own lane, another client\'s later event arrives while the hung ones wait', { timeout: 120_000 }, async () => {
       const { url, drop } = await target.create();
-      const store = openStore(url);
+      const store = await openStore(url);
       const vault = new Vault(process.env.COREGATE_MASTER_KEY);
       const hung = await startHungEndpoint();
       const receiver = await Receiver.start();

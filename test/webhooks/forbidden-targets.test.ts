@@ -66,7 +66,7 @@ interface Bench {
 
 async function withBench(target: (typeof storeTargets)[number], work: (bench: Bench) => Promise<void>): Promise<void> {
   const { url, drop } = await target.create();
-  const store = openStore(url);
+  const store = await openStore(url);
   const logLines: string[] = [];
   const destination = new Writable({
     write(chunk, _encoding, callback) {
@@ -243,7 +243,7 @@ for (const target of storeTargets) {
     test('SSRF: coregate webhooks add refuses a forbidden address (exit 2, the rule in words); --webhook-allow-private accepts a loopback one', async () => {
       const { url, drop } = await target.create();
       try {
-        const store = openStore(url);
+        const store = await openStore(url);
         try {
           await migrateEmbedded(store);
           await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);

@@ -4,153 +4,17 @@
  * `Database` answered (database.ts) owns everything of this one opened database: its connections
  * or pool, its driver's named statements, its commit group, its WAL sync and checkpointer.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
-import { sql } from 'kysely';
-import pg from 'pg';
 import type { Database } from './database.js';
-import { RootQueries } from './root-queries.js';
-import { withStatementCache } from './statement-cache.js';
-import { DurableSqliteDialect } from './sqlite-driver.js';
-import { PipelinedPostgresDialect } from './postgres-driver.js';
-import { CommitGroup } from './commit-group.js';
-import { startWalCheckpointer } from './wal-checkpointer.js';
-import { databaseProblem } from './database-problem.js';
 
-/** Connections in one instance's PostgreSQL pool. */
-const postgresPoolSizeMax = 20;
 /**
- * How long a caller may wait for a PostgreSQL connection (pg waits forever by default): for a new
- * one to be made, since an address that swallows packets during a failover must not hold requests
- * for minutes, and, pg-pool applying the same bound, for one of the pool's to be released when all
- * `postgresPoolSizeMax` are in use ("timeout exceeded when trying to connect"). Both time-outs are
- * outages (database-unavailable.ts): the request is answered 503, and a readiness probe that
- * waited so long fails, under a saturated pool as under a failover.
+ * Each dialect's module (and its driver: pg, better-sqlite3) loads only when a database of its
+ * kind opens: a process on SQLite never loads pg (about 0.1 s of CPU at start, on every operator
+ * command and server on SQLite; docs/performance.md, "Server start").
  */
-const postgresConnectTimeoutMs = 5_000;
-/** TCP keep-alive on PostgreSQL connections: a peer that vanished without closing is found. */
-const postgresKeepAliveInitialDelayMs = 10_000;
-/** The page cache of the SQLite connection that writes, KiB. */
-const sqliteWriterCacheKiB = 32 * 1024;
-/** The size the write-ahead log's file is cut back to when the log starts over. */
-const sqliteWalSizeLimitBytes = 64 * 1024 * 1024;
-/** How long SQLite waits for another process's write lock before failing. */
-const sqliteBusyTimeoutMs = 5_000;
-
-export function openDatabase<DB>(url: string): Database<DB> {
-  if (url.startsWith('sqlite:')) return openSqlite<DB>(url.slice('sqlite:'.length));
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres<DB>(url);
+export async function openDatabase<DB>(url: string): Promise<Database<DB>> {
+  if (url.startsWith('sqlite:')) return (await import('./open-sqlite.js')).openSqlite<DB>(url.slice('sqlite:'.length));
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return (await import('./open-postgres.js')).openPostgres<DB>(url, redactUrl(url));
   throw new Error(`Unsupported database URL "${redactUrl(url)}": use sqlite:PATH or postgres://...`);
-}
-
-/** The file opened in WAL mode, or an error naming the file and the fix. */
-function openSqliteFile(path: string): SqliteDatabase.Database {
-  let database: SqliteDatabase.Database | undefined;
-  try {
-    database = new SqliteDatabase(path);
-    database.pragma('journal_mode = WAL');
-    return database;
-  } catch (error) {
-    database?.close();
-    throw new Error(`cannot open the database sqlite:${path}: ${databaseProblem(error)}`, { cause: error });
-  }
-}
-
-function openSqlite<DB>(path: string): Database<DB> {
-  if (path === '') throw new Error('sqlite: URL needs a file path, e.g. sqlite:./data/coregate.db');
-  const inMemory = path === ':memory:';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
-  const database = openSqliteFile(path);
-  // FULL: SQLite syncs the write-ahead log inside each commit, so an acknowledged write survives a
-  // power loss. (Syncing it off the event loop instead — synchronous=NORMAL and an fdatasync in
-  // the thread pool — was measured against this in issue 25's ablation, docs/performance.md: no
-  // path gained, and audited 400s were 8–12 % slower; one commit group shares one sync either way.)
-  database.pragma('synchronous = FULL');
-  database.pragma('foreign_keys = ON');
-  database.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
-  // Each unit of a commit group runs in a savepoint (commit-group.ts), and SQLite copies every
-  // page a savepoint changes to a statement journal first: in a temporary file by default, two
-  // writes a page. In memory, the journal costs no system call; it lives as long as the savepoint.
-  database.pragma('temp_store = MEMORY');
-  // The writer's page cache, KiB: an operation touches a few dozen pages of tables and indexes
-  // that grow with every operation, and pages read back from the file cost a read each.
-  database.pragma(`cache_size = -${sqliteWriterCacheKiB}`);
-  // The log is started over once it holds ~4 MiB (wal-checkpointer.ts) and its file is reused;
-  // a burst that made it larger (one huge transaction) is cut back to this when it starts over.
-  database.pragma(`journal_size_limit = ${sqliteWalSizeLimitBytes}`);
-  const reader = inMemory ? undefined : openSqliteReader(path);
-  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader) });
-  const db = new RootQueries<DB>(dialect);
-  // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event
-  // loop; it starts the log over in a moment when the writers wait.
-  const checkpointer = inMemory
-    ? undefined
-    : startWalCheckpointer(path, {
-        quietWindow: (work) => dialect.whileWritersWait(work),
-        onFailure(error) {
-          // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
-          database.pragma('wal_autocheckpoint = 1000');
-          process.emitWarning(`${error.message}; SQLite's automatic checkpoints are back on`, 'CoregateWarning');
-        },
-      });
-  if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
-  const group = new CommitGroup(db, { windowMs: commitWindowMs() });
-  return {
-    db,
-    transaction: (work) => group.run(work),
-    dialect: 'sqlite',
-    displayUrl: `sqlite:${path}`,
-    poolStats: () => undefined,
-    async ping() {
-      await sql`select 1`.execute(db);
-    },
-    async close() {
-      await checkpointer?.stop();
-      await db.destroy();
-    },
-  };
-}
-
-/** The connection for reads outside transactions (sqlite-driver.ts): it can never write. */
-function openSqliteReader(path: string): SqliteDatabase.Database {
-  const reader = new SqliteDatabase(path);
-  reader.pragma(`busy_timeout = ${sqliteBusyTimeoutMs}`);
-  reader.pragma('query_only = 1');
-  return reader;
-}
-
-function openPostgres<DB>(url: string): Database<DB> {
-  // Pipeline mode: statements are sent without waiting for the answer to the one before (postgres-driver.ts).
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: postgresPoolSizeMax,
-    pipeline: true,
-    connectionTimeoutMillis: postgresConnectTimeoutMs,
-    keepAlive: true,
-    keepAliveInitialDelayMillis: postgresKeepAliveInitialDelayMs,
-  } as pg.PoolConfig);
-  // An idle client's error (server restart) must not crash the process; the next query reports
-  // it. A client in use has its own listener (postgres-driver.ts, ServerSessions).
-  pool.on('error', () => {});
-  const dialect = new PipelinedPostgresDialect(pool);
-  const db = new RootQueries<DB>(dialect);
-  return {
-    db,
-    transaction: (work) => db.inUnitOfWork(work),
-    dialect: 'postgres',
-    displayUrl: redactUrl(url),
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
-    ping: () => dialect.probeWritable(),
-    close: () => db.destroy(),
-  };
-}
-
-/** COREGATE_COMMIT_WINDOW_MS: how long an SQLite commit group waits for companions (default 0). */
-function commitWindowMs(): number {
-  const value = Number(process.env.COREGATE_COMMIT_WINDOW_MS ?? '0');
-  if (!Number.isInteger(value) || value < 0 || value > 100) throw new Error('COREGATE_COMMIT_WINDOW_MS must be an integer from 0 to 100');
-  return value;
 }
 
 /** Removes a password from a database URL so that it can be logged or shown in an error. */

@@ -13,6 +13,7 @@
  * parsed statements stays its own.
  */
 import { createRequire } from 'node:module';
+import { NotRunInBatch } from './not-run-in-batch.js';
 import { QueryBase, rowOf, type RowShapes, type FieldDescription, type NamedRunResult, type ResultInternals, type RowShape } from './postgres-named-run.js';
 
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils') as { prepareValue: (value: unknown) => unknown };
@@ -31,12 +32,6 @@ interface ProtocolWriter {
   describe(config: { type: 'P'; name: string }): void;
   execute(config: { portal: string; rows: number }): void;
   sync(): void;
-}
-
-/** A statement the server skipped because one before it in the batch failed. */
-export class NotRunInBatch extends Error {
-  override name = 'NotRunInBatch';
-  readonly code = '25P02';
 }
 
 const commandTag = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;

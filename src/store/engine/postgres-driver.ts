@@ -23,7 +23,8 @@ import {
   type QueryResult,
 } from 'kysely';
 import type pg from 'pg';
-import { NotRunInBatch, OneSyncBatchRun, type BatchStatement } from './postgres-batch-run.js';
+import { NotRunInBatch } from './not-run-in-batch.js';
+import { OneSyncBatchRun, type BatchStatement } from './postgres-batch-run.js';
 import { NamedStatementRun, RowShapes, type NamedRunResult } from './postgres-named-run.js';
 import { isPreparedStatementText } from './prepared-query.js';
 import { DatabaseNotWritable, isDatabaseUnavailable } from './database-unavailable.js';

@@ -14,7 +14,7 @@
  * failure (the first in statement order) as its error.
  */
 import type { CompiledQuery, DatabaseConnection, QueryResult } from 'kysely';
-import { NotRunInBatch } from './postgres-batch-run.js';
+import { NotRunInBatch } from './not-run-in-batch.js';
 import { isBatchConnection, type BatchConnection, type PendingStatement as Pending } from './batch-connection.js';
 
 /** The queue of one unit of work (unit-of-work.ts), which holds it for the transaction's life. */
