@@ -187,6 +187,12 @@ test('the server loads undici with its first webhook delivery or its remote core
   assert.deepEqual(reached.chains, [], reached.chains.join('\n'));
 });
 
+test('pg loads with the first PostgreSQL database: no static import from the server or the CLI reaches it, so a process on SQLite never loads it (docs/performance.md)', () => {
+  const reached = heavyImportsReached(['src/main.ts', 'src/cli/main.ts', 'src/cli/admin.ts', 'src/cli/core-session.ts', 'src/cli/store-session.ts'], ['pg', 'pg-protocol', 'pg-pool']);
+  assert.ok(reached.seen.has('src/store/engine/statement-queue.ts'), 'the walk reaches the engine');
+  assert.deepEqual(reached.chains, [], reached.chains.join('\n'));
+});
+
 /** The chains of static imports from `entries` that reach one of the `heavy` packages, and every module walked. */
 function heavyImportsReached(entries: string[], heavy: string[]): { chains: string[]; seen: Set<string> } {
   const seen = new Set<string>();
