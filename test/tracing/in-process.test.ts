@@ -40,7 +40,7 @@ before(async () => {
     },
   });
   const dir = tempDirectory('coregate-tracing-in-process-');
-  const flags = { port: '0', host: '127.0.0.1', db: `sqlite:${join(dir, 'traced.db')}`, data: demoDataFile, reconcileIntervalMs: '100' };
+  const flags = { port: '0', host: '127.0.0.1', db: `sqlite:${join(dir, 'traced.db')}`, data: demoDataFile };
   coregate = await startCoregate(resolveConfig(flags, {}), { log: { destination, level: 'info' }, tracing });
 });
 
@@ -85,8 +85,14 @@ test('a request without traceparent starts its own trace; the embedded core\'s t
   assert.equal((await fetch(`${coregate.url}/health/ready`)).status, 200);
   assert.equal((await fetch(`${coregate.url}/health/live`)).status, 200);
   assert.equal((await fetch(`${coregate.url}/metrics`)).status, 200);
-  // The reconciler, the pending worker and the webhook relay run every 100–500 ms meanwhile.
-  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // The background loops work outside any request: each runs a pass here (driven, not waited
+  // for), so that any span they made would be exported with the rest and caught below.
+  const { reconciler, pendingWorker, webhooks, auditChainer, execution } = coregate.background;
+  await reconciler.runOnce();
+  await pendingWorker.runOnce();
+  await webhooks.drain();
+  await auditChainer.runOnce();
+  await execution.idle();
   await coregate.close();
 
   const spans = receiver.spans;
