@@ -14,7 +14,6 @@ import { HttpCore } from '../../src/core-http/http-core-adapter.js';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
 import { CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
 import { deposit as depositCommand } from '../port/conformance.js';
-import { sleep } from '../helpers/wait.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
 const reference = '6f1d6c52-8d2e-4c53-9d4e-2f1b7a3c9e01';
@@ -339,7 +338,9 @@ describe('HttpCore: circuit breaker', () => {
       if (healthy) response.writeHead(200, { 'content-type': 'application/json' }).end(executedBody());
       else response.writeHead(503).end();
     });
-    const core = new HttpCore({ url: fake.url, timeoutMs: 2_000, circuit: { failuresMax: 2, coolDownMs: 200 }, onCircuitStateChange: (state) => states.push(state) });
+    // The cool-down runs on the clock the core is given: the test moves it instead of sleeping.
+    const clock = new FakeClock(Date.now());
+    const core = new HttpCore({ url: fake.url, timeoutMs: 2_000, clock, circuit: { failuresMax: 2, coolDownMs: 200 }, onCircuitStateChange: (state) => states.push(state) });
     try {
       await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
       await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
@@ -347,7 +348,10 @@ describe('HttpCore: circuit breaker', () => {
       healthy = true;
       await assert.rejects(core.constituteTermDeposit(reference, command), /circuit open/);
       assert.equal(fake.requests(), 2);
-      await sleep(250);
+      clock.advance(199);
+      await assert.rejects(core.constituteTermDeposit(reference, command), /circuit open/, 'still open 1 ms before the cool-down ends');
+      assert.equal(fake.requests(), 2);
+      clock.advance(1);
       assert.equal((await core.constituteTermDeposit(reference, command)).status, 'Executed');
       assert.equal(core.circuitState, 'closed');
       assert.equal(fake.requests(), 3);
