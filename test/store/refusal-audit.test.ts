@@ -11,13 +11,14 @@ import { test } from 'node:test';
 import Sqlite from 'better-sqlite3';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { AuditChainer, verifyAuditChain } from '../../src/audit/chain.js';
+import { AuditChainer, chainLockTimeoutMs, verifyAuditChain } from '../../src/audit/chain.js';
 import { RefusalAudit } from '../../src/audit/refusal-audit.js';
 import type { Store } from '../../src/store/connect.js';
 import { migrateEmbedded } from '../helpers/migrate-embedded.js';
 import { auditEntry } from '../../src/operations/operation-audit.js';
 import { insertAuditEntries } from '../../src/store/audit.js';
 import { storeTargets, withCreatedStore, withStore } from '../helpers/stores.js';
+import { waitFor } from '../helpers/wait.js';
 
 function refusal(i: number) {
   return auditEntry({
@@ -175,7 +176,16 @@ test('PostgreSQL: a chainer that finds the chain locked by another instance wait
         await store.transaction((trx) => insertAuditEntries(trx, [refusal(1)]));
         const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), systemClock);
         chainer.schedule();
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        // Instead of a pause: the chainer's request for the lock is seen waiting behind the other
+        // instance's (in pg_locks, in this database), so the assertion below runs while it waits.
+        await waitFor(
+          "the chainer's wait for the chain lock",
+          async () => {
+            const waiting = await other.query("select 1 from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database()) and objid = $1 and not granted", [auditChainLockId]);
+            return waiting.rowCount ? true : undefined;
+          },
+          chainLockTimeoutMs,
+        );
         assert.equal((await verifyAuditChain(store)).unchained, 1, 'nothing chained while the other instance holds the lock');
         await other.query('commit');
         await chainer.idle();
