@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import { depositBody as sharedDepositBody } from '../helpers/bodies.js';
 import { demo, startTestServer, type TestServer } from '../helpers/server.js';
-import { sleep } from '../helpers/wait.js';
+import { runPendingWorkers } from '../helpers/background.js';
 import { embedded } from '../helpers/stores.js';
 
 const repoRoot = new URL('../..', import.meta.url).pathname;
@@ -272,15 +272,11 @@ describe('coregate CLI as a client (token, term-deposit, loan, operations)', () 
     const reference = String(match[1]);
     assert.equal(match[2], reference);
 
-    let human: CliResult | undefined;
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      human = await coregate(['operations', 'get', reference]);
-      assertSucceeded(human);
-      if (!human.stdout.includes(': Pending')) break;
-      assert.ok(Date.now() < deadline, `operation ${reference} still Pending`);
-      await sleep(100);
-    }
+    // The server runs in this process: its pending worker's pass (started by the 202) is awaited,
+    // or another one run, instead of polling the CLI until the operation has left Pending.
+    await runPendingWorkers(server);
+    const human = await coregate(['operations', 'get', reference]);
+    assertSucceeded(human);
     const [headline, ...rest] = human.stdout.split('\n');
     assert.equal(headline, `Operation ${reference} (initiateTermDeposit): Executed`);
     const result = JSON.parse(rest.join('\n')) as { operationReference: string; principalAmount: unknown };
