@@ -89,9 +89,15 @@ test('a checkpointer that cannot run says so once, so the store can turn SQLite\
   // A directory is not a database: the worker's connection fails at once.
   const failures: Error[] = [];
   const checkpointer = startWalCheckpointer(dir, { onFailure: (error) => failures.push(error) });
-  const deadline = Date.now() + 10_000;
-  while (failures.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-  await checkpointer.stop();
+  // The failed thread exits by itself: once it has (the signal awaited, no polling), its error and
+  // its exit have both had their chance to be reported. The guard only bounds a thread that never ends.
+  let guard: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([checkpointer.exited, new Promise((_, reject) => (guard = setTimeout(() => reject(new Error('the failed thread did not exit within 10 s')), 10_000)))]);
+  } finally {
+    clearTimeout(guard);
+    await checkpointer.stop();
+  }
   assert.equal(failures.length, 1, 'reported exactly once (the error, not again for the exit)');
   assert.match(failures[0]?.message ?? '', /^the WAL checkpointer thread failed: \S/);
 });

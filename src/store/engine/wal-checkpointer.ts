@@ -71,6 +71,8 @@ parentPort.on('message', (message) => {
 
 export interface WalCheckpointer {
   stop(): Promise<void>;
+  /** Resolves once the worker thread has exited, stopped or failed (tests wait on it instead of sleeping). */
+  readonly exited: Promise<void>;
 }
 
 export interface WalCheckpointerOptions {
@@ -133,6 +135,7 @@ export function startWalCheckpointer(path: string, options: WalCheckpointerOptio
     }),
   );
   return {
+    exited,
     async stop() {
       stopping = true;
       endQuiet?.();
