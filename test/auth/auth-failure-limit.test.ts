@@ -10,7 +10,7 @@ import type { HttpResult } from '../helpers/http.js';
 import { basicAuth, demo, demoToken, type TestServer } from '../helpers/server.js';
 import { serverOnFreshSqlite } from '../helpers/server-fixture.js';
 import { postFormFrom } from '../helpers/source-address.js';
-import { sleep } from '../helpers/wait.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 
 const { treasury, reporting } = demo;
 const grant = { grant_type: 'client_credentials' };
@@ -125,13 +125,18 @@ describe('failed client authentication limit (defaults: 10 failures per client a
 });
 
 describe('failed client authentication limit: the window (--auth-failure-limit 3, --auth-failure-window 2)', () => {
-  const server = serverFixture({ authFailureLimit: '3', authFailureWindow: '2' });
+  // The window is the instance's clock's: the test moves it past the window instead of waiting.
+  const clock = new FakeClock(Date.now());
+  const server = serverOnFreshSqlite({ flags: { authFailureLimit: '3', authFailureWindow: '2' }, clock });
 
   test('after the window the blocked client and address may authenticate again', async () => {
     await failTimes(server(), '127.0.0.21', treasury.clientId, 3);
     const limited = await tokenFrom(server(), '127.0.0.21', treasury);
     assertLimited(limited, 2);
-    await sleep(Number(limited.headers.get('retry-after')) * 1000 + 100);
+    // Still refused just before the window closes, admitted once it has.
+    clock.advance(Number(limited.headers.get('retry-after')) * 1000 - 500);
+    assertLimited(await tokenFrom(server(), '127.0.0.21', treasury), 1);
+    clock.advance(600);
     const again = await tokenFrom(server(), '127.0.0.21', treasury);
     assert.equal(again.status, 200, JSON.stringify(again.body));
   });
