@@ -607,7 +607,7 @@ describeEachStore(
       const error = await rejection(client.termDeposits.initiate(depositBody(unaffordable)));
       assert.ok(error instanceof CoregateApiError);
       assert.equal(error.status, 422);
-      assert.equal(recording.sent.length, 1);
+      assert.equal(recording.sent.length, 1, `one request, never retried: ${JSON.stringify(recording.sent)}`);
     });
 
     test('a lost response after the server executed: the retry gets 409 for its own id and returns the ORIGINAL result via operations.get', async () => {
@@ -959,8 +959,14 @@ describe('coregate/sdk entry point', () => {
     assert.deepEqual(serverCode, [], 'no server module of coregate is loaded');
   });
 
-  test('control: the same hook does see fastify, kysely, pg and better-sqlite3 when the server module is imported', async () => {
-    const resolutions = await resolutionsOf(pathToFileURL(join(repoRoot, 'dist/src/main.js')).href);
-    for (const name of serverPackages) assert.equal(loads(resolutions, name), true, `the server loads ${name}`);
+  test('control: the same hook does see fastify and kysely when the server module is imported, and each database driver when its dialect opens', async () => {
+    // The drivers load with the first database of their kind (src/store/engine/open-database.ts).
+    const server = await resolutionsOf(pathToFileURL(join(repoRoot, 'dist/src/main.js')).href);
+    for (const name of ['fastify', 'kysely']) assert.equal(loads(server, name), true, `the server loads ${name}`);
+    const sqlite = await resolutionsOf(pathToFileURL(join(repoRoot, 'dist/src/store/engine/open-sqlite.js')).href);
+    assert.equal(loads(sqlite, 'better-sqlite3'), true, 'the SQLite dialect loads better-sqlite3');
+    const postgres = await resolutionsOf(pathToFileURL(join(repoRoot, 'dist/src/store/engine/open-postgres.js')).href);
+    assert.equal(loads(postgres, 'pg'), true, 'the PostgreSQL dialect loads pg');
+    assert.deepEqual(serverPackages.filter((name) => ![...server, ...sqlite, ...postgres].some((entry) => loads([entry], name))), [], 'every package the SDK must not load was seen');
   });
 });
