@@ -41,7 +41,9 @@ test('headers time-out: a connection that sends nothing, and one that sends its 
     }, 50);
     try {
       assert.equal(await ready(s.url), 200, 'served while the slow clients hold their connections');
-      await Promise.all([closedWithin(silent, headersTimeoutMs + 3_000), closedWithin(slow, headersTimeoutMs + 3_000)]);
+      // Within 10 s of the time-out: well before node's own check of a started head (every 30 s),
+      // so it is the service's limit that closed them, however late a loaded machine runs its timer.
+      await Promise.all([closedWithin(silent, headersTimeoutMs + 10_000), closedWithin(slow, headersTimeoutMs + 10_000)]);
     } finally {
       clearInterval(drip);
     }
