@@ -27,6 +27,7 @@ import type { Metrics } from './metrics/registry.js';
 import { operatorApi, operatorApiPrefix, type OperatorApiOptions } from './operator/plugin.js';
 import { consoleRoutes, type ConsoleRoutesOptions } from './console/routes.js';
 import { spanIdsOf, traceHttpRequests, type RequestSpanFacts } from './tracing/http-spans.js';
+import { sharedSchemaController } from './schema-compilers.js';
 
 /** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
 export const bodyBytesMax = 64 * 1024;
@@ -137,6 +138,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     // The error records are built from the validation issues (errors-http.ts): fastify's own
     // message, which formatted every issue into text, was 3 % of a 400's CPU and never shown.
     schemaErrorFormatter: (_issues, dataVar) => new ExpectedError(`the request's ${dataVar} is invalid`),
+    schemaController: sharedSchemaController,
   });
   applyConnectionLimits(app.server, limits);
   rememberRouteFacts(app);

@@ -17,6 +17,7 @@ import { spanIdsOf, traceHttpRequests } from '../tracing/http-spans.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 import { BadCommand, coreRoutes, type ServedCore } from './core-routes.js';
 import { identifierLengthMax, paths, ReadySchema, UnavailableSchema } from './protocol.js';
+import { sharedSchemaController } from '../schema-compilers.js';
 
 /** Commands are small JSON documents. */
 export const coreBodyBytesMax = 64 * 1024;
@@ -44,6 +45,7 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
     // Longer than any identifier the protocol allows, so that an over-long one is a 400 of its schema.
     routerOptions: { maxParamLength: 2 * identifierLengthMax },
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    schemaController: sharedSchemaController,
   }).withTypeProvider<TypeBoxTypeProvider>();
   app.removeContentTypeParser('text/plain');
   if (options.tracer) {
