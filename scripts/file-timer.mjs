@@ -10,7 +10,8 @@ import { relative } from 'node:path';
 const timings = process.env.COREGATE_TEST_TIMINGS;
 // NODE_TEST_CONTEXT is set in the processes node's test runner starts for the files, not in the runner.
 if (timings && process.env.NODE_TEST_CONTEXT && process.argv[1]) {
-  const file = relative(process.cwd(), process.argv[1]);
+  // The runner runs test/x.test.ts compiled, as dist/test/x.test.js: the summary names the source.
+  const file = relative(process.cwd(), process.argv[1]).replace(/^dist\/(test\/.*)\.js$/, '$1.ts');
   process.on('exit', () => {
     const own = process.cpuUsage();
     const cpuMs = Math.round((own.user + own.system) / 1000 + childrenCpuMs());

@@ -4,9 +4,11 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { allErrorCodes, errorCatalogue } from '../../src/core/error-catalogue.js';
 import { renderErrorsDoc } from '../../scripts/errors-doc.js';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
 
 test('docs/errors.md is generated from the catalogue and up to date', () => {
-  const onDisk = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+  const onDisk = readFileSync(join(repoRoot, 'docs/errors.md'), 'utf8');
   assert.equal(onDisk, renderErrorsDoc(), 'run: node --import tsx scripts/errors-doc.ts > docs/errors.md');
 });
 
@@ -23,7 +25,7 @@ test('TD-422-002 is INSUFFICIENT_FUNDS_SOURCE_ACCOUNT (CONTRACT §5)', () => {
 });
 
 test('every documented code exists in the catalogue', () => {
-  const onDisk = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
+  const onDisk = readFileSync(join(repoRoot, 'docs/errors.md'), 'utf8');
   const documented = [...onDisk.matchAll(/`((?:TD|ML)-\d{3}-\d{3})`/g)].map((match) => match[1]);
   const known = new Set(allErrorCodes().map((row) => row.code));
   for (const code of documented) assert.ok(known.has(code ?? ''), `${code} is documented but not in the catalogue`);

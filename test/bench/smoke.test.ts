@@ -11,8 +11,8 @@ import { after, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { BenchResult } from '../../bench/report.js';
 import { postgresAdminUrl } from '../helpers/stores.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const out = mkdtempSync(join(tmpdir(), 'coregate-bench-smoke-'));
 after(() => rmSync(out, { recursive: true, force: true }));
 

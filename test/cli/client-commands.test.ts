@@ -20,8 +20,8 @@ import { depositBody as sharedDepositBody } from '../helpers/bodies.js';
 import { demo, startTestServer, type TestServer } from '../helpers/server.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { embedded } from '../helpers/stores.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const cliPath = join(repoRoot, 'dist/src/cli/coregate.cjs');
 const processTimeoutMs = 30_000;
 const { treasury } = demo;

@@ -15,11 +15,12 @@ import { depositBody } from '../helpers/bodies.js';
 import { demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
 import { dataFileSecrets, findChromium, loginUrl, operatorDataFile } from './helpers.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
 const browserFound = findChromium();
 // docs/console.png is rewritten only when asked (COREGATE_UPDATE_SCREENSHOT=1): a test run leaves the tree clean.
 const screenshotPath =
-  process.env.COREGATE_UPDATE_SCREENSHOT === '1' ? new URL('../../docs/console.png', import.meta.url).pathname : join(tmpdir(), `coregate-console-${process.pid}.png`);
+  process.env.COREGATE_UPDATE_SCREENSHOT === '1' ? join(repoRoot, 'docs/console.png') : join(tmpdir(), `coregate-console-${process.pid}.png`);
 
 describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.skip : undefined }, () => {
   let server: TestServer;

@@ -1,8 +1,11 @@
 /** The console's amount formatting groups the exact decimal strings as text, never through a float. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
-const { groupDigits, formatMoney } = (await import(new URL('../../src/console/static/format.js', import.meta.url).href)) as {
+const { groupDigits, formatMoney } = (await import(pathToFileURL(join(repoRoot, 'src/console/static/format.js')).href)) as {
   groupDigits(amount: string): string;
   formatMoney(money: { amount: string; currency: string } | null): string;
 };

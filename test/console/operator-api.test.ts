@@ -15,6 +15,8 @@ import { describeEachStore } from '../helpers/suite.js';
 import { storeTargets, embedded } from '../helpers/stores.js';
 import { consumeLoginToken, createLoginToken } from '../../src/store/operator-sessions.js';
 import { dataFileSecrets, loginUrl, operatorClient, operatorDataFile, sessionCookie } from './helpers.js';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
 
 const dataFile = operatorDataFile();
 
@@ -215,7 +217,7 @@ describeEachStore(
     });
 
     test('the console serves exactly its own files and the named library files, each with the CSP; nothing else under /console', async () => {
-      const own = readdirSync(new URL('../../src/console/static/', import.meta.url)).filter((name) => name !== 'index.html');
+      const own = readdirSync(join(repoRoot, 'src/console/static')).filter((name) => name !== 'index.html');
       const paths = ['/console', ...own.map((name) => `/console/${name}`), ...['preact.js', 'hooks.js', 'htm.js', 'uplot.js', 'uplot.css'].map((name) => `/console/vendor/${name}`)];
       for (const path of paths) {
         const response = await fetch(`${server().url}${path}`);

@@ -24,6 +24,8 @@ import { demoDataFile } from '../helpers/server.js';
 import { adminQuery, storeTargets } from '../helpers/stores.js';
 import { waitFor } from '../helpers/wait.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
 
 const sqlite = storeTargets.find((target) => target.name === 'sqlite');
 const postgres = storeTargets.find((target) => target.name === 'postgres');
@@ -141,7 +143,7 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
   });
 
   test('docs/core-protocol.md documents every route and method of the served document', () => {
-    const docs = readFileSync(new URL('../../docs/core-protocol.md', import.meta.url), 'utf8');
+    const docs = readFileSync(join(repoRoot, 'docs/core-protocol.md'), 'utf8');
     for (const [template, methods] of Object.entries(documented.doc.paths as Record<string, Record<string, unknown>>)) {
       for (const method of Object.keys(methods)) {
         assert.ok(docs.includes(`\`${method.toUpperCase()} ${template}\``), `docs/core-protocol.md lists ${method.toUpperCase()} ${template}`);

@@ -17,8 +17,9 @@ import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/proces
 import { deleteKeysUnder, randomKeyPrefix, redisSkip, redisTestUrl } from '../helpers/redis.js';
 import { demoDataFile } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
-const guide = readFileSync(new URL('../../docs/deployment.md', import.meta.url), 'utf8');
+const guide = readFileSync(join(repoRoot, 'docs/deployment.md'), 'utf8');
 
 /** The guide's shell lines, in order: `export NAME=value` and `npx coregate ...`. */
 function shellLines(markdown: string): string[] {

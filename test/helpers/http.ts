@@ -1,5 +1,7 @@
 /** Plain HTTP plumbing the API tests share: the response shape, a JSON-reading fetch, common patterns. */
 import { readFileSync } from 'node:fs';
+import { repoRoot } from './repo-root.js';
+import { join } from 'node:path';
 
 export const initiatePath = '/v1/term-deposits/initiate';
 
@@ -37,7 +39,7 @@ export const reasonByStatus: Readonly<Record<number, string>> = {
 
 /** docs/errors.md's domain-code table: code → documented HTTP status and errordetail reason. */
 export const documentedCodes: ReadonlyMap<string, { status: number; reason: string }> = new Map(
-  [...readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8').matchAll(/^\| `((?:TD|ML)-\d{3}-\d{3})` \| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(
+  [...readFileSync(join(repoRoot, 'docs/errors.md'), 'utf8').matchAll(/^\| `((?:TD|ML)-\d{3}-\d{3})` \| (\d{3}) \| `([A-Z_]+)` \|/gm)].map(
     (match) => [match[1] ?? '', { status: Number(match[2]), reason: match[3] ?? '' }],
   ),
 );

@@ -11,8 +11,10 @@ import { resolveConfig, type ConfigFlags } from '../../src/config.js';
 import { defaultConnectionLimits } from '../../src/connection-limits.js';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
+import { repoRoot } from './repo-root.js';
+import { join } from 'node:path';
 
-export const demoDataFile = new URL('../../demo/sandbox.json', import.meta.url).pathname;
+export const demoDataFile = join(repoRoot, 'demo/sandbox.json');
 
 export const demo = {
   realm: 'sandbox',
@@ -205,6 +207,6 @@ export async function demoToken(
 }
 
 /** The compiled CLI (scripts/test.mjs builds dist/ before the tests run): `node <cliPath> ...`. */
-export const cliPath = new URL('../../dist/src/cli/coregate.cjs', import.meta.url).pathname;
+export const cliPath = join(repoRoot, 'dist/src/cli/coregate.cjs');
 /** The repository root, the working directory of spawned CLI processes. */
-export const repoRoot = new URL('../../', import.meta.url).pathname;
+export { repoRoot };

@@ -19,9 +19,11 @@ import { errorCatalogue as E, type ErrorEntry } from '../../src/core/error-catal
 import type { LoanInstallmentExecution } from '../../src/core/loans/execution-request.js';
 import { BusinessDateBackwards, type CoreBankingPort, type CoreLookup, type CoreOutcome, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
 import type { TermDepositInitiation } from '../../src/core/term-deposits/initiation.js';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
 
 /** The data the suite's expectations are written for. */
-export const conformanceDataFile = new URL('../../demo/sandbox.json', import.meta.url).pathname;
+export const conformanceDataFile = join(repoRoot, 'demo/sandbox.json');
 
 export interface PortUnderTest {
   port: CoreBankingPort;

@@ -42,8 +42,8 @@ import { describeEachStore } from '../helpers/suite.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 import { embedded } from '../helpers/stores.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const { treasury } = demo;
 const loanId = '7000000001';
 /** 300 000 USD: more than account 1000000001 ever holds (250 000), within the product's limits. */

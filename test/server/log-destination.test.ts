@@ -8,6 +8,9 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { logBatchCharsMax, TurnBatchedDestination } from '../../src/log-destination.js';
 import { createLogger } from '../../src/log.js';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 function recordingDestination(): { destination: TurnBatchedDestination; writes: string[] } {
   const writes: string[] = [];
@@ -48,7 +51,7 @@ test('a turn that logs more than the batch limit writes as it goes: the batch st
 });
 
 test('a process that exits or crashes right after logging still writes its lines to standard output', () => {
-  const logModule = new URL('../../src/log.ts', import.meta.url).href;
+  const logModule = pathToFileURL(join(repoRoot, 'src/log.ts')).href;
   for (const ending of ['process.exit(3)', 'throw new Error("crash")']) {
     const script = `import { createLogger } from ${JSON.stringify(logModule)}; const logger = createLogger(); logger.info('first'); logger.warn('second'); ${ending};`;
     const child = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });

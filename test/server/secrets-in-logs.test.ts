@@ -11,13 +11,13 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { basicAuth, demo, postForm, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { repoRoot } from '../helpers/repo-root.js';
 
 const { treasury, branch, reporting } = demo;
 const grant = { grant_type: 'client_credentials' };
 /** Near misses of real secrets: a log that printed "what was sent" would leak these. */
 const wrongSecret = `${treasury.secret.slice(0, -1)}X`;
 const wrongBasicSecret = `${branch.secret.slice(0, -1)}Y`;
-const repoRoot = new URL('../..', import.meta.url).pathname;
 const processTimeoutMs = 30_000;
 
 /** Every string that must never be found in a log line. */

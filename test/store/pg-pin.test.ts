@@ -13,14 +13,16 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { test } from 'node:test';
 import pg from 'pg';
+import { repoRoot } from '../helpers/repo-root.js';
+import { join } from 'node:path';
 
-const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+const manifest = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
   overrides?: Record<string, string>;
 };
 
 const installedVersion = (name: string): string =>
-  (JSON.parse(readFileSync(new URL(`../../node_modules/${name}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+  (JSON.parse(readFileSync(join(repoRoot, `node_modules/${name}/package.json`), 'utf8')) as { version: string }).version;
 
 const exactVersion = /^\d+\.\d+\.\d+$/;
 
