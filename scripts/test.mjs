@@ -9,7 +9,7 @@
 //   two-instances  remote core over HTTP and against two instances behind a round-robin proxy.
 // The in-process and process lanes start together; the deployment lanes start, side by side, when
 // the in-process lane has ended, so that no more files run at once than the machine takes
-// (2 + 2 at first, then 2 + 1 + what is left of the process lane). Arguments: file filters (a file runs when its path contains one of
+// (2 + 2 at first, then 1 + 1 + what is left of the process lane). Arguments: file filters (a file runs when its path contains one of
 // them), `--lane <name>` (repeatable) to run only those lanes, `--list` to print the lanes and
 // their files and run nothing. Node 20's --test takes no glob patterns, so the files are listed here.
 import { spawn, spawnSync } from 'node:child_process';
@@ -167,22 +167,21 @@ for (const listed of [...processLane, ...Object.keys(deploymentSuites)]) {
   }
 }
 const inProcessLane = (file) => !processLane.some((prefix) => file.startsWith(prefix));
-// At most four files at once per run while the in-process lane runs (2 + 2): two whole runs at
-// once on a 2-core machine, with five files each, timed out process start-ups and CLI runs (issue
-// 25's two-runs proof). After it, the remote core's lane runs two at a time and the two instances'
-// one (2 + 1 + what is left of the process lane, which now ends soon after the in-process lane):
-// one at a time, the remote core's nine files (151 s in a quiet run) ran alone at the end of the
-// run for a minute, on one core of two.
+// At most four files at once per run while the in-process lane runs (2 + 2), and at most four
+// after it (1 + 1 + 2): two whole runs at once on a 2-core machine, with five files each, timed out
+// process start-ups and CLI runs (issue 25's two-runs proof). The deployment lanes are bound by the
+// CPU too: the remote core's two at a time took as long as one at a time (154 s against 151 s, in
+// quiet runs) and slowed the two instances' lane beside it (83 → 154 s).
 const concurrency = Number(process.env.COREGATE_TEST_CONCURRENCY ?? '2');
 const processConcurrency = Number(process.env.COREGATE_TEST_PROCESS_CONCURRENCY ?? '2');
-const deploymentConcurrency = (deployment) => Number(process.env.COREGATE_TEST_DEPLOYMENT_CONCURRENCY ?? (deployment === 'remote-core' ? '2' : '1'));
+const deploymentConcurrency = Number(process.env.COREGATE_TEST_DEPLOYMENT_CONCURRENCY ?? '1');
 const lanes = [
   { label: 'in-process', files: files.filter(inProcessLane), concurrency },
   { label: 'process', files: files.filter((file) => !inProcessLane(file)), concurrency: processConcurrency },
   ...['remote-core', 'two-instances'].map((deployment) => ({
     label: deployment,
     files: files.filter((file) => deploymentSuites[file]?.includes(deployment)),
-    concurrency: deploymentConcurrency(deployment),
+    concurrency: deploymentConcurrency,
     env: { COREGATE_TEST_DEPLOYMENT: deployment },
   })),
 ].filter((lane) => wanted(lane.label) && lane.files.length > 0);
