@@ -211,3 +211,10 @@ function heavyImportsReached(entries: string[], heavy: string[]): { chains: stri
   for (const entry of entries) visit(entry, []);
   return { chains: reached, seen };
 }
+
+test('tests name repository files from repoRoot, never by a path relative to their own module: the runner runs them compiled from dist/test (docs/testing.md)', () => {
+  const relativeToModule = sources('test')
+    .filter((file) => file !== join('test', 'helpers', 'repo-root.ts'))
+    .filter((file) => /new URL\(\s*['`]\.{1,2}\/[^'`]*['`]\s*,\s*import\.meta\.url\s*\)|import\.meta\.(dirname|filename)/.test(readFileSync(file, 'utf8')));
+  assert.deepEqual(relativeToModule, [], 'use join(repoRoot, …) from test/helpers/repo-root.ts');
+});
