@@ -194,11 +194,12 @@ if (listOnly) {
   process.exit(0);
 }
 
-// The tests run compiled: one tsc program builds src and test into dist/ (tsconfig.test-build.json),
-// so the tests and the CLI they spawn always run the current sources, and no file's process loads
-// tsx. Through tsx each file's process spent ~1.5 s of CPU more loading the same modules (2.4 s
-// against 0.9 s for src/main.js: every module's resolution and load a round trip to tsx's loader
-// thread), about a seventh of the suite's CPU over its ~160 file processes.
+// The tests run compiled: one tsc program (tsconfig.test-build.json) type-checks the whole
+// repository, as `npm run typecheck` does (so .ci/run runs no separate type-check), and builds src,
+// test, bench and scripts into dist/, so the tests and the CLI they spawn always run the current
+// sources and no file's process loads tsx. Through tsx each file's process spent ~1.5 s of CPU more
+// loading the same modules (2.4 s against 0.9 s for src/main.js: every module's resolution and load
+// a round trip to tsx's loader thread), about a seventh of the suite's CPU over its ~160 file processes.
 const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.test-build.json'], { stdio: 'inherit' });
 if (build.status !== 0) {
   console.error('build failed: tests not run');
