@@ -10,19 +10,21 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { sql } from 'kysely';
-import { openStore } from '../../src/store/connect.js';
+import { openStore, type Store } from '../../src/store/connect.js';
 import { startWalCheckpointer, walCheckpointIntervalMs } from '../../src/store/engine/wal-checkpointer.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'coregate-checkpointer-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
+const autocheckpoint = async (store: Store) => (await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(store.db)).rows[0]?.wal_autocheckpoint;
+
 test('the store connection does not checkpoint in its commits; a worker thread copies the log into the database file', async () => {
   const path = join(dir, 'store.db');
   const store = await openStore(`sqlite:${path}`);
   try {
-    const { rows } = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(store.db);
-    assert.equal(rows[0]?.wal_autocheckpoint, 0, 'no checkpoint inside a commit on the event loop');
     await sql`create table filler (id integer primary key, text text not null)`.execute(store.db);
+    await store.transaction(async (trx) => sql`insert into filler (text) values ('first')`.execute(trx));
+    assert.equal(await autocheckpoint(store), 0, 'no checkpoint inside a commit on the event loop once the store writes');
     const before = statSync(path).size;
     // About 2 MB of rows: past the 1,000 pages at which a commit would have checkpointed by itself.
     for (let batch = 0; batch < 20; batch += 1) {
@@ -65,6 +67,18 @@ test('under a steady stream of commits the write-ahead log is started over: it s
     assert.ok(largestLog <= 24 * mib, `the log reached ${(largestLog / mib).toFixed(1)} MiB while ${(written / mib).toFixed(1)} MiB were written`);
     const { rows } = await sql<{ n: number }>`select count(*) as n from filler`.execute(store.db);
     assert.equal(rows[0]?.n, written / row.length, 'every committed row is there');
+  } finally {
+    await store.close();
+  }
+});
+
+test('a store that has run no transaction has started no checkpointer thread: SQLite\'s own checkpoints stay on until its first one', async () => {
+  const path = join(dir, 'reads.db');
+  const store = await openStore(`sqlite:${path}`);
+  try {
+    assert.equal(await autocheckpoint(store), 1000, 'SQLite\'s default: a reading session needs no thread');
+    await store.transaction(async (trx) => sql`create table t (x integer)`.execute(trx));
+    assert.equal(await autocheckpoint(store), 0, 'the thread took over with the first transaction');
   } finally {
     await store.close();
   }

@@ -8,7 +8,7 @@ import { RootQueries } from './root-queries.js';
 import { withStatementCache } from './statement-cache.js';
 import { DurableSqliteDialect } from './sqlite-driver.js';
 import { CommitGroup } from './commit-group.js';
-import { startWalCheckpointer } from './wal-checkpointer.js';
+import { startWalCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 import { databaseProblem } from './database-problem.js';
 
 /** The page cache of the SQLite connection that writes, KiB. */
@@ -57,22 +57,31 @@ export function openSqlite<DB>(path: string): Database<DB> {
   const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader) });
   const db = new RootQueries<DB>(dialect);
   // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event
-  // loop; it starts the log over in a moment when the writers wait.
-  const checkpointer = inMemory
-    ? undefined
-    : startWalCheckpointer(path, {
-        quietWindow: (work) => dialect.whileWritersWait(work),
-        onFailure(error) {
-          // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
-          database.pragma('wal_autocheckpoint = 1000');
-          process.emitWarning(`${error.message}; SQLite's automatic checkpoints are back on`, 'CoregateWarning');
-        },
-      });
-  if (checkpointer !== undefined) database.pragma('wal_autocheckpoint = 0');
+  // loop; it starts the log over in a moment when the writers wait. The thread starts with the
+  // store's first transaction: a session that only reads (most operator commands, a test's look
+  // at the tables) never pays for it (~50 ms of CPU and ~100 ms to start a thread and load the
+  // driver in it). Until then SQLite's own checkpoints stay on, so the log is bounded either way.
+  let checkpointer: WalCheckpointer | undefined;
+  let closing = false;
+  const startCheckpointer = () => {
+    if (checkpointer !== undefined || inMemory || closing) return;
+    checkpointer = startWalCheckpointer(path, {
+      quietWindow: (work) => dialect.whileWritersWait(work),
+      onFailure(error) {
+        // Back to SQLite's own checkpoints (every 1,000 pages, in a commit): slower, never unbounded.
+        database.pragma('wal_autocheckpoint = 1000');
+        process.emitWarning(`${error.message}; SQLite's automatic checkpoints are back on`, 'CoregateWarning');
+      },
+    });
+    database.pragma('wal_autocheckpoint = 0');
+  };
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {
     db,
-    transaction: (work) => group.run(work),
+    transaction: (work) => {
+      startCheckpointer();
+      return group.run(work);
+    },
     dialect: 'sqlite',
     displayUrl: `sqlite:${path}`,
     poolStats: () => undefined,
@@ -80,6 +89,7 @@ export function openSqlite<DB>(path: string): Database<DB> {
       await sql`select 1`.execute(db);
     },
     async close() {
+      closing = true;
       await checkpointer?.stop();
       await db.destroy();
     },
