@@ -10,13 +10,17 @@ import { relative } from 'node:path';
 const timings = process.env.COREGATE_TEST_TIMINGS;
 // NODE_TEST_CONTEXT is set in the processes node's test runner starts for the files, not in the runner.
 if (timings && process.env.NODE_TEST_CONTEXT && process.argv[1]) {
-  // The runner runs test/x.test.ts compiled, as dist/test/x.test.js: the summary names the source.
-  const file = relative(process.cwd(), process.argv[1]).replace(/^dist\/(test\/.*)\.js$/, '$1.ts');
+  const file = sourcePathOf(relative(process.cwd(), process.argv[1]));
   process.on('exit', () => {
     const own = process.cpuUsage();
     const cpuMs = Math.round((own.user + own.system) / 1000 + childrenCpuMs());
     appendFileSync(timings, `${JSON.stringify({ file, ms: Math.round(performance.now()), cpuMs })}\n`);
   });
+}
+
+/** The runner runs test/x.test.ts compiled, as dist/test/x.test.js: reports name the source. */
+export function sourcePathOf(path) {
+  return path.replace(/^dist\/(test\/.*)\.js$/, '$1.ts');
 }
 
 /** CPU time of the children this process has waited for (cutime + cstime, in ticks of 10 ms), 0 where /proc is absent. */

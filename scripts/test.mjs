@@ -17,6 +17,7 @@ import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { sourcePathOf } from './file-timer.mjs';
 import { newRunId, prepareTemplates } from './test-templates.mjs';
 
 /**
@@ -212,6 +213,11 @@ const templates = await prepareTemplates(runId, reportDir);
 const failuresReporter = pathToFileURL(join(import.meta.dirname, 'failures-reporter.mjs')).href;
 const fileTimer = pathToFileURL(join(import.meta.dirname, 'file-timer.mjs')).href;
 
+/** Where the build puts a test file: test/x.test.ts runs as dist/test/x.test.js. */
+function compiledPath(file) {
+  return `dist/${file.replace(/\.ts$/, '.js')}`;
+}
+
 /**
  * Runs one lane with its own `node --test`. Each reports twice: TAP (spec on a terminal) to the
  * console, and its failures and totals to a file that the summary at the very end reads back
@@ -220,11 +226,6 @@ const fileTimer = pathToFileURL(join(import.meta.dirname, 'file-timer.mjs')).hre
  * goes; the others, running beside it, write to a file that is printed whole when they end, so
  * that the lanes' outputs do not interleave line by line.
  */
-/** Where the build puts a test file: test/x.test.ts runs as dist/test/x.test.js. */
-function compiledPath(file) {
-  return `dist/${file.replace(/\.ts$/, '.js')}`;
-}
-
 function runLane(lane, index, live) {
   const report = join(reportDir, `${index}.jsonl`);
   const timings = join(reportDir, `${index}.times.jsonl`);
@@ -325,7 +326,7 @@ function printSummary() {
     const counts = ['tests', 'pass', 'fail', 'cancelled', 'skipped'].map((key) => `${key} ${totals[key] ?? '?'}`).join(', ');
     console.log(`run ${label}: exit ${status}; ${counts}; ${seconds} s`);
     for (const failure of failures) {
-      console.log(`  FAILED ${failure.file ? relative(process.cwd(), failure.file).replace(/^dist\/(test\/.*)\.js$/, '$1.ts') : '?'} :: ${failure.name}`);
+      console.log(`  FAILED ${failure.file ? sourcePathOf(relative(process.cwd(), failure.file)) : '?'} :: ${failure.name}`);
       console.log(`    ${failure.message.trim().split('\n').slice(0, 6).join('\n    ')}`);
     }
     if (status !== 0 && failures.length === 0) console.log('  (the run failed without a failed test: a file did not load, or the runner itself failed; see its output above)');

@@ -29,33 +29,28 @@ const serializerSelector = SerializerSelector();
 const validators = new Map<string, unknown>();
 const serializers = new Map<string, unknown>();
 
+/** The function cached under `key`, or the one `compile` makes, cached for the next server. */
+function cached<T>(cache: Map<string, unknown>, key: string, compile: () => T): T {
+  if (!cache.has(key)) cache.set(key, compile());
+  return cache.get(key) as T;
+}
+
+/** What a compiled function depends on besides its schema: the shared schemas and the options. */
+const poolKeyOf = (externalSchemas: unknown, options: unknown) => `${JSON.stringify(externalSchemas)}\u0000${JSON.stringify(options)}`;
+
 const buildValidator: ValidatorFactory = (externalSchemas, options) => {
   const compile = ajvPool(externalSchemas, options);
-  const poolKey = `${JSON.stringify(externalSchemas)}\u0000${JSON.stringify(options)}`;
+  const poolKey = poolKeyOf(externalSchemas, options);
   return (route) => {
     if (route.httpPart === 'headers') refuseUppercaseHeaders(route.schema, `${route.method} ${route.url}`);
-    const key = `${poolKey}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`;
-    let validate = validators.get(key);
-    if (validate === undefined) {
-      validate = compile(route);
-      validators.set(key, validate);
-    }
-    return validate as ReturnType<typeof compile>;
+    return cached(validators, `${poolKey}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`, () => compile(route));
   };
 };
 
 const buildSerializer: SerializerFactory = (externalSchemas, options) => {
   const compile = serializerSelector(externalSchemas as never, options as never);
-  const poolKey = `${JSON.stringify(externalSchemas)}\u0000${JSON.stringify(options)}`;
-  return (route) => {
-    const key = `${poolKey}\u0000${JSON.stringify(route.schema)}`;
-    let serialize = serializers.get(key);
-    if (serialize === undefined) {
-      serialize = compile(route as never);
-      serializers.set(key, serialize);
-    }
-    return serialize as ReturnType<typeof compile>;
-  };
+  const poolKey = poolKeyOf(externalSchemas, options);
+  return (route) => cached(serializers, `${poolKey}\u0000${JSON.stringify(route.schema)}`, () => compile(route as never));
 };
 
 /** The `schemaController` option of a coregate server: compilers shared by the process's servers. */
