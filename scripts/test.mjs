@@ -21,20 +21,20 @@ import { sourcePathOf } from './file-timer.mjs';
 import { newRunId, prepareTemplates } from './test-templates.mjs';
 
 /**
- * The process lane: files whose tests spawn coregate processes (path prefixes). A file that runs
- * the CLI once among many in-process tests stays in the in-process lane.
+ * The process lane: files whose tests spawn coregate processes (path prefixes). Operator commands
+ * run inside the test's process (test/helpers/cli.ts `runCli`), so a file of CLI tests is no
+ * process file; one that starts `coregate serve`, kills a process or runs the entry itself is.
  */
 const processLane = [
   'test/auth/jwks-and-keys.test.ts',
   'test/bench/',
-  'test/cli/',
+  'test/cli/first-contact.test.ts',
+  'test/cli/thread-pool-size.test.ts',
   'test/core-http/core-serve-cli.test.ts',
-  'test/core-http/remote-core-commands.test.ts',
   'test/docs/',
   'test/end-of-day/crash.test.ts',
   'test/readme/',
   'test/sandbox/reset.test.ts',
-  'test/sdk/token-caching.test.ts',
   'test/server/database-connection-loss-remote.test.ts',
   'test/server/database-connection-loss.test.ts',
   'test/server/database-failover.test.ts',
@@ -47,7 +47,6 @@ const processLane = [
   'test/torture/',
   'test/tracing/trace-export.test.ts',
   'test/webhooks/outbox-crash.test.ts',
-  'test/webhooks/registration.test.ts',
 ];
 
 /**

@@ -249,7 +249,7 @@ export async function describeRealms(flags: StoreFlags) {
  * core on `--db`, refused when that database's core is remote (it holds no ledger then).
  */
 export async function checkStore(flags: StoreFlags & { coreUrl?: string; coreDb?: string; unknownAgeLimit?: string }) {
-  const ageLimitSeconds = Number(flags.unknownAgeLimit ?? process.env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300');
+  const ageLimitSeconds = Number(flags.unknownAgeLimit ?? flags.env.COREGATE_UNKNOWN_AGE_LIMIT_SECONDS ?? '300');
   if (!Number.isInteger(ageLimitSeconds) || ageLimitSeconds < 1) throw new CommandError(`--unknown-age-limit must be a positive integer, got "${flags.unknownAgeLimit}"`);
   if (flags.coreDb !== undefined && coreUrlOf(flags) !== undefined) throw new CommandError('--core-url and --core-db name the core twice: give one (--core-url when the core runs as a service)');
   return withStoreReadOnly(flags, async (store) => {
@@ -258,7 +258,7 @@ export async function checkStore(flags: StoreFlags & { coreUrl?: string; coreDb?
     const recorded = await recordedRemoteCore(store.db);
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal('coregate check', recorded));
     // The embedded core on the same database, through the port like any other core.
-    return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
+    return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
   });
 }
 

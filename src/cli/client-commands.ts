@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
+import { readInput, type CommandEnv, type CommandIo } from './command-io.js';
 import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type SessionIdentity } from '../sdk/index.js';
 
 export interface ClientFlags {
@@ -23,6 +24,8 @@ export interface ClientFlags {
   file?: string;
   scope?: string;
   timeoutMs?: string;
+  /** The command's environment (COREGATE_URL, COREGATE_CLIENT_ID, COREGATE_CLIENT_SECRET): src/cli/command-io.ts. */
+  env: CommandEnv;
 }
 
 export function addClientOptions(command: Command): Command {
@@ -37,15 +40,16 @@ export function addClientOptions(command: Command): Command {
     .option('--json', 'print JSON for scripts');
 }
 
-export async function clientFrom(flags: ClientFlags): Promise<{ client: CoregateClient; identity: SessionIdentity }> {
-  const clientId = flags.clientId ?? process.env.COREGATE_CLIENT_ID;
+export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ client: CoregateClient; identity: SessionIdentity }> {
+  const env = flags.env;
+  const clientId = flags.clientId ?? env.COREGATE_CLIENT_ID;
   if (!clientId) throw new UsageError('the client id is required: --client-id or COREGATE_CLIENT_ID');
-  const clientSecret = process.env.COREGATE_CLIENT_SECRET || (await promptSecret(`client_secret for ${clientId}: `));
-  const baseUrl = flags.url ?? process.env.COREGATE_URL ?? 'http://localhost:8080';
+  const clientSecret = env.COREGATE_CLIENT_SECRET || (await promptSecret(io, `client_secret for ${clientId}: `));
+  const baseUrl = flags.url ?? env.COREGATE_URL ?? 'http://localhost:8080';
   const client = new CoregateClient({
     baseUrl,
-    authUrl: flags.authUrl ?? process.env.COREGATE_AUTH_URL ?? baseUrl,
-    realm: flags.realm ?? process.env.COREGATE_REALM ?? 'sandbox',
+    authUrl: flags.authUrl ?? env.COREGATE_AUTH_URL ?? baseUrl,
+    realm: flags.realm ?? env.COREGATE_REALM ?? 'sandbox',
     clientId,
     clientSecret,
     ...(flags.timeoutMs ? { timeoutMs: Number(flags.timeoutMs) } : {}),
@@ -67,9 +71,9 @@ export function callOptions(flags: ClientFlags): CallOptions {
   return options;
 }
 
-export function readJsonFile(file: string | undefined): unknown {
+export async function readJsonFile(file: string | undefined, io: CommandIo): Promise<unknown> {
   if (!file) throw new UsageError('--file is required (a JSON request body; - for standard input)');
-  const text = file === '-' ? readFileSync(0, 'utf8') : readFileSync(file, 'utf8');
+  const text = file === '-' ? await readInput(io) : readFileSync(file, 'utf8');
   try {
     return JSON.parse(text);
   } catch (error) {
@@ -78,41 +82,41 @@ export function readJsonFile(file: string | undefined): unknown {
 }
 
 /** Prints an API or auth error the way a person or a script wants it; answers the exit code. */
-export function reportError(error: unknown, json: boolean | undefined): number {
+export function reportError(io: CommandIo, error: unknown, json: boolean | undefined): number {
   if (error instanceof CoregateApiError) {
     if (json) {
-      process.stdout.write(`${JSON.stringify({ status: error.status, reason: error.reason, message: error.message, path: error.path, errordetail: error.details, correlationId: error.correlationId }, null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify({ status: error.status, reason: error.reason, message: error.message, path: error.path, errordetail: error.details, correlationId: error.correlationId }, null, 2)}\n`);
     } else {
       const codes = error.details.map((detail) => `${detail.code} ${detail.reason}`).join(', ');
-      process.stderr.write(`coregate: ${error.status} ${error.reason}${codes ? ` (${codes})` : ''}: ${error.message}\n  correlation id: ${error.correlationId ?? '-'}\n`);
+      io.stderr.write(`coregate: ${error.status} ${error.reason}${codes ? ` (${codes})` : ''}: ${error.message}\n  correlation id: ${error.correlationId ?? '-'}\n`);
       if (error.code?.endsWith('-409-002')) {
-        process.stderr.write('  the same request was made moments ago; to make a deliberate second identical operation, give it its own --correlation-id\n');
+        io.stderr.write('  the same request was made moments ago; to make a deliberate second identical operation, give it its own --correlation-id\n');
       }
     }
     return 1;
   }
   if (error instanceof CoregateAuthError) {
-    process.stderr.write(`coregate: ${error.message}\n`);
+    io.stderr.write(`coregate: ${error.message}\n`);
     return 1;
   }
   return -1;
 }
 
-async function promptSecret(question: string): Promise<string> {
-  if (!process.stdin.isTTY) throw new UsageError('set COREGATE_CLIENT_SECRET (no terminal to prompt for the secret)');
+async function promptSecret(io: CommandIo, question: string): Promise<string> {
+  if (!io.stdin.isTTY) throw new UsageError('set COREGATE_CLIENT_SECRET (no terminal to prompt for the secret)');
   let muted = false;
   const output = new Writable({
     write(chunk, _encoding, callback) {
-      if (!muted) process.stderr.write(chunk);
+      if (!muted) io.stderr.write(chunk);
       callback();
     },
   });
-  const reader = createInterface({ input: process.stdin, output, terminal: true });
-  process.stderr.write(question);
+  const reader = createInterface({ input: io.stdin, output, terminal: true });
+  io.stderr.write(question);
   muted = true;
   const answer = await new Promise<string>((resolve) => reader.question('', resolve));
   reader.close();
-  process.stderr.write('\n');
+  io.stderr.write('\n');
   if (!answer) throw new UsageError('no client secret given');
   return answer;
 }

@@ -5,10 +5,9 @@
 import type { Store } from '../store/connect.js';
 import { createLoginToken, type IssuedBy } from '../store/operator-sessions.js';
 import { CommandError } from './command-error.js';
-import { withStoreReadOnly } from './store-session.js';
+import { withStoreReadOnly, type StoreFlags } from './store-session.js';
 
-export interface ConsoleFlags {
-  db?: string;
+export interface ConsoleFlags extends StoreFlags {
   url?: string;
   json?: boolean;
 }
@@ -22,7 +21,7 @@ export async function consoleLoginUrl(store: Store, baseUrl: string, issuedBy: I
 }
 
 export async function consoleCommand(flags: ConsoleFlags): Promise<{ url: string; expiresAt: string }> {
-  const baseUrl = flags.url ?? process.env.COREGATE_PUBLIC_URL ?? defaultBaseUrl;
+  const baseUrl = flags.url ?? flags.env.COREGATE_PUBLIC_URL ?? defaultBaseUrl;
   if (!isHttpBaseUrl(baseUrl)) throw new CommandError(`--url must be the service's http(s) base URL, got "${baseUrl}"`);
   return withStoreReadOnly(flags, (store) => consoleLoginUrl(store, baseUrl, 'cli'));
 }

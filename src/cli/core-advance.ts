@@ -9,11 +9,9 @@
 import { isCalendarDate } from '../core/calendar-date.js';
 import { BusinessDateBackwards, type CoreBankingPort, type EndOfDayReport } from '../core/port.js';
 import { CommandError } from './command-error.js';
-import { withCore } from './core-session.js';
+import { withCore, type CoreFlags } from './core-session.js';
 
-export interface CoreCommandFlags {
-  db?: string;
-  coreUrl?: string;
+export interface CoreCommandFlags extends CoreFlags {
   json?: boolean;
 }
 

@@ -13,10 +13,13 @@ import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement
 import { openStore, type Store } from '../store/connect.js';
 import { tableExists } from '../store/table-exists.js';
 import { CommandError } from './command-error.js';
+import type { CommandEnv } from './command-io.js';
 
 export interface CoreFlags {
   db?: string;
   coreUrl?: string;
+  /** The command's environment (COREGATE_DB, COREGATE_CORE_URL): src/cli/command-io.ts. */
+  env: CommandEnv;
 }
 
 /** A core with the read and load sides, as operator commands use it. */
@@ -26,7 +29,7 @@ export type OperatorCore = CoreBankingPort & CoreRecords & CoreDataLoad;
 const remoteTimeoutMs = 60_000;
 
 export function coreUrlOf(flags: CoreFlags): string | undefined {
-  return flags.coreUrl ?? process.env.COREGATE_CORE_URL;
+  return flags.coreUrl ?? flags.env.COREGATE_CORE_URL;
 }
 
 /** `what`: the command, named in a refusal ("coregate accounts list"). */
@@ -42,7 +45,7 @@ export async function withCore<T>(flags: CoreFlags, what: string, work: (core: O
       await remote.close();
     }
   }
-  return withEmbeddedCore(flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl, what, work);
+  return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, what, work);
 }
 
 /**

@@ -16,9 +16,11 @@ import { CoreDataRefused } from '../core/port.js';
 import { migrateEmbeddedCore } from '../reference-core/embedded-core.js';
 import { corePart, recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { coreUrlOf } from './core-session.js';
+import type { CommandEnv, CommandIo } from './command-io.js';
 
 export interface SandboxResetFlags {
   db?: string;
+  env: CommandEnv;
   data: string;
   yes?: boolean;
   /** The file's webhook endpoints may name loopback and private addresses (as `coregate serve --webhook-allow-private`). */
@@ -28,13 +30,13 @@ export interface SandboxResetFlags {
 }
 
 /** Answers the summary, or undefined when the operator declined. */
-export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSummary | undefined> {
-  const dbUrl = flags.db ?? process.env.COREGATE_DB ?? defaultDbUrl;
+export async function sandboxReset(flags: SandboxResetFlags, io: CommandIo): Promise<ResetSummary | undefined> {
+  const dbUrl = flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl;
   // The file is checked before anything is asked or deleted: a typo must not empty the store.
   const data = readSandboxFile(flags.data);
-  const webhookTargets = { allowPrivate: webhookAllowPrivateSetting(flags.webhookAllowPrivate, process.env) };
-  if (!flags.yes && !(await confirmed(redactUrl(dbUrl), flags.data))) return undefined;
-  const vault = new Vault(process.env.COREGATE_MASTER_KEY);
+  const webhookTargets = { allowPrivate: webhookAllowPrivateSetting(flags.webhookAllowPrivate, flags.env) };
+  if (!flags.yes && !(await confirmed(io, redactUrl(dbUrl), flags.data))) return undefined;
+  const vault = new Vault(flags.env.COREGATE_MASTER_KEY);
   const store = await openStore(dbUrl);
   try {
     await migrateToLatest(store);
@@ -65,11 +67,11 @@ export async function sandboxReset(flags: SandboxResetFlags): Promise<ResetSumma
   }
 }
 
-async function confirmed(store: string, file: string): Promise<boolean> {
-  if (!process.stdin.isTTY) {
+async function confirmed(io: CommandIo, store: string, file: string): Promise<boolean> {
+  if (!io.stdin.isTTY) {
     throw new CommandError('sandbox reset deletes every deposit, operation and balance change: add --yes to confirm (no terminal to ask)');
   }
-  const prompt = createInterface({ input: process.stdin, output: process.stderr });
+  const prompt = createInterface({ input: io.stdin, output: io.stderr });
   try {
     const answer = await prompt.question(`This empties ${store} and loads ${file} again: every deposit, operation, posting and audit record is deleted.\nType "reset" to confirm: `);
     return answer.trim() === 'reset';

@@ -7,17 +7,18 @@
 import { Option, type Command } from 'commander';
 import { systemClock } from '../clock/system-clock.js';
 import { CommandError } from './command-error.js';
+import { print as printTo, table, type CommandEnv, type CommandIo } from './command-io.js';
 
-const actions = async () => {
+const actions = async (env: CommandEnv) => {
   const [{ withSealingStore }, admin, { webhookAllowPrivateSetting }] = await Promise.all([import('./store-session.js'), import('../webhooks/webhook-admin.js'), import('../config.js')]);
   return {
     admin,
     /** The target policy of a registration: the same flag and variable as `coregate serve`'s. */
-    targets: (flag: boolean | undefined) => ({ allowPrivate: webhookAllowPrivateSetting(flag, process.env) }),
+    targets: (flag: boolean | undefined) => ({ allowPrivate: webhookAllowPrivateSetting(flag, env) }),
     /** The store with the vault (endpoint secrets are sealed); a refusal of the admin layer is a usage error. */
     async withStore<T>(db: string | undefined, work: (store: import('../store/connect.js').Store, vault: import('../auth/vault.js').Vault) => Promise<T>): Promise<T> {
       try {
-        return await withSealingStore({ ...(db === undefined ? {} : { db }) }, work);
+        return await withSealingStore({ ...(db === undefined ? {} : { db }), env }, work);
       } catch (error) {
         if (error instanceof admin.EndpointRefused) throw new CommandError(error.message);
         throw error;
@@ -29,20 +30,12 @@ const actions = async () => {
 const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
 const jsonOption = () => new Option('--json', 'print JSON for scripts');
 
-function print(value: unknown): void {
-  process.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
-}
-
-function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
-  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
-}
-
 function splitList(value: string | undefined): string[] {
   return value === undefined ? [] : value.split(/[\s,]+/).filter((item) => item !== '');
 }
 
-export function addWebhookCommands(program: Command): void {
+export function addWebhookCommands(program: Command, io: CommandIo): void {
+  const print = (value: unknown) => printTo(io, value);
   const webhooks = program.command('webhooks').description('signed events: endpoints of clients and their deliveries (docs/webhooks.md)');
   webhooks
     .command('add')
@@ -55,8 +48,8 @@ export function addWebhookCommands(program: Command): void {
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (flags: { realm: string; clientId: string; url: string; eventTypes?: string; webhookAllowPrivate?: boolean; db?: string; json?: boolean }) => {
-      const { admin, withStore, targets } = await actions();
-      const given = process.env.COREGATE_WEBHOOK_SECRET;
+      const { admin, withStore, targets } = await actions(io.env);
+      const given = io.env.COREGATE_WEBHOOK_SECRET;
       const policy = targets(flags.webhookAllowPrivate);
       const endpoint = await withStore(flags.db, (store, vault) =>
         admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }, policy, systemClock.now()),
@@ -76,7 +69,7 @@ export function addWebhookCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (flags: { realm?: string; clientId?: string; db?: string; json?: boolean }) => {
       if ((flags.realm === undefined) !== (flags.clientId === undefined)) throw new CommandError('give --realm and --client-id together, or neither');
-      const { admin, withStore } = await actions();
+      const { admin, withStore } = await actions(io.env);
       const client = flags.realm !== undefined && flags.clientId !== undefined ? { realm: flags.realm, clientId: flags.clientId } : undefined;
       const endpoints = await withStore(flags.db, (store) => admin.endpointsOf(store.db, client));
       if (flags.json) return print(endpoints);
@@ -93,7 +86,7 @@ export function addWebhookCommands(program: Command): void {
     .argument('<id>', 'endpoint id (coregate webhooks list)')
     .addOption(dbOption())
     .action(async (id: string, flags: { db?: string }) => {
-      const { admin, withStore } = await actions();
+      const { admin, withStore } = await actions(io.env);
       if (!(await withStore(flags.db, (store) => admin.removeEndpoint(store.db, id)))) throw new CommandError(`Endpoint ${id} does not exist (coregate webhooks list)`);
       print(`Endpoint ${id} removed.`);
     });
@@ -106,7 +99,7 @@ export function addWebhookCommands(program: Command): void {
     .addOption(jsonOption())
     .action(async (flags: { status?: string; limit: string; db?: string; json?: boolean }) => {
       const limit = Number(flags.limit);
-      const { admin, withStore } = await actions();
+      const { admin, withStore } = await actions(io.env);
       const deliveries = await withStore(flags.db, (store) => admin.deliveriesOf(store.db, { limit, ...(flags.status === undefined ? {} : { status: flags.status }) }));
       if (flags.json) return print(deliveries);
       print(
@@ -122,7 +115,7 @@ export function addWebhookCommands(program: Command): void {
     .argument('<id>', 'delivery id (coregate webhooks deliveries)')
     .addOption(dbOption())
     .action(async (id: string, flags: { db?: string }) => {
-      const { admin, withStore } = await actions();
+      const { admin, withStore } = await actions(io.env);
       if (!(await withStore(flags.db, (store) => admin.retryDeliveryNow(store.db, id, systemClock.now())))) throw new CommandError(`Delivery ${id} does not exist or was delivered already`);
       print(`Delivery ${id} is due now.`);
     });

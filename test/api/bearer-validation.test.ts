@@ -8,7 +8,6 @@
  */
 import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,7 +19,8 @@ import { Vault } from '../../src/auth/vault.js';
 import { findRealm } from '../../src/store/realms.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
-import { cliPath, demo, demoToken, postForm, repoRoot, testDeployment, type TestServer } from '../helpers/server.js';
+import { runCli } from '../helpers/cli.js';
+import { demo, demoToken, postForm, testDeployment, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { sleep, waitFor } from '../helpers/wait.js';
 
@@ -254,20 +254,11 @@ const otherIssuer = keycloak.issuer('other');
 /** Trusted by the API, but the fake Keycloak has no such realm: its JWKS answers 404. */
 const unreachableIssuer = keycloak.issuer('retired');
 
-/**
- * Runs `coregate ...` on the server's store, a separate process as an operator would; fails the
- * test on a non-zero exit. The compiled CLI (scripts/test.mjs builds dist/ first), as the other
- * CLI tests: starting tsx per process takes seconds.
- */
-function coregateCli(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      [cliPath, ...args],
-      { cwd: repoRoot, env: { ...process.env }, timeout: 30_000 },
-      (error, stdout, stderr) => (error ? reject(new Error(`coregate ${args.join(' ')}: ${error.message}\n${stderr}`)) : resolve(String(stdout))),
-    );
-  });
+/** Runs `coregate ...` on the server's store (test/helpers/cli.ts); fails the test on a non-zero exit. */
+async function coregateCli(args: string[]): Promise<string> {
+  const result = await runCli(args);
+  if (result.code !== 0) throw new Error(`coregate ${args.join(' ')}: exit ${result.code}\n${result.stderr}`);
+  return result.stdout;
 }
 
 // =============================================================================================

@@ -3,13 +3,12 @@
  * `term-deposit initiate|retrieve`, `loan execute`, `operations get`, their human and `--json`
  * outputs, refused calls (exit 1, the error code on stderr, the record with `--json`), and the
  * secret's rules: only from COREGATE_CLIENT_SECRET or a hidden prompt, never a flag, never in any
- * output. The built CLI (`npm run build`) runs as a child process without a terminal against a
- * started server. The CLI is only a client here, so one store (SQLite) is enough.
+ * output. The CLI's program runs in the test's process (test/helpers/cli.ts) without a terminal,
+ * against a started server. The CLI is only a client here, so one store (SQLite) is enough.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,20 +19,13 @@ import { depositBody as sharedDepositBody } from '../helpers/bodies.js';
 import { demo, startTestServer, type TestServer } from '../helpers/server.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { embedded } from '../helpers/stores.js';
-import { repoRoot } from '../helpers/repo-root.js';
+import { runCli, type CliResult } from '../helpers/cli.js';
 
-const cliPath = join(repoRoot, 'dist/src/cli/coregate.cjs');
 const processTimeoutMs = 30_000;
 const { treasury } = demo;
 const jwtPattern = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const uuidPattern = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const loanId = '7000000001';
-
-interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 interface RunOptions {
   /** Environment variables on top of a minimal one (PATH only); undefined removes a default. */
@@ -57,13 +49,7 @@ function clientEnv(): Record<string, string> {
 async function coregate(args: string[], options: RunOptions = {}): Promise<CliResult> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
   for (const [name, value] of Object.entries({ ...clientEnv(), ...options.env })) if (value !== undefined) env[name] = value;
-  const result = await new Promise<CliResult>((resolve) => {
-    const child = execFile(process.execPath, [cliPath, ...args], { cwd: tempDir, env, timeout: processTimeoutMs }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : -1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-    child.stdin?.end(options.input ?? '');
-  });
+  const result = await runCli(args, { env, input: options.input ?? '', timeoutMs: processTimeoutMs });
   assert.equal(result.stdout.includes(treasury.secret), false, `coregate ${args.join(' ')} printed the client secret on stdout`);
   assert.equal(result.stderr.includes(treasury.secret), false, `coregate ${args.join(' ')} printed the client secret on stderr:\n${result.stderr.replaceAll(treasury.secret, '<SECRET>')}`);
   return result;
@@ -119,11 +105,6 @@ async function initiateDeposit(amountValue: number): Promise<{ termDepositAccoun
 
 describe('coregate CLI as a client (token, term-deposit, loan, operations)', () => {
   before(async () => {
-    // The tests run the built CLI; a stale build would test old code.
-    assert.ok(existsSync(cliPath), `${cliPath} is missing: run \`npm run build\` first`);
-    const sources = ['src/cli', 'src/sdk'].flatMap((dir) => readdirSync(join(repoRoot, dir)).map((name) => statSync(join(repoRoot, dir, name)).mtimeMs));
-    const built = Math.min(statSync(cliPath).mtimeMs, statSync(join(repoRoot, 'dist/src/sdk/client.js')).mtimeMs);
-    assert.ok(built >= Math.max(...sources), 'dist/ is older than src/cli or src/sdk: run `npm run build` first');
     server = await startTestServer({ db: `sqlite:${join(tempDir, 'coregate.db')}` });
   });
   after(async () => {

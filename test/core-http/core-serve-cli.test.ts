@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { HttpCore } from '../../src/core-http/http-core-adapter.js';
 import { findAccount } from '../../src/reference-core/storage/banking.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliProcess } from '../helpers/cli.js';
 import { withStore } from '../helpers/stores.js';
 import { tempDirectory } from '../helpers/data-files.js';
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
@@ -74,7 +74,7 @@ test('coregate core serve: a separate process serves the protocol; SIGTERM exits
 });
 
 test('coregate core serve refuses a bad setting with a message naming it', async () => {
-  const result = await runCli(['core', 'serve', '--business-date', '2026-02-30', '--db', 'sqlite::memory:']);
+  const result = await runCliProcess(['core', 'serve', '--business-date', '2026-02-30', '--db', 'sqlite::memory:']);
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /--business-date \/ COREGATE_CORE_BUSINESS_DATE/);
 });

@@ -13,7 +13,7 @@ import { decodeJwt } from 'jose';
 import { availableParallelism } from 'node:os';
 import { resolveConfig, defaultDbUrl } from '../../src/config.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
-import { runCli as runCliProcess, type CliResult } from '../helpers/cli.js';
+import { runCliProcess, type CliResult } from '../helpers/cli.js';
 import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';

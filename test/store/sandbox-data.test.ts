@@ -14,7 +14,7 @@ import { DataFileError, parseSandboxData, readSandboxFile } from '../../src/sand
 import { openStore, type Store } from '../../src/store/connect.js';
 import { migrateToLatest } from '../../src/store/migrate.js';
 import { migrateCoreToLatest } from '../../src/reference-core/storage/migrate-core.js';
-import { runCli } from '../helpers/cli.js';
+import { runCli, runCliProcess } from '../helpers/cli.js';
 import { demo, demoDataFile, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { withStore, embedded } from '../helpers/stores.js';
 import { describeEachStoreUrl } from '../helpers/suite.js';
@@ -317,7 +317,7 @@ describe('malformed data files are refused with an error naming the field', () =
       data.realms[0].clients[1].scopes = 'termDeposit:retrieve';
       const file = join(dir, 'bad.json');
       writeFileSync(file, JSON.stringify(data));
-      const result = await runCli(['serve', '--data', file, '--port', '0', '--host', '127.0.0.1', '--db', `sqlite:${join(dir, 'coregate.db')}`]);
+      const result = await runCliProcess(['serve', '--data', file, '--port', '0', '--host', '127.0.0.1', '--db', `sqlite:${join(dir, 'coregate.db')}`]);
       assert.notEqual(result.code, 0);
       assert.match(result.stderr, /realms\[0\]\.clients\[1\]\.scopes/);
       assert.ok(result.stderr.includes(file), result.stderr);

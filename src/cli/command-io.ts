@@ -1,0 +1,42 @@
+/**
+ * What a `coregate` command reads and writes besides its flags: the environment it takes defaults
+ * and secrets from, its output streams and its input. The `coregate` process hands its own
+ * (`processIo`); a test runs the same program inside its process with captured streams and an
+ * environment of its own (test/helpers/cli.ts), as fastify's `inject` runs a route without a socket.
+ * A command never reads `process.env`, `process.stdout` or `process.stdin` itself.
+ */
+import { text } from 'node:stream/consumers';
+
+/** The variables a command reads: COREGATE_DB, COREGATE_MASTER_KEY, COREGATE_CLIENT_SECRET, ... */
+export type CommandEnv = Readonly<Record<string, string | undefined>>;
+
+/** A command's standard input: a terminal (a prompt may ask) or a pipe (read to its end). */
+export type CommandInput = NodeJS.ReadableStream & { readonly isTTY?: boolean };
+
+export interface CommandIo {
+  readonly env: CommandEnv;
+  readonly stdout: NodeJS.WritableStream;
+  readonly stderr: NodeJS.WritableStream;
+  readonly stdin: CommandInput;
+}
+
+/** The `coregate` process's own environment and streams. */
+export function processIo(): CommandIo {
+  return { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+}
+
+/** Prints a line, or a value as indented JSON. */
+export function print(io: CommandIo, value: unknown): void {
+  io.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Standard input read to its end (`--file -`). */
+export function readInput(io: CommandIo): Promise<string> {
+  return text(io.stdin);
+}
+
+/** Rows in columns padded to their widest cell, under a header. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+}
