@@ -67,12 +67,16 @@ function checkSelection(args: string[], env: Record<string, string>, lanes: Map<
       if (filters.length > 0) assert.ok(filters.some((filter) => file.includes(filter)), `${file} matches a filter`);
     }
   }
-  // The page's claims about the lanes: the CLI's suites are process tests; the OpenAPI document is
-  // not re-run per deployment; execution is.
-  if (lanes.has('process')) assert.ok(lanes.get('process')!.includes('test/cli/clients.test.ts'));
+  // The page's claims about the lanes: the CLI's entry is a process test, its commands run in the
+  // test's process; the OpenAPI document is not re-run per deployment; execution is.
+  if (lanes.has('process')) {
+    assert.ok(lanes.get('process')!.includes('test/cli/first-contact.test.ts'));
+    assert.ok(!lanes.get('process')!.includes('test/cli/clients.test.ts'));
+  }
   if (lanes.has('in-process') && filters.length === 0) {
     assert.ok(lanes.get('in-process')!.includes('test/core/money.test.ts'));
-    assert.ok(!lanes.get('in-process')!.includes('test/cli/clients.test.ts'));
+    assert.ok(lanes.get('in-process')!.includes('test/cli/clients.test.ts'));
+    assert.ok(!lanes.get('in-process')!.includes('test/cli/first-contact.test.ts'));
   }
   for (const deployment of ['remote-core', 'two-instances']) {
     const files = lanes.get(deployment);
