@@ -1,5 +1,5 @@
 // The run's migrated template stores (docs/testing.md): one PostgreSQL database and one SQLite file,
-// migrated once per run by test/helpers/migrate-template.ts; test/helpers/stores.ts copies them for
+// migrated once per run by test/helpers/migrate-template.ts (compiled: scripts/test.mjs builds first); test/helpers/stores.ts copies them for
 // each suite. Names carry the run's id (its start, in seconds since the epoch, and a random part),
 // so that two runs at once on one machine never share one, and a run drops what runs over an hour
 // old left behind (a run killed before it could clean up): never a younger run's, which may still
@@ -50,7 +50,7 @@ export async function prepareTemplates(runId, dir) {
   } catch (error) {
     console.warn(`# no PostgreSQL template (${error.message}): PostgreSQL suites start from empty databases, or skip`);
   }
-  const migrate = spawnSync(process.execPath, ['--import', 'tsx', 'test/helpers/migrate-template.ts', ...urls], { stdio: 'inherit' });
+  const migrate = spawnSync(process.execPath, ['dist/test/helpers/migrate-template.js', ...urls], { stdio: 'inherit' });
   if (migrate.status !== 0) {
     if (pgCreated) await dropDatabase(pgName).catch(() => {});
     throw new Error('migrating the template stores failed (see above)');
