@@ -223,7 +223,8 @@ function compiledPath(file) {
  * (scripts/failures-reporter.mjs); each file's process appends its time to another
  * (scripts/file-timer.mjs). The first lane started writes to the console as it
  * goes; the others, running beside it, write to a file that is printed whole when they end, so
- * that the lanes' outputs do not interleave line by line.
+ * that the lanes' outputs do not interleave line by line. Answers `ended` (the lane's process has
+ * ended) and `done` (its output is printed too: after the live lane's).
  */
 function runLane(lane, index, live) {
   const report = join(reportDir, `${index}.jsonl`);
@@ -246,24 +247,25 @@ function runLane(lane, index, live) {
   }
   children.add(child);
   const started = Date.now();
-  return new Promise((resolve) => {
+  const ended = new Promise((resolve) => {
     child.on('close', (code, signal) => {
       children.delete(child);
       const seconds = Math.round((Date.now() - started) / 1000);
-      const result = { label: lane.label, status: code ?? (signal ? 1 : 0), report, timings, seconds };
-      if (live) {
-        console.log(`# lane ${lane.label} ended after ${seconds} s`);
-        endLive();
-        resolve(result);
-        return;
-      }
-      // Printed once the live lane's output has ended, so that it never lands in its middle.
-      void liveEnded.then(() => {
-        console.log(`${header}\n${readFileSync(output, 'utf8')}\n# lane ${lane.label} ended after ${seconds} s`);
-        resolve(result);
-      });
+      resolve({ label: lane.label, status: code ?? (signal ? 1 : 0), report, timings, seconds });
     });
   });
+  const done = ended.then(async (result) => {
+    if (live) {
+      console.log(`# lane ${lane.label} ended after ${result.seconds} s`);
+      endLive();
+      return result;
+    }
+    // Printed once the live lane's output has ended, so that it never lands in its middle.
+    await liveEnded;
+    console.log(`${header}\n${readFileSync(output, 'utf8')}\n# lane ${lane.label} ended after ${result.seconds} s`);
+    return result;
+  });
+  return { ended, done };
 }
 
 // A signal to the run (Ctrl-C, a CI job's time-out) goes to the lanes' processes too; the
@@ -286,8 +288,8 @@ const inProcessIndex = lanes.findIndex((lane) => lane.label === 'in-process');
 const started = new Map();
 const start = (index) => {
   // An interrupted run starts no further lane.
-  const skipped = { label: lanes[index].label, status: 130, report: '', timings: '', seconds: 0 };
-  if (!started.has(index)) started.set(index, interrupted ? Promise.resolve(skipped) : runLane(lanes[index], index, started.size === 0));
+  const skipped = Promise.resolve({ label: lanes[index].label, status: 130, report: '', timings: '', seconds: 0 });
+  if (!started.has(index)) started.set(index, interrupted ? { ended: skipped, done: skipped } : runLane(lanes[index], index, started.size === 0));
   return started.get(index);
 };
 // The in-process lane first (its output is the one shown live), then the process lane; the
@@ -296,8 +298,9 @@ const firstLanes = lanes.flatMap((lane, index) => (lane.env?.COREGATE_TEST_DEPLO
 for (const index of firstLanes) start(index);
 const results = await Promise.all(
   lanes.map(async (lane, index) => {
-    if (lane.env?.COREGATE_TEST_DEPLOYMENT && firstLanes.length > 0) await Promise.race(firstLanes.map(start));
-    return start(index);
+    // A lane has ended when its process has (its output may wait for the live lane's to end).
+    if (lane.env?.COREGATE_TEST_DEPLOYMENT && firstLanes.length > 0) await Promise.race(firstLanes.map((first) => start(first).ended));
+    return start(index).done;
   }),
 );
 await templates.drop().catch((error) => console.warn(`# dropping the template database failed: ${error.message}`));
