@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sourcePathOf } from './file-timer.mjs';
+import { makeSigningKeys } from './test-signing-keys.mjs';
 import { newRunId, prepareTemplates } from './test-templates.mjs';
 
 /**
@@ -208,7 +209,7 @@ if (build.status !== 0) {
 
 const reportDir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
 const runId = newRunId();
-const templates = await prepareTemplates(runId, reportDir);
+const [templates, signingKeysEnv] = await Promise.all([prepareTemplates(runId, reportDir), makeSigningKeys(reportDir)]);
 const failuresReporter = pathToFileURL(join(import.meta.dirname, 'failures-reporter.mjs')).href;
 const fileTimer = pathToFileURL(join(import.meta.dirname, 'file-timer.mjs')).href;
 
@@ -238,7 +239,7 @@ function runLane(lane, index, live) {
   if (live) console.log(header);
   const child = spawn(process.execPath, ['--import', fileTimer, '--test', `--test-concurrency=${lane.concurrency}`, ...reporters, ...lane.files.map(compiledPath)], {
     stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, ...templates.env, ...lane.env, COREGATE_TEST_TIMINGS: timings },
+    env: { ...process.env, ...templates.env, ...signingKeysEnv, ...lane.env, COREGATE_TEST_TIMINGS: timings },
   });
   if (output) {
     const sink = createWriteStream(output);

@@ -9,6 +9,7 @@ import type { AuthContext } from './auth/auth-context.js';
 import { AuthFailureLimiter } from './auth/failure-limit.js';
 import { AuthSnapshot } from './auth/auth-snapshot.js';
 import { Keyring, ensureSigningKey } from './auth/keyring.js';
+import { freshSigningKeys, type SigningKeySource } from './auth/signing-key-source.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
 import type { Config } from './config.js';
@@ -115,6 +116,11 @@ export interface StartOptions {
   clock?: Clock;
   /** The store is migrated and the data file loaded already (a worker of `serve --workers`). */
   storePrepared?: boolean;
+  /**
+   * Where a new realm's first signing key comes from (src/auth/signing-key-source.ts): fresh key
+   * pairs unless a test hands in a few made once (an RSA key pair costs ~0.25 s of CPU).
+   */
+  signingKeys?: SigningKeySource;
   /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
   /**
@@ -136,6 +142,7 @@ export async function prepareStore(
   logger: Logger,
   prepared = false,
   clock: Clock = systemClock,
+  keys: SigningKeySource = freshSigningKeys,
 ): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const store = await openStore(config.db);
@@ -149,7 +156,7 @@ export async function prepareStore(
     // The embedded core's tables are the core's own migrations' (issue 25); a remote core's API never has them.
     if (parts === 'all') await migrateEmbeddedCore(store, logger);
     if (data) {
-      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts);
+      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts, keys);
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
       // Records are never overwritten: say what the file changes that was not applied, one line per kind.
       for (const drift of await findDrift(store.db, data, secretHashKey, parts)) {
@@ -159,7 +166,7 @@ export async function prepareStore(
         );
       }
     }
-    for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm, clock.now());
+    for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm, clock.now(), keys);
     return { store, data, secretHashKey };
   } catch (error) {
     await store.close();
@@ -222,7 +229,7 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   options.tracing?.reportProblemsTo(logger);
-  const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock);
+  const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock, options.signingKeys);
   // Wrapped once, here: every part of the instance then shares the one traced store.
   const store = options.tracing ? tracedStore(prepared.store, options.tracing.tracer) : prepared.store;
   const { data, secretHashKey } = prepared;

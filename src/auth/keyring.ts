@@ -4,13 +4,14 @@
  * key generation changes (rotation by the CLI or another instance).
  */
 import { KeyObject, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, importJWK, type CryptoKey, type JWK } from 'jose';
 import { epochSecondsOf, type Clock } from '../core/clock.js';
 import type { Store } from '../store/connect.js';
 import { bumpKeyGeneration, findRealm, type Queryable, type Realm } from '../store/realms.js';
 import { insertSigningKey, listSigningKeys, retireActiveKeys } from '../store/signing-keys.js';
 import { lockForAdministration } from '../store/admin-lock.js';
 import type { Vault } from './vault.js';
+import { freshSigningKeys, type SigningKeySource } from './signing-key-source.js';
 
 import type { SigningAlgorithm } from './signing-algorithms.js';
 
@@ -100,29 +101,32 @@ export class Keyring {
   }
 }
 
-/** Creates the realm's first key when it has none (start-up, data loading); `nowMs` is its creation time. */
-export async function ensureSigningKey(db: Queryable, vault: Vault, realm: Realm, nowMs: number): Promise<void> {
+/**
+ * Creates the realm's first key when it has none (start-up, data loading); `nowMs` is its creation
+ * time, `source` where the key pair comes from (signing-key-source.ts).
+ */
+export async function ensureSigningKey(db: Queryable, vault: Vault, realm: Realm, nowMs: number, source: SigningKeySource = freshSigningKeys): Promise<void> {
   const keys = await listSigningKeys(db, realm.name);
   if (keys.some((key) => key.retired_at === null)) return;
-  await addSigningKey(db, vault, realm.name, realm.signing_alg as SigningAlgorithm, nowMs);
+  await addSigningKey(db, vault, realm.name, realm.signing_alg as SigningAlgorithm, nowMs, source);
 }
 
 /**
  * Rotation: a new key becomes active and the old one stays published until its tokens expire.
  * Answers the new key's id.
  */
-export async function rotateSigningKey(store: Store, vault: Vault, realmName: string, nowMs: number, alg?: SigningAlgorithm): Promise<string> {
+export async function rotateSigningKey(store: Store, vault: Vault, realmName: string, nowMs: number, alg?: SigningAlgorithm, source: SigningKeySource = freshSigningKeys): Promise<string> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
     const realm = await findRealm(trx, realmName);
     if (!realm) throw new Error(`Realm "${realmName}" does not exist`);
     await retireActiveKeys(trx, realm.name, Math.floor(nowMs / 1000));
-    return addSigningKey(trx, vault, realm.name, alg ?? (realm.signing_alg as SigningAlgorithm), nowMs);
+    return addSigningKey(trx, vault, realm.name, alg ?? (realm.signing_alg as SigningAlgorithm), nowMs, source);
   });
 }
 
-async function addSigningKey(db: Queryable, vault: Vault, realmName: string, alg: SigningAlgorithm, nowMs: number): Promise<string> {
-  const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true });
+async function addSigningKey(db: Queryable, vault: Vault, realmName: string, alg: SigningAlgorithm, nowMs: number, source: SigningKeySource): Promise<string> {
+  const { publicKey, privateKey } = await source(alg);
   const kid = randomUUID();
   const publicJwk = { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' };
   const privateJwk = { ...(await exportJWK(privateKey)), kid, alg };

@@ -11,6 +11,7 @@ import { findRealm, insertRealmIfMissing, type Queryable } from '../store/realms
 import { lockForAdministration } from '../store/admin-lock.js';
 import { hashClientSecret } from '../auth/client-secret.js';
 import { ensureSigningKey } from '../auth/keyring.js';
+import { freshSigningKeys, type SigningKeySource } from '../auth/signing-key-source.js';
 import { realmDefaults } from '../auth/signing-algorithms.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
@@ -35,16 +36,19 @@ export interface LoadSummary {
  */
 export type LoadedParts = 'all' | 'api';
 
-/** `webhookTargets`: the URLs the file's webhook endpoints may have (the server's --webhook-allow-private). */
-export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all'): Promise<LoadSummary> {
+/**
+ * `webhookTargets`: the URLs the file's webhook endpoints may have (the server's
+ * --webhook-allow-private); `keys`: where a new realm's first signing key comes from.
+ */
+export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all', keys: SigningKeySource = freshSigningKeys): Promise<LoadSummary> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
-    return loadSandboxDataWithin(trx, vault, data, webhookTargets, parts);
+    return loadSandboxDataWithin(trx, vault, data, webhookTargets, parts, keys);
   });
 }
 
 /** The same load inside a transaction the caller holds, under the administration lock (a sandbox reset). */
-export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all'): Promise<LoadSummary> {
+export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all', keys: SigningKeySource = freshSigningKeys): Promise<LoadSummary> {
   const hashKey = await loadSecretHashKey(trx, vault);
   const now = new Date().toISOString();
   const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
@@ -77,7 +81,7 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
       if (added) summary.clientsAdded += 1;
     }
     const stored = await findRealm(trx, realm.name);
-    if (stored) await ensureSigningKey(trx, vault, stored, Date.now());
+    if (stored) await ensureSigningKey(trx, vault, stored, Date.now(), keys);
   }
   if (parts === 'all') {
     summary.accountsAdded = (await loadCoreData(coreTablesOf(trx), data)).accountsAdded;

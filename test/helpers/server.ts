@@ -3,6 +3,7 @@
  * The server runs in-process (real HTTP, real store); tests that need a separate process use
  * `spawnCli` instead.
  */
+import { runSigningKeys } from './signing-keys.js';
 import type { Clock } from '../../src/core/clock.js';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -94,7 +95,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     balancer = await RoundRobin.start();
     flags.publicUrl ??= balancer.url;
   }
-  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  const start = () => startCoregate(resolveConfig(flags, { ...options.env }), { log: { destination, level: 'debug' }, signingKeys: runSigningKeys, ...(options.wrapCore ? { wrapCore: options.wrapCore } : {}), ...(options.clock ? { clock: options.clock } : {}) });
   const coregate = await start();
   closers.unshift(() => coregate.close());
   let url = coregate.url;
