@@ -21,7 +21,7 @@ import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, typ
 import type { ErrorRecord } from './error-record.js';
 import type { AuditContext } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
-import type { OperationSettlement } from './operation-settlement.js';
+import type { OperationSettlement, Settled } from './operation-settlement.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -88,7 +88,15 @@ export class Execution {
     const { reference } = job.record;
     const claimedAt = this.#options.clock.now();
     const settling = inFlight(job, claimedAt);
-    const work = inUnitOfWork(store, async (unitOfWork) => {
+    // The core's time starts when the unit of work holds its connection, armed in the same step as
+    // the work starts: waiting for a connection is the database's, and none within the store's
+    // connect time-out is a 503 (nothing ran), never a 504 (an outcome unknown) won by the race of
+    // two equal time-outs. The claim runs inside the timed unit of work: a refusal is the core's
+    // answer, a lost claim or a duplicate is not a core call at all and is left out of the metrics.
+    let timeFrom!: (timed: Promise<Settled>) => void;
+    const timed = new Promise<Settled>((resolve) => (timeFrom = resolve));
+    const work: Promise<Settled> = inUnitOfWork(store, async (unitOfWork) => {
+      timeFrom(callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf));
       const settlement = await claimAndRun(
         claims.claim(unitOfWork, job.record, job.from, 'InFlight', claimedAt),
         () => job.prepared.run(core.within(unitOfWork), reference),
@@ -98,9 +106,8 @@ export class Execution {
       return this.#settlement.write(unitOfWork.db, settling, settlement, this.#options.clock.now());
     });
     try {
-      // The claim runs inside the timed unit of work: a refusal is the core's answer, a lost
-      // claim or a duplicate is not a core call at all and is left out of the metrics.
-      const settled = await callCore(this.#options.clock, this.#options.observeCoreCall, job.operation.name, this.#options.coreTimeoutMs, () => work, undefined, embeddedFailureOf);
+      // `work` settles alone only when no connection came (timed never started).
+      const settled = await Promise.race([timed, work]);
       this.#settlement.committed(settling, settled);
       return settled;
     } catch (error) {
