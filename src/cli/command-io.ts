@@ -3,7 +3,8 @@
  * and secrets from, its output streams and its input. The `coregate` process hands its own
  * (`processIo`); a test runs the same program inside its process with captured streams and an
  * environment of its own (test/helpers/cli.ts), as fastify's `inject` runs a route without a socket.
- * A command never reads `process.env`, `process.stdout` or `process.stdin` itself.
+ * An operator command never reads `process.env`, `process.stdout` or `process.stdin` itself;
+ * `serve` and `core serve` own their process (its environment, signals and exit) and run as one.
  */
 import { text } from 'node:stream/consumers';
 

@@ -93,6 +93,8 @@ export class Execution {
     // connect time-out is a 503 (nothing ran), never a 504 (an outcome unknown) won by the race of
     // two equal time-outs. The claim runs inside the timed unit of work: a refusal is the core's
     // answer, a lost claim or a duplicate is not a core call at all and is left out of the metrics.
+    // `work` is read by the callback once the store runs it, never synchronously within
+    // inUnitOfWork (a connection or the write lock is awaited first).
     let timeFrom!: (timed: Promise<Settled>) => void;
     const timed = new Promise<Settled>((resolve) => (timeFrom = resolve));
     const work: Promise<Settled> = inUnitOfWork(store, async (unitOfWork) => {

@@ -22,7 +22,7 @@ export interface CliOptions {
   env?: NodeJS.ProcessEnv;
   /** Working directory (default: the repository root, so that relative data paths resolve). */
   cwd?: string;
-  /** Fails (kills a process) when the command has not ended after this long; 0: never (default 30 s). */
+  /** Fails when the command has not ended after this long (a process is killed; an in-process command is left to end); 0: never (default 30 s). */
   timeoutMs?: number;
   /** Largest output kept, in bytes (execFile's default: 1 MiB); a process only. */
   maxBuffer?: number;
