@@ -156,7 +156,7 @@ export async function prepareStore(
     // The embedded core's tables are the core's own migrations' (issue 25); a remote core's API never has them.
     if (parts === 'all') await migrateEmbeddedCore(store, logger);
     if (data) {
-      const summary = await loadSandboxData(store, vault, data, { allowPrivate: config.webhookAllowPrivate }, parts, keys);
+      const summary = await loadSandboxData(store, vault, data, { webhookTargets: { allowPrivate: config.webhookAllowPrivate }, parts, keys, clock });
       logger.info({ file: config.dataFile, ...summary }, 'sandbox data loaded');
       // Records are never overwritten: say what the file changes that was not applied, one line per kind.
       for (const drift of await findDrift(store.db, data, secretHashKey, parts)) {
@@ -310,9 +310,10 @@ async function serveOn(
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
-      ? operatorParts(config, store, core, verifier, () => publicUrl, [
+      ? operatorParts(config, store, core, verifier, () => publicUrl, clock, [
+          activityRoutes({ store, clock }),
           webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
-          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core }),
+          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core, clock, ...(options.signingKeys === undefined ? {} : { signingKeys: options.signingKeys }) }),
         ])
       : undefined,
     docsRealm: data?.realms?.[0]?.name,
@@ -404,18 +405,17 @@ async function serveOn(
  */
 function operatorRoutes(config: Config, store: Store, core: CoreBankingPort, instanceRoutes: FastifyPluginAsync[]): FastifyPluginAsync[] {
   return [
-    activityRoutes({ store }),
     bankRoutes({ core }),
     businessDateRoutes({ core }),
-    // Routes that need this instance's own services (the vault, the webhook service).
+    // Routes that need this instance's own services (its clock, the vault, the webhook service).
     ...instanceRoutes,
   ];
 }
 
-function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string, instanceRoutes: FastifyPluginAsync[]) {
+function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string, clock: Clock, instanceRoutes: FastifyPluginAsync[]) {
   return {
-    api: { store, verifier, sandbox: config.sandbox, publicUrl, routes: operatorRoutes(config, store, core, instanceRoutes) },
-    console: { store, publicUrl },
+    api: { store, verifier, sandbox: config.sandbox, publicUrl, clock, routes: operatorRoutes(config, store, core, instanceRoutes) },
+    console: { store, publicUrl, clock },
   };
 }
 

@@ -16,7 +16,7 @@ export interface ConsoleFlags extends StoreFlags {
 const defaultBaseUrl = 'http://localhost:8080';
 
 export async function consoleLoginUrl(store: Store, baseUrl: string, issuedBy: IssuedBy): Promise<{ url: string; expiresAt: string }> {
-  const { token, expiresEpochMs } = await createLoginToken(store.db, issuedBy);
+  const { token, expiresEpochMs } = await createLoginToken(store.db, issuedBy, Date.now());
   return { url: `${baseUrl.replace(/\/+$/, '')}/console/login?token=${encodeURIComponent(token)}`, expiresAt: new Date(expiresEpochMs).toISOString() };
 }
 

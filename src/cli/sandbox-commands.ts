@@ -49,7 +49,7 @@ export async function sandboxReset(flags: SandboxResetFlags, io: CommandIo): Pro
     if (recorded === undefined && coreUrl !== undefined) throw new CommandError(`--core-url: this database's core is embedded (its records are here); leave --core-url out`);
     // The embedded core's tables (its own migrations) are emptied and loaded again with the API's.
     if (recorded === undefined) await migrateEmbeddedCore(store);
-    const summary = await resetSandbox(store, vault, data, webhookTargets);
+    const summary = await resetSandbox(store, vault, data, { webhookTargets });
     const part = corePart(data);
     if (coreUrl === undefined || part === undefined) return summary;
     const { connectRemoteCore } = await import('../core-http/connect-remote-core.js');

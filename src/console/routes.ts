@@ -4,6 +4,7 @@
  * turns a one-time login token into a session cookie. Every file served is named here: the
  * console's own (src/console/static) and exactly the vendored library files of node_modules.
  */
+import type { Clock } from '../core/clock.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -17,6 +18,8 @@ export interface ConsoleRoutesOptions {
   store: Store;
   /** The service's public base URL: an https one makes the cookie Secure behind a TLS proxy. */
   publicUrl: () => string;
+  /** The instance's clock: whether a login token has expired, and the session's. */
+  clock: Clock;
 }
 
 /**
@@ -148,7 +151,7 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
     { schema: { hide: true, querystring: { type: 'object', properties: { token: { type: 'string', maxLength: 256 } } } } },
     async (request, reply) => {
       const token = request.query.token;
-      const session = token === undefined ? undefined : await consumeLoginToken(options.store, token);
+      const session = token === undefined ? undefined : await consumeLoginToken(options.store, token, options.clock.now());
       if (!session) {
         request.log.info('console login refused: unknown, used or expired login token');
         return securityHeaders(reply).code(401).type('text/html; charset=utf-8').send(loginRefusedPage());

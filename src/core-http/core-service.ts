@@ -16,6 +16,8 @@ import { migrateEmbeddedCore, referenceCoreOn } from '../reference-core/embedded
 import type { CoreServiceConfig } from './core-config.js';
 import { buildCoreServer } from './core-server.js';
 import { version } from '../version.js';
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../clock/system-clock.js';
 
 export interface CoreService {
   readonly app: FastifyInstance;
@@ -27,11 +29,15 @@ export interface CoreService {
   close(): Promise<void>;
 }
 
-/** Opens the core's store (the core's migrations, data file) and the reference core over it; its transactions traced with `tracer`. */
+/**
+ * Opens the core's store (the core's migrations, data file) and the reference core over it; its
+ * transactions traced with `tracer`, its time `clock`'s.
+ */
 export async function openReferenceCore(
   config: Pick<CoreServiceConfig, 'db' | 'dataFile' | 'businessDate'>,
   logger: Logger,
   tracer?: Tracer,
+  clock: Clock = systemClock,
 ): Promise<{ store: Store; core: ReferenceCore }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const opened = await openStore(config.db);
@@ -39,10 +45,10 @@ export async function openReferenceCore(
   try {
     await migrateEmbeddedCore(store, logger);
     if (data) {
-      const summary = await loadCoreSandboxData(store, data);
+      const summary = await loadCoreSandboxData(store, data, clock);
       logger.info({ file: config.dataFile, ...summary }, 'core data loaded');
     }
-    return { store, core: await referenceCoreOn(store, config.businessDate) };
+    return { store, core: await referenceCoreOn(store, config.businessDate, clock) };
   } catch (error) {
     await store.close();
     throw error;
@@ -53,13 +59,15 @@ export interface CoreServiceOptions {
   log?: LogOptions;
   /** Traces of the core's requests and transactions (src/tracing); shut down, its last spans sent, when the service closes. */
   tracing?: Tracing | undefined;
+  /** The core's time (src/core/clock.ts): the system's unless a test hands its own. */
+  clock?: Clock;
 }
 
 export async function startCoreService(config: CoreServiceConfig, options: CoreServiceOptions = {}): Promise<CoreService> {
   const logger = createLogger({ level: config.logLevel, ...options.log }).child({ role: 'core' });
   const { tracing } = options;
   tracing?.reportProblemsTo(logger);
-  const { store, core } = await openReferenceCore(config, logger, tracing?.tracer);
+  const { store, core } = await openReferenceCore(config, logger, tracing?.tracer, options.clock);
   let app: FastifyInstance | undefined;
   try {
     app = await buildCoreServer({ core, logger, version: version, tracer: tracing?.tracer });

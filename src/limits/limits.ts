@@ -62,7 +62,7 @@ export async function openLimits(options: LimitsOptions): Promise<Limits> {
   const { RedisLimitStore } = await import('./redis-limit-store.js');
   const redis = new RedisLimitStore({ url: options.redisUrl, keyPrefix: options.keyPrefix, commandTimeoutMs: options.commandTimeoutMs });
   const store = new FallbackLimitStore(redis, new MemoryLimitStore({ clock: () => options.clock.now() }), { logger: options.logger, primaryName, clock: () => options.clock.now() });
-  const first = await redis.firstConnection(redisStartWaitMs);
+  const first = await redis.firstConnection(redisStartWaitMs, options.clock);
   if (first.up) options.logger.info({ limitStore: primaryName, keyPrefix: options.keyPrefix }, 'limits shared through Redis');
   else store.primaryDown(first.reason);
   redis.onConnectionChange((change) => (change.up ? store.primaryUp() : store.primaryDown(change.reason)));

@@ -8,6 +8,7 @@
  * time out after `commandTimeoutMs`, and are never retried or resent. The caller (the fallback
  * store) answers from memory instead.
  */
+import type { Clock } from '../core/clock.js';
 import { Redis, type Result } from 'ioredis';
 import type { BucketTake, LimitStore, TokenBucket, WindowCount } from './limit-store.js';
 
@@ -114,13 +115,16 @@ export class RedisLimitStore implements LimitStore {
     this.#listeners.push(listener);
   }
 
-  /** The outcome of the first connection attempt: up, or down at its first failure or after `timeoutMs`. */
-  firstConnection(timeoutMs: number): Promise<ConnectionChange> {
+  /**
+   * The outcome of the first connection attempt: up, or down at its first failure or after
+   * `timeoutMs` of `clock`'s time (the instance's: src/core/clock.ts).
+   */
+  firstConnection(timeoutMs: number, clock: Clock): Promise<ConnectionChange> {
     if (this.#redis.status === 'ready') return Promise.resolve({ up: true });
     return new Promise((resolve) => {
-      const timer = setTimeout(() => settle({ up: false, reason: `no connection within ${timeoutMs} ms` }), timeoutMs);
+      const timer = clock.setTimeout(() => settle({ up: false, reason: `no connection within ${timeoutMs} ms` }), timeoutMs);
       const settle = (change: ConnectionChange) => {
-        clearTimeout(timer);
+        timer.clear();
         this.#redis.off('ready', onReady);
         this.#redis.off('close', onClose);
         resolve(change);

@@ -4,6 +4,7 @@
  * tokens, by its TokenVerifier). Unsafe methods also need a JSON body and, with the cookie, a
  * same-origin `Origin` when the browser sends one (CSRF; SameSite=Strict is the first line).
  */
+import type { Clock } from '../core/clock.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TokenRejected, type TokenVerifier } from '../api/bearer-auth.js';
 import type { Store } from '../store/connect.js';
@@ -32,6 +33,8 @@ export interface OperatorAuthOptions {
   verifier: TokenVerifier;
   /** The service's public base URL: its origin is accepted in `Origin` besides the request's own. */
   publicUrl: () => string;
+  /** The instance's clock: whether a console session has expired. */
+  clock: Clock;
 }
 
 /** The value of one cookie in a Cookie header, or undefined. */
@@ -52,7 +55,7 @@ export function operatorAuthHook(options: OperatorAuthOptions) {
       request.operator = await bearerIdentity(options.verifier, authorization);
     } else {
       const value = readCookie(request.headers.cookie, sessionCookieName);
-      const session = value === undefined ? undefined : await findOperatorSession(options.store.db, value);
+      const session = value === undefined ? undefined : await findOperatorSession(options.store.db, value, options.clock.now());
       if (value === undefined || session === undefined) {
         throw new OperatorError(401, value === undefined ? 'Log in to the console with the one-time URL of `coregate console`, or send a bearer token with the scope coregate:operator' : 'The console session has expired or was ended: run `coregate console` again for a new login URL', {
           'www-authenticate': bearerChallenge,

@@ -10,6 +10,7 @@ import { deleteOperatorSession } from '../store/operator-sessions.js';
 import { operatorScope } from '../core/scopes.js';
 import { operatorAuthHook, sessionCookieName } from './auth.js';
 import { handleOperatorError } from './errors.js';
+import type { Clock } from '../core/clock.js';
 
 export const operatorApiPrefix = '/operator/v1';
 
@@ -20,6 +21,8 @@ export interface OperatorApiOptions {
   sandbox: boolean;
   /** The service's public base URL (its origin is accepted in `Origin`). */
   publicUrl: () => string;
+  /** The instance's clock: whether a console session has expired. */
+  clock: Clock;
   /** Route modules (this branch's read routes, business date, webhooks, sandbox), registered behind the authentication hook. */
   routes: FastifyPluginAsync[];
 }
@@ -27,7 +30,7 @@ export interface OperatorApiOptions {
 export async function operatorApi(app: FastifyInstance, options: OperatorApiOptions): Promise<void> {
   app.decorateRequest('operator', undefined);
   app.setErrorHandler(handleOperatorError);
-  app.addHook('onRequest', operatorAuthHook({ store: options.store, verifier: options.verifier, publicUrl: options.publicUrl }));
+  app.addHook('onRequest', operatorAuthHook({ store: options.store, verifier: options.verifier, publicUrl: options.publicUrl, clock: options.clock }));
   app.addHook('onSend', async (_request, reply) => {
     // Operator answers name customers and balances: never kept by a cache.
     void reply.header('cache-control', 'no-store');

@@ -28,6 +28,6 @@ export async function migrateEmbeddedCore(store: Store, logger?: Logger): Promis
 /** The reference core over a store its migrations prepared, on the stored business date (`businessDate`: a new store's). */
 export async function referenceCoreOn(store: Store, businessDate: string | undefined, clock: Clock = systemClock): Promise<ReferenceCore> {
   const db = coreTablesOf(store.db);
-  const calendar = await readBusinessCalendar(db, businessDate);
-  return new ReferenceCore({ storage: coreStorage(store), records: coreRecords(db), data: coreDataLoad(store), calendar, clock });
+  const calendar = await readBusinessCalendar(db, businessDate, clock);
+  return new ReferenceCore({ storage: coreStorage(store, clock), records: coreRecords(db), data: coreDataLoad(store, clock), calendar, clock });
 }

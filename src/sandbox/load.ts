@@ -21,6 +21,8 @@ import { loadCoreData } from '../reference-core/storage/load-core-data.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
 import { EndpointRefused, registerEndpoint } from '../webhooks/endpoints.js';
 import type { TargetPolicy } from '../webhooks/target-address.js';
+import { dateOf, type Clock } from '../core/clock.js';
+import { systemClock } from '../clock/system-clock.js';
 
 export interface LoadSummary {
   realmsAdded: number;
@@ -36,21 +38,29 @@ export interface LoadSummary {
  */
 export type LoadedParts = 'all' | 'api';
 
-/**
- * `webhookTargets`: the URLs the file's webhook endpoints may have (the server's
- * --webhook-allow-private); `keys`: where a new realm's first signing key comes from.
- */
-export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all', keys: SigningKeySource = freshSigningKeys): Promise<LoadSummary> {
+export interface SandboxLoadOptions {
+  /** The URLs the file's webhook endpoints may have (the server's --webhook-allow-private). */
+  webhookTargets: TargetPolicy;
+  /** Which parts go into this database (`all` unless the core is remote). */
+  parts?: LoadedParts;
+  /** Where a new realm's first signing key comes from (fresh keys unless a test hands its own). */
+  keys?: SigningKeySource;
+  /** Whose time the records carry (src/core/clock.ts): the system's unless given. */
+  clock?: Clock;
+}
+
+export async function loadSandboxData(store: Store, vault: Vault, data: SandboxData, options: SandboxLoadOptions): Promise<LoadSummary> {
   return store.db.transaction().execute(async (trx) => {
     await lockForAdministration(store, trx);
-    return loadSandboxDataWithin(trx, vault, data, webhookTargets, parts, keys);
+    return loadSandboxDataWithin(trx, vault, data, options);
   });
 }
 
 /** The same load inside a transaction the caller holds, under the administration lock (a sandbox reset). */
-export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy, parts: LoadedParts = 'all', keys: SigningKeySource = freshSigningKeys): Promise<LoadSummary> {
+export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: Vault, data: SandboxData, options: SandboxLoadOptions): Promise<LoadSummary> {
+  const { webhookTargets, parts = 'all', keys = freshSigningKeys, clock = systemClock } = options;
   const hashKey = await loadSecretHashKey(trx, vault);
-  const now = new Date().toISOString();
+  const now = dateOf(clock).toISOString();
   const summary: LoadSummary = { realmsAdded: 0, clientsAdded: 0, accountsAdded: 0, webhooksAdded: 0 };
 
   for (const realm of data.realms ?? []) {
@@ -81,12 +91,12 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
       if (added) summary.clientsAdded += 1;
     }
     const stored = await findRealm(trx, realm.name);
-    if (stored) await ensureSigningKey(trx, vault, stored, Date.now(), keys);
+    if (stored) await ensureSigningKey(trx, vault, stored, clock.now(), keys);
   }
   if (parts === 'all') {
-    summary.accountsAdded = (await loadCoreData(coreTablesOf(trx), data)).accountsAdded;
+    summary.accountsAdded = (await loadCoreData(coreTablesOf(trx), data, clock)).accountsAdded;
   }
-  summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets);
+  summary.webhooksAdded = await loadWebhooks(trx, vault, data, webhookTargets, clock);
   return summary;
 }
 
@@ -95,12 +105,12 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
  * overwritten. Without a `secret` in the file one is generated and sealed, and nobody can read
  * it: give one in the file to verify the events (docs/webhooks.md).
  */
-async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targets: TargetPolicy): Promise<number> {
+async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targets: TargetPolicy, clock: Clock): Promise<number> {
   let added = 0;
   for (const [index, webhook] of (data.webhooks ?? []).entries()) {
     if (await findEndpointByUrl(db, webhook.realm, webhook.clientId, webhook.url)) continue;
     try {
-      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets, Date.now());
+      await registerEndpoint(db, vault, { realm: webhook.realm, clientId: webhook.clientId, url: webhook.url, ...(webhook.secret === undefined ? {} : { secret: webhook.secret }), eventTypes: webhook.eventTypes ?? [] }, targets, clock.now());
     } catch (error) {
       // A refused target is the file's problem: a reset over HTTP answers it as such (409), not as a failure of ours.
       if (error instanceof EndpointRefused) throw new DataFileError('data file', `webhooks[${index}]`, error.message);

@@ -24,10 +24,11 @@ import { lockForAdministration } from '../store/admin-lock.js';
 import type { Store } from '../store/connect.js';
 import type { Database } from '../store/schema.js';
 import type { SandboxData } from './data-file.js';
-import type { TargetPolicy } from '../webhooks/target-address.js';
 import { recordedRemoteCore, remoteCoreSetting } from './core-placement.js';
 import { realmDefaults } from '../auth/signing-algorithms.js';
-import { loadSandboxDataWithin, type LoadSummary } from './load.js';
+import { loadSandboxDataWithin, type LoadSummary, type SandboxLoadOptions } from './load.js';
+import { sleep } from '../core/clock.js';
+import { systemClock } from '../clock/system-clock.js';
 
 /** Tables a reset leaves alone entirely: the migrator's bookkeeping and the console's sessions. */
 const untouchedTables: ReadonlySet<string> = new Set(['kysely_migration', 'kysely_migration_lock', 'core_migration', 'core_migration_lock', 'operator_login_tokens', 'operator_sessions']);
@@ -57,20 +58,22 @@ const lockAttemptsMax = 50;
 const lockRetryPauseMsMax = 250;
 const postgresLockNotAvailable = '55P03';
 
-/** `webhookTargets`: the URLs the file's webhook endpoints may have (--webhook-allow-private). */
-export async function resetSandbox(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<ResetSummary> {
+/** What the reset loads again: as the data file's load (its `parts` follow where the core's records are). */
+export type ResetOptions = Omit<SandboxLoadOptions, 'parts'>;
+
+export async function resetSandbox(store: Store, vault: Vault, data: SandboxData, options: ResetOptions): Promise<ResetSummary> {
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await resetOnce(store, vault, data, webhookTargets);
+      return await resetOnce(store, vault, data, options);
     } catch (error) {
       const busy = store.dialect === 'postgres' && (error as { code?: unknown })?.code === postgresLockNotAvailable;
       if (!busy || attempt >= lockAttemptsMax) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(10 * attempt, lockRetryPauseMsMax)));
+      await sleep(options.clock ?? systemClock, Math.min(10 * attempt, lockRetryPauseMsMax));
     }
   }
 }
 
-async function resetOnce(store: Store, vault: Vault, data: SandboxData, webhookTargets: TargetPolicy): Promise<ResetSummary> {
+async function resetOnce(store: Store, vault: Vault, data: SandboxData, options: ResetOptions): Promise<ResetSummary> {
   return store.db.transaction().execute(async (trx) => {
     // The same lock as data loading and key rotation: two resets, or a reset and an instance
     // starting on the same store, run one after the other. Then every table's exclusive lock on
@@ -103,7 +106,7 @@ async function resetOnce(store: Store, vault: Vault, data: SandboxData, webhookT
     }
 
     // With a remote core the core's records are not here: the reset reloads the API's part only.
-    const loaded = await loadSandboxDataWithin(trx, vault, data, webhookTargets, (await recordedRemoteCore(trx)) === undefined ? 'all' : 'api');
+    const loaded = await loadSandboxDataWithin(trx, vault, data, { ...options, parts: (await recordedRemoteCore(trx)) === undefined ? 'all' : 'api' });
     return { ...loaded, tablesEmptied: tables, rowsDeleted, realmsKept, realmsDeleted };
   });
 }

@@ -131,7 +131,7 @@ const minutesShown = 60;
  * (in flight counts as Unknown), and the audit trail's requests refused before an operation was
  * recorded (a bad token, a missing scope, an invalid body) as Refused.
  */
-export async function operationsPerMinute(db: Queryable, nowEpochMs = Date.now()) {
+export async function operationsPerMinute(db: Queryable, nowEpochMs: number) {
   const firstMinuteMs = Math.floor(nowEpochMs / 60_000) * 60_000 - (minutesShown - 1) * 60_000;
   const series = Object.fromEntries(minuteOutcomes.map((outcome) => [outcome, new Array<number>(minutesShown).fill(0)])) as Record<(typeof minuteOutcomes)[number], number[]>;
   const add = (epochMs: number, outcome: (typeof minuteOutcomes)[number]) => {

@@ -34,7 +34,7 @@ function newSecret(): string {
 }
 
 /** Stores a new one-time login token and answers it (the only time it exists in clear). */
-export async function createLoginToken(db: Queryable, issuedBy: IssuedBy, nowEpochMs = Date.now()): Promise<{ token: string; expiresEpochMs: number }> {
+export async function createLoginToken(db: Queryable, issuedBy: IssuedBy, nowEpochMs: number): Promise<{ token: string; expiresEpochMs: number }> {
   const token = newSecret();
   const expiresEpochMs = nowEpochMs + loginTokenLifeMs;
   await db
@@ -56,7 +56,7 @@ export async function createLoginToken(db: Queryable, issuedBy: IssuedBy, nowEpo
  * session. Answers undefined for an unknown, used or expired token (the caller says which it
  * cannot tell, on purpose: all three mean "run coregate console again").
  */
-export async function consumeLoginToken(store: Store, token: string, nowEpochMs = Date.now()): Promise<OperatorSession | undefined> {
+export async function consumeLoginToken(store: Store, token: string, nowEpochMs: number): Promise<OperatorSession | undefined> {
   if (token.length === 0 || token.length > 256) return undefined;
   const tokenHash = hashOperatorSecret(token);
   return store.transaction(async (trx) => {
@@ -84,7 +84,7 @@ export async function consumeLoginToken(store: Store, token: string, nowEpochMs 
 }
 
 /** The session a cookie value names, while it has not expired. */
-export async function findOperatorSession(db: Queryable, value: string, nowEpochMs = Date.now()): Promise<{ expiresEpochMs: number; issuedBy: string } | undefined> {
+export async function findOperatorSession(db: Queryable, value: string, nowEpochMs: number): Promise<{ expiresEpochMs: number; issuedBy: string } | undefined> {
   if (value.length === 0 || value.length > 256) return undefined;
   const row = await db
     .selectFrom('operator_sessions')

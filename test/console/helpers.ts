@@ -29,9 +29,9 @@ export function operatorDataFile(): string {
   return writeTempDataFile(data, 'coregate-console-');
 }
 
-/** A fresh one-time login URL for the server (what `coregate console` prints). */
-export async function loginUrl(server: TestServer): Promise<{ url: string; token: string }> {
-  const { token } = await createLoginToken(server.coregate.store.db, 'cli');
+/** A fresh one-time login URL for the server (what `coregate console` prints), issued at `nowEpochMs` (the server's clock's time when it runs on a test's). */
+export async function loginUrl(server: TestServer, nowEpochMs = Date.now()): Promise<{ url: string; token: string }> {
+  const { token } = await createLoginToken(server.coregate.store.db, 'cli', nowEpochMs);
   return { url: `${server.url}/console/login?token=${encodeURIComponent(token)}`, token };
 }
 

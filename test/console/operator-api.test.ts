@@ -13,7 +13,8 @@ import { demo, demoToken, startTestServer, type TestServer } from '../helpers/se
 import { startTestCoreServer } from '../helpers/core-server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { storeTargets, embedded } from '../helpers/stores.js';
-import { consumeLoginToken, createLoginToken } from '../../src/store/operator-sessions.js';
+import { consumeLoginToken, createLoginToken, loginTokenLifeMs, sessionLifeMs } from '../../src/store/operator-sessions.js';
+import { FakeClock } from '../helpers/fake-clock.js';
 import { dataFileSecrets, loginUrl, operatorClient, operatorDataFile, sessionCookie } from './helpers.js';
 import { repoRoot } from '../helpers/repo-root.js';
 import { join } from 'node:path';
@@ -74,8 +75,8 @@ describeEachStore(
     });
 
     test('two requests racing with one login token open one session', async () => {
-      const { token } = await createLoginToken(server().coregate.store.db, 'cli');
-      const sessions = await Promise.all([1, 2, 3, 4].map(() => consumeLoginToken(server().coregate.store, token)));
+      const { token } = await createLoginToken(server().coregate.store.db, 'cli', Date.now());
+      const sessions = await Promise.all([1, 2, 3, 4].map(() => consumeLoginToken(server().coregate.store, token, Date.now())));
       assert.equal(sessions.filter((session) => session !== undefined).length, 1);
     });
 
@@ -254,6 +255,31 @@ describeEachStore(
     });
   },
   { data: dataFile },
+);
+
+/** Console sessions expire on the instance's clock: the test moves it across their ends. */
+const sessionClock = new FakeClock(Date.now());
+
+describeEachStore(
+  'console sessions on the instance\'s clock',
+  ({ server }) => {
+    test('issue 25: a login token expires 10 minutes and a session 8 hours after they began, on the instance\'s clock', async () => {
+      const { url: lateUrl } = await loginUrl(server(), sessionClock.now());
+      const { url } = await loginUrl(server(), sessionClock.now());
+      const login = await fetch(url, { redirect: 'manual' });
+      assert.equal(login.status, 303);
+      const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+      const session = async () => (await fetch(`${server().url}/operator/v1/session`, { headers: { cookie } })).status;
+      assert.equal(await session(), 200);
+      sessionClock.advance(loginTokenLifeMs + 1);
+      assert.equal((await fetch(lateUrl, { redirect: 'manual' })).status, 401, 'the unused login token has expired');
+      sessionClock.advance(sessionLifeMs - loginTokenLifeMs - 2);
+      assert.equal(await session(), 200, 'a millisecond before its end the session holds');
+      sessionClock.advance(1);
+      assert.equal(await session(), 401, 'at its end the session is over');
+    });
+  },
+  { data: dataFile, flags: { sandbox: true }, clock: sessionClock },
 );
 
 test('with a remote core (--core-url) every bank view answers 200 from the core, with the core\'s real balances after an operation; the API\'s database holds no copy', { skip: storeTargets[0]?.skip }, async () => {

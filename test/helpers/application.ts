@@ -68,9 +68,9 @@ export async function startApplication(options: { strategy: 'embedded' | 'remote
   const logger = createLogger({ level: 'silent' });
   try {
     await migrateEmbedded(store);
-    await loadSandboxData(store, new Vault(undefined), readSandboxFile(demoDataFile), { allowPrivate: false });
-    const calendar = await readBusinessCalendar(coreTablesOf(store.db), undefined);
-    const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store), records: coreRecords(coreTablesOf(store.db)), data: coreDataLoad(store), calendar, clock }), { remote: options.strategy === 'remote' });
+    await loadSandboxData(store, new Vault(undefined), readSandboxFile(demoDataFile), { webhookTargets: { allowPrivate: false }, clock });
+    const calendar = await readBusinessCalendar(coreTablesOf(store.db), undefined, clock);
+    const core = gate.wrap(new ReferenceCore({ storage: coreStorage(store, clock), records: coreRecords(coreTablesOf(store.db)), data: coreDataLoad(store, clock), calendar, clock }), { remote: options.strategy === 'remote' });
     const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
     const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
     const window = new DuplicateWindow(60, clock);

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { RedisLimitStore } from '../../src/limits/redis-limit-store.js';
+import { systemClock } from '../../src/clock/system-clock.js';
 import { deleteKeysUnder, freePort, keysUnder, randomKeyPrefix, redisSkip, redisTestUrl } from '../helpers/redis.js';
 import { sleep } from '../helpers/wait.js';
 import { limitStoreSuite } from './limit-store-suite.js';
@@ -13,7 +14,7 @@ const keyPrefix = randomKeyPrefix();
 
 async function openRedisStore(prefix: string = keyPrefix): Promise<RedisLimitStore> {
   const store = new RedisLimitStore({ url: redisTestUrl, keyPrefix: prefix, commandTimeoutMs: 1_000 });
-  const first = await store.firstConnection(3_000);
+  const first = await store.firstConnection(3_000, systemClock);
   if (!first.up) throw new Error(`Redis store did not connect: ${first.reason}`);
   return store;
 }
@@ -53,7 +54,7 @@ describe('Redis limit store', { skip: redisSkip }, () => {
   test('a Redis that is not there fails each command at once (no offline queue), it does not stall', async () => {
     const store = new RedisLimitStore({ url: `redis://127.0.0.1:${await freePort()}`, keyPrefix, commandTimeoutMs: 200 });
     try {
-      const first = await store.firstConnection(3_000);
+      const first = await store.firstConnection(3_000, systemClock);
       assert.equal(first.up, false);
       const startedMs = Date.now();
       await assert.rejects(store.hit('k', 1_000));

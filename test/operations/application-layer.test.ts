@@ -14,6 +14,7 @@ import { termDepositInitiationOperation as deposit } from '../../src/operations/
 import { retryBaseMs } from '../../src/operations/retry-schedule.js';
 import { applicationTimings, depositInvocation, startApplication, type Application } from '../helpers/application.js';
 import { depositBody } from '../helpers/bodies.js';
+import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
 async function withApplication(strategy: 'embedded' | 'remote', work: (app: Application) => Promise<void>, coreTimeoutMs?: number): Promise<void> {
   const app = await startApplication({ strategy, ...(coreTimeoutMs === undefined ? {} : { coreTimeoutMs }) });
@@ -173,6 +174,31 @@ describe('application layer, remote core: time-outs and the reconciler', () => {
       },
       applicationTimings.leaseMs * 10,
     );
+  });
+});
+
+describe('application layer: the reference core on the clock it is given', () => {
+  test('issue 25: the core\'s records carry its clock\'s time (the data file\'s load, then an execution), never the machine\'s', async () => {
+    await withApplication('embedded', async (app) => {
+      const loadedAt = new Date(app.clock.now()).toISOString();
+      app.clock.advance(90_000);
+      const executedAt = new Date(app.clock.now()).toISOString();
+      const outcome = await app.runner.run(deposit, depositInvocation(app.clock, depositBody()));
+      assert.ok(outcome.kind === 'done', JSON.stringify(outcome));
+      const core = coreTablesOf(app.store.db);
+      const movements = await core.selectFrom('movements').select(['kind', 'created_at']).execute();
+      const opening = movements.filter((movement) => movement.kind === 'opening_balance');
+      const executed = movements.filter((movement) => movement.kind !== 'opening_balance');
+      assert.ok(opening.length > 0 && executed.length > 0, JSON.stringify(movements));
+      assert.deepEqual([...new Set(opening.map((movement) => movement.created_at))], [loadedAt], 'the data file\'s opening balances: the load\'s time');
+      assert.deepEqual([...new Set(executed.map((movement) => movement.created_at))], [executedAt], 'the deposit\'s movement: the execution\'s time');
+      const accounts = await core.selectFrom('accounts').select('created_at').execute();
+      assert.deepEqual([...new Set(accounts.map((account) => account.created_at))].sort(), [loadedAt, executedAt], 'the file\'s accounts, then the deposit\'s own');
+      const deposits = await core.selectFrom('term_deposits').select('created_at').execute();
+      assert.deepEqual(deposits.map((row) => row.created_at), [executedAt]);
+      const references = await core.selectFrom('core_operations').select('recorded_at').execute();
+      assert.deepEqual(references.map((row) => row.recorded_at), [executedAt]);
+    });
   });
 });
 

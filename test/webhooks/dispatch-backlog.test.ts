@@ -46,7 +46,7 @@ for (const target of storeTargets) {
       const store = await openStore(url);
       try {
         await migrateEmbedded(store);
-        await loadSandboxData(store, new Vault(undefined), readSandboxFile('demo/sandbox.json'), { allowPrivate: false });
+        await loadSandboxData(store, new Vault(undefined), readSandboxFile('demo/sandbox.json'), { webhookTargets: { allowPrivate: false } });
         const now = Date.now();
         // Registered before the events were written: an endpoint receives no older event.
         await registerEndpoint(store.db, new Vault(undefined), { realm: 'sandbox', clientId: 'treasury-app', url: 'https://example.com/hook' }, { allowPrivate: false }, now - 60_000);

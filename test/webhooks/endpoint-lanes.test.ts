@@ -89,7 +89,7 @@ for (const target of storeTargets) {
       });
       try {
         await migrateEmbedded(store);
-        await loadSandboxData(store, vault, readSandboxFile(demoDataFile), loopbackTargets);
+        await loadSandboxData(store, vault, readSandboxFile(demoDataFile), { webhookTargets: loopbackTargets });
         const registeredAtMs = clock.now() - 60_000;
         const hungEndpoint = await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.reporting.clientId, url: hung.url }, loopbackTargets, registeredAtMs);
         await registerEndpoint(store.db, vault, { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, registeredAtMs);

@@ -44,7 +44,7 @@ async function withDemoStore(target: StoreTarget, work: (store: Store) => Promis
   await withCreatedStore(target, (url) =>
     withStore(url, async (store) => {
       await migrateEmbedded(store);
-      await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
+      await loadSandboxData(store, vault, readSandboxFile(demoDataFile), { webhookTargets: publicOnly });
       await work(store);
     }),
   );

@@ -77,7 +77,7 @@ async function withBench(target: (typeof storeTargets)[number], work: (bench: Be
   const logger = createLogger({ destination, level: 'debug' });
   try {
     await migrateEmbedded(store);
-    await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
+    await loadSandboxData(store, vault, readSandboxFile(demoDataFile), { webhookTargets: publicOnly });
     const registeredAtMs = Date.now() - 60_000;
     await work({
       store,
@@ -233,9 +233,9 @@ for (const target of storeTargets) {
           await operator.close();
         }
         const data = { ...readDemoData(), webhooks: [{ realm: demo.realm, clientId: demo.treasury.clientId, url: 'http://0x7f.1:6379/', secret }] };
-        await assert.rejects(loadSandboxData(bench.store, vault, data, publicOnly), /data file: webhooks\[0\]: the URL's host 127\.0\.0\.1 is a loopback address/);
+        await assert.rejects(loadSandboxData(bench.store, vault, data, { webhookTargets: publicOnly }), /data file: webhooks\[0\]: the URL's host 127\.0\.0\.1 is a loopback address/);
         assert.deepEqual((await listEndpoints(bench.store.db)).map((endpoint) => endpoint.url), ['https://hooks.example.com/coregate'], 'nothing of the refused file was stored');
-        await loadSandboxData(bench.store, vault, data, loopbackTargets);
+        await loadSandboxData(bench.store, vault, data, { webhookTargets: loopbackTargets });
         assert.ok((await listEndpoints(bench.store.db)).some((endpoint) => endpoint.url === 'http://0x7f.1:6379/'), 'accepted with --webhook-allow-private');
       });
     });
@@ -246,7 +246,7 @@ for (const target of storeTargets) {
         const store = await openStore(url);
         try {
           await migrateEmbedded(store);
-          await loadSandboxData(store, vault, readSandboxFile(demoDataFile), publicOnly);
+          await loadSandboxData(store, vault, readSandboxFile(demoDataFile), { webhookTargets: publicOnly });
         } finally {
           await store.close();
         }

@@ -9,9 +9,12 @@ import type { Store } from '../../store/connect.js';
 import { findOperationView, listAuditRecords, listClientViews, listOperations, listRowsMax, operationsPerMinute } from '../../store/operator-queries.js';
 import { OperatorError } from '../errors.js';
 import { countParameter, countSchema } from './query.js';
+import type { Clock } from '../../core/clock.js';
 
 export interface ActivityRoutesOptions {
   store: Store;
+  /** The instance's clock: the operations-per-minute window and how long a chain verification is reused. */
+  clock: Clock;
 }
 
 /**
@@ -28,7 +31,7 @@ const pageOf = (query: { limit?: string; offset?: string }) => ({
 
 export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
-    const { store } = options;
+    const { store, clock } = options;
     let verification: { at: number; result: Promise<ChainVerification> } | undefined;
 
     app.get<{ Querystring: { status?: string; limit?: string; offset?: string } }>(
@@ -66,7 +69,7 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
     );
 
     app.get('/audit/verification', { schema: { hide: true } }, async () => {
-      const now = Date.now();
+      const now = clock.now();
       if (!verification || now - verification.at > chainVerificationReuseMs) {
         verification = { at: now, result: verifyAuditChain(store) };
         // A failed verification is not reused: the next asker tries again.
@@ -80,6 +83,6 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
 
     app.get('/clients', { schema: { hide: true } }, async () => ({ clients: await listClientViews(store.db) }));
 
-    app.get('/metrics/operations-per-minute', { schema: { hide: true } }, async () => operationsPerMinute(store.db));
+    app.get('/metrics/operations-per-minute', { schema: { hide: true } }, async () => operationsPerMinute(store.db, clock.now()));
   };
 }

@@ -13,6 +13,8 @@ import { resetSandbox } from '../../sandbox/reset.js';
 import type { Store } from '../../store/connect.js';
 import type { TargetPolicy } from '../../webhooks/target-address.js';
 import { operatorErrorBody } from '../errors.js';
+import type { Clock } from '../../core/clock.js';
+import type { SigningKeySource } from '../../auth/signing-key-source.js';
 
 export interface SandboxRouteOptions {
   store: Store;
@@ -25,6 +27,9 @@ export interface SandboxRouteOptions {
   webhookTargets?: TargetPolicy;
   /** The core behind the port: with a remote one the file's core part goes to it after the reset. */
   core?: CoreBankingPort;
+  /** The instance's clock and where new signing keys come from (StartOptions): the system's and fresh ones when absent. */
+  clock?: Clock;
+  signingKeys?: SigningKeySource;
 }
 
 export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync {
@@ -50,7 +55,11 @@ export function sandboxRoutes(options: SandboxRouteOptions): FastifyPluginAsync 
       }
       let summary;
       try {
-        summary = await resetSandbox(options.store, options.vault, data, options.webhookTargets ?? { allowPrivate: false });
+        summary = await resetSandbox(options.store, options.vault, data, {
+          webhookTargets: options.webhookTargets ?? { allowPrivate: false },
+          ...(options.clock === undefined ? {} : { clock: options.clock }),
+          ...(options.signingKeys === undefined ? {} : { keys: options.signingKeys }),
+        });
       } catch (error) {
         // Found while loading (a webhook URL the target policy refuses): the reset rolled back.
         if (error instanceof DataFileError) return refuse(reply, 409, `The data file cannot be loaded: ${error.message}; nothing was reset`, path);

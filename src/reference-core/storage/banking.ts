@@ -76,7 +76,8 @@ const accountInsert = preparedInsert<Insertable<AccountTable>>(
   (db, rows) => db.insertInto('accounts').values(rows).onConflict((c) => c.column('account_number').doNothing()),
 );
 
-export async function insertAccountIfMissing(db: CoreDb, account: Omit<Account, 'balanceMinor'>): Promise<boolean> {
+/** `createdAt`: the core's clock's time (ISO 8601), the row's creation time. */
+export async function insertAccountIfMissing(db: CoreDb, account: Omit<Account, 'balanceMinor'>, createdAt: string): Promise<boolean> {
   const result = await accountInsert.execute(db, {
     account_number: account.accountNumber,
     customer_reference: account.customerReference,
@@ -84,7 +85,7 @@ export async function insertAccountIfMissing(db: CoreDb, account: Omit<Account, 
     status: account.status,
     kind: account.kind,
     balance_minor: 0n,
-    created_at: new Date().toISOString(),
+    created_at: createdAt,
   });
   return Number(result.numAffectedRows ?? 0n) > 0;
 }
@@ -139,7 +140,7 @@ const termDepositInsert = preparedInsert<Insertable<TermDepositTable>>(
   (db, rows) => db.insertInto('term_deposits').values(rows),
 );
 
-export async function insertTermDeposit(db: CoreDb, record: TermDepositContract & { createdAt?: string }): Promise<void> {
+export async function insertTermDeposit(db: CoreDb, record: TermDepositContract, createdAt: string): Promise<void> {
   await termDepositInsert.execute(db, {
     contract_number: record.contractNumber,
     customer_reference: record.customerReference,
@@ -157,7 +158,7 @@ export async function insertTermDeposit(db: CoreDb, record: TermDepositContract 
     description: record.description,
     operation_reference: record.operationReference,
     status: record.status,
-    created_at: record.createdAt ?? new Date().toISOString(),
+    created_at: createdAt,
   });
 }
 

@@ -9,11 +9,13 @@ import type { SandboxData } from '../../sandbox/data-file.js';
 import { sql, type Transaction } from 'kysely';
 import { adminLockId } from '../../store/admin-lock.js';
 import type { Store } from '../../store/connect.js';
+import type { Clock } from '../../core/clock.js';
 import { coreTablesOf } from './core-db.js';
 import type { CoreTables } from './core-schema.js';
 import { loadCoreData } from './load-core-data.js';
 
-export function coreDataLoad(store: Store): CoreDataLoad {
+/** `clock`: the core's (the loaded records' creation time, a new store's business date). */
+export function coreDataLoad(store: Store, clock: Clock): CoreDataLoad {
   return {
     async loadData(document) {
       const foreign = Object.keys(document).find((section) => !(coreDataSections as readonly string[]).includes(section));
@@ -29,7 +31,7 @@ export function coreDataLoad(store: Store): CoreDataLoad {
         if (error instanceof DataFileError) throw new CoreDataRefused(error.field, error.message);
         throw error;
       }
-      return loadCoreSandboxData(store, data);
+      return loadCoreSandboxData(store, data, clock);
     },
   };
 }
@@ -39,10 +41,10 @@ export function coreDataLoad(store: Store): CoreDataLoad {
  * into the core's own tables: only missing records are added, in one transaction, under the
  * core's loading lock.
  */
-export async function loadCoreSandboxData(store: Store, data: SandboxData): Promise<{ accountsAdded: number }> {
+export async function loadCoreSandboxData(store: Store, data: SandboxData, clock: Clock): Promise<{ accountsAdded: number }> {
   return coreTablesOf(store.db).transaction().execute(async (trx) => {
     await lockForLoading(store, trx);
-    return loadCoreData(trx, data);
+    return loadCoreData(trx, data, clock);
   });
 }
 

@@ -12,14 +12,14 @@ const coreOperationInsert = preparedInsert<Insertable<CoreOperationTable>>(
   (db, rows) => db.insertInto('core_operations').values(rows).onConflict((c) => c.column('reference').doNothing()),
 );
 
-export async function recordCoreOperation(db: CoreDb, record: CoreOperationRecord): Promise<boolean> {
+export async function recordCoreOperation(db: CoreDb, record: CoreOperationRecord, recordedAt: string): Promise<boolean> {
   const result = await coreOperationInsert.execute(db, {
     reference: record.reference,
     kind: record.kind,
     status: record.status,
     refusal_name: record.status === 'Rejected' ? record.refusalName : null,
     refusal_message: record.status === 'Rejected' ? record.refusalMessage : null,
-    recorded_at: new Date().toISOString(),
+    recorded_at: recordedAt,
   });
   return Number(result.numAffectedRows ?? 0n) > 0;
 }

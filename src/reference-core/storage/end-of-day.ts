@@ -30,10 +30,10 @@ export async function moveBusinessDateForward(db: CoreDb, to: string): Promise<v
  * that SQLite takes its write lock at once). False when the day is closed already, or when a
  * concurrent transaction claimed it and committed (PostgreSQL makes this insert wait for it).
  */
-export async function claimBusinessDay(db: CoreDb, day: string): Promise<boolean> {
+export async function claimBusinessDay(db: CoreDb, day: string, closedAt: string): Promise<boolean> {
   const result = await db
     .insertInto('core_business_days')
-    .values({ business_date: day, closed_at: new Date().toISOString(), matured_deposits: 0, overdue_installments: 0 })
+    .values({ business_date: day, closed_at: closedAt, matured_deposits: 0, overdue_installments: 0 })
     .onConflict((c) => c.column('business_date').doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
@@ -52,7 +52,7 @@ export async function listClosedBusinessDays(db: CoreDb): Promise<Array<{ busine
   return rows.map((row) => ({ businessDate: row.business_date, maturedDeposits: Number(row.matured_deposits), overdueInstallments: Number(row.overdue_installments) }));
 }
 
-export async function insertCoreEvent(db: CoreDb, event: Omit<CoreEvent, 'sequence'>): Promise<void> {
+export async function insertCoreEvent(db: CoreDb, event: Omit<CoreEvent, 'sequence'>, createdAt: string): Promise<void> {
   await db
     .insertInto('core_events')
     .values({
@@ -61,7 +61,7 @@ export async function insertCoreEvent(db: CoreDb, event: Omit<CoreEvent, 'sequen
       business_date: event.businessDate,
       operation_reference: event.operationReference,
       data: JSON.stringify(event.data),
-      created_at: new Date().toISOString(),
+      created_at: createdAt,
     })
     .execute();
 }

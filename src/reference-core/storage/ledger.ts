@@ -20,8 +20,8 @@ import { insertAccountIfMissing } from './banking.js';
 
 
 /** The bank's own accounts (equity, income, tax payable) are created on first use. */
-export async function ensureInternalAccount(db: CoreDb, accountNumber: string, currency: string): Promise<void> {
-  await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind });
+export async function ensureInternalAccount(db: CoreDb, accountNumber: string, currency: string, createdAt: string): Promise<void> {
+  await insertAccountIfMissing(db, { accountNumber, customerReference: null, currency, status: 'Active', kind: internalAccountKind }, createdAt);
 }
 
 /** A credit: the balance grows. */
@@ -51,7 +51,8 @@ const postingsInsert = preparedInsert<Insertable<PostingTable>>(['movement_id', 
   db.insertInto('postings').values(rows),
 );
 
-export async function postMovement(db: CoreDb, movement: Movement): Promise<void> {
+/** `createdAt`: the core's clock's time (ISO 8601); the movement's business date is its own. */
+export async function postMovement(db: CoreDb, movement: Movement, createdAt: string): Promise<void> {
   assertBalanced(movement);
   // Row locks are taken in account-number order so that concurrent movements never deadlock.
   // Every statement is started at once, in that order (on PostgreSQL one round trip); the
@@ -69,7 +70,7 @@ export async function postMovement(db: CoreDb, movement: Movement): Promise<void
       kind: movement.kind,
       description: movement.description,
       business_date: movement.businessDate,
-      created_at: new Date().toISOString(),
+      created_at: createdAt,
     }),
     postingsInsert.executeRows(
       db,

@@ -17,6 +17,7 @@ import { interestExpenseAccount } from '../../core/end-of-day/maturity.js';
 import { BusinessCalendar, type Weekday } from '../../core/business-calendar.js';
 import { toMinorUnits } from '../../core/money.js';
 import { todayUtc } from '../../core/calendar-date.js';
+import { dateOf, type Clock } from '../../core/clock.js';
 import type { SandboxData } from '../../sandbox/data-file.js';
 
 export const calendarSetting = 'core.calendar';
@@ -27,19 +28,22 @@ export function equityAccount(currency: string): string {
   return `EQUITY-${currency}`;
 }
 
-export async function loadCoreData(db: CoreDb, data: SandboxData): Promise<{ accountsAdded: number }> {
+/** `clock`: the core's; the records' creation time, and the business date of a store the file gives none. */
+export async function loadCoreData(db: CoreDb, data: SandboxData, clock: Clock): Promise<{ accountsAdded: number }> {
+  const now = dateOf(clock);
+  const createdAt = now.toISOString();
   for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
   for (const workstation of data.workstations ?? []) await insertWorkstationIfMissing(db, workstation.id, workstation.status);
   await getOrInitCoreSetting(db, calendarSetting, () =>
     JSON.stringify({ weekend: data.calendar?.weekend ?? ['SATURDAY', 'SUNDAY'], holidays: data.calendar?.holidays ?? [] }),
   );
   // The data file's date starts a new store only; afterwards the date moves by advances alone.
-  if (data.businessDate !== undefined) await getOrInitCoreSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc());
+  if (data.businessDate !== undefined) await getOrInitCoreSetting(db, businessDateSetting, () => data.businessDate ?? todayUtc(now));
   for (const customer of data.customers ?? []) {
     await insertCustomerIfMissing(db, { customerReference: customer.customerReference, name: customer.name ?? null, status: customer.status });
   }
   let accountsAdded = 0;
-  const businessDate = (await getCoreSetting(db, businessDateSetting)) ?? todayUtc();
+  const businessDate = (await getCoreSetting(db, businessDateSetting)) ?? todayUtc(now);
   for (const account of data.accounts ?? []) {
     const added = await insertAccountIfMissing(db, {
       accountNumber: account.accountNumber,
@@ -47,12 +51,12 @@ export async function loadCoreData(db: CoreDb, data: SandboxData): Promise<{ acc
       currency: account.currency,
       status: account.status,
       kind: 'customer',
-    });
+    }, createdAt);
     if (!added) continue;
     accountsAdded += 1;
     const openingMinor = toMinorUnits(account.balance, account.currency);
     if (openingMinor === 0n) continue;
-    await ensureInternalAccount(db, equityAccount(account.currency), account.currency);
+    await ensureInternalAccount(db, equityAccount(account.currency), account.currency, createdAt);
     await postMovement(db, {
       id: randomUUID(),
       reference: `opening-${account.accountNumber}`,
@@ -63,7 +67,7 @@ export async function loadCoreData(db: CoreDb, data: SandboxData): Promise<{ acc
         { accountNumber: equityAccount(account.currency), amountMinor: -openingMinor, currency: account.currency },
         { accountNumber: account.accountNumber, amountMinor: openingMinor, currency: account.currency },
       ],
-    });
+    }, createdAt);
   }
   for (const product of data.termDepositProducts ?? []) {
     await insertProductIfMissing(db, {
@@ -78,10 +82,10 @@ export async function loadCoreData(db: CoreDb, data: SandboxData): Promise<{ acc
       dayCount: product.dayCount,
     });
     // The bank's side of every maturity's interest (docs/business-days.md).
-    for (const currency of product.currencies) await ensureInternalAccount(db, interestExpenseAccount(currency), currency);
+    for (const currency of product.currencies) await ensureInternalAccount(db, interestExpenseAccount(currency), currency, createdAt);
   }
   for (const loan of data.merchandisingLoans ?? []) {
-    if (await loadLoanFacility(db, loan, businessDate)) accountsAdded += 1;
+    if (await loadLoanFacility(db, loan, businessDate, createdAt)) accountsAdded += 1;
   }
   return { accountsAdded };
 }
@@ -92,7 +96,7 @@ type SandboxLoan = NonNullable<SandboxData['merchandisingLoans']>[number];
  * A facility is an account of kind loan whose balance is the customer's outstanding debt
  * (negative), opened against the bank's equity; repayments credit it toward zero.
  */
-async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: string): Promise<boolean> {
+async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: string, createdAt: string): Promise<boolean> {
   const { currency } = loan;
   const added = await insertAccountIfMissing(db, {
     accountNumber: loan.merchandisingLoanId,
@@ -100,7 +104,7 @@ async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: str
     currency,
     status: loan.status === 'Active' ? 'Active' : loan.status,
     kind: loanAccountKind,
-  });
+  }, createdAt);
   if (!added) return false;
   const installments = loan.installments.map((installment) => ({
     sequence: installment.sequence,
@@ -127,7 +131,7 @@ async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: str
   for (const installment of installments) await insertInstallment(db, { loanId: loan.merchandisingLoanId, ...installment });
   const outstandingMinor = installments.reduce((sum, installment) => sum + installment.amountMinor - installment.paidMinor, 0n);
   if (outstandingMinor > 0n) {
-    await ensureInternalAccount(db, equityAccount(currency), currency);
+    await ensureInternalAccount(db, equityAccount(currency), currency, createdAt);
     await postMovement(db, {
       id: randomUUID(),
       reference: `opening-${loan.merchandisingLoanId}`,
@@ -138,7 +142,7 @@ async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: str
         { accountNumber: loan.merchandisingLoanId, amountMinor: -outstandingMinor, currency },
         { accountNumber: equityAccount(currency), amountMinor: outstandingMinor, currency },
       ],
-    });
+    }, createdAt);
   }
   return true;
 }
@@ -151,10 +155,10 @@ async function loadLoanFacility(db: CoreDb, loan: SandboxLoan, businessDate: str
  * instance on one database and a remote core agree. A different flag on an existing store is
  * ignored with a warning.
  */
-export async function readBusinessCalendar(db: CoreDb, initialDate: string | undefined): Promise<BusinessCalendar> {
+export async function readBusinessCalendar(db: CoreDb, initialDate: string | undefined, clock: Clock): Promise<BusinessCalendar> {
   const stored = await getCoreSetting(db, calendarSetting);
   const calendar = stored ? (JSON.parse(stored) as { weekend: Weekday[]; holidays: string[] }) : { weekend: ['SATURDAY', 'SUNDAY'] as Weekday[], holidays: [] };
-  const businessDate = await getOrInitCoreSetting(db, businessDateSetting, () => initialDate ?? todayUtc());
+  const businessDate = await getOrInitCoreSetting(db, businessDateSetting, () => initialDate ?? todayUtc(dateOf(clock)));
   if (initialDate !== undefined && initialDate !== businessDate) {
     process.emitWarning(
       `--business-date ${initialDate} is ignored: the store's business date is ${businessDate} and moves only by \`coregate core advance\``,

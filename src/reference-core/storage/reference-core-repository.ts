@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import { LedgerInvariantError } from '../../core/ledger/movement.js';
 import type { Account } from '../../core/domain.js';
+import { dateOf, type Clock } from '../../core/clock.js';
 import type { DirectoryStatus } from '../../core/port.js';
 import type { UnitOfWork } from '../../core/unit-of-work.js';
 import type { CoreRepository, CoreStorage } from '../repository.js';
@@ -50,7 +51,12 @@ import { type CoreDb, coreTablesOf } from './core-db.js';
 import { deferWrite } from '../../store/engine/unit-of-work.js';
 import { transactionOf } from '../../store/unit-of-work.js';
 
-export function coreRepository(db: CoreDb): CoreRepository {
+/**
+ * `clock`: the core's (src/core/clock.ts); the time each row records it was written (a movement's
+ * `created_at`, a reference's `recorded_at`, a closed day's `closed_at`), never the machine's.
+ */
+export function coreRepository(db: CoreDb, clock: Clock): CoreRepository {
+  const now = () => dateOf(clock).toISOString();
   return {
     async lockAccounts(accountNumbers) {
       // One order for every transaction, so that two never wait on each other's rows: the locks
@@ -70,11 +76,17 @@ export function coreRepository(db: CoreDb): CoreRepository {
     // (the settlement) goes with them (statement-queue.ts); a failure still fails the unit of work.
     openAccount: (account) =>
       deferWrite(db, async () => {
-        await insertAccountIfMissing(db, account);
+        await insertAccountIfMissing(db, account, now());
       }),
     findProduct: (productCode, componentCode) => findProduct(db, productCode, componentCode),
-    postMovement: (movement) => deferWrite(db, () => postMovement(db, movement)),
-    insertTermDeposit: (contract) => deferWrite(db, () => insertTermDeposit(db, contract)),
+    postMovement: (movement) => {
+      const createdAt = now();
+      return deferWrite(db, () => postMovement(db, movement, createdAt));
+    },
+    insertTermDeposit: (contract) => {
+      const createdAt = now();
+      return deferWrite(db, () => insertTermDeposit(db, contract, createdAt));
+    },
     findTermDeposit: (contractNumber) => findTermDeposit(db, contractNumber),
     findTermDepositByReference: (reference) => findTermDepositByReference(db, reference),
     async lockInstallment(loanId, sequence) {
@@ -93,7 +105,7 @@ export function coreRepository(db: CoreDb): CoreRepository {
       }),
     insertLoanExecution: (execution) => deferWrite(db, () => insertLoanExecution(db, execution)),
     findLoanExecutionByReference: (reference) => findLoanExecutionByReference(db, reference),
-    recordOperation: (record) => recordCoreOperation(db, record),
+    recordOperation: (record) => recordCoreOperation(db, record, now()),
     findOperation: (reference) => findCoreOperation(db, reference),
     userStatus: async (login) => (await findUserStatus(db, login)) as DirectoryStatus,
     workstationStatus: async (id) => (await findWorkstationStatus(db, id)) as DirectoryStatus,
@@ -102,24 +114,24 @@ export function coreRepository(db: CoreDb): CoreRepository {
     },
     businessDate: () => readBusinessDate(db),
     moveBusinessDateForward: (to) => moveBusinessDateForward(db, to),
-    claimBusinessDay: (day) => claimBusinessDay(db, day),
+    claimBusinessDay: (day) => claimBusinessDay(db, day, now()),
     recordBusinessDayCounts: (day, counts) => recordBusinessDayCounts(db, day, counts),
     listMaturingDeposits: (day) => listMaturingDeposits(db, day),
     markDepositMatured: (contractNumber) => markDepositMatured(db, contractNumber),
     setAccountStatus: (accountNumber, status) => setAccountStatus(db, accountNumber, status),
     listInstallmentsPastDue: (day) => listInstallmentsPastDue(db, day),
     markInstallmentOverdue: (loanId, sequence) => markInstallmentOverdue(db, loanId, sequence),
-    appendEvent: (event) => insertCoreEvent(db, event),
+    appendEvent: (event) => insertCoreEvent(db, event, now()),
     eventsAfter: (sequence, limit) => listCoreEventsAfter(db, sequence, limit),
   };
 }
 
-export function coreStorage(store: Store): CoreStorage {
+export function coreStorage(store: Store, clock: Clock): CoreStorage {
   return {
     // Readiness asks the store itself: a database that answers `select 1` but takes no writes (a
     // standby, a read-only session) cannot execute anything, so the core is not ready (issue 24).
-    reader: { ...coreRepository(coreTablesOf(store.db)), ping: () => store.ping() },
-    transaction: (work) => store.transaction((trx) => work(coreRepository(coreTablesOf(trx)))),
-    within: (unitOfWork: UnitOfWork) => coreRepository(coreTablesOf(transactionOf(unitOfWork, store))),
+    reader: { ...coreRepository(coreTablesOf(store.db), clock), ping: () => store.ping() },
+    transaction: (work) => store.transaction((trx) => work(coreRepository(coreTablesOf(trx), clock))),
+    within: (unitOfWork: UnitOfWork) => coreRepository(coreTablesOf(transactionOf(unitOfWork, store)), clock),
   };
 }
