@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { version } from '../version.js';
 import { print as printTo, table, type CommandIo } from './command-io.js';
 import { addWebhookCommands } from './webhook-commands.js';
+import type { CoreFlags } from './core-session.js';
 import { addClientOptions, callOptions, clientFrom, readJsonFile, UsageError, type ClientFlags } from './client-commands.js';
 
 /** Operator commands load the store layer and the server only when they run, so client commands start fast. */
@@ -204,56 +205,52 @@ export function coregateProgram(io: CommandIo): Command {
       print(table(['KID', 'ALG', 'STATUS', 'CREATED', 'RETIRED'], rows.map((k) => [k.kid, k.alg, k.status, k.createdAt, k.retiredAt ?? '-'])));
     });
 
-  const users = program.command('users').description('the core\'s directory of users (backbone_user)');
-  users
-    .command('add')
-    .description('add a user (Active unless --status); an existing one is left as it is')
-    .argument('<login>')
-    .option('--status <status>', 'Active, Disabled or Blocked')
-    .addOption(dbOption())
-    .addOption(coreUrlOption())
-    .addOption(jsonOption())
-    .action(async (login: string, flags) => {
-      const result = await (await toolkit()).addUser({ ...flags, login });
-      if (flags.json) return print(result);
-      print(result.added ? `User ${login} added (${result.status}).` : `User ${login} already exists (${result.status}): left as it is.`);
-    });
-  users
-    .command('list')
-    .description('list the directory\'s users')
-    .addOption(dbOption())
-    .addOption(coreUrlOption())
-    .addOption(jsonOption())
-    .action(async (flags) => {
-      const rows = await (await toolkit()).listUsers(flags);
-      if (flags.json) return print(rows);
-      print(table(['LOGIN', 'STATUS'], rows.map((row) => [row.login, row.status])));
-    });
-  const workstations = program.command('workstations').description('the core\'s directory of workstations');
-  workstations
-    .command('add')
-    .description('add a workstation (Active unless --status); an existing one is left as it is')
-    .argument('<id>')
-    .option('--status <status>', 'Active, Disabled or Blocked')
-    .addOption(dbOption())
-    .addOption(coreUrlOption())
-    .addOption(jsonOption())
-    .action(async (id: string, flags) => {
-      const result = await (await toolkit()).addWorkstation({ ...flags, id });
-      if (flags.json) return print(result);
-      print(result.added ? `Workstation ${id} added (${result.status}).` : `Workstation ${id} already exists (${result.status}): left as it is.`);
-    });
-  workstations
-    .command('list')
-    .description('list the directory\'s workstations')
-    .addOption(dbOption())
-    .addOption(coreUrlOption())
-    .addOption(jsonOption())
-    .action(async (flags) => {
-      const rows = await (await toolkit()).listWorkstations(flags);
-      if (flags.json) return print(rows);
-      print(table(['ID', 'STATUS'], rows.map((row) => [row.id, row.status])));
-    });
+  // The core's two directories: the same two commands each, on the entry's key (login, id).
+  const directories = [
+    {
+      name: 'users', noun: 'User', key: 'login', column: 'LOGIN', description: 'the core\'s directory of users (backbone_user)',
+      add: async (key: string, flags: CoreFlags & { status?: string }) => {
+        const result = await (await toolkit()).addUser({ ...flags, login: key });
+        return { result, status: result.status, added: result.added };
+      },
+      list: async (flags: CoreFlags) => (await (await toolkit()).listUsers(flags)).map((row) => ({ row, key: row.login, status: row.status })),
+    },
+    {
+      name: 'workstations', noun: 'Workstation', key: 'id', column: 'ID', description: 'the core\'s directory of workstations',
+      add: async (key: string, flags: CoreFlags & { status?: string }) => {
+        const result = await (await toolkit()).addWorkstation({ ...flags, id: key });
+        return { result, status: result.status, added: result.added };
+      },
+      list: async (flags: CoreFlags) => (await (await toolkit()).listWorkstations(flags)).map((row) => ({ row, key: row.id, status: row.status })),
+    },
+  ];
+  for (const directory of directories) {
+    const command = program.command(directory.name).description(directory.description);
+    command
+      .command('add')
+      .description(`add a ${directory.noun.toLowerCase()} (Active unless --status); an existing one is left as it is`)
+      .argument(`<${directory.key}>`)
+      .option('--status <status>', 'Active, Disabled or Blocked')
+      .addOption(dbOption())
+      .addOption(coreUrlOption())
+      .addOption(jsonOption())
+      .action(async (key: string, flags) => {
+        const { result, status, added } = await directory.add(key, flags);
+        if (flags.json) return print(result);
+        print(added ? `${directory.noun} ${key} added (${status}).` : `${directory.noun} ${key} already exists (${status}): left as it is.`);
+      });
+    command
+      .command('list')
+      .description(`list the directory's ${directory.name}`)
+      .addOption(dbOption())
+      .addOption(coreUrlOption())
+      .addOption(jsonOption())
+      .action(async (flags) => {
+        const entries = await directory.list(flags);
+        if (flags.json) return print(entries.map((entry) => entry.row));
+        print(table([directory.column, 'STATUS'], entries.map((entry) => [entry.key, entry.status])));
+      });
+  }
   const customers = program.command('customers').description('the reference core\'s customers');
   customers
     .command('add')
