@@ -34,7 +34,7 @@ function open(name: string) {
   // As the store opens it (connect.ts): the writer and a reader beside it.
   const readConnection = new SqliteDatabase(path);
   readConnection.pragma('query_only = 1');
-  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: withStatementCache(readConnection) });
+  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: withStatementCache(readConnection), fileLockWaitMs: 5_000 });
   const db = new RootQueries<Db>(dialect);
   // Another connection, as another process would read the file.
   const reader = new SqliteDatabase(path, { readonly: true });

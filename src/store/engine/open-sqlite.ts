@@ -15,7 +15,7 @@ import { databaseProblem } from './database-problem.js';
 const sqliteWriterCacheKiB = 32 * 1024;
 /** The size the write-ahead log's file is cut back to when the log starts over. */
 const sqliteWalSizeLimitBytes = 64 * 1024 * 1024;
-/** How long SQLite waits for another process's write lock before failing. */
+/** How long a connection waits for another's write lock on the file before failing (SQLITE_BUSY). */
 const sqliteBusyTimeoutMs = 5_000;
 
 /** The file opened in WAL mode, or an error naming the file and the fix. */
@@ -53,8 +53,11 @@ export function openSqlite<DB>(path: string): Database<DB> {
   // The log is started over once it holds ~4 MiB (wal-checkpointer.ts) and its file is reused;
   // a burst that made it larger (one huge transaction) is cut back to this when it starts over.
   database.pragma(`journal_size_limit = ${sqliteWalSizeLimitBytes}`);
+  // From here on the writer waits for another connection's write lock on timers, off the event
+  // loop (wait-for-file-lock.ts); SQLite's own wait sleeps on it. Opening (above) keeps SQLite's.
+  database.pragma('busy_timeout = 0');
   const reader = inMemory ? undefined : openSqliteReader(path);
-  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader) });
+  const dialect = new DurableSqliteDialect({ writer: withStatementCache(database), reader: reader && withStatementCache(reader), fileLockWaitMs: sqliteBusyTimeoutMs });
   const db = new RootQueries<DB>(dialect);
   // Checkpoints run in a worker thread (wal-checkpointer.ts), not inside a commit on the event
   // loop; it starts the log over in a moment when the writers wait. The thread starts with the

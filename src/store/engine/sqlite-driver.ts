@@ -29,12 +29,18 @@ import type { CachedStatement, RowMaker, StatementSource } from './statement-cac
 import type { EngineDialect } from './root-queries.js';
 import { compileRowLiteral } from './row-literal.js';
 import { runSavepointCommand } from './savepoint-command.js';
+import { waitForFileLock } from './wait-for-file-lock.js';
 
 export interface DurableSqliteConfig {
   /** The connection that writes, and reads inside transactions. */
   writer: StatementSource;
   /** A read-only connection to the same file for reads outside transactions; without it (an in-memory database) they queue for the writer. */
   reader?: StatementSource;
+  /**
+   * How long a write waits for another connection's write lock on the file before it fails
+   * (SQLITE_BUSY), waiting on timers (wait-for-file-lock.ts): the writer's connection has no busy time-out of its own.
+   */
+  fileLockWaitMs: number;
 }
 
 export class DurableSqliteDialect implements EngineDialect {
@@ -120,6 +126,7 @@ class WriteLock {
 class DurableSqliteDriver implements Driver {
   readonly #writer: StatementSource;
   readonly #reader: StatementSource | undefined;
+  readonly #fileLockWaitMs: number;
   readonly #lock = new WriteLock();
   /** The session of statements run outside any transaction (root-queries.ts). */
   readonly #outside = new Session(this);
@@ -127,6 +134,7 @@ class DurableSqliteDriver implements Driver {
   constructor(config: DurableSqliteConfig) {
     this.#writer = config.writer;
     this.#reader = config.reader;
+    this.#fileLockWaitMs = config.fileLockWaitMs;
   }
 
   async init(): Promise<void> {}
@@ -141,7 +149,8 @@ class DurableSqliteDriver implements Driver {
     const session = connection as Session;
     await this.#lock.lock();
     try {
-      this.#writer.prepare('begin immediate').statement.run();
+      const begin = this.#writer.prepare('begin immediate').statement;
+      await waitForFileLock(() => begin.run(), this.#fileLockWaitMs);
       session.inTransaction = true;
     } catch (error) {
       this.#lock.unlock();
@@ -215,11 +224,20 @@ class DurableSqliteDriver implements Driver {
   }
 
   #autocommit<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    let answer: QueryResult<R> | Promise<QueryResult<R>>;
     try {
-      return Promise.resolve(run<R>(this.#writer.prepare(query.sql), query.parameters));
-    } finally {
+      const statement = this.#writer.prepare(query.sql);
+      answer = waitForFileLock(() => run<R>(statement, query.parameters), this.#fileLockWaitMs);
+    } catch (error) {
       this.#lock.unlock();
+      return Promise.reject(error);
     }
+    if (!(answer instanceof Promise)) {
+      this.#lock.unlock();
+      return Promise.resolve(answer);
+    }
+    // Another connection holds the file's write lock: this one's next writer waits for the retry.
+    return answer.finally(() => this.#lock.unlock());
   }
 
 }
