@@ -12,6 +12,8 @@ import { Keyring, ensureSigningKey } from './auth/keyring.js';
 import { freshSigningKeys, type SigningKeySource } from './auth/signing-key-source.js';
 import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
+import { StoreReplayRecord } from './auth/replay-record.js';
+import { DpopNonces } from './auth/dpop-nonce.js';
 import type { Config } from './config.js';
 import { systemClock } from './clock/system-clock.js';
 import type { Clock } from './core/clock.js';
@@ -22,6 +24,7 @@ import { corePart, recordedRemoteCore, recordRemoteCore } from './sandbox/core-p
 import { driftRemedy, findDrift } from './sandbox/drift.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
+import { SenderConstraint } from './api/sender-constraint.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import { RefusalAudit } from './audit/refusal-audit.js';
@@ -265,6 +268,8 @@ async function serveOn(
     secretHashKey,
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
+    replay: new StoreReplayRecord(store, clock),
+    dpopNonces: new DpopNonces(secretHashKey, clock),
   };
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
@@ -304,7 +309,16 @@ async function serveOn(
     logger,
     role: config.role,
     auth,
-    api: { store, clock, core, verifier, runner, refusals: audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store) },
+    api: {
+      store,
+      clock,
+      core,
+      verifier,
+      constraint: new SenderConstraint({ publicUrl: () => publicUrl, clock, replay: auth.replay, clientCertificates: auth.clientCertificates }),
+      runner,
+      refusals: audit.refusals,
+      limiter: new RateLimiter(config.rateLimitPerSecond, limits.store),
+    },
     version: version,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },

@@ -32,6 +32,8 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   backboneUser: string | undefined;
   workstation: string | undefined;
+  /** The key the token is bound to (`cnf`, CONTRACT §13), or undefined for a bearer token. */
+  confirmation: { jkt?: string; x5tS256?: string } | undefined;
 }
 
 export class TokenRejected extends ExpectedError {
@@ -235,7 +237,18 @@ function principalOf(payload: JWTPayload, issuer: string): Principal {
     scopes: new Set((stringClaim(payload, 'scope') ?? '').split(' ').filter((scope) => scope !== '')),
     backboneUser: stringClaim(payload, 'backbone_user'),
     workstation: stringClaim(payload, 'workstation'),
+    confirmation: confirmationOf(payload.cnf),
   };
+}
+
+/** `cnf` (RFC 7800): a DPoP key's thumbprint or a certificate's; a confirmation this service cannot check refuses the token. */
+function confirmationOf(cnf: unknown): Principal['confirmation'] {
+  if (cnf === undefined) return undefined;
+  const members = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>) : {};
+  const jkt = typeof members.jkt === 'string' && members.jkt !== '' ? members.jkt : undefined;
+  const x5tS256 = typeof members['x5t#S256'] === 'string' && members['x5t#S256'] !== '' ? members['x5t#S256'] : undefined;
+  if (jkt === undefined && x5tS256 === undefined) throw new TokenRejected('The token is bound (cnf) by a method this service cannot check');
+  return { ...(jkt === undefined ? {} : { jkt }), ...(x5tS256 === undefined ? {} : { x5tS256 }) };
 }
 
 function stringClaim(payload: JWTPayload, name: string): string | undefined {

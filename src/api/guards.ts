@@ -8,7 +8,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { Directory, DirectorySnapshot } from '../cache/directory-snapshot.js';
 import type { DirectoryStatus } from '../core/port.js';
-import { TokenRejected, type TokenVerifier } from './bearer-auth.js';
+import { TokenRejected, type Principal, type TokenVerifier } from './bearer-auth.js';
+import type { SenderConstraint, TokenScheme } from './sender-constraint.js';
 import { ApiError } from './error-record.js';
 import type { BusinessRouteConfig } from './request-context.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -39,7 +40,7 @@ const tokenHint = 'get one with POST /realms/{realm}/protocol/openid-connect/tok
 /** What is wrong with the Authorization header, and how to get it right (issue 12: an empty $TOKEN). */
 function authorizationProblem(authorization: string | undefined): string {
   if (authorization === undefined) return `A Bearer token is required: send "Authorization: Bearer <token>"; ${tokenHint}`;
-  if (/^Bearer\s*$/i.test(authorization)) return `The Authorization header has no token after "Bearer" (an empty shell variable such as $TOKEN?); ${tokenHint}`;
+  if (/^(Bearer|DPoP)\s*$/i.test(authorization)) return `The Authorization header has no token after "${authorization.trim()}" (an empty shell variable such as $TOKEN?); ${tokenHint}`;
   return 'The Authorization header is not a Bearer token: send "Authorization: Bearer <token>"';
 }
 
@@ -52,13 +53,14 @@ function authorizationProblem(authorization: string | undefined): string {
 export function authenticate(
   request: FastifyRequest,
   verifier: TokenVerifier,
+  constraint: SenderConstraint,
   directory: DirectorySnapshot,
   config: BusinessRouteConfig,
   limiter: RateLimiter,
 ): Promise<void> | undefined {
-  const token = bearerToken(request);
+  const { scheme, token } = presentedToken(request);
   const cached = rejectedAsInvalidToken(() => verifier.verifyCached(token));
-  if (cached === undefined || limiter.enabled) return authenticateSlowly(request, token, verifier, directory, config, limiter);
+  if (cached === undefined || limiter.enabled || constraint.needed(cached, scheme)) return authenticateSlowly(request, scheme, token, verifier, constraint, directory, config, limiter);
   request.principal = cached;
   if (config.scope !== undefined) requireScope(request, config.scope);
   return checkDirectory(request, directory);
@@ -66,17 +68,23 @@ export function authenticate(
 
 async function authenticateSlowly(
   request: FastifyRequest,
+  scheme: TokenScheme,
   token: string,
   verifier: TokenVerifier,
+  constraint: SenderConstraint,
   directory: DirectorySnapshot,
   config: BusinessRouteConfig,
   limiter: RateLimiter,
 ): Promise<void> {
+  let principal: Principal;
   try {
-    request.principal = await verifier.verify(token);
+    principal = await verifier.verify(token);
   } catch (error) {
     throw invalidTokenError(error);
   }
+  // A sender-constrained token proves its key before anything else is decided (CONTRACT §13).
+  if (constraint.needed(principal, scheme)) await constraint.check(request, principal, scheme, token);
+  request.principal = principal;
   const allowance = await limiter.take(request.principal.clientKey);
   if (!allowance.allowed) {
     throw new ApiError(E.tooManyRequests, `Too many requests from client ${request.principal.clientId}; retry after ${allowance.retryAfterSeconds} s`, {
@@ -87,8 +95,8 @@ async function authenticateSlowly(
   await checkDirectory(request, directory);
 }
 
-/** The Bearer token of the request, or the 400/401 that says what is wrong with its Authorization header. */
-function bearerToken(request: FastifyRequest): string {
+/** The token of the request and its scheme (Bearer, or DPoP: CONTRACT §13), or the 400/401 that says what is wrong with its Authorization header. */
+function presentedToken(request: FastifyRequest): { scheme: TokenScheme; token: string } {
   // Node keeps the first of two Authorization headers and drops the other: count them in the raw
   // headers. RFC 6750 §3.1: a request with more than one credential is an invalid_request.
   if (authorizationHeaderCount(request.raw.rawHeaders) > 1) {
@@ -96,8 +104,8 @@ function bearerToken(request: FastifyRequest): string {
     throw new ApiError(E.multipleAuthorizationHeaders, message, { 'WWW-Authenticate': bearerChallenge('invalid_request', message) });
   }
   const authorization = request.headers.authorization;
-  const match = authorization === undefined ? null : /^Bearer\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
-  if (!match?.[1]) {
+  const match = authorization === undefined ? null : /^(Bearer|DPoP)\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
+  if (!match?.[2]) {
     const message = authorizationProblem(authorization);
     // RFC 6750 §3.1: no error code when the client sent no Bearer credentials at all.
     const bearerAttempt = authorization !== undefined && /^Bearer\b/i.test(authorization);
@@ -105,7 +113,7 @@ function bearerToken(request: FastifyRequest): string {
       'WWW-Authenticate': bearerAttempt ? bearerChallenge('invalid_request', message) : `Bearer realm="${realmName}"`,
     });
   }
-  return match[1];
+  return { scheme: match[1]?.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: match[2] };
 }
 
 function rejectedAsInvalidToken<T>(verify: () => T): T {

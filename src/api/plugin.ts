@@ -2,6 +2,7 @@
  * The business API (`/v1/...`): guards, error records, routes. HTTP concerns only; the rules
  * live in the core, the guarantees (correlation, audit, 202) in the operation runner.
  */
+import type { SenderConstraint } from './sender-constraint.js';
 import type { Clock } from '../core/clock.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
@@ -46,6 +47,8 @@ export interface BusinessApiOptions {
   clock: Clock;
   core: CoreBankingPort;
   verifier: TokenVerifier;
+  /** DPoP- and certificate-bound tokens' checks (CONTRACT §13). */
+  constraint: SenderConstraint;
   runner: OperationRunner;
   /** Audit records of refused requests, written in batches. */
   refusals: RefusalAudit;
@@ -72,7 +75,7 @@ export const sharedSchemas = [
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
-  const { store, clock, core, verifier, runner, refusals, limiter } = options;
+  const { store, clock, core, verifier, constraint, runner, refusals, limiter } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
   // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
@@ -105,7 +108,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     if (!config) return done();
     let pending: Promise<void> | undefined;
     try {
-      pending = authenticate(request, verifier, directory, config, limiter);
+      pending = authenticate(request, verifier, constraint, directory, config, limiter);
       if (pending === undefined) requireValidCorrelation(request);
     } catch (error) {
       return done(error as FastifyError);

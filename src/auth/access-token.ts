@@ -10,6 +10,8 @@ export interface TokenSubject {
   scopes: string[];
   /** Set only when a user is associated with the request (SPEC: Endpoints §1). */
   user?: { backboneUser: string; workstation: string };
+  /** The key the token is bound to (`cnf`, CONTRACT §13): a DPoP key's thumbprint or the TLS client certificate's. */
+  confirmation?: { jkt: string } | { x5tS256: string };
 }
 
 export interface IssuedToken {
@@ -29,7 +31,7 @@ export async function signAccessToken(
   // A token is never issued before the realm's not-before, so it is never born revoked.
   const issuedAt = Math.max(nowSeconds, realm.not_before);
   const expiresAt = issuedAt + realm.lifespan_seconds;
-  const { client, scopes, user } = subject;
+  const { client, scopes, user, confirmation } = subject;
   const claims: Record<string, unknown> = {
     typ: 'Bearer',
     azp: client.clientId,
@@ -41,6 +43,7 @@ export async function signAccessToken(
     claims.backbone_user = user.backboneUser;
     claims.workstation = user.workstation;
   }
+  if (confirmation) claims.cnf = 'jkt' in confirmation ? { jkt: confirmation.jkt } : { 'x5t#S256': confirmation.x5tS256 };
   const payload = {
     ...claims,
     iss: issuer,

@@ -7,6 +7,9 @@ import type { Store } from '../store/connect.js';
 import type { AuthSnapshot } from './auth-snapshot.js';
 import type { AuthFailureLimiter } from './failure-limit.js';
 import type { Keyring } from './keyring.js';
+import type { ReplayRecord } from './replay-record.js';
+import type { DpopNonces } from './dpop-nonce.js';
+import type { ClientCertificates } from './client-certificates.js';
 
 export interface AuthContext {
   readonly store: Store;
@@ -19,4 +22,10 @@ export interface AuthContext {
   readonly authFailures: AuthFailureLimiter;
   /** `{public auth_url}/realms/{realm}`: the tokens' `iss` and the discovery document's issuer. */
   issuer(realm: string): string;
+  /** Client assertions' and DPoP proofs' uses, shared by every instance (CONTRACT §13). */
+  readonly replay: ReplayRecord;
+  /** DPoP server nonces, the same on every instance. */
+  readonly dpopNonces: DpopNonces;
+  /** Requests' TLS client certificates (RFC 8705); absent: the service takes none. */
+  readonly clientCertificates?: ClientCertificates | undefined;
 }

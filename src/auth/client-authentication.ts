@@ -1,29 +1,57 @@
 /**
- * Client authentication at the token and introspection endpoints: `client_secret_post` (form
- * fields) or `client_secret_basic` (RFC 6749 §2.3.1), never both at once.
+ * Client authentication at the token and introspection endpoints, one method per request and per
+ * client (CONTRACT §2, §13): a secret (`client_secret_post` in the form or `client_secret_basic`
+ * in the Authorization header), a client assertion (`private_key_jwt`), or the TLS client
+ * certificate (`tls_client_auth`). The method presented must be the client's own: a
+ * `private_key_jwt` client sending a secret is refused like a wrong secret.
  */
 import type { Client } from '../store/clients.js';
+import type { Realm } from '../store/realms.js';
 import type { AuthContext } from './auth-context.js';
+import { AssertionRejected, clientAssertionType, verifyClientAssertion } from './client-assertion.js';
+import { usesSecret, type RealmProfile } from './client-metadata.js';
 import { verifyClientSecret } from './client-secret.js';
 import { formValue, type FormParameters } from './form-body.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
+import type { ReplayMark } from './replay-record.js';
+import { sameDistinguishedName, type ClientCertificate } from './client-certificate.js';
 
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post';
+/** How the request presents its client. */
+export type PresentedMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'tls_client_auth';
 
-interface PresentedCredentials {
-  method: ClientAuthMethod;
-  clientId: string | undefined;
-  secret: string | undefined;
+type PresentedCredentials =
+  | { method: 'client_secret_basic' | 'client_secret_post'; clientId: string | undefined; secret: string | undefined }
+  | { method: 'private_key_jwt'; clientId: string | undefined; assertion: string }
+  | { method: 'tls_client_auth'; clientId: string | undefined; certificate: ClientCertificate };
+
+/** What an endpoint hands over of its request. */
+export interface ClientRequest {
+  authorization: string | undefined;
+  sourceAddress: string;
+  /** The verified TLS client certificate of the connection (or of the trusted proxy's header). */
+  clientCertificate?: ClientCertificate | undefined;
 }
 
 /** Same answer for every cause, as Keycloak and oidc-provider do: the cause goes to the log. */
 const invalidClientDescription = 'Invalid client or Invalid client credentials';
 
-export function presentedCredentials(realm: string, authorization: string | undefined, form: FormParameters): PresentedCredentials {
-  const basic = parseBasic(authorization);
+export function presentedCredentials(realm: string, request: ClientRequest, form: FormParameters): PresentedCredentials {
+  const basic = parseBasic(request.authorization);
   const formId = formValue(form, 'client_id');
   const formSecret = form.get('client_secret');
-  if (basic === undefined) return { method: 'client_secret_post', clientId: formId, secret: formSecret };
+  const assertionType = form.get('client_assertion_type');
+  const assertion = form.get('client_assertion');
+  if (assertionType !== undefined || assertion !== undefined) {
+    // A secret beside the assertion is a second method: refused as the client's failure (CONTRACT §13).
+    if (basic !== undefined || formSecret !== undefined) throw failed('private_key_jwt', 'a client assertion and a secret in one request (one method per client)', realm);
+    if (assertionType !== clientAssertionType) throw failed('private_key_jwt', `client_assertion_type must be ${clientAssertionType}`, realm);
+    if (assertion === undefined || assertion === '') throw failed('private_key_jwt', 'client_assertion_type without a client_assertion', realm);
+    return { method: 'private_key_jwt', clientId: formId ?? assertionIssuer(assertion), assertion };
+  }
+  if (basic === undefined) {
+    if (formSecret === undefined && request.clientCertificate !== undefined) return { method: 'tls_client_auth', clientId: formId, certificate: request.clientCertificate };
+    return { method: 'client_secret_post', clientId: formId, secret: formSecret };
+  }
   if (formSecret !== undefined) {
     throw invalidRequest('Client credentials were sent both in the Authorization header and in the form: use one method');
   }
@@ -36,45 +64,104 @@ export function presentedCredentials(realm: string, authorization: string | unde
 
 /**
  * Client authentication of a token or introspection request, under the failed-authentication
- * limit of its realm, presented client id and source address (failure-limit.ts).
+ * limit of its realm, presented client id and source address (failure-limit.ts). `settle` runs
+ * once the credentials are verified, before an assertion's use is recorded: the endpoint's own
+ * checks of the client (its grant, scopes, token binding), so that a request they refuse leaves
+ * the assertion's `jti` unused.
  */
 export function authenticateRequestClient(
   ctx: AuthContext,
-  realm: string,
-  request: { authorization: string | undefined; sourceAddress: string },
+  realm: Realm,
+  endpointUrl: string,
+  request: ClientRequest,
   form: FormParameters,
+  settle: (client: Client) => void = () => {},
 ): Promise<Client> {
-  const credentials = presentedCredentials(realm, request.authorization, form);
-  const attempt = { realm, clientId: credentials.clientId ?? '', sourceAddress: request.sourceAddress };
-  return ctx.authFailures.guard(attempt, () => authenticateClient((id, fresh) => ctx.snapshot.client(realm, id, fresh), realm, ctx.secretHashKey, credentials));
+  const credentials = presentedCredentials(realm.name, request, form);
+  const attempt = { realm: realm.name, clientId: credentials.clientId ?? '', sourceAddress: request.sourceAddress };
+  return ctx.authFailures.guard(attempt, async () => {
+    const { client, replay } = await authenticateClient(ctx, realm, endpointUrl, credentials);
+    settle(client);
+    if (replay !== undefined && !(await ctx.replay.firstUse(replay))) throw failed(credentials.method, `client ${client.clientId} replayed a client assertion (its jti was used before)`, realm.name);
+    return client;
+  });
 }
 
-export async function authenticateClient(
-  /** The realm's client of that id: from the auth snapshot, or `fresh` from the store. */
-  clientOf: (clientId: string, fresh: boolean) => Promise<Client | undefined>,
-  realm: string,
+async function authenticateClient(ctx: AuthContext, realm: Realm, endpointUrl: string, credentials: PresentedCredentials): Promise<{ client: Client; replay?: ReplayMark }> {
+  const { method, clientId } = credentials;
+  if (clientId === undefined) throw failed(method, 'no client_id', realm.name);
+  const clientOf = (fresh: boolean) => ctx.snapshot.client(realm.name, clientId, fresh);
+  if (credentials.method === 'client_secret_basic' || credentials.method === 'client_secret_post') {
+    return { client: await authenticateBySecret(clientOf, ctx.secretHashKey, realm.name, credentials.method, clientId, credentials.secret) };
+  }
+  // No secret to compare: a client that is not there, or not yet in the snapshot, is read afresh.
+  const client = (await clientOf(false)) ?? (await clientOf(true));
+  if (!client) throw failed(method, `unknown client ${JSON.stringify(clientId)}`, realm.name);
+  if (client.authentication.method !== method) throw failed(method, `client ${clientId} authenticates with ${client.authentication.method}, not ${method}`, realm.name);
+  if (!client.enabled) throw failed(method, `client ${clientId} is disabled`, realm.name);
+  if (credentials.method === 'tls_client_auth') {
+    const expected = client.authentication.tlsSubjectDn ?? '';
+    if (!sameDistinguishedName(credentials.certificate.subjectDn, expected)) {
+      throw failed(method, `client ${clientId}'s certificate subject ${JSON.stringify(credentials.certificate.subjectDn)} is not ${JSON.stringify(expected)}`, realm.name);
+    }
+    return { client };
+  }
+  const jwks = client.authentication.jwks;
+  if (jwks === null) throw failed(method, `client ${clientId} has no registered keys`, realm.name);
+  const { assertion } = credentials as Extract<PresentedCredentials, { method: 'private_key_jwt' }>;
+  try {
+    const { replay } = await verifyClientAssertion(
+      assertion,
+      { clientId, jwks: jwks as never, profile: realm.profile as RealmProfile | null, issuer: ctx.issuer(realm.name), endpointUrls: [endpointUrl, ctx.issuer(realm.name) + tokenPath] },
+      ctx.clock,
+    );
+    return { client, replay };
+  } catch (error) {
+    if (error instanceof AssertionRejected) throw failed(method, `client ${clientId}: ${error.message}`, realm.name);
+    throw error;
+  }
+}
+
+const tokenPath = '/protocol/openid-connect/token';
+
+/** A secret: the HMAC runs even for an unknown client, so that timing does not tell clients apart. */
+async function authenticateBySecret(
+  clientOf: (fresh: boolean) => Promise<Client | undefined>,
   hashKey: Buffer,
-  credentials: PresentedCredentials,
+  realm: string,
+  method: 'client_secret_basic' | 'client_secret_post',
+  clientId: string,
+  secret: string | undefined,
 ): Promise<Client> {
-  const { method, clientId, secret } = credentials;
-  if (clientId === undefined) throw failed(method, 'no client_id', realm);
   // A snapshot that would refuse is read again: a client just created, enabled or given a new
-  // secret is accepted at once. The HMAC runs even for an unknown client so that timing does not
-  // tell clients apart.
-  const snapshot = await clientOf(clientId, false);
-  const accepted = verifyClientSecret(hashKey, secret ?? '', snapshot?.secretHash) && snapshot?.enabled === true && secret !== undefined;
-  const client = accepted ? snapshot : await clientOf(clientId, true);
+  // secret is accepted at once.
+  const snapshot = await clientOf(false);
+  const accepted = verifyClientSecret(hashKey, secret ?? '', snapshot?.secretHash) && snapshot?.enabled === true && secret !== undefined && usesSecret(snapshot.authentication.method);
+  const client = accepted ? snapshot : await clientOf(true);
   const secretMatches = accepted || verifyClientSecret(hashKey, secret ?? '', client?.secretHash);
   if (!client) throw failed(method, `unknown client ${JSON.stringify(clientId)}`, realm);
+  if (!usesSecret(client.authentication.method)) throw failed(method, `client ${clientId} authenticates with ${client.authentication.method}, not a secret`, realm);
   if (secret === undefined) throw failed(method, `client ${clientId} sent no secret`, realm);
   if (!secretMatches) throw failed(method, `wrong secret for client ${clientId}`, realm);
   if (!client.enabled) throw failed(method, `client ${clientId} is disabled`, realm);
   return client;
 }
 
-function failed(method: ClientAuthMethod, logDetail: string, realm?: string): OAuthError {
+function failed(method: PresentedMethod, logDetail: string, realm?: string): OAuthError {
   const headers: Record<string, string> = method === 'client_secret_basic' ? { 'WWW-Authenticate': `Basic realm="${realm ?? ''}"` } : {};
   return new OAuthError(401, 'invalid_client', invalidClientDescription, headers, logDetail);
+}
+
+/** The unverified `iss` of an assertion sent without client_id: whose failure it counts as. */
+function assertionIssuer(assertion: string): string | undefined {
+  const payload = assertion.split('.')[1];
+  if (payload === undefined || payload.length > 8_192) return undefined;
+  try {
+    const iss = (JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { iss?: unknown }).iss;
+    return typeof iss === 'string' ? iss : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** undefined: no Basic header; null: a Basic header that cannot be decoded. */

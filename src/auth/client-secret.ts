@@ -11,6 +11,9 @@ export function generateClientSecret(): string {
   return randomBytes(generatedSecretBytes).toString('base64url');
 }
 
+/** The stored hash of a client without a secret (private_key_jwt, tls_client_auth): no secret's hash is empty, so none matches. */
+export const noSecretHash = '';
+
 export function hashClientSecret(hashKey: Buffer, secret: string): string {
   return createHmac('sha256', hashKey).update(secret, 'utf8').digest('hex');
 }

@@ -11,18 +11,20 @@ import type { AuthContext } from './auth-context.js';
 import { authenticateRequestClient } from './client-authentication.js';
 import { formValue, parseFormBody } from './form-body.js';
 import { invalidRequest } from './oauth-error.js';
-import type { TokenRequest } from './token-endpoint.js';
+import { tokenEndpointUrl, type TokenRequest } from './token-endpoint.js';
 
-export type IntrospectionResponse = { active: false } | ({ active: true; token_type: 'Bearer' } & JWTPayload);
+export type IntrospectionResponse = { active: false } | ({ active: true; token_type: 'Bearer' | 'DPoP' } & JWTPayload);
 
 export async function handleIntrospection(ctx: AuthContext, realm: Realm, request: TokenRequest): Promise<IntrospectionResponse> {
   const form = parseFormBody(request.contentType, request.body);
-  await authenticateRequestClient(ctx, realm.name, request, form);
+  await authenticateRequestClient(ctx, realm, `${tokenEndpointUrl(ctx, realm)}/introspect`, request, form);
   const token = formValue(form, 'token');
   if (token === undefined) throw invalidRequest('Missing form parameter: token');
   const payload = await verifyRealmToken(ctx, realm, token);
   if (!payload) return { active: false };
-  return { ...payload, active: true, token_type: 'Bearer' };
+  // CONTRACT §13: a DPoP-bound token (`cnf.jkt`) is of type DPoP; `cnf` is the token's own claim.
+  const cnf = payload.cnf as { jkt?: unknown } | undefined;
+  return { ...payload, active: true, token_type: typeof cnf?.jkt === 'string' ? 'DPoP' : 'Bearer' };
 }
 
 /** The payload of a token this realm issued and still honours, or undefined. */

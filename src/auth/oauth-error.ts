@@ -13,7 +13,10 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'invalid_scope'
   | 'temporarily_unavailable'
-  | 'not_found';
+  | 'not_found'
+  /** RFC 9449 §5, §8: a DPoP proof refused, or one without the server's current nonce. */
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
 export class OAuthError extends ExpectedError {
   constructor(

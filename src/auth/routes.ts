@@ -43,14 +43,14 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
     // From the snapshot (at most a second old): a key rotated meanwhile stays published until the
     // tokens it signs expire, and a not-before is set to "now", so no token is born revoked.
     const realm = await realmOf(ctx, request);
-    const response = await handleTokenRequest(ctx, realm, tokenRequestOf(request));
+    const response = await handleTokenRequest(ctx, realm, tokenRequestOf(ctx, request));
     return reply.send(response);
   });
 
   app.post<RealmRoute>('/realms/:realm/protocol/openid-connect/token/introspect', { onRequest: noStore, schema: introspectionRouteSchema, ...documentationOnly }, async (request, reply) => {
     // Read afresh: "active" reflects the realm's keys and not-before as stored now.
     const realm = await realmOf(ctx, request, true);
-    return reply.send(await handleIntrospection(ctx, realm, tokenRequestOf(request)));
+    return reply.send(await handleIntrospection(ctx, realm, tokenRequestOf(ctx, request)));
   });
 
   app.get<RealmRoute>('/realms/:realm/protocol/openid-connect/certs', { schema: jwksRouteSchema, ...documentationOnly }, async (request, reply) => {
@@ -62,7 +62,7 @@ export async function authRoutes(app: FastifyInstance, options: { ctx: AuthConte
 
   app.get<RealmRoute>('/realms/:realm/.well-known/openid-configuration', { schema: discoveryRouteSchema, ...documentationOnly }, async (request, reply) => {
     const realm = await realmOf(ctx, request);
-    return reply.send(discoveryDocument(ctx.issuer(realm.name)));
+    return reply.send(discoveryDocument(ctx.issuer(realm.name), { profile: realm.profile, clientCertificates: ctx.clientCertificates !== undefined }));
   });
 }
 
@@ -74,13 +74,15 @@ async function realmOf(ctx: AuthContext, request: RealmRequest, fresh = false): 
   return realm;
 }
 
-function tokenRequestOf(request: FastifyRequest): TokenRequest {
+function tokenRequestOf(ctx: AuthContext, request: FastifyRequest): TokenRequest {
   return {
     contentType: request.headers['content-type'],
     authorization: request.headers.authorization,
     body: request.body,
+    rawHeaders: request.raw.rawHeaders,
     // trustProxy is off: this is the TCP peer, which a caller cannot forge with a header.
     sourceAddress: request.ip,
+    clientCertificate: ctx.clientCertificates?.of(request.raw),
   };
 }
 

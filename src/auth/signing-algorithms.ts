@@ -2,7 +2,8 @@
  * The algorithms a realm's tokens are signed with, and a new realm's settings. A module of its own,
  * importing nothing, so that `coregate realms ...` checks a flag without loading jose.
  */
-export const signingAlgorithms = ['RS256', 'ES256', 'EdDSA'] as const;
+/** PS256 in every realm (CONTRACT §13); a `fapi2` realm's are PS256, ES256 and EdDSA (client-metadata.ts). */
+export const signingAlgorithms = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlgorithm = (typeof signingAlgorithms)[number];
 
 export function isSigningAlgorithm(value: string): value is SigningAlgorithm {

@@ -9,7 +9,9 @@ import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
 import { signAccessToken, type TokenSubject } from './access-token.js';
 import type { AuthContext } from './auth-context.js';
-import { authenticateRequestClient } from './client-authentication.js';
+import { authenticateRequestClient, type ClientRequest } from './client-authentication.js';
+import { requiresDpop, type RealmProfile } from './client-metadata.js';
+import { DpopProofRejected, singleProof, verifyDpopProof, type VerifiedProof } from './dpop-proof.js';
 import { formValue, parseFormBody, type FormParameters } from './form-body.js';
 import { knownOAuthGrants, supportedGrants } from './grants.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
@@ -17,32 +19,50 @@ import { OAuthError, invalidRequest } from './oauth-error.js';
 /** SPEC fixes no limit; a login or terminal id longer than this is a malformed request. */
 export const userParameterCharsMax = 128;
 
-export interface TokenRequest {
+export interface TokenRequest extends ClientRequest {
   contentType: string | undefined;
-  authorization: string | undefined;
   body: unknown;
-  /** The connection's peer address: the failed-authentication limit counts per address. */
-  sourceAddress: string;
+  /** The request's raw headers, name and value in turn: its DPoP proof (one header at most). */
+  rawHeaders: readonly string[];
 }
 
 export interface TokenResponse {
   access_token: string;
   expires_in: number;
   refresh_expires_in: 0;
-  token_type: 'Bearer';
+  /** `DPoP` when the token is bound to the proof's key (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP';
   'not-before-policy': number;
   scope: string;
+}
+
+/** The token endpoint's public URL: the `htu` of its DPoP proofs, an audience of client assertions. */
+export function tokenEndpointUrl(ctx: AuthContext, realm: Realm): string {
+  return `${ctx.issuer(realm.name)}/protocol/openid-connect/token`;
 }
 
 export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request: TokenRequest): Promise<TokenResponse> {
   const form = parseFormBody(request.contentType, request.body);
   const grantType = requireGrantType(form);
-  const client = await authenticateRequestClient(ctx, realm.name, request, form);
-  checkGrantAllowed(client, grantType);
-  const scopes = grantedScopes(client, formValue(form, 'scope'));
-  const subject: TokenSubject = { client, scopes };
-  const user = associatedUser(client, form);
-  if (user) subject.user = user;
+  const endpointUrl = tokenEndpointUrl(ctx, realm);
+  // The proof first (its checks need no client): a bad one is refused before the client's
+  // assertion is used, and its use is recorded only once the request is granted.
+  const proof = await tokenProof(ctx, realm, endpointUrl, request.rawHeaders);
+  let subject: TokenSubject | undefined;
+  const client = await authenticateRequestClient(ctx, realm, endpointUrl, request, form, (authenticated) => {
+    checkGrantAllowed(authenticated, grantType);
+    subject = { client: authenticated, scopes: grantedScopes(authenticated, formValue(form, 'scope')) };
+    const user = associatedUser(authenticated, form);
+    if (user) subject.user = user;
+    checkBinding(realm, authenticated, proof, request);
+  });
+  if (subject === undefined) throw new Error('the client was authenticated without its checks');
+  if (proof !== undefined) {
+    if (!(await ctx.replay.firstUse(proof.replay))) throw invalidProof('The DPoP proof was used before (its jti)');
+    subject.confirmation = { jkt: proof.jkt };
+  } else if (client.authentication.certificateBound && request.clientCertificate !== undefined) {
+    subject.confirmation = { x5tS256: request.clientCertificate.thumbprint };
+  }
 
   const key = await ctx.keyring.activeKey(realm);
   const nowSeconds = epochSecondsOf(ctx.clock);
@@ -51,10 +71,41 @@ export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request
     access_token: token.jwt,
     expires_in: token.expiresAt - nowSeconds,
     refresh_expires_in: 0,
-    token_type: 'Bearer',
+    token_type: proof === undefined ? 'Bearer' : 'DPoP',
     'not-before-policy': realm.not_before,
-    scope: scopes.join(' '),
+    scope: subject.scopes.join(' '),
   };
+}
+
+/** The request's DPoP proof, verified (not yet recorded); a realm that asks for nonces gets `use_dpop_nonce` without its current one. */
+async function tokenProof(ctx: AuthContext, realm: Realm, endpointUrl: string, rawHeaders: readonly string[]): Promise<VerifiedProof | undefined> {
+  try {
+    const proof = singleProof(rawHeaders);
+    if (proof === undefined) return undefined;
+    const nonces = realm.dpop_nonce === 1 ? { acceptsNonce: (nonce: string | undefined) => ctx.dpopNonces.accepts(realm.name, nonce) } : {};
+    return await verifyDpopProof(proof, { method: 'POST', url: endpointUrl, ...nonces }, ctx.clock);
+  } catch (error) {
+    if (!(error instanceof DpopProofRejected)) throw error;
+    if (error.useNonce) {
+      throw new OAuthError(400, 'use_dpop_nonce', `${error.message}: send the nonce of the DPoP-Nonce header`, { 'DPoP-Nonce': ctx.dpopNonces.current(realm.name) });
+    }
+    throw invalidProof(error.message);
+  }
+}
+
+/** CONTRACT §13: a client whose tokens must be DPoP-bound sends a proof; a certificate-bound one its certificate. */
+function checkBinding(realm: Realm, client: Client, proof: VerifiedProof | undefined, request: TokenRequest): void {
+  const profile = realm.profile as RealmProfile | null;
+  if (proof === undefined && requiresDpop(profile, client.authentication)) {
+    throw invalidProof(`Client ${client.clientId} receives DPoP-bound tokens only: send a DPoP proof (RFC 9449) in the DPoP header`);
+  }
+  if (proof === undefined && client.authentication.certificateBound && request.clientCertificate === undefined) {
+    throw invalidRequest(`Client ${client.clientId} receives certificate-bound tokens only: connect with its TLS client certificate`);
+  }
+}
+
+function invalidProof(description: string): OAuthError {
+  return new OAuthError(400, 'invalid_dpop_proof', description);
 }
 
 function requireGrantType(form: FormParameters): string {

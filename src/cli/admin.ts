@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock/system-clock.js';
 import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
-import { isSigningAlgorithm, realmDefaults, type SigningAlgorithm } from '../auth/signing-algorithms.js';
+import { isSigningAlgorithm, realmDefaults, signingAlgorithms, type SigningAlgorithm } from '../auth/signing-algorithms.js';
+import { secretClient } from '../auth/client-metadata.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import { insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
 import { openStore, type Store } from '../store/connect.js';
@@ -102,6 +103,7 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
       defaultWorkstation: flags.defaultWorkstation ?? null,
       createdAt: now,
       updatedAt: now,
+      authentication: secretClient,
     });
     if (!inserted) throw new CommandError(`Client "${flags.clientId}" already exists in realm "${flags.realm}"`);
     return { clientId: flags.clientId, secret, created };
@@ -172,7 +174,7 @@ export async function describeClients(flags: StoreFlags & { realm: string }) {
 }
 
 export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: string }): Promise<string> {
-  if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
+  if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError(`--alg must be ${signingAlgorithms.join(', ')}`);
   return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
     const { rotateSigningKey } = await keyring();
@@ -212,7 +214,7 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
   const lifespan = Number(flags.lifespan ?? realmDefaults.lifespanSeconds);
   if (!Number.isInteger(lifespan) || lifespan < 30 || lifespan > 86_400) throw new CommandError(`--lifespan must be whole seconds from 30 to 86400, got "${flags.lifespan}"`);
   const alg = flags.alg ?? realmDefaults.signingAlg;
-  if (!isSigningAlgorithm(alg)) throw new CommandError('--alg must be RS256, ES256 or EdDSA');
+  if (!isSigningAlgorithm(alg)) throw new CommandError(`--alg must be ${signingAlgorithms.join(', ')}`);
   return withSealingStore(flags, async (store, vault) => {
     if (await findRealm(store.db, flags.realm)) throw new CommandError(`Realm "${flags.realm}" already exists`);
     await insertRealmIfMissing(store.db, {
@@ -223,6 +225,8 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
       not_before: 0,
       key_generation: 0,
       created_at: new Date().toISOString(),
+      profile: null,
+      dpop_nonce: 0,
     });
     const stored = await findRealm(store.db, flags.realm);
     if (stored) await (await keyring()).ensureSigningKey(store.db, vault, stored, systemClock.now());

@@ -49,7 +49,8 @@ export const errorCatalogue = {
   maturityAfterFinalMaturity: entry('ML', 400, 13, 'MATURITY_AFTER_FACILITY_FINAL_MATURITY', 'loanMaturityDate is after the facility\'s final maturity date.'),
   // 401 / 403
   missingToken: entry('both', 401, 1, 'MISSING_TOKEN', 'No Bearer token in the Authorization header.'),
-  invalidToken: entry('both', 401, 2, 'INVALID_TOKEN', 'The token is malformed, expired, not yet valid, revoked (realm not-before), badly signed, or from an untrusted issuer or audience.'),
+  invalidToken: entry('both', 401, 2, 'INVALID_TOKEN', 'The token is malformed, expired, not yet valid, revoked (realm not-before), badly signed, or from an untrusted issuer or audience; or it is sender-constrained and sent the wrong way (a DPoP-bound token as Bearer, an unbound one as DPoP, a certificate-bound one without its TLS client certificate).'),
+  invalidDpopProof: entry('both', 401, 3, 'INVALID_DPOP_PROOF', 'The DPoP proof of a DPoP-bound token is missing, malformed, not for this request (htm, htu, ath), too old or in the future, signed by another key than the token\'s cnf.jkt, sent twice (two DPoP headers), or used before (CONTRACT §13).'),
   insufficientScope: entry('both', 403, 1, 'INSUFFICIENT_SCOPE', 'The token lacks the operation\'s scope.'),
   userNotAuthorized: entry('both', 403, 2, 'USER_NOT_AUTHORIZED', 'The token\'s backbone_user is not an active user of the core\'s directory.'),
   workstationNotAuthorized: entry('both', 403, 3, 'WORKSTATION_NOT_AUTHORIZED', 'The token\'s workstation is not an active workstation of the core\'s directory.'),

@@ -9,6 +9,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isCalendarDate } from '../core/calendar-date.js';
 import { currencyExponent } from '../core/currencies.js';
 import { parseAmount } from '../core/money.js';
+import { clientMetadataProblem, realmAlgorithmProblem, realmProfiles, tokenEndpointAuthMethods, type ClientAuthentication } from '../auth/client-metadata.js';
+import { realmDefaults, signingAlgorithms } from '../auth/signing-algorithms.js';
 
 const Identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });
 const IsoDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'YYYY-MM-DD' });
@@ -17,9 +19,18 @@ const Amount = Type.Number({ minimum: 0 });
 const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$' });
 const ScopeToken = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', description: 'RFC 6749 scope-token' });
 
+/** A public JWK (RFC 7517): its members are checked by the rules of CONTRACT §13 (client-metadata.ts). */
+const PublicJwk = Type.Object({ kty: Type.String({ minLength: 1, maxLength: 16 }) }, { additionalProperties: true });
+
 export const SandboxClient = Type.Object({
   clientId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }),
-  secret: Type.String({ minLength: 16, maxLength: 512 }),
+  /** Required for the secret methods; absent for private_key_jwt and tls_client_auth (CONTRACT §13). */
+  secret: Type.Optional(Type.String({ minLength: 16, maxLength: 512 })),
+  tokenEndpointAuthMethod: Type.Optional(Type.Union(tokenEndpointAuthMethods.map((method) => Type.Literal(method)))),
+  jwks: Type.Optional(Type.Object({ keys: Type.Array(PublicJwk, { maxItems: 16 }) })),
+  tlsClientAuthSubjectDn: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  dpopBoundAccessTokens: Type.Optional(Type.Boolean()),
+  tlsClientCertificateBoundAccessTokens: Type.Optional(Type.Boolean()),
   enabled: Type.Optional(Type.Boolean({ default: true })),
   grants: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   scopes: Type.Array(ScopeToken),
@@ -31,7 +42,11 @@ export const SandboxRealm = Type.Object({
   name: Type.String({ pattern: '^[A-Za-z0-9._-]{1,64}$' }),
   accessTokenLifespanSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
   audience: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
-  signatureAlgorithm: Type.Optional(Type.Union([Type.Literal('RS256'), Type.Literal('ES256'), Type.Literal('EdDSA')])),
+  signatureAlgorithm: Type.Optional(Type.Union(signingAlgorithms.map((alg) => Type.Literal(alg)))),
+  /** `fapi2`: strong client authentication and sender-constrained tokens only (CONTRACT §13). */
+  profile: Type.Optional(Type.Union(realmProfiles.map((profile) => Type.Literal(profile)))),
+  /** DPoP proofs at the token endpoint need a server nonce (RFC 9449 §8). */
+  dpopNonce: Type.Optional(Type.Boolean()),
   clients: Type.Optional(Type.Array(SandboxClient)),
 });
 
@@ -183,6 +198,7 @@ export function parseSandboxData(value: unknown, file = 'data file'): SandboxDat
   (data.realms ?? []).forEach((realm, index) =>
     checkUnique(file, `realms[${index}].clients`, (realm.clients ?? []).map((c) => c.clientId), 'clientId'),
   );
+  checkClientMetadata(data, file);
   checkUnique(file, 'users', (data.users ?? []).map((u) => u.login), 'login');
   checkUnique(file, 'workstations', (data.workstations ?? []).map((w) => w.id), 'id');
   checkUnique(file, 'customers', (data.customers ?? []).map((c) => c.customerReference), 'customerReference');
@@ -242,6 +258,35 @@ function checkMoneyAndOwners(data: SandboxData, file: string): void {
       if (installment.amountPaid !== undefined) exact(`merchandisingLoans[${i}].installments[${j}].amountPaid`, installment.amountPaid, loan.currency);
     });
     checkUnique(file, `merchandisingLoans[${i}].installments`, loan.installments.map((inst) => String(inst.sequence)), 'sequence');
+  });
+}
+
+/** A data file client's authentication and binding (CONTRACT §13): the file's names, as the store keeps them. */
+export function clientAuthenticationOf(client: SandboxClientData): ClientAuthentication {
+  return {
+    method: client.tokenEndpointAuthMethod ?? 'client_secret_basic',
+    jwks: client.jwks ?? null,
+    tlsSubjectDn: client.tlsClientAuthSubjectDn ?? null,
+    dpopBound: client.dpopBoundAccessTokens ?? false,
+    certificateBound: client.tlsClientCertificateBoundAccessTokens ?? false,
+  };
+}
+
+/** The algorithm a realm of the file signs with: its own, else PS256 in a `fapi2` realm, else the default. */
+export function realmSigningAlgorithm(realm: SandboxRealmData): string {
+  return realm.signatureAlgorithm ?? (realm.profile === 'fapi2' ? 'PS256' : realmDefaults.signingAlg);
+}
+
+/** CONTRACT §13: each client's one authentication method, and a `fapi2` realm's rules, named by field. */
+function checkClientMetadata(data: SandboxData, file: string): void {
+  (data.realms ?? []).forEach((realm, i) => {
+    const profile = realm.profile ?? null;
+    const algorithm = realmAlgorithmProblem(profile, realmSigningAlgorithm(realm));
+    if (algorithm) throw new DataFileError(file, `realms[${i}].${algorithm.field}`, algorithm.message);
+    (realm.clients ?? []).forEach((client, j) => {
+      const problem = clientMetadataProblem(profile, clientAuthenticationOf(client), client.secret !== undefined);
+      if (problem) throw new DataFileError(file, `realms[${i}].clients[${j}].${problem.field}`, problem.message);
+    });
   });
 }
 

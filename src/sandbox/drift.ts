@@ -10,7 +10,7 @@ import { listClients } from '../store/clients.js';
 import type { Queryable } from '../store/realms.js';
 import { coreTablesOf } from '../reference-core/storage/core-db.js';
 import { differing, driftCollector, findCoreDrift, type Drift } from '../reference-core/storage/core-drift.js';
-import type { SandboxData } from './data-file.js';
+import { clientAuthenticationOf, type SandboxData } from './data-file.js';
 
 export type { Drift } from '../reference-core/storage/core-drift.js';
 
@@ -35,13 +35,16 @@ export async function findDrift(db: Queryable, data: SandboxData, secretHashKey:
     add('realms', realm.name, differing([
       ['audience', realm.audience !== undefined && realm.audience !== stored.audience],
       ['accessTokenLifespanSeconds', realm.accessTokenLifespanSeconds !== undefined && realm.accessTokenLifespanSeconds !== Number(stored.lifespan_seconds)],
+      ['profile', (realm.profile ?? null) !== stored.profile],
+      ['dpopNonce', (realm.dpopNonce ?? false) !== (Number(stored.dpop_nonce) === 1)],
     ]));
     const clients = new Map((await listClients(db, realm.name)).map((client) => [client.clientId, client]));
     for (const client of realm.clients ?? []) {
       const stored = clients.get(client.clientId);
       if (!stored) continue;
       add('clients', `${realm.name}/${client.clientId}`, differing([
-        ['secret', !verifyClientSecret(secretHashKey, client.secret, stored.secretHash)],
+        ['secret', client.secret !== undefined && !verifyClientSecret(secretHashKey, client.secret, stored.secretHash)],
+        ['authentication', JSON.stringify(clientAuthenticationOf(client)) !== JSON.stringify(stored.authentication)],
         ['enabled', (client.enabled ?? true) !== stored.enabled],
         ['scopes', [...client.scopes].sort().join(' ') !== [...stored.scopes].sort().join(' ')],
         ['technicalUser', (client.technicalUser ?? null) !== stored.technicalUser],

@@ -9,13 +9,13 @@ import type { Database } from '../store/schema.js';
 import { insertClientIfMissing } from '../store/clients.js';
 import { findRealm, insertRealmIfMissing, type Queryable } from '../store/realms.js';
 import { lockForAdministration } from '../store/admin-lock.js';
-import { hashClientSecret } from '../auth/client-secret.js';
+import { hashClientSecret, noSecretHash } from '../auth/client-secret.js';
 import { ensureSigningKey } from '../auth/keyring.js';
 import { freshSigningKeys, type SigningKeySource } from '../auth/signing-key-source.js';
 import { realmDefaults } from '../auth/signing-algorithms.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
 import type { Vault } from '../auth/vault.js';
-import { DataFileError, type SandboxData } from './data-file.js';
+import { clientAuthenticationOf, DataFileError, realmSigningAlgorithm, type SandboxData } from './data-file.js';
 import { coreTablesOf } from '../reference-core/storage/core-db.js';
 import { loadCoreData } from '../reference-core/storage/load-core-data.js';
 import { findEndpointByUrl } from '../store/webhooks.js';
@@ -69,17 +69,19 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
       name: realm.name,
       audience: realm.audience ?? realmDefaults.audience,
       lifespan_seconds: realm.accessTokenLifespanSeconds ?? realmDefaults.lifespanSeconds,
-      signing_alg: realm.signatureAlgorithm ?? realmDefaults.signingAlg,
+      signing_alg: realmSigningAlgorithm(realm),
       not_before: 0,
       key_generation: 0,
       created_at: now,
+      profile: realm.profile ?? null,
+      dpop_nonce: realm.dpopNonce === true ? 1 : 0,
     });
     for (const client of realm.clients ?? []) {
       const added = await insertClientIfMissing(trx, {
         realm: realm.name,
         clientId: client.clientId,
         serviceAccountId: randomUUID(),
-        secretHash: hashClientSecret(hashKey, client.secret),
+        secretHash: client.secret === undefined ? noSecretHash : hashClientSecret(hashKey, client.secret),
         enabled: client.enabled ?? true,
         grants: client.grants ?? ['client_credentials'],
         scopes: client.scopes,
@@ -87,6 +89,7 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
         defaultWorkstation: client.defaultWorkstation ?? null,
         createdAt: now,
         updatedAt: now,
+        authentication: clientAuthenticationOf(client),
       });
       if (added) summary.clientsAdded += 1;
     }

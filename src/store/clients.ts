@@ -2,6 +2,7 @@
 import type { Selectable } from 'kysely';
 import type { Queryable } from './realms.js';
 import type { ClientTable } from './schema.js';
+import type { ClientAuthentication, ClientJwks, TokenEndpointAuthMethod } from '../auth/client-metadata.js';
 
 export type ClientRow = Selectable<ClientTable>;
 
@@ -17,6 +18,8 @@ export interface Client {
   defaultWorkstation: string | null;
   createdAt: string;
   updatedAt: string;
+  /** How it proves itself and how its tokens are bound (CONTRACT §13). */
+  authentication: ClientAuthentication;
 }
 
 export async function findClient(db: Queryable, realm: string, clientId: string): Promise<Client | undefined> {
@@ -79,6 +82,13 @@ function toClient(row: ClientRow): Client {
     defaultWorkstation: row.default_workstation,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    authentication: {
+      method: row.auth_method as TokenEndpointAuthMethod,
+      jwks: row.jwks === null ? null : (JSON.parse(row.jwks) as ClientJwks),
+      tlsSubjectDn: row.tls_subject_dn,
+      dpopBound: Number(row.dpop_bound) === 1,
+      certificateBound: Number(row.certificate_bound) === 1,
+    },
   };
 }
 
@@ -95,5 +105,10 @@ function toRow(client: Client): ClientRow {
     default_workstation: client.defaultWorkstation,
     created_at: client.createdAt,
     updated_at: client.updatedAt,
+    auth_method: client.authentication.method,
+    jwks: client.authentication.jwks === null ? null : JSON.stringify(client.authentication.jwks),
+    tls_subject_dn: client.authentication.tlsSubjectDn,
+    dpop_bound: client.authentication.dpopBound ? 1 : 0,
+    certificate_bound: client.authentication.certificateBound ? 1 : 0,
   };
 }

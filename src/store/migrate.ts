@@ -16,6 +16,7 @@ import * as m0005 from './migrations/0005_drop_unused_chain_index.js';
 import * as m0006 from './migrations/0006_end_of_day.js';
 import * as m0007 from './migrations/0007_webhooks.js';
 import * as m0008 from './migrations/0008_operator_sessions.js';
+import * as m0009 from './migrations/0009_fapi2.js';
 import type { Store } from './connect.js';
 import { databaseProblem } from './engine/database-problem.js';
 
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0006_end_of_day': m0006,
   '0007_webhooks': m0007,
   '0008_operator_sessions': m0008,
+  '0009_fapi2': m0009,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

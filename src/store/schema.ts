@@ -13,6 +13,10 @@ export interface RealmTable {
   /** Incremented on every key change so that running instances reload their key cache. */
   key_generation: number;
   created_at: string;
+  /** `fapi2` (CONTRACT §13) or null. */
+  profile: string | null;
+  /** 1: DPoP proofs at the token endpoint need a server nonce. */
+  dpop_nonce: number;
 }
 
 export interface ClientTable {
@@ -31,6 +35,16 @@ export interface ClientTable {
   default_workstation: string | null;
   created_at: string;
   updated_at: string;
+  /** CONTRACT §13: client_secret_basic (a secret, sent either way), private_key_jwt or tls_client_auth. */
+  auth_method: string;
+  /** JSON `{"keys": [...]}`: the client's public keys (private_key_jwt). */
+  jwks: string | null;
+  /** The subject DN its TLS client certificate must have (tls_client_auth). */
+  tls_subject_dn: string | null;
+  /** 1: its tokens are DPoP-bound (a proof at the token endpoint required). */
+  dpop_bound: number;
+  /** 1: its tokens are bound to its TLS client certificate. */
+  certificate_bound: number;
 }
 
 export interface SigningKeyTable {
@@ -65,6 +79,13 @@ export interface ApiTables {
   webhook_deliveries: WebhookDeliveryTable;
   operator_login_tokens: OperatorLoginTokenTable;
   operator_sessions: OperatorSessionTable;
+  replay_records: ReplayRecordTable;
+}
+
+/** Client assertions' and DPoP proofs' jtis already used (migration 0009). */
+export interface ReplayRecordTable {
+  key: string;
+  expires_epoch_ms: bigint | string | number;
 }
 
 /**

@@ -24,7 +24,7 @@ describeEachStore('openid-client v6 interoperability', ({ server }) => {
     return client.discovery(issuerUrl(), who.clientId, auth ? undefined : who.secret, auth, insecure);
   }
 
-  test('discovery: issuer is the realm URL; token, JWKS and introspection endpoints; client_credentials only; both auth methods', async () => {
+  test('discovery: issuer is the realm URL; token, JWKS and introspection endpoints; client_credentials only; both secret methods and private_key_jwt (CONTRACT §13: its algorithms, DPoP\'s, no certificate-bound tokens without --tls-client-ca)', async () => {
     const config = await discover();
     const metadata = config.serverMetadata();
     const realmUrl = server().realmUrl();
@@ -33,8 +33,12 @@ describeEachStore('openid-client v6 interoperability', ({ server }) => {
     assert.equal(metadata.jwks_uri, `${realmUrl}/protocol/openid-connect/certs`);
     assert.equal(metadata.introspection_endpoint, `${realmUrl}/protocol/openid-connect/token/introspect`);
     assert.deepEqual(metadata.grant_types_supported, ['client_credentials']);
-    assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post']);
-    assert.deepEqual([...(metadata.introspection_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post']);
+    assert.deepEqual([...(metadata.token_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+    assert.deepEqual([...(metadata.introspection_endpoint_auth_methods_supported ?? [])].sort(), ['client_secret_basic', 'client_secret_post', 'private_key_jwt']);
+    assert.deepEqual(metadata.token_endpoint_auth_signing_alg_values_supported, ['PS256', 'ES256', 'EdDSA', 'RS256']);
+    assert.deepEqual(metadata.dpop_signing_alg_values_supported, ['PS256', 'ES256', 'EdDSA']);
+    assert.equal(metadata.tls_client_certificate_bound_access_tokens, false);
+    assert.equal(metadata.mtls_endpoint_aliases, undefined);
   });
 
   test('the discovery document\'s issuer equals the tokens\' iss', async () => {

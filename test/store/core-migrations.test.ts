@@ -21,10 +21,11 @@ import * as old0006 from '../fixtures/pre-split-migrations/0006_end_of_day.js';
 import * as m0005 from '../../src/store/migrations/0005_drop_unused_chain_index.js';
 import * as m0007 from '../../src/store/migrations/0007_webhooks.js';
 import * as m0008 from '../../src/store/migrations/0008_operator_sessions.js';
+import * as m0009 from '../../src/store/migrations/0009_fapi2.js';
 import { storeTargets } from '../helpers/stores.js';
 
 const coreTables = ['directory_users', 'workstations', 'customers', 'accounts', 'movements', 'postings', 'term_deposit_products', 'term_deposits', 'loan_facilities', 'loan_installments', 'loan_executions', 'core_operations', 'core_business_days', 'core_events', 'core_settings'];
-const apiTables = ['realms', 'clients', 'signing_keys', 'settings', 'operations', 'audit_records', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'operator_login_tokens', 'operator_sessions'];
+const apiTables = ['realms', 'clients', 'signing_keys', 'settings', 'operations', 'audit_records', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'operator_login_tokens', 'operator_sessions', 'replay_records'];
 
 /** The API's migration list as it was before the split (frozen copies in test/fixtures), up to `last`. */
 function preSplitMigrations(last: string): Record<string, Migration> {
@@ -37,6 +38,7 @@ function preSplitMigrations(last: string): Record<string, Migration> {
     '0006_end_of_day': old0006,
     '0007_webhooks': m0007,
     '0008_operator_sessions': m0008,
+    '0009_fapi2': m0009,
   };
   return Object.fromEntries(Object.entries(all).filter(([name]) => name <= last));
 }
@@ -126,7 +128,7 @@ for (const target of storeTargets) {
         split = await schemaOf(store);
       });
       await withEmptyStore(async (store) => {
-        await migratePreSplit(store, '0008_operator_sessions');
+        await migratePreSplit(store, '0009_fapi2');
         await migrateCoreToLatest(store);
         assert.deepEqual(await schemaOf(store), split);
       });

@@ -1,0 +1,99 @@
+/**
+ * `private_key_jwt` (RFC 7523 §2.2, CONTRACT §13): the client proves itself with a JWT signed by
+ * one of its registered keys. jose verifies the signature against the client's JWKS, the allowed
+ * algorithms and `iss`/`sub`; the audience, lifetime and `jti` rules of §13 are here. Nothing is
+ * recorded: the assertion's use (`replay`) is recorded by the caller once the request passed its
+ * other checks. Every refusal is `invalid_client` (the caller's), its cause for the log.
+ */
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet } from 'jose';
+import { dateOf, type Clock } from '../core/clock.js';
+import { ExpectedError } from '../core/expected-error.js';
+import { assertionAlgorithms, fapiAlgorithms, type RealmProfile } from './client-metadata.js';
+import type { ReplayMark } from './replay-record.js';
+
+export const clientAssertionType = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+/** CONTRACT §13: `exp` at most 5 minutes after `iat` (or after now without one). */
+export const assertionLifetimeMaxSeconds = 300;
+/** `iat`/`nbf` up to this far ahead of this clock are accepted (FAPI 2.0 §5.3.2.1: 10 s; beyond 60 s refused). */
+export const assertionFutureMaxSeconds = 10;
+/** An assertion is a few hundred bytes to a few kilobytes; one this long is refused unread. */
+export const assertionCharsMax = 16_384;
+
+export class AssertionRejected extends ExpectedError {
+  override name = 'AssertionRejected';
+}
+
+export interface AssertionExpectation {
+  clientId: string;
+  jwks: JSONWebKeySet;
+  profile: RealmProfile | null;
+  /** The realm's issuer identifier: the audience of a `fapi2` realm's assertions, and of any realm's. */
+  issuer: string;
+  /** Outside a `fapi2` realm the endpoint's URL is an audience too (the token endpoint's, as RFC 7523 has it). */
+  endpointUrls: readonly string[];
+}
+
+export async function verifyClientAssertion(assertion: string, expected: AssertionExpectation, clock: Clock): Promise<{ replay: ReplayMark }> {
+  if (assertion.length > assertionCharsMax) throw new AssertionRejected('the client assertion is too long');
+  const algorithms = expected.profile === 'fapi2' ? [...fapiAlgorithms] : [...assertionAlgorithms];
+  let header: { alg?: string | undefined };
+  try {
+    header = decodeProtectedHeader(assertion);
+  } catch {
+    throw new AssertionRejected('the client assertion is not a JWT');
+  }
+  if (header.alg === undefined || !algorithms.includes(header.alg as never)) {
+    throw new AssertionRejected(`the client assertion's alg ${JSON.stringify(header.alg ?? null)} is not one of ${algorithms.join(', ')}${expected.profile === 'fapi2' ? ' (a fapi2 realm)' : ''}`);
+  }
+  let payload: Record<string, unknown>;
+  try {
+    ({ payload } = await jwtVerify(assertion, createLocalJWKSet(expected.jwks), {
+      algorithms,
+      issuer: expected.clientId,
+      subject: expected.clientId,
+      currentDate: dateOf(clock),
+      clockTolerance: assertionFutureMaxSeconds,
+      requiredClaims: ['exp', 'jti', 'iss', 'sub', 'aud'],
+    }));
+  } catch (error) {
+    throw new AssertionRejected(`the client assertion is invalid: ${assertionProblem(error)}`);
+  }
+  const nowSeconds = clock.now() / 1000;
+  const exp = payload.exp as number;
+  if (exp <= nowSeconds) throw new AssertionRejected('the client assertion has expired');
+  const iat = typeof payload.iat === 'number' ? payload.iat : undefined;
+  if (iat !== undefined && iat > nowSeconds + assertionFutureMaxSeconds) throw new AssertionRejected('the client assertion\'s iat is in the future');
+  if (exp > (iat ?? nowSeconds) + assertionLifetimeMaxSeconds) {
+    throw new AssertionRejected(`the client assertion's exp is more than ${assertionLifetimeMaxSeconds} s after ${iat === undefined ? 'now' : 'its iat'}`);
+  }
+  checkAudience(payload.aud, expected);
+  const jti = payload.jti;
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new AssertionRejected('the client assertion has no jti');
+  return { replay: { parts: ['client-assertion', expected.issuer, expected.clientId, jti], expiresEpochMs: exp * 1000 + assertionFutureMaxSeconds * 1000 } };
+}
+
+/** A `fapi2` realm: the issuer identifier, as a single string (FAPI 2.0 §5.3.2.1); elsewhere also the endpoint's URL, or an array holding one. */
+function checkAudience(aud: unknown, expected: AssertionExpectation): void {
+  if (expected.profile === 'fapi2') {
+    if (aud !== expected.issuer) throw new AssertionRejected(`the client assertion's aud must be the issuer ${expected.issuer}, as a single string (a fapi2 realm)`);
+    return;
+  }
+  const accepted = [expected.issuer, ...expected.endpointUrls];
+  const audiences = Array.isArray(aud) ? aud : [aud];
+  if (!audiences.some((value) => typeof value === 'string' && accepted.includes(value))) {
+    throw new AssertionRejected(`the client assertion's aud must be the issuer ${expected.issuer} or the endpoint's URL`);
+  }
+}
+
+function assertionProblem(error: unknown): string {
+  if (error instanceof errors.JWTExpired) return 'it has expired';
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'iss' || error.claim === 'sub') return 'iss and sub must both be the client id';
+    return `${error.claim}: ${error.reason === 'missing' ? 'missing' : error.message}`;
+  }
+  if (error instanceof errors.JWKSNoMatchingKey) return 'no registered key of the client matches it (kid, alg, key type)';
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'the signature does not verify with the client\'s registered keys';
+  if (error instanceof errors.JOSEAlgNotAllowed) return 'the algorithm is not allowed';
+  if (error instanceof errors.JOSEError) return error.message;
+  return 'it cannot be read';
+}

@@ -1,0 +1,111 @@
+/**
+ * A client's authentication and token binding (CONTRACT §13, RFC 7591's names in camelCase), and
+ * the rules of a realm's `fapi2` profile: checked where a client comes in (the data file,
+ * `coregate clients create`), so that a realm never holds a client it would have to refuse.
+ * Imports nothing: the CLI checks its flags without loading jose.
+ */
+
+/**
+ * How a client proves itself at the token and introspection endpoints. The two secret methods are
+ * one (CONTRACT §2: either way of sending the secret is accepted); the others never take a secret.
+ */
+export const tokenEndpointAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth'] as const;
+export type TokenEndpointAuthMethod = (typeof tokenEndpointAuthMethods)[number];
+
+export function isTokenEndpointAuthMethod(value: string): value is TokenEndpointAuthMethod {
+  return (tokenEndpointAuthMethods as readonly string[]).includes(value);
+}
+
+export function usesSecret(method: TokenEndpointAuthMethod): boolean {
+  return method === 'client_secret_basic' || method === 'client_secret_post';
+}
+
+/** FAPI 2.0's algorithms (§5.4.1): client assertions, DPoP proofs and a `fapi2` realm's tokens. */
+export const fapiAlgorithms = ['PS256', 'ES256', 'EdDSA'] as const;
+/** A client assertion outside a `fapi2` realm may also be RS256 (CONTRACT §13); never `none` or HMAC. */
+export const assertionAlgorithms = ['PS256', 'ES256', 'EdDSA', 'RS256'] as const;
+
+export const realmProfiles = ['fapi2'] as const;
+export type RealmProfile = (typeof realmProfiles)[number];
+
+/** A public JWK as a client registers it: at least its key type. */
+export interface ClientJwk {
+  kty: string;
+  [member: string]: unknown;
+}
+
+export interface ClientJwks {
+  keys: ClientJwk[];
+}
+
+export interface ClientAuthentication {
+  method: TokenEndpointAuthMethod;
+  /** The client's public keys (private_key_jwt). */
+  jwks: ClientJwks | null;
+  /** The subject DN of its TLS client certificate (tls_client_auth). */
+  tlsSubjectDn: string | null;
+  /** Its tokens are DPoP-bound: a proof is required at the token endpoint. */
+  dpopBound: boolean;
+  /** Its tokens are bound to its TLS client certificate. */
+  certificateBound: boolean;
+}
+
+/** A client that proves itself with a secret and receives bearer tokens: every client before §13. */
+export const secretClient: ClientAuthentication = { method: 'client_secret_basic', jwks: null, tlsSubjectDn: null, dpopBound: false, certificateBound: false };
+
+/** Members that only a private or symmetric key has (RFC 7518 §6): never in a client's registered keys. */
+const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+const publicKeyTypes = ['RSA', 'EC', 'OKP'];
+
+/** What is wrong with a client's metadata, by field name relative to the client; undefined when nothing is. */
+export interface MetadataProblem {
+  field: string;
+  message: string;
+}
+
+/**
+ * The rules of CONTRACT §13 for one client of a realm: the method's own needs (keys, a subject DN,
+ * a secret or none) and, in a `fapi2` realm, strong authentication only.
+ */
+export function clientMetadataProblem(profile: RealmProfile | null, client: ClientAuthentication, hasSecret: boolean): MetadataProblem | undefined {
+  const { method } = client;
+  if (profile === 'fapi2' && usesSecret(method)) {
+    return { field: 'tokenEndpointAuthMethod', message: `a client of a fapi2 realm authenticates with private_key_jwt or tls_client_auth, not ${method} (a shared secret)` };
+  }
+  if (usesSecret(method)) {
+    if (!hasSecret) return { field: 'secret', message: `${method} needs a secret` };
+  } else if (hasSecret) {
+    return { field: 'secret', message: `a ${method} client has no secret: leave it out (one authentication method per client)` };
+  }
+  if (method === 'private_key_jwt') {
+    const keys = client.jwks?.keys;
+    if (keys === undefined || keys.length === 0) return { field: 'jwks', message: 'private_key_jwt needs the client\'s public keys: {"keys": [ ... ]}' };
+    for (const [index, key] of keys.entries()) {
+      if (!publicKeyTypes.includes(key.kty)) return { field: `jwks.keys[${index}].kty`, message: `must be one of ${publicKeyTypes.join(', ')} (an asymmetric key), got ${JSON.stringify(key.kty)}` };
+      const secretPart = privateMembers.find((member) => member in key);
+      if (secretPart !== undefined) return { field: `jwks.keys[${index}].${secretPart}`, message: 'is part of a private key: register the public key only' };
+    }
+  } else if (client.jwks !== null) {
+    return { field: 'jwks', message: `only a private_key_jwt client has keys here (this one is ${method})` };
+  }
+  if (method === 'tls_client_auth') {
+    if (client.tlsSubjectDn === null || client.tlsSubjectDn.trim() === '') return { field: 'tlsClientAuthSubjectDn', message: 'tls_client_auth needs the subject DN of the client\'s certificate' };
+  } else if (client.tlsSubjectDn !== null) {
+    return { field: 'tlsClientAuthSubjectDn', message: `only a tls_client_auth client has a subject DN (this one is ${method})` };
+  }
+  return undefined;
+}
+
+/** A `fapi2` realm's tokens are signed PS256, ES256 or EdDSA (CONTRACT §13). */
+export function realmAlgorithmProblem(profile: RealmProfile | null, signatureAlgorithm: string): MetadataProblem | undefined {
+  if (profile !== 'fapi2' || (fapiAlgorithms as readonly string[]).includes(signatureAlgorithm)) return undefined;
+  return { field: 'signatureAlgorithm', message: `a fapi2 realm signs its tokens with ${fapiAlgorithms.join(', ')}, not ${signatureAlgorithm}` };
+}
+
+/**
+ * Whether the client's tokens must be DPoP-bound: it asked for it, or its realm is `fapi2` and its
+ * tokens are not bound to its certificate (a `fapi2` realm issues sender-constrained tokens only).
+ */
+export function requiresDpop(profile: RealmProfile | null, client: ClientAuthentication): boolean {
+  return client.dpopBound || (profile === 'fapi2' && !client.certificateBound);
+}

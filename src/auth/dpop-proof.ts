@@ -1,0 +1,119 @@
+/**
+ * DPoP proofs (RFC 9449 §4.3, CONTRACT §13), at the token endpoint and at the business API: a JWT
+ * of type `dpop+jwt`, signed PS256, ES256 or EdDSA by the public key in its own header, whose
+ * `htm` and `htu` are this request's, whose `iat` is within 60 s before and 10 s after now, with a
+ * `jti`, and (with a token) an `ath` that is the token's SHA-256. jose verifies the signature, the
+ * header key (public only) and the type; the rest is here. Nothing is recorded: the caller records
+ * the proof's use (`replay`) once the request has passed every other check, so that a request
+ * refused for another reason leaves its proof's `jti` free.
+ */
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, EmbeddedJWK, errors, jwtVerify, type JWK } from 'jose';
+import { dateOf, type Clock } from '../core/clock.js';
+import { ExpectedError } from '../core/expected-error.js';
+import { fapiAlgorithms } from './client-metadata.js';
+import type { ReplayMark } from './replay-record.js';
+
+/** CONTRACT §13: a proof made up to 60 s ago, or up to 10 s ahead of this clock. */
+export const proofAgeMaxSeconds = 60;
+export const proofFutureMaxSeconds = 10;
+/** A proof is a few hundred bytes; a header this long is refused before it is parsed. */
+export const proofCharsMax = 8_192;
+/** The algorithms a proof may use, as the challenges list them. */
+export const dpopAlgorithms: readonly string[] = fapiAlgorithms;
+
+export class DpopProofRejected extends ExpectedError {
+  override name = 'DpopProofRejected';
+
+  /** `useNonce`: the proof lacks the server's current nonce (RFC 9449 §8: `use_dpop_nonce`). */
+  constructor(message: string, readonly useNonce = false) {
+    super(message);
+  }
+}
+
+export interface ProofExpectation {
+  /** The request's method. */
+  method: string;
+  /** The request's URL as the caller addressed it (the service's public URL and the path). */
+  url: string;
+  /** The access token sent with the proof (the business API): `ath` must be its SHA-256. */
+  accessToken?: string;
+  /** Whether the proof's `nonce` is one this service issued and still accepts; absent: no nonce required. */
+  acceptsNonce?: (nonce: string | undefined) => boolean;
+}
+
+export interface VerifiedProof {
+  /** RFC 7638 thumbprint (SHA-256) of the proof's key: the token's `cnf.jkt`. */
+  jkt: string;
+  /** The proof's use, to record once the request passed every other check. */
+  replay: ReplayMark;
+}
+
+/** The one proof of a request: none, or exactly one `DPoP` header (RFC 9449 §4.3: one, and a JWT). */
+export function singleProof(rawHeaders: readonly string[]): string | undefined {
+  let proof: string | undefined;
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    if (rawHeaders[index]?.toLowerCase() !== 'dpop') continue;
+    if (proof !== undefined) throw new DpopProofRejected('The request has more than one DPoP header');
+    proof = rawHeaders[index + 1] ?? '';
+  }
+  return proof;
+}
+
+export async function verifyDpopProof(proof: string, expected: ProofExpectation, clock: Clock): Promise<VerifiedProof> {
+  if (proof.length > proofCharsMax || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
+    throw new DpopProofRejected('The DPoP proof is not a signed JWT');
+  }
+  let payload: Record<string, unknown>;
+  let jwk: JWK;
+  try {
+    const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: [...dpopAlgorithms], currentDate: dateOf(clock), clockTolerance: proofFutureMaxSeconds });
+    payload = verified.payload;
+    jwk = verified.protectedHeader.jwk as JWK;
+  } catch (error) {
+    throw new DpopProofRejected(`The DPoP proof is invalid: ${proofProblem(error)}`);
+  }
+  const nowSeconds = clock.now() / 1000;
+  const { iat, jti, htm, htu } = payload;
+  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new DpopProofRejected('The DPoP proof has no jti');
+  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new DpopProofRejected('The DPoP proof has no iat');
+  if (iat > nowSeconds + proofFutureMaxSeconds) throw new DpopProofRejected('The DPoP proof\'s iat is in the future');
+  if (iat < nowSeconds - proofAgeMaxSeconds) throw new DpopProofRejected(`The DPoP proof's iat is more than ${proofAgeMaxSeconds} s old`);
+  if (htm !== expected.method) throw new DpopProofRejected(`The DPoP proof's htm is not ${expected.method}`);
+  if (typeof htu !== 'string' || !sameResource(htu, expected.url)) throw new DpopProofRejected(`The DPoP proof's htu is not ${withoutQuery(expected.url)}`);
+  if (expected.accessToken !== undefined) {
+    const ath = createHash('sha256').update(expected.accessToken).digest('base64url');
+    if (payload.ath !== ath) throw new DpopProofRejected('The DPoP proof\'s ath is not the access token\'s hash');
+  }
+  if (expected.acceptsNonce !== undefined) {
+    const nonce = typeof payload.nonce === 'string' ? payload.nonce : undefined;
+    if (!expected.acceptsNonce(nonce)) throw new DpopProofRejected(nonce === undefined ? 'The DPoP proof needs a nonce' : 'The DPoP proof\'s nonce is not current', true);
+  }
+  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
+  // Kept until the proof's iat leaves the window: later, the window refuses it by itself.
+  return { jkt, replay: { parts: ['dpop', jkt, jti], expiresEpochMs: (iat + proofAgeMaxSeconds + proofFutureMaxSeconds) * 1000 } };
+}
+
+/** RFC 9449 §4.3: the URIs compared without their query and fragment, as URLs (case of the host, default ports). */
+function sameResource(claimed: string, actual: string): boolean {
+  try {
+    return withoutQuery(claimed) === withoutQuery(actual);
+  } catch {
+    return false;
+  }
+}
+
+function withoutQuery(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+}
+
+/** What jose found wrong, in words a client's developer can act on (never the key material). */
+function proofProblem(error: unknown): string {
+  if (error instanceof errors.JOSEAlgNotAllowed) return `alg must be one of ${dpopAlgorithms.join(', ')}`;
+  if (error instanceof errors.JWTClaimValidationFailed) return error.claim === 'typ' ? 'typ must be dpop+jwt' : `${error.claim}: ${error.reason}`;
+  if (error instanceof errors.JWSSignatureVerificationFailed) return 'the signature does not verify with the header\'s jwk';
+  if (error instanceof errors.JWTExpired) return 'it has expired';
+  if (error instanceof errors.JOSEError) return error.message;
+  return 'it cannot be read';
+}

@@ -1,0 +1,70 @@
+/**
+ * The one-time use of client assertions and DPoP proofs (CONTRACT §13): a `jti` is accepted once
+ * while what carries it could still be accepted, on every instance. The record is the store's
+ * table `replay_records` (migration 0009): one row per use under a unique key, written by one
+ * statement, so that of two instances inserting the same use at once the database lets one win
+ * (PostgreSQL's unique index; SQLite's single writer). A row whose time has passed may be taken
+ * again, in the same statement: its assertion or proof would be refused by its own times anyway.
+ *
+ * What names a use is hashed (SHA-256): a `jti` is the caller's text, of any length.
+ */
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Clock } from '../core/clock.js';
+import type { Store } from '../store/connect.js';
+
+/** Expired rows are deleted at most this often, by the use that finds them due. */
+export const replayPruneIntervalMs = 60_000;
+
+/** A use to record once the request that carries it has passed every other check. */
+export interface ReplayMark {
+  /** What names the use: its kind, whose it is (a client, a proof's key) and its `jti`. */
+  readonly parts: readonly string[];
+  /** Until when (epoch ms) a second use must be refused. */
+  readonly expiresEpochMs: number;
+}
+
+export interface ReplayRecord {
+  /** True the first time `mark` is recorded while unexpired, false for a replay. */
+  firstUse(mark: ReplayMark): Promise<boolean>;
+}
+
+export class StoreReplayRecord implements ReplayRecord {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  #nextPruneEpochMs = 0;
+
+  constructor(store: Store, clock: Clock) {
+    this.#store = store;
+    this.#clock = clock;
+  }
+
+  async firstUse(mark: ReplayMark): Promise<boolean> {
+    const now = this.#clock.now();
+    const key = replayKey(mark.parts);
+    const expires = BigInt(Math.ceil(mark.expiresEpochMs));
+    const result = await this.#store.db
+      .insertInto('replay_records')
+      .values({ key, expires_epoch_ms: expires })
+      .onConflict((conflict) =>
+        conflict
+          .column('key')
+          .doUpdateSet({ expires_epoch_ms: expires })
+          .where(sql<boolean>`replay_records.expires_epoch_ms < ${BigInt(now)}`),
+      )
+      .executeTakeFirst();
+    const first = Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    if (now >= this.#nextPruneEpochMs) {
+      this.#nextPruneEpochMs = now + replayPruneIntervalMs;
+      await this.#store.db.deleteFrom('replay_records').where('expires_epoch_ms', '<', BigInt(now)).execute();
+    }
+    return first;
+  }
+}
+
+export function replayKey(parts: readonly string[]): string {
+  const hash = createHash('sha256');
+  // Each part's length first: ("ab", "c") and ("a", "bc") name different uses.
+  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
+  return hash.digest('hex');
+}
