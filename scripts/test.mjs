@@ -71,6 +71,8 @@ const deploymentSuites = {
   'test/api/reconciler.test.ts': ['remote-core', 'two-instances'],
   'test/api/term-deposit-initiation.test.ts': ['remote-core', 'two-instances'],
   'test/api/term-deposit-retrieve.test.ts': ['remote-core'],
+  // CONTRACT §13: a client assertion's or DPoP proof's jti is used once on every instance.
+  'test/auth/fapi2-negative.test.ts': ['two-instances'],
 };
 
 /**

@@ -4,11 +4,12 @@
  */
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock/system-clock.js';
-import { generateClientSecret, hashClientSecret } from '../auth/client-secret.js';
+import { generateClientSecret, hashClientSecret, noSecretHash } from '../auth/client-secret.js';
+import { readFileSync } from 'node:fs';
 import { isSigningAlgorithm, realmDefaults, signingAlgorithms, type SigningAlgorithm } from '../auth/signing-algorithms.js';
-import { secretClient } from '../auth/client-metadata.js';
+import { clientMetadataProblem, isTokenEndpointAuthMethod, realmAlgorithmProblem, realmProfiles, tokenEndpointAuthMethods, usesSecret, type ClientAuthentication, type ClientJwks, type RealmProfile } from '../auth/client-metadata.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
-import { insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
+import { findClient, insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
 import { openStore, type Store } from '../store/connect.js';
 import { findRealm, insertRealmIfMissing, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
@@ -43,6 +44,40 @@ export interface CreateClientFlags extends StoreFlags {
   scopes: string[];
   technicalUser?: string;
   defaultWorkstation?: string;
+  /** CONTRACT §13: the client's one authentication method and its tokens' binding. */
+  authMethod?: string;
+  /** A JSON file `{"keys": [...]}`: the client's public keys (private_key_jwt). */
+  jwks?: string;
+  tlsSubjectDn?: string;
+  dpop?: boolean;
+  certificateBound?: boolean;
+}
+
+/** The data file's names of §13's fields, as this command's flags. */
+const metadataFlags: Record<string, string> = { tokenEndpointAuthMethod: '--auth-method', jwks: '--jwks', tlsClientAuthSubjectDn: '--tls-subject-dn', secret: '--auth-method' };
+
+/** The client's authentication and binding from the flags (CONTRACT §13), before the store is opened. */
+function authenticationFromFlags(flags: CreateClientFlags): ClientAuthentication {
+  const method = flags.authMethod ?? 'client_secret_basic';
+  if (!isTokenEndpointAuthMethod(method)) throw new CommandError(`--auth-method must be one of ${tokenEndpointAuthMethods.join(', ')}, got "${method}"`);
+  let jwks: ClientJwks | null = null;
+  if (flags.jwks !== undefined) {
+    let text: string;
+    try {
+      text = readFileSync(flags.jwks, 'utf8');
+    } catch (error) {
+      throw new CommandError(`--jwks: cannot read ${flags.jwks} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    try {
+      jwks = JSON.parse(text) as ClientJwks;
+    } catch {
+      throw new CommandError(`--jwks: ${flags.jwks} is not JSON`);
+    }
+    if (typeof jwks !== 'object' || jwks === null || !Array.isArray(jwks.keys) || jwks.keys.some((key) => typeof key !== 'object' || key === null || typeof key.kty !== 'string')) {
+      throw new CommandError(`--jwks: ${flags.jwks} must hold a JWK set, {"keys": [{"kty": ...}, ...]}`);
+    }
+  }
+  return { method, jwks, tlsSubjectDn: flags.tlsSubjectDn ?? null, dpopBound: flags.dpop === true, certificateBound: flags.certificateBound === true };
 }
 
 /** Scopes may be given as several arguments, or comma- or space-separated. */
@@ -73,7 +108,7 @@ function editDistance(a: string, b: string): number {
   return previous[b.length]!;
 }
 
-export async function createClient(flags: CreateClientFlags & { createMissing?: boolean }): Promise<{ clientId: string; secret: string; created: string[] }> {
+export async function createClient(flags: CreateClientFlags & { createMissing?: boolean }): Promise<{ clientId: string; secret: string | undefined; authMethod: string; created: string[] }> {
   if (!/^[A-Za-z0-9._:-]{1,128}$/.test(flags.clientId)) {
     throw new CommandError('--client-id must be 1-128 characters of A-Z a-z 0-9 . _ : -');
   }
@@ -83,19 +118,22 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
     const closest = closestScope(scope);
     throw new CommandError(`Unknown scope "${scope}"${closest ? `: did you mean "${closest}"?` : '.'} The known scopes are ${knownScopes.join(', ')}.`);
   }
+  const authentication = authenticationFromFlags(flags);
   return withSealingStore(flags, async (store, vault) => {
-    await requireRealm(store, flags.realm);
+    const realm = await requireRealm(store, flags.realm);
+    const problem = clientMetadataProblem(realm.profile as RealmProfile | null, authentication, usesSecret(authentication.method));
+    if (problem) throw new CommandError(`${metadataFlags[problem.field.split('.')[0] ?? ''] ?? problem.field}: ${problem.field.startsWith('jwks.') ? `${problem.field} ` : ''}${problem.message}`);
     // A client whose technical user or workstation the directory does not know gets 403 on every
     // call: say so now, or add them (Active) with --create-missing. The directory is the core's:
     // asked through the port (the embedded core on --db, or --core-url).
     const created = flags.technicalUser === undefined && flags.defaultWorkstation === undefined ? [] : await ensureDirectoryEntries(flags);
-    const secret = generateClientSecret();
+    const secret = usesSecret(authentication.method) ? generateClientSecret() : undefined;
     const now = new Date().toISOString();
     const inserted = await insertClientIfMissing(store.db, {
       realm: flags.realm,
       clientId: flags.clientId,
       serviceAccountId: randomUUID(),
-      secretHash: hashClientSecret(await loadSecretHashKey(store.db, vault), secret),
+      secretHash: secret === undefined ? noSecretHash : hashClientSecret(await loadSecretHashKey(store.db, vault), secret),
       enabled: true,
       grants: ['client_credentials'],
       scopes,
@@ -103,10 +141,10 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
       defaultWorkstation: flags.defaultWorkstation ?? null,
       createdAt: now,
       updatedAt: now,
-      authentication: secretClient,
+      authentication,
     });
     if (!inserted) throw new CommandError(`Client "${flags.clientId}" already exists in realm "${flags.realm}"`);
-    return { clientId: flags.clientId, secret, created };
+    return { clientId: flags.clientId, secret, authMethod: authentication.method, created };
   });
 }
 
@@ -140,6 +178,10 @@ async function ensureDirectoryEntries(flags: CreateClientFlags & { createMissing
 export async function rotateClientSecret(flags: StoreFlags & { realm: string; clientId: string }): Promise<string> {
   return withSealingStore(flags, async (store, vault) => {
     await requireRealm(store, flags.realm);
+    const existing = await findClient(store.db, flags.realm, flags.clientId);
+    if (existing && !usesSecret(existing.authentication.method)) {
+      throw new CommandError(`Client "${flags.clientId}" authenticates with ${existing.authentication.method}: it has no secret to rotate (replace its keys or certificate instead)`);
+    }
     const secret = generateClientSecret();
     const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret));
     if (!updated) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
@@ -169,6 +211,9 @@ export async function describeClients(flags: StoreFlags & { realm: string }) {
       defaultWorkstation: client.defaultWorkstation,
       createdAt: client.createdAt,
       updatedAt: client.updatedAt,
+      tokenEndpointAuthMethod: client.authentication.method,
+      dpopBoundAccessTokens: client.authentication.dpopBound,
+      tlsClientCertificateBoundAccessTokens: client.authentication.certificateBound,
     }));
   });
 }
@@ -209,12 +254,16 @@ export async function revokeRealmTokens(flags: StoreFlags & { realm: string }): 
 }
 
 /** A new realm with its first signing key (sealed with the master key when one is set). */
-export async function createRealm(flags: StoreFlags & { realm: string; audience?: string; lifespan?: string; alg?: string }) {
+export async function createRealm(flags: StoreFlags & { realm: string; audience?: string; lifespan?: string; alg?: string; profile?: string; dpopNonce?: boolean }) {
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(flags.realm)) throw new CommandError('--realm must be 1-64 characters of A-Z a-z 0-9 . _ -');
   const lifespan = Number(flags.lifespan ?? realmDefaults.lifespanSeconds);
   if (!Number.isInteger(lifespan) || lifespan < 30 || lifespan > 86_400) throw new CommandError(`--lifespan must be whole seconds from 30 to 86400, got "${flags.lifespan}"`);
-  const alg = flags.alg ?? realmDefaults.signingAlg;
+  const profile = flags.profile ?? null;
+  if (profile !== null && !(realmProfiles as readonly string[]).includes(profile)) throw new CommandError(`--profile must be ${realmProfiles.join(' or ')}, got "${profile}"`);
+  const alg = flags.alg ?? (profile === 'fapi2' ? 'PS256' : realmDefaults.signingAlg);
   if (!isSigningAlgorithm(alg)) throw new CommandError(`--alg must be ${signingAlgorithms.join(', ')}`);
+  const algorithmProblem = realmAlgorithmProblem(profile as RealmProfile | null, alg);
+  if (algorithmProblem) throw new CommandError(`--alg: ${algorithmProblem.message}`);
   return withSealingStore(flags, async (store, vault) => {
     if (await findRealm(store.db, flags.realm)) throw new CommandError(`Realm "${flags.realm}" already exists`);
     await insertRealmIfMissing(store.db, {
@@ -225,12 +274,12 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
       not_before: 0,
       key_generation: 0,
       created_at: new Date().toISOString(),
-      profile: null,
-      dpop_nonce: 0,
+      profile,
+      dpop_nonce: flags.dpopNonce === true ? 1 : 0,
     });
     const stored = await findRealm(store.db, flags.realm);
     if (stored) await (await keyring()).ensureSigningKey(store.db, vault, stored, systemClock.now());
-    return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg };
+    return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg, profile, dpopNonce: flags.dpopNonce === true };
   });
 }
 
@@ -242,6 +291,7 @@ export async function describeRealms(flags: StoreFlags) {
       accessTokenLifespanSeconds: realm.lifespan_seconds,
       signatureAlgorithm: realm.signing_alg,
       notBefore: realm.not_before,
+      profile: realm.profile,
     })),
   );
 }

@@ -123,21 +123,28 @@ export function coregateProgram(io: CommandIo): Command {
   const clients = program.command('clients').description('onboard and manage OAuth clients');
   clients
     .command('create')
-    .description('create a client and print its generated secret once')
+    .description('create a client; a secret client\'s generated secret is printed once')
     .addOption(realmOption())
     .requiredOption('--client-id <id>', 'client id')
     .requiredOption('--scopes <scopes...>', 'granted scopes (space- or comma-separated)')
     .option('--technical-user <login>', 'user associated when a token request sends no username')
     .option('--default-workstation <id>', 'workstation used when a token request sends none')
     .option('--create-missing', 'add the technical user and default workstation to the directory (Active) when they are not in it')
+    .option('--auth-method <method>', 'client_secret_basic (default: a generated secret), private_key_jwt or tls_client_auth (CONTRACT §13)')
+    .option('--jwks <file>', 'private_key_jwt: the client\'s public keys, a JSON file {"keys": [...]}')
+    .option('--tls-subject-dn <dn>', 'tls_client_auth: the subject DN of the client\'s certificate (RFC 4514, e.g. "CN=app,O=Bank,C=DE")')
+    .option('--dpop', 'its tokens are DPoP-bound: a DPoP proof is required at the token endpoint')
+    .option('--certificate-bound', 'its tokens are bound to its TLS client certificate')
     .addOption(dbOption())
     .addOption(coreUrlOption())
     .addOption(jsonOption())
     .action(async (flags) => {
-      const { clientId, secret, created } = await (await admin()).createClient(flags);
-      if (flags.json) return print(created.length > 0 ? { clientId, clientSecret: secret, created } : { clientId, clientSecret: secret });
+      const { clientId, secret, created, authMethod } = await (await admin()).createClient(flags);
+      const shown = secret === undefined ? { clientId, tokenEndpointAuthMethod: authMethod } : { clientId, clientSecret: secret };
+      if (flags.json) return print(created.length > 0 ? { ...shown, created } : shown);
       for (const entry of created) print(`Added ${entry} to the directory (Active).`);
-      print(`Client ${clientId} created in realm ${flags.realm}.\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
+      if (secret === undefined) print(`Client ${clientId} created in realm ${flags.realm} (${authMethod}${flags.dpop ? ', DPoP-bound tokens' : ''}${flags.certificateBound ? ', certificate-bound tokens' : ''}).`);
+      else print(`Client ${clientId} created in realm ${flags.realm}.\nclient_secret: ${secret}\nStore it now: it is shown only once.`);
     });
   clients
     .command('rotate-secret')
@@ -357,13 +364,16 @@ export function coregateProgram(io: CommandIo): Command {
     .addOption(realmOption())
     .option('--audience <aud>', 'the audience of its tokens (default coregate-api, the API\'s own)')
     .option('--lifespan <seconds>', 'access token lifespan (default 300)')
-    .option('--alg <alg>', 'RS256 (default), ES256 or EdDSA')
+    .option('--alg <alg>', 'RS256 (default; PS256 with --profile fapi2), PS256, ES256 or EdDSA')
+    .option('--profile <profile>', 'fapi2: private_key_jwt or tls_client_auth clients and sender-constrained tokens only (CONTRACT §13)')
+    .option('--dpop-nonce', 'DPoP proofs at the token endpoint need a server nonce (RFC 9449 §8)')
     .addOption(dbOption())
     .addOption(jsonOption())
     .action(async (flags) => {
       const realm = await (await admin()).createRealm(flags);
       if (flags.json) return print(realm);
-      print(`Realm ${realm.name} created (audience ${realm.audience}, tokens for ${realm.accessTokenLifespanSeconds} s, ${realm.signatureAlgorithm}). Token endpoint: /realms/${realm.name}/protocol/openid-connect/token`);
+      const profile = realm.profile === null ? '' : `, profile ${realm.profile}${realm.dpopNonce ? ', DPoP nonces' : ''}`;
+      print(`Realm ${realm.name} created (audience ${realm.audience}, tokens for ${realm.accessTokenLifespanSeconds} s, ${realm.signatureAlgorithm}${profile}). Token endpoint: /realms/${realm.name}/protocol/openid-connect/token`);
     });
   realms
     .command('list')
