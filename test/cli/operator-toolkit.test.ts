@@ -82,7 +82,7 @@ test('issue 12 item 2: a facility and a deposit are shown; an unknown one is nam
 test('issue 12 item 2: realms add creates a realm with its signing key; a second add of it is refused', async () => {
   const added = await cli(['realms', 'add', '--realm', 'partners', '--lifespan', '600', '--alg', 'ES256', '--json']);
   assert.equal(added.code, 0, added.stderr);
-  assert.deepEqual(JSON.parse(added.stdout), { name: 'partners', audience: 'coregate-api', accessTokenLifespanSeconds: 600, signatureAlgorithm: 'ES256' });
+  assert.deepEqual(JSON.parse(added.stdout), { name: 'partners', audience: 'coregate-api', accessTokenLifespanSeconds: 600, signatureAlgorithm: 'ES256', profile: null, dpopNonce: false });
   const realms = JSON.parse((await cli(['realms', 'list', '--json'])).stdout) as Array<{ name: string }>;
   assert.ok(realms.some((realm) => realm.name === 'partners'));
   const keys = JSON.parse((await cli(['keys', 'list', '--realm', 'partners', '--json'])).stdout) as Array<{ alg: string; status: string }>;
