@@ -37,6 +37,11 @@ export interface Config {
   rateLimitPerSecond: number;
   /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
   tls: { certFile: string; keyFile: string } | undefined;
+  /**
+   * TLS client certificates (CONTRACT §13, RFC 8705): the CA file that issues them, and behind a
+   * TLS-terminating proxy the header it puts them in and the proxies believed; undefined: none taken.
+   */
+  clientCertificates: { caFile: string; header: string | undefined; trustedProxies: string[] } | undefined;
   /** How often the reconciler looks for unknown and abandoned operations. */
   reconcileIntervalMs: number;
   /** An operation still unknown this long after it was created is logged, counted and reported by check. */
@@ -98,6 +103,9 @@ export interface ConfigFlags {
   audience?: string;
   tlsCert?: string;
   tlsKey?: string;
+  tlsClientCa?: string;
+  clientCertificateHeader?: string;
+  trustedProxy?: string[];
   rateLimit?: string;
   reconcileIntervalMs?: string;
   unknownAgeLimit?: string;
@@ -159,6 +167,12 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     audience: flags.audience ?? env.COREGATE_AUDIENCE ?? 'coregate-api',
     rateLimitPerSecond: integerSetting('--rate-limit / COREGATE_RATE_LIMIT', flags.rateLimit ?? env.COREGATE_RATE_LIMIT ?? '0', 0, 1_000_000),
     tls: tlsFiles(flags.tlsCert ?? env.COREGATE_TLS_CERT, flags.tlsKey ?? env.COREGATE_TLS_KEY),
+    clientCertificates: clientCertificateSettings(
+      flags.tlsClientCa ?? env.COREGATE_TLS_CLIENT_CA,
+      flags.clientCertificateHeader ?? env.COREGATE_CLIENT_CERTIFICATE_HEADER,
+      flags.trustedProxy ?? (env.COREGATE_TRUSTED_PROXIES ?? '').split(','),
+      (flags.tlsCert ?? env.COREGATE_TLS_CERT) !== undefined,
+    ),
     reconcileIntervalMs: integerSetting(
       '--reconcile-interval-ms / COREGATE_RECONCILE_INTERVAL_MS',
       flags.reconcileIntervalMs ?? env.COREGATE_RECONCILE_INTERVAL_MS ?? '2000',
@@ -255,6 +269,23 @@ function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Co
   if (!certFile && !keyFile) return undefined;
   if (!certFile || !keyFile) throw new Error('--tls-cert / COREGATE_TLS_CERT and --tls-key / COREGATE_TLS_KEY go together');
   return { certFile, keyFile };
+}
+
+/**
+ * CONTRACT §13: client certificates come from the TLS handshake (coregate serves TLS itself) or
+ * from a trusted proxy's header; either way --tls-client-ca names the CA that must have issued them.
+ */
+function clientCertificateSettings(caFile: string | undefined, header: string | undefined, proxies: string[], servesTls: boolean): Config['clientCertificates'] {
+  const trustedProxies = proxies.map((proxy) => proxy.trim()).filter((proxy) => proxy !== '');
+  if (!caFile) {
+    if (header || trustedProxies.length > 0) throw new Error('--client-certificate-header and --trusted-proxy need --tls-client-ca / COREGATE_TLS_CLIENT_CA: the CA that issues the client certificates');
+    return undefined;
+  }
+  if (header !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(header)) throw new Error(`--client-certificate-header / COREGATE_CLIENT_CERTIFICATE_HEADER must be a header name, got "${header}"`);
+  if (header !== undefined && trustedProxies.length === 0) throw new Error('--client-certificate-header needs --trusted-proxy / COREGATE_TRUSTED_PROXIES: the proxies whose header is believed');
+  if (header === undefined && trustedProxies.length > 0) throw new Error('--trusted-proxy goes with --client-certificate-header / COREGATE_CLIENT_CERTIFICATE_HEADER');
+  if (header === undefined && !servesTls) throw new Error('--tls-client-ca needs --tls-cert and --tls-key (coregate asks for the certificates at its own TLS handshake) or, behind a TLS-terminating proxy, --client-certificate-header and --trusted-proxy');
+  return { caFile, header: header || undefined, trustedProxies };
 }
 
 /** `HH:MM[:SS]-HH:MM[:SS]` in UTC; the window may wrap midnight (23:00-01:00). */

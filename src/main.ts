@@ -14,6 +14,7 @@ import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
 import { StoreReplayRecord } from './auth/replay-record.js';
 import { DpopNonces } from './auth/dpop-nonce.js';
+import { caCertificatesOf, ClientCertificates } from './auth/client-certificates.js';
 import type { Config } from './config.js';
 import { systemClock } from './clock/system-clock.js';
 import type { Clock } from './core/clock.js';
@@ -270,6 +271,12 @@ async function serveOn(
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
     replay: new StoreReplayRecord(store, clock),
     dpopNonces: new DpopNonces(secretHashKey, clock),
+    clientCertificates: config.clientCertificates && new ClientCertificates({
+      caCertificates: caCertificatesOf(readFileSync(config.clientCertificates.caFile, 'utf8')),
+      header: config.clientCertificates.header,
+      trustedProxies: config.clientCertificates.trustedProxies,
+      now: () => clock.now(),
+    }),
   };
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
@@ -321,7 +328,7 @@ async function serveOn(
     },
     version: version,
     isClosing: () => closing,
-    tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile) },
+    tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: config.clientCertificates && readFileSync(config.clientCertificates.caFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
       ? operatorParts(config, store, core, verifier, () => publicUrl, clock, [

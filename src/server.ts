@@ -42,7 +42,8 @@ export interface ServerParts {
   /** True once shutdown began: responses then close their connection so that close() can finish. */
   isClosing: () => boolean;
   /** Serve HTTPS with these PEM contents (SPEC Authentication 7: TLS 1.2 or higher). */
-  tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** `ca`: the TLS client certificates' CA (CONTRACT §13): a certificate is asked for, not required. */
+  tls?: { cert: Buffer; key: Buffer; ca?: Buffer | undefined } | undefined;
   /** Counts every request; serves GET /metrics here unless a separate metrics port serves it. */
   metrics?: { metrics: Metrics; serveOnMainPort: boolean } | undefined;
   /** Time-outs and the connection cap (slow and greedy clients); the defaults when absent. */
@@ -120,7 +121,18 @@ function definedOnly<T extends object>(fields: T): Partial<T> {
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
   const limits = parts.connectionLimits ?? defaultConnectionLimits;
   const app = Fastify({
-    ...(parts.tls ? { https: { cert: parts.tls.cert, key: parts.tls.key, minVersion: 'TLSv1.2' as const } } : {}),
+    ...(parts.tls
+      ? {
+          https: {
+            cert: parts.tls.cert,
+            key: parts.tls.key,
+            minVersion: 'TLSv1.2' as const,
+            // A client certificate is optional (a secret client needs none); one the CA did not
+            // issue leaves the connection unauthorized, and no certificate is taken from it.
+            ...(parts.tls.ca ? { ca: parts.tls.ca, requestCert: true, rejectUnauthorized: false } : {}),
+          },
+        }
+      : {}),
     // pino's Logger is a FastifyBaseLogger; the cast keeps the instance's default generic types.
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: bodyBytesMax,
