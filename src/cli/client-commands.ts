@@ -3,12 +3,13 @@
  * flags or the environment; the secret only from COREGATE_CLIENT_SECRET or a hidden prompt,
  * never from a flag (flags end up in shell history and process lists).
  */
+import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { readInput, type CommandEnv, type CommandIo } from './command-io.js';
-import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type SessionIdentity } from '../sdk/index.js';
+import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type ClientPrivateKey, type SessionIdentity } from '../sdk/index.js';
 
 export interface ClientFlags {
   url?: string;
@@ -24,6 +25,10 @@ export interface ClientFlags {
   file?: string;
   scope?: string;
   timeoutMs?: string;
+  /** FAPI 2.0 (CONTRACT §13): the client's private key file (PEM PKCS#8 or a JWK), its kid, DPoP-bound tokens. */
+  privateKey?: string;
+  keyId?: string;
+  dpop?: boolean;
   /** The command's environment (COREGATE_URL, COREGATE_CLIENT_ID, COREGATE_CLIENT_SECRET): src/cli/command-io.ts. */
   env: CommandEnv;
 }
@@ -34,6 +39,9 @@ export function addClientOptions(command: Command): Command {
     .option('--auth-url <url>', 'auth service base URL (env COREGATE_AUTH_URL, default: --url)')
     .option('--realm <realm>', 'realm (env COREGATE_REALM, default sandbox)')
     .option('--client-id <id>', 'client id (env COREGATE_CLIENT_ID); the secret comes from COREGATE_CLIENT_SECRET or a prompt')
+    .option('--private-key <file>', 'private_key_jwt instead of a secret: the client\'s private key, PEM (PKCS#8) or a JWK (env COREGATE_CLIENT_PRIVATE_KEY)')
+    .option('--key-id <kid>', 'the kid of the client\'s registered public key (env COREGATE_CLIENT_KEY_ID; default: the JWK\'s own)')
+    .option('--dpop', 'DPoP-bound tokens: a key pair for the session, a proof with every call (env COREGATE_DPOP=true)')
     .option('--username <login>', 'user of the session (token claim backbone_user)')
     .option('--workstation <id>', 'workstation of the session')
     .option('--timeout-ms <ms>', 'per-call time-out')
@@ -44,14 +52,19 @@ export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ c
   const env = flags.env;
   const clientId = flags.clientId ?? env.COREGATE_CLIENT_ID;
   if (!clientId) throw new UsageError('the client id is required: --client-id or COREGATE_CLIENT_ID');
-  const clientSecret = env.COREGATE_CLIENT_SECRET || (await promptSecret(io, `client_secret for ${clientId}: `));
+  const keyFile = flags.privateKey ?? env.COREGATE_CLIENT_PRIVATE_KEY;
+  const privateKey = keyFile === undefined || keyFile === '' ? undefined : clientPrivateKey(keyFile, flags.keyId ?? env.COREGATE_CLIENT_KEY_ID);
+  // A private key replaces the secret: none is asked for.
+  const clientSecret = privateKey !== undefined ? undefined : env.COREGATE_CLIENT_SECRET || (await promptSecret(io, `client_secret for ${clientId}: `));
   const baseUrl = flags.url ?? env.COREGATE_URL ?? 'http://localhost:8080';
   const client = new CoregateClient({
     baseUrl,
     authUrl: flags.authUrl ?? env.COREGATE_AUTH_URL ?? baseUrl,
     realm: flags.realm ?? env.COREGATE_REALM ?? 'sandbox',
     clientId,
-    clientSecret,
+    ...(clientSecret === undefined ? {} : { clientSecret }),
+    ...(privateKey === undefined ? {} : { privateKey }),
+    ...(flags.dpop === true || env.COREGATE_DPOP === 'true' ? { dpop: true } : {}),
     ...(flags.timeoutMs ? { timeoutMs: Number(flags.timeoutMs) } : {}),
   });
   const identity: SessionIdentity = {};
@@ -62,6 +75,33 @@ export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ c
 }
 
 export class UsageError extends Error {}
+
+/** The client's private key from a file (PEM PKCS#8, or a private JWK), with its algorithm: EC P-256 ES256, RSA PS256, Ed25519 EdDSA. */
+function clientPrivateKey(file: string, keyId: string | undefined): ClientPrivateKey {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--private-key: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  let key: KeyObject;
+  let kid = keyId;
+  try {
+    if (text.trimStart().startsWith('{')) {
+      const jwk = JSON.parse(text) as import('node:crypto').JsonWebKey & { kid?: string };
+      key = createPrivateKey({ key: jwk, format: 'jwk' });
+      kid ??= jwk.kid;
+    } else {
+      key = createPrivateKey(text);
+    }
+  } catch {
+    throw new UsageError(`--private-key: ${file} holds no private key (PEM PKCS#8 or a JWK with its private part)`);
+  }
+  const type = key.asymmetricKeyType;
+  const alg = type === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? 'ES256' : type === 'rsa' || type === 'rsa-pss' ? 'PS256' : type === 'ed25519' ? 'EdDSA' : undefined;
+  if (alg === undefined) throw new UsageError(`--private-key: ${file} is a ${type ?? 'unknown'} key; use EC P-256 (ES256), RSA (PS256) or Ed25519 (EdDSA)`);
+  return { key, alg, ...(kid === undefined ? {} : { kid }) };
+}
 
 export function callOptions(flags: ClientFlags): CallOptions {
   const options: CallOptions = {};

@@ -13,7 +13,8 @@ import type {
   TermDepositRetrieveResponse,
 } from '../operations/schemas/term-deposit.js';
 import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError, networkCause } from './errors.js';
-import { TokenProvider, type SessionIdentity } from './token-provider.js';
+import { TokenProvider, type SessionCredentials, type SessionIdentity } from './token-provider.js';
+import type { ClientPrivateKey, DpopAlgorithm } from './proof-of-possession.js';
 import { assertServerSide } from './server-side.js';
 
 export interface RetryOptions {
@@ -32,8 +33,15 @@ export interface CoregateClientOptions {
   authUrl?: string;
   realm: string;
   clientId: string;
-  /** Server side only: the SDK refuses to run with a secret in a browser. */
-  clientSecret: string;
+  /** Server side only: the SDK refuses to run with a secret in a browser. Or `privateKey`, never both. */
+  clientSecret?: string;
+  /** FAPI 2.0 (CONTRACT §13): the client's private key, for `private_key_jwt` instead of a secret. */
+  privateKey?: ClientPrivateKey;
+  /**
+   * DPoP-bound tokens (RFC 9449): each session gets its own key pair (ES256 unless an algorithm is
+   * given), its tokens are bound to it, and every call carries a proof of it.
+   */
+  dpop?: boolean | DpopAlgorithm;
   /** Per-call time-out (default 30 s). */
   timeoutMs?: number;
   retry?: RetryOptions;
@@ -41,7 +49,7 @@ export interface CoregateClientOptions {
   tokenRefreshMarginSeconds?: number;
   /** Time-out of a token request (default 10 s); a call's own time-out also bounds its wait. */
   tokenTimeoutMs?: number;
-  /** The clock the token cache reads to decide when to renew (Date.now by default; tests move a fake one). */
+  /** The clock the token cache reads to decide when to renew, and assertions' and proofs' `iat` (Date.now by default; tests move a fake one). */
   now?: () => number;
   /**
    * Waits out a retry's back-off: resolves after `delayMs`, rejects with the signal's reason when it
@@ -151,6 +159,7 @@ export class CoregateClient {
   readonly #onEvent: ((event: SdkEvent) => void) | undefined;
   readonly #sleep: (delayMs: number, signal: AbortSignal | undefined) => Promise<void>;
   readonly #clientId: string;
+  readonly #now: () => number;
   readonly #default: CoregateSession;
 
   constructor(options: CoregateClientOptions) {
@@ -159,10 +168,13 @@ export class CoregateClient {
     const authUrl = (options.authUrl ?? options.baseUrl).replace(/\/+$/, '');
     this.#fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.#clientId = options.clientId;
+    this.#now = options.now ?? Date.now;
     this.#tokens = new TokenProvider({
       tokenUrl: `${authUrl}/realms/${encodeURIComponent(options.realm)}/protocol/openid-connect/token`,
       clientId: options.clientId,
       clientSecret: options.clientSecret,
+      privateKey: options.privateKey,
+      dpop: options.dpop,
       fetch: this.#fetch,
       ...(options.tokenRefreshMarginSeconds === undefined ? {} : { refreshMarginSeconds: options.tokenRefreshMarginSeconds }),
       ...(options.tokenTimeoutMs === undefined ? {} : { timeoutMs: options.tokenTimeoutMs }),
@@ -264,10 +276,10 @@ export class CoregateClient {
     let renewedAfter401 = false;
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     for (let attempt = 1; ; attempt += 1) {
-      const token = await this.#token(identity, options.signal, timeoutMs);
+      const credentials = await this.#token(identity, options.signal, timeoutMs);
       let exchange: Exchange;
       try {
-        exchange = await this.#send(method, path, body, token, options, prefer, attempt);
+        exchange = await this.#send(method, path, body, credentials, options, prefer, attempt);
       } catch (error) {
         if (error instanceof CoregateNetworkError && attempt < this.#retry.attempts && !options.signal?.aborted) {
           onRetry();
@@ -279,7 +291,7 @@ export class CoregateClient {
       if (exchange.status === 401 && !renewedAfter401) {
         // The token may have been revoked or rotated away: renew once and repeat.
         renewedAfter401 = true;
-        this.#tokens.invalidate(identity, token);
+        this.#tokens.invalidate(identity, credentials.accessToken);
         attempt -= 1;
         continue;
       }
@@ -296,10 +308,10 @@ export class CoregateClient {
   }
 
   /** The session's token, waited for no longer than the call may last. */
-  async #token(identity: SessionIdentity, signal: AbortSignal | undefined, timeoutMs: number): Promise<string> {
+  async #token(identity: SessionIdentity, signal: AbortSignal | undefined, timeoutMs: number): Promise<SessionCredentials> {
     const deadline = AbortSignal.timeout(timeoutMs);
     try {
-      return await this.#tokens.token(identity, anySignal(signal ? [deadline, signal] : [deadline]));
+      return await this.#tokens.credentials(identity, anySignal(signal ? [deadline, signal] : [deadline]));
     } catch (error) {
       if (signal?.aborted) throw signal.reason ?? error;
       if (deadline.aborted) throw new CoregateTimeoutError(`no token within the call's time-out of ${timeoutMs} ms`);
@@ -311,16 +323,19 @@ export class CoregateClient {
     method: string,
     path: string,
     body: unknown,
-    token: string,
+    credentials: SessionCredentials,
     options: CallOptions & { correlationId: string; generated?: boolean },
     prefer: string,
     attempt: number,
   ): Promise<Exchange> {
+    const { accessToken, dpop } = credentials;
     const headers: Record<string, string> = {
-      authorization: `Bearer ${token}`,
+      authorization: `${dpop === undefined ? 'Bearer' : 'DPoP'} ${accessToken}`,
       accept: 'application/json',
       'x-correlation-id': options.correlationId,
     };
+    // A DPoP-bound token: a new proof of the session's key for each attempt (its jti is used once).
+    if (dpop !== undefined) headers.dpop = await dpop.proof(method, `${this.#baseUrl}${path}`, this.#now(), { accessToken });
     if (options.generated) headers['x-correlation-id-generated'] = 'true';
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (prefer) headers.prefer = prefer;

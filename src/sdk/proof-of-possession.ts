@@ -1,0 +1,63 @@
+/**
+ * What the SDK signs for FAPI 2.0 (CONTRACT §13), through jose: a client assertion per token
+ * request (`private_key_jwt`, RFC 7523) and a DPoP proof per request (RFC 9449) with the session's
+ * own key pair, made once per session and never shared with another.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type KeyObject } from 'jose';
+
+/** A client's private key for `private_key_jwt`: the key, the `kid` it was registered with, and its algorithm. */
+export interface ClientPrivateKey {
+  key: CryptoKey | KeyObject;
+  /** The `kid` of the registered public key (recommended: the server picks the key by it). */
+  kid?: string;
+  /** PS256, ES256 or EdDSA (a `fapi2` realm's); RS256 elsewhere. Default ES256. */
+  alg?: 'PS256' | 'ES256' | 'EdDSA' | 'RS256';
+}
+
+/** The algorithms a DPoP key may have (CONTRACT §13). */
+export type DpopAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
+
+/** A client assertion for the realm `audience` (its issuer identifier), valid for 60 s. */
+export function clientAssertion(clientId: string, audience: string, privateKey: ClientPrivateKey, nowMs: number): Promise<string> {
+  const now = Math.floor(nowMs / 1000);
+  return new SignJWT({ jti: randomUUID() })
+    .setProtectedHeader({ alg: privateKey.alg ?? 'ES256', ...(privateKey.kid === undefined ? {} : { kid: privateKey.kid }) })
+    .setIssuer(clientId)
+    .setSubject(clientId)
+    .setAudience(audience)
+    .setIssuedAt(now)
+    .setExpirationTime(now + 60)
+    .sign(privateKey.key);
+}
+
+/** A session's DPoP key pair: its public half goes in each proof's header, its thumbprint in the token's `cnf.jkt`. */
+export class DpopKey {
+  private constructor(
+    readonly alg: DpopAlgorithm,
+    readonly privateKey: CryptoKey,
+    readonly publicJwk: JWK,
+  ) {}
+
+  static async generate(alg: DpopAlgorithm = 'ES256'): Promise<DpopKey> {
+    const { privateKey, publicKey } = await generateKeyPair(alg);
+    return new DpopKey(alg, privateKey, await exportJWK(publicKey));
+  }
+
+  /** A proof for one request: its method and URL (no query or fragment), the token's hash, the server's nonce. */
+  proof(method: string, url: string, nowMs: number, options: { accessToken?: string | undefined; nonce?: string | undefined } = {}): Promise<string> {
+    const target = new URL(url);
+    const claims: Record<string, unknown> = { htm: method, htu: `${target.origin}${target.pathname}`, jti: randomUUID(), iat: Math.floor(nowMs / 1000) };
+    if (options.accessToken !== undefined) claims.ath = sha256Base64url(options.accessToken);
+    if (options.nonce !== undefined) claims.nonce = options.nonce;
+    return new SignJWT(claims).setProtectedHeader({ alg: this.alg, typ: 'dpop+jwt', jwk: this.publicJwk }).sign(this.privateKey);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { alg: this.alg };
+  }
+}
+
+function sha256Base64url(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}

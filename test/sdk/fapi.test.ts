@@ -1,0 +1,86 @@
+/**
+ * The SDK and the CLI as FAPI 2.0 clients (CONTRACT §13): `private_key_jwt` instead of a secret,
+ * DPoP-bound tokens with one key pair per session and a proof with every call, the nonce retry of
+ * a realm that asks for nonces; the token cache and the sessions' isolation as with secrets
+ * (SPEC Authentication §6). Token requests are counted by the SDK's own fetch.
+ */
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { decodeJwt, exportJWK } from 'jose';
+import { CoregateClient, type TermDepositInitiationRequest } from '../../src/sdk/index.js';
+import { runCli } from '../helpers/cli.js';
+import { depositBody } from '../helpers/bodies.js';
+import { tempDirectory } from '../helpers/data-files.js';
+import { fapiClientId, fapiMaterial, fapiRealm, nonceRealm } from '../helpers/fapi.js';
+import { describeEachStore } from '../helpers/suite.js';
+
+const material = await fapiMaterial();
+
+describeEachStore(
+  'SDK and CLI with private_key_jwt and DPoP (CONTRACT §13)',
+  ({ server }) => {
+    function fapiClient(realm = fapiRealm) {
+      const tokenRequests: string[] = [];
+      const client = new CoregateClient({
+        baseUrl: server().url,
+        realm,
+        clientId: fapiClientId,
+        privateKey: { key: material.clientKey.privateKey, kid: material.clientKey.publicJwk.kid as string, alg: 'ES256' },
+        dpop: true,
+        fetch: (input, init) => {
+          const url = String(input instanceof Request ? input.url : input);
+          if (url.endsWith('/protocol/openid-connect/token')) tokenRequests.push(new Headers(init?.headers).get('dpop') === null ? 'no proof' : 'proof');
+          return fetch(input, init);
+        },
+      });
+      return { client, tokenRequests };
+    }
+
+    test('CONTRACT §13: a private-key client initiates and retrieves with DPoP-bound tokens; one token request per session, each session with its own key', async () => {
+      const { client, tokenRequests } = fapiClient();
+      const initiated = await client.termDeposits.initiate(depositBody() as unknown as TermDepositInitiationRequest);
+      assert.equal(initiated.status, 200);
+      const id = initiated.status === 200 ? initiated.result.termDepositAccount : '';
+      const retrieved = await client.termDeposits.retrieve(id);
+      assert.equal(retrieved.termDepositAccount, id);
+      await client.termDeposits.retrieve(id);
+      assert.deepEqual(tokenRequests, ['proof'], 'one token request, with a proof, for three calls');
+
+      const reader = client.session({ scope: 'termDeposit:retrieve' });
+      await reader.termDeposits.retrieve(id);
+      assert.equal(tokenRequests.length, 2, 'another session, another token');
+      const own = decodeJwt(await client.token()).cnf as { jkt: string };
+      const other = decodeJwt(await client.token({ scope: 'termDeposit:retrieve' })).cnf as { jkt: string };
+      assert.ok(own.jkt && other.jkt);
+      assert.notEqual(own.jkt, other.jkt, 'each session binds its tokens to its own key pair');
+    });
+
+    test('CONTRACT §13: against a realm that asks for nonces the SDK asks again once, with the nonce, and is served', async () => {
+      const { client, tokenRequests } = fapiClient(nonceRealm);
+      const token = await client.token();
+      assert.equal(decodeJwt(token).client_id, fapiClientId);
+      assert.deepEqual(tokenRequests, ['proof', 'proof'], 'use_dpop_nonce, then the proof with its nonce');
+    });
+
+    test('CONTRACT §13: coregate token and term-deposit retrieve with --private-key and --dpop; no secret asked for', async () => {
+      const dir = tempDirectory('coregate-fapi-sdk-');
+      const keyFile = join(dir, 'client-key.json');
+      writeFileSync(keyFile, JSON.stringify({ ...(await exportJWK(material.clientKey.privateKey)), kid: material.clientKey.publicJwk.kid }));
+      const env = { PATH: process.env.PATH ?? '', COREGATE_URL: server().url, COREGATE_REALM: fapiRealm, COREGATE_CLIENT_ID: fapiClientId };
+      const token = await runCli(['token', '--private-key', keyFile, '--dpop', '--json'], { env, input: '' });
+      assert.equal(token.code, 0, token.stderr);
+      const issued = JSON.parse(token.stdout) as { access_token?: string; accessToken?: string };
+      const accessToken = issued.access_token ?? issued.accessToken ?? '';
+      assert.ok((decodeJwt(accessToken).cnf as { jkt?: string } | undefined)?.jkt, 'a DPoP-bound token');
+      const missing = await runCli(['term-deposit', 'retrieve', 'TD-NONE', '--private-key', keyFile, '--dpop', '--json'], { env, input: '' });
+      assert.equal(missing.code, 1, missing.stderr);
+      assert.match(missing.stdout, /"status": 404/, 'past the guards: the deposit does not exist');
+      const plain = await runCli(['term-deposit', 'retrieve', 'TD-NONE', '--private-key', keyFile, '--json'], { env, input: '' });
+      assert.notEqual(plain.code, 0, 'without --dpop the fapi client gets no token (its realm requires DPoP)');
+      assert.match(plain.stderr + plain.stdout, /invalid_dpop_proof/);
+    });
+  },
+  { data: material.dataFile },
+);
