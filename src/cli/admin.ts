@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock/system-clock.js';
 import { generateClientSecret, hashClientSecret, noSecretHash } from '../auth/client-secret.js';
-import { readFileSync } from 'node:fs';
+import { KeyFileError, readPublicKeys } from './key-file.js';
 import { isSigningAlgorithm, realmDefaults, signingAlgorithms, type SigningAlgorithm } from '../auth/signing-algorithms.js';
 import { clientMetadataProblem, isTokenEndpointAuthMethod, realmAlgorithmProblem, realmProfiles, tokenEndpointAuthMethods, usesSecret, type ClientAuthentication, type ClientJwks, type RealmProfile } from '../auth/client-metadata.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
@@ -46,7 +46,7 @@ export interface CreateClientFlags extends StoreFlags {
   defaultWorkstation?: string;
   /** CONTRACT §13: the client's one authentication method and its tokens' binding. */
   authMethod?: string;
-  /** A JSON file `{"keys": [...]}`: the client's public keys (private_key_jwt). */
+  /** The client's public keys (private_key_jwt): a JWK set, a JWK or a PEM public key. */
   jwks?: string;
   tlsSubjectDn?: string;
   dpop?: boolean;
@@ -61,21 +61,11 @@ function authenticationFromFlags(flags: CreateClientFlags): ClientAuthentication
   const method = flags.authMethod ?? 'client_secret_basic';
   if (!isTokenEndpointAuthMethod(method)) throw new CommandError(`--auth-method must be one of ${tokenEndpointAuthMethods.join(', ')}, got "${method}"`);
   let jwks: ClientJwks | null = null;
-  if (flags.jwks !== undefined) {
-    let text: string;
-    try {
-      text = readFileSync(flags.jwks, 'utf8');
-    } catch (error) {
-      throw new CommandError(`--jwks: cannot read ${flags.jwks} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
-    }
-    try {
-      jwks = JSON.parse(text) as ClientJwks;
-    } catch {
-      throw new CommandError(`--jwks: ${flags.jwks} is not JSON`);
-    }
-    if (typeof jwks !== 'object' || jwks === null || !Array.isArray(jwks.keys) || jwks.keys.some((key) => typeof key !== 'object' || key === null || typeof key.kty !== 'string')) {
-      throw new CommandError(`--jwks: ${flags.jwks} must hold a JWK set, {"keys": [{"kty": ...}, ...]}`);
-    }
+  try {
+    if (flags.jwks !== undefined) jwks = readPublicKeys('--jwks', flags.jwks);
+  } catch (error) {
+    if (error instanceof KeyFileError) throw new CommandError(error.message);
+    throw error;
   }
   return { method, jwks, tlsSubjectDn: flags.tlsSubjectDn ?? null, dpopBound: flags.dpop === true, certificateBound: flags.certificateBound === true };
 }

@@ -3,7 +3,7 @@
  * flags or the environment; the secret only from COREGATE_CLIENT_SECRET or a hidden prompt,
  * never from a flag (flags end up in shell history and process lists).
  */
-import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { KeyFileError, readPrivateKey } from './key-file.js';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -76,31 +76,16 @@ export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ c
 
 export class UsageError extends Error {}
 
-/** The client's private key from a file (PEM PKCS#8, or a private JWK), with its algorithm: EC P-256 ES256, RSA PS256, Ed25519 EdDSA. */
+/** The client's private key from a file (PEM or a private JWK), with its algorithm: EC P-256 ES256, RSA PS256, Ed25519 EdDSA. */
 function clientPrivateKey(file: string, keyId: string | undefined): ClientPrivateKey {
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    const { key, alg, kid } = readPrivateKey('--private-key', file);
+    const chosenKid = keyId ?? kid;
+    return { key, alg, ...(chosenKid === undefined ? {} : { kid: chosenKid }) };
   } catch (error) {
-    throw new UsageError(`--private-key: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    if (error instanceof KeyFileError) throw new UsageError(error.message);
+    throw error;
   }
-  let key: KeyObject;
-  let kid = keyId;
-  try {
-    if (text.trimStart().startsWith('{')) {
-      const jwk = JSON.parse(text) as import('node:crypto').JsonWebKey & { kid?: string };
-      key = createPrivateKey({ key: jwk, format: 'jwk' });
-      kid ??= jwk.kid;
-    } else {
-      key = createPrivateKey(text);
-    }
-  } catch {
-    throw new UsageError(`--private-key: ${file} holds no private key (PEM PKCS#8 or a JWK with its private part)`);
-  }
-  const type = key.asymmetricKeyType;
-  const alg = type === 'ec' && key.asymmetricKeyDetails?.namedCurve === 'prime256v1' ? 'ES256' : type === 'rsa' || type === 'rsa-pss' ? 'PS256' : type === 'ed25519' ? 'EdDSA' : undefined;
-  if (alg === undefined) throw new UsageError(`--private-key: ${file} is a ${type ?? 'unknown'} key; use EC P-256 (ES256), RSA (PS256) or Ed25519 (EdDSA)`);
-  return { key, alg, ...(kid === undefined ? {} : { kid }) };
 }
 
 export function callOptions(flags: ClientFlags): CallOptions {

@@ -7,6 +7,7 @@ import { Command, Option } from 'commander';
 import { version } from '../version.js';
 import { print as printTo, table, type CommandIo } from './command-io.js';
 import { addWebhookCommands } from './webhook-commands.js';
+import { addFapiCommands } from './fapi-commands.js';
 import type { CoreFlags } from './core-session.js';
 import { addClientOptions, callOptions, clientFrom, readJsonFile, UsageError, type ClientFlags } from './client-commands.js';
 
@@ -507,6 +508,7 @@ export function coregateProgram(io: CommandIo): Command {
     });
 
   addWebhookCommands(program, io);
+  addFapiCommands(program, io);
   const sandbox = program.command('sandbox').description('the integration sandbox (docs/sandbox.md)');
   sandbox
     .command('reset')

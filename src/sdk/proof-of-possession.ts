@@ -3,8 +3,8 @@
  * request (`private_key_jwt`, RFC 7523) and a DPoP proof per request (RFC 9449) with the session's
  * own key pair, made once per session and never shared with another.
  */
-import { createHash, randomUUID } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type KeyObject } from 'jose';
+import { createHash, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 
 /** A client's private key for `private_key_jwt`: the key, the `kid` it was registered with, and its algorithm. */
 export interface ClientPrivateKey {
@@ -35,13 +35,18 @@ export function clientAssertion(clientId: string, audience: string, privateKey: 
 export class DpopKey {
   private constructor(
     readonly alg: DpopAlgorithm,
-    readonly privateKey: CryptoKey,
+    readonly privateKey: CryptoKey | KeyObject,
     readonly publicJwk: JWK,
   ) {}
 
   static async generate(alg: DpopAlgorithm = 'ES256'): Promise<DpopKey> {
     const { privateKey, publicKey } = await generateKeyPair(alg);
     return new DpopKey(alg, privateKey, await exportJWK(publicKey));
+  }
+
+  /** A key pair the caller keeps (a file, an HSM's export): its public half is derived from the private one. */
+  static async fromPrivateKey(privateKey: KeyObject, alg: DpopAlgorithm): Promise<DpopKey> {
+    return new DpopKey(alg, privateKey, await exportJWK(createPublicKey(privateKey)));
   }
 
   /** A proof for one request: its method and URL (no query or fragment), the token's hash, the server's nonce. */
