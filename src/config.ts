@@ -284,6 +284,7 @@ function clientCertificateSettings(caFile: string | undefined, header: string | 
   if (header !== undefined && !/^[A-Za-z0-9-]{1,64}$/.test(header)) throw new Error(`--client-certificate-header / COREGATE_CLIENT_CERTIFICATE_HEADER must be a header name, got "${header}"`);
   if (header !== undefined && trustedProxies.length === 0) throw new Error('--client-certificate-header needs --trusted-proxy / COREGATE_TRUSTED_PROXIES: the proxies whose header is believed');
   if (header === undefined && trustedProxies.length > 0) throw new Error('--trusted-proxy goes with --client-certificate-header / COREGATE_CLIENT_CERTIFICATE_HEADER');
+  if (header !== undefined && servesTls) throw new Error('--client-certificate-header is for a TLS-terminating proxy in front of coregate; with --tls-cert coregate takes the certificate at its own handshake: leave one of them out');
   if (header === undefined && !servesTls) throw new Error('--tls-client-ca needs --tls-cert and --tls-key (coregate asks for the certificates at its own TLS handshake) or, behind a TLS-terminating proxy, --client-certificate-header and --trusted-proxy');
   return { caFile, header: header || undefined, trustedProxies };
 }

@@ -311,6 +311,7 @@ async function serveOn(
     trustedIssuers: config.trustedIssuers,
     audience: config.audience,
   });
+  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, clock, replay: auth.replay, clientCertificates: auth.clientCertificates });
   const app = await buildServer({
     metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,
@@ -321,7 +322,7 @@ async function serveOn(
       clock,
       core,
       verifier,
-      constraint: new SenderConstraint({ publicUrl: () => publicUrl, clock, replay: auth.replay, clientCertificates: auth.clientCertificates }),
+      constraint,
       runner,
       refusals: audit.refusals,
       limiter: new RateLimiter(config.rateLimitPerSecond, limits.store),
@@ -331,7 +332,7 @@ async function serveOn(
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: config.clientCertificates && readFileSync(config.clientCertificates.caFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
-      ? operatorParts(config, store, core, verifier, () => publicUrl, clock, [
+      ? operatorParts(config, store, core, verifier, constraint, () => publicUrl, clock, [
           activityRoutes({ store, clock }),
           webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
           sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core, clock, ...(options.signingKeys === undefined ? {} : { signingKeys: options.signingKeys }) }),
@@ -433,9 +434,9 @@ function operatorRoutes(config: Config, store: Store, core: CoreBankingPort, ins
   ];
 }
 
-function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, publicUrl: () => string, clock: Clock, instanceRoutes: FastifyPluginAsync[]) {
+function operatorParts(config: Config, store: Store, core: CoreBankingPort, verifier: TokenVerifier, constraint: SenderConstraint, publicUrl: () => string, clock: Clock, instanceRoutes: FastifyPluginAsync[]) {
   return {
-    api: { store, verifier, sandbox: config.sandbox, publicUrl, clock, routes: operatorRoutes(config, store, core, instanceRoutes) },
+    api: { store, verifier, constraint, sandbox: config.sandbox, publicUrl, clock, routes: operatorRoutes(config, store, core, instanceRoutes) },
     console: { store, publicUrl, clock },
   };
 }

@@ -9,7 +9,7 @@ import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { Directory, DirectorySnapshot } from '../cache/directory-snapshot.js';
 import type { DirectoryStatus } from '../core/port.js';
 import { TokenRejected, type Principal, type TokenVerifier } from './bearer-auth.js';
-import type { SenderConstraint, TokenScheme } from './sender-constraint.js';
+import { challenge, type SenderConstraint, type TokenScheme } from './sender-constraint.js';
 import { ApiError } from './error-record.js';
 import type { BusinessRouteConfig } from './request-context.js';
 import type { RateLimiter } from './rate-limit.js';
@@ -59,7 +59,7 @@ export function authenticate(
   limiter: RateLimiter,
 ): Promise<void> | undefined {
   const { scheme, token } = presentedToken(request);
-  const cached = rejectedAsInvalidToken(() => verifier.verifyCached(token));
+  const cached = rejectedAsInvalidToken(() => verifier.verifyCached(token), scheme);
   if (cached === undefined || limiter.enabled || constraint.needed(cached, scheme)) return authenticateSlowly(request, scheme, token, verifier, constraint, directory, config, limiter);
   request.principal = cached;
   if (config.scope !== undefined) requireScope(request, config.scope);
@@ -80,10 +80,11 @@ async function authenticateSlowly(
   try {
     principal = await verifier.verify(token);
   } catch (error) {
-    throw invalidTokenError(error);
+    throw invalidTokenError(error, scheme);
   }
-  // A sender-constrained token proves its key before anything else is decided (CONTRACT §13).
-  if (constraint.needed(principal, scheme)) await constraint.check(request, principal, scheme, token);
+  // A sender-constrained token proves its key before anything else is decided (CONTRACT §13);
+  // the proof's use is recorded once the request has passed its other checks.
+  const proofUse = constraint.needed(principal, scheme) ? await constraint.check(request, principal, scheme, token) : undefined;
   request.principal = principal;
   const allowance = await limiter.take(request.principal.clientKey);
   if (!allowance.allowed) {
@@ -93,6 +94,7 @@ async function authenticateSlowly(
   }
   if (config.scope !== undefined) requireScope(request, config.scope);
   await checkDirectory(request, directory);
+  await constraint.record(proofUse);
 }
 
 /** The token of the request and its scheme (Bearer, or DPoP: CONTRACT §13), or the 400/401 that says what is wrong with its Authorization header. */
@@ -116,25 +118,25 @@ function presentedToken(request: FastifyRequest): { scheme: TokenScheme; token: 
   return { scheme: match[1]?.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: match[2] };
 }
 
-function rejectedAsInvalidToken<T>(verify: () => T): T {
+function rejectedAsInvalidToken<T>(verify: () => T, scheme: TokenScheme): T {
   try {
     return verify();
   } catch (error) {
-    throw invalidTokenError(error);
+    throw invalidTokenError(error, scheme);
   }
 }
 
-function invalidTokenError(error: unknown): unknown {
+function invalidTokenError(error: unknown, scheme: TokenScheme): unknown {
   if (!(error instanceof TokenRejected)) return error;
-  return new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': bearerChallenge('invalid_token', error.message) });
+  return new ApiError(E.invalidToken, error.message, { 'WWW-Authenticate': challenge(scheme, 'invalid_token', error.message) });
 }
 
 export function requireScope(request: FastifyRequest, scope: string): void {
   if (request.principal?.scopes.has(scope)) return;
   const message = `The token lacks the scope ${scope}`;
-  throw new ApiError(E.insufficientScope, message, {
-    'WWW-Authenticate': `Bearer realm="${realmName}", error="insufficient_scope", error_description="${message}", scope="${scope}"`,
-  });
+  // A DPoP-bound token was sent with the DPoP scheme (any other way is refused before): its challenge is DPoP's.
+  const scheme: TokenScheme = request.principal?.confirmation?.jkt !== undefined ? 'DPoP' : 'Bearer';
+  throw new ApiError(E.insufficientScope, message, { 'WWW-Authenticate': challenge(scheme, 'insufficient_scope', message, `, scope="${scope}"`) });
 }
 
 /**

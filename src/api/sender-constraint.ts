@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { ClientCertificates } from '../auth/client-certificates.js';
 import { dpopAlgorithms, DpopProofRejected, singleProof, verifyDpopProof } from '../auth/dpop-proof.js';
-import type { ReplayRecord } from '../auth/replay-record.js';
+import type { ReplayMark, ReplayRecord } from '../auth/replay-record.js';
 import type { Principal } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
 
@@ -40,8 +40,12 @@ export class SenderConstraint {
     return scheme === 'DPoP' || principal.confirmation !== undefined;
   }
 
-  /** The request proves it holds the key its token is bound to; throws the 401 that says what is wrong. */
-  async check(request: FastifyRequest, principal: Principal, scheme: TokenScheme, token: string): Promise<void> {
+  /**
+   * The request proves it holds the key its token is bound to; throws the 401 that says what is
+   * wrong. Answers the DPoP proof's use, to `record` once the request passed its other checks (so
+   * that a request refused for its scope or its rate leaves the proof's `jti` unused).
+   */
+  async check(request: FastifyRequest, principal: Principal, scheme: TokenScheme, token: string): Promise<ReplayMark | undefined> {
     const confirmation = principal.confirmation;
     if (confirmation?.x5tS256 !== undefined) {
       const certificate = this.#options.clientCertificates?.of(request.raw);
@@ -51,7 +55,7 @@ export class SenderConstraint {
     }
     if (confirmation?.jkt === undefined) {
       if (scheme === 'DPoP') throw invalidToken('The token is not DPoP-bound: send it as "Authorization: Bearer <token>"', 'DPoP');
-      return;
+      return undefined;
     }
     if (scheme === 'Bearer') throw invalidToken('The token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof', 'DPoP');
     try {
@@ -60,21 +64,33 @@ export class SenderConstraint {
       const url = `${this.#options.publicUrl()}${request.url.split('?')[0] ?? ''}`;
       const verified = await verifyDpopProof(proof, { method: request.method, url, accessToken: token }, this.#options.clock);
       if (verified.jkt !== confirmation.jkt) throw new DpopProofRejected('The DPoP proof is signed by another key than the one the token is bound to');
-      if (!(await this.#options.replay.firstUse(verified.replay))) throw new DpopProofRejected('The DPoP proof was used before (its jti)');
+      return verified.replay;
     } catch (error) {
       if (error instanceof DpopProofRejected) throw invalidProof(error.message);
       throw error;
     }
   }
+
+  /** Records a proof's use (`check`'s answer): a second use, on any instance, is refused. */
+  async record(mark: ReplayMark | undefined): Promise<void> {
+    if (mark !== undefined && !(await this.#options.replay.firstUse(mark))) throw invalidProof('The DPoP proof was used before (its jti)');
+  }
+}
+
+/** The challenge of a 401 or 403 of a request sent with `scheme` (RFC 9449 §7.1: a DPoP request is answered with a DPoP challenge). */
+export function challenge(scheme: TokenScheme, error: string, description: string, extra = ''): string {
+  const quotedDescription = quoted(description);
+  return scheme === 'DPoP'
+    ? `DPoP error="${error}", error_description="${quotedDescription}"${extra}, ${algs}`
+    : `Bearer realm="coregate", error="${error}", error_description="${quotedDescription}"${extra}`;
 }
 
 function invalidProof(message: string): ApiError {
-  return new ApiError(E.invalidDpopProof, message, { 'WWW-Authenticate': `DPoP error="invalid_dpop_proof", error_description="${quoted(message)}", ${algs}` });
+  return new ApiError(E.invalidDpopProof, message, { 'WWW-Authenticate': challenge('DPoP', 'invalid_dpop_proof', message) });
 }
 
 function invalidToken(message: string, scheme: TokenScheme): ApiError {
-  const challenge = scheme === 'DPoP' ? `DPoP error="invalid_token", error_description="${quoted(message)}", ${algs}` : `Bearer realm="coregate", error="invalid_token", error_description="${quoted(message)}"`;
-  return new ApiError(E.invalidToken, message, { 'WWW-Authenticate': challenge });
+  return new ApiError(E.invalidToken, message, { 'WWW-Authenticate': challenge(scheme, 'invalid_token', message) });
 }
 
 function quoted(text: string): string {

@@ -11,7 +11,7 @@ export interface TokenSubject {
   /** Set only when a user is associated with the request (SPEC: Endpoints §1). */
   user?: { backboneUser: string; workstation: string };
   /** The key the token is bound to (`cnf`, CONTRACT §13): a DPoP key's thumbprint or the TLS client certificate's. */
-  confirmation?: { jkt: string } | { x5tS256: string };
+  confirmation?: { jkt?: string; x5tS256?: string };
 }
 
 export interface IssuedToken {
@@ -43,7 +43,9 @@ export async function signAccessToken(
     claims.backbone_user = user.backboneUser;
     claims.workstation = user.workstation;
   }
-  if (confirmation) claims.cnf = 'jkt' in confirmation ? { jkt: confirmation.jkt } : { 'x5t#S256': confirmation.x5tS256 };
+  if (confirmation) {
+    claims.cnf = { ...(confirmation.jkt === undefined ? {} : { jkt: confirmation.jkt }), ...(confirmation.x5tS256 === undefined ? {} : { 'x5t#S256': confirmation.x5tS256 }) };
+  }
   const payload = {
     ...claims,
     iss: issuer,

@@ -3,7 +3,8 @@
  * when coregate serves TLS itself and asks for client certificates (`--tls-client-ca`: a
  * certificate is optional at the handshake, and one the CA did not issue is never taken), or, behind
  * a TLS-terminating proxy, the header it sets (`--client-certificate-header`: the PEM,
- * URL-encoded), believed only from `--trusted-proxy` addresses and only for a certificate the CA issued.
+ * URL-encoded), believed only from `--trusted-proxy` addresses and only for a certificate the CA
+ * issued. The proxy must set the header itself on every request, replacing one the client sent.
  */
 import type { IncomingMessage } from 'node:http';
 import { X509Certificate } from 'node:crypto';
@@ -35,8 +36,17 @@ export class ClientCertificates {
     if (socket instanceof TLSSocket) return this.#fromConnection(socket);
     const header = this.#policy.header;
     if (header === undefined || !this.#policy.trustedProxies.includes(normalizedAddress(socket.remoteAddress))) return undefined;
-    const value = request.headers[header.toLowerCase()];
-    if (typeof value !== 'string' || value === '' || value.length > 16_384) return undefined;
+    // One header, set by the proxy: two (a proxy that appends, or passes the client's own on) take
+    // nobody's certificate, since Node would join them and the first one could be the client's.
+    const name = header.toLowerCase();
+    let value: string | undefined;
+    for (let index = 0; index < request.rawHeaders.length; index += 2) {
+      if (request.rawHeaders[index]?.toLowerCase() !== name) continue;
+      if (value !== undefined) return undefined;
+      value = request.rawHeaders[index + 1] ?? '';
+    }
+    // URL-encoded PEM has no comma: one is two values joined (by a proxy, or by the client).
+    if (value === undefined || value === '' || value.length > 16_384 || value.includes(',')) return undefined;
     return this.#fromProxyHeader(value);
   }
 
@@ -53,7 +63,10 @@ export class ClientCertificates {
   #fromProxyHeader(value: string): ClientCertificate | undefined {
     let certificate: X509Certificate;
     try {
-      certificate = new X509Certificate(decodeURIComponent(value));
+      const pem = decodeURIComponent(value);
+      // One certificate: X509Certificate would read the first of several and ignore the rest.
+      if (pem.split('-----BEGIN CERTIFICATE-----').length !== 2) return undefined;
+      certificate = new X509Certificate(pem);
     } catch {
       return undefined;
     }

@@ -2,8 +2,9 @@
  * A client's authentication and token binding (CONTRACT §13, RFC 7591's names in camelCase), and
  * the rules of a realm's `fapi2` profile: checked where a client comes in (the data file,
  * `coregate clients create`), so that a realm never holds a client it would have to refuse.
- * Imports nothing: the CLI checks its flags without loading jose.
+ * Imports nothing but the DN reader: the CLI checks its flags without loading jose.
  */
+import { normalizedDistinguishedName } from './distinguished-name.js';
 
 /**
  * How a client proves itself at the token and introspection endpoints. The two secret methods are
@@ -90,6 +91,9 @@ export function clientMetadataProblem(profile: RealmProfile | null, client: Clie
   }
   if (method === 'tls_client_auth') {
     if (client.tlsSubjectDn === null || client.tlsSubjectDn.trim() === '') return { field: 'tlsClientAuthSubjectDn', message: 'tls_client_auth needs the subject DN of the client\'s certificate' };
+    if (normalizedDistinguishedName(client.tlsSubjectDn) === undefined) {
+      return { field: 'tlsClientAuthSubjectDn', message: `${JSON.stringify(client.tlsSubjectDn)} is not a DN (RFC 4514, e.g. "CN=partner-app,O=Partner Bank,C=DE")` };
+    }
   } else if (client.tlsSubjectDn !== null) {
     return { field: 'tlsClientAuthSubjectDn', message: `only a tls_client_auth client has a subject DN (this one is ${method})` };
   }

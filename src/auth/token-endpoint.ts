@@ -57,12 +57,14 @@ export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request
     checkBinding(realm, authenticated, proof, request);
   });
   if (subject === undefined) throw new Error('the client was authenticated without its checks');
+  // Bound to the proof's key, to the client's certificate, or to both (a certificate-bound client sending a proof).
+  const confirmation: NonNullable<TokenSubject['confirmation']> = {};
   if (proof !== undefined) {
     if (!(await ctx.replay.firstUse(proof.replay))) throw invalidProof('The DPoP proof was used before (its jti)');
-    subject.confirmation = { jkt: proof.jkt };
-  } else if (client.authentication.certificateBound && request.clientCertificate !== undefined) {
-    subject.confirmation = { x5tS256: request.clientCertificate.thumbprint };
+    confirmation.jkt = proof.jkt;
   }
+  if (client.authentication.certificateBound && request.clientCertificate !== undefined) confirmation.x5tS256 = request.clientCertificate.thumbprint;
+  if (confirmation.jkt !== undefined || confirmation.x5tS256 !== undefined) subject.confirmation = confirmation;
 
   const key = await ctx.keyring.activeKey(realm);
   const nowSeconds = epochSecondsOf(ctx.clock);
@@ -99,7 +101,7 @@ function checkBinding(realm: Realm, client: Client, proof: VerifiedProof | undef
   if (proof === undefined && requiresDpop(profile, client.authentication)) {
     throw invalidProof(`Client ${client.clientId} receives DPoP-bound tokens only: send a DPoP proof (RFC 9449) in the DPoP header`);
   }
-  if (proof === undefined && client.authentication.certificateBound && request.clientCertificate === undefined) {
+  if (client.authentication.certificateBound && request.clientCertificate === undefined) {
     throw invalidRequest(`Client ${client.clientId} receives certificate-bound tokens only: connect with its TLS client certificate`);
   }
 }

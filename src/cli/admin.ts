@@ -211,7 +211,10 @@ export async function describeClients(flags: StoreFlags & { realm: string }) {
 export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: string }): Promise<string> {
   if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError(`--alg must be ${signingAlgorithms.join(', ')}`);
   return withSealingStore(flags, async (store, vault) => {
-    await requireRealm(store, flags.realm);
+    const realm = await requireRealm(store, flags.realm);
+    // A fapi2 realm keeps signing PS256, ES256 or EdDSA (CONTRACT §13).
+    const algorithmProblem = flags.alg === undefined ? undefined : realmAlgorithmProblem(realm.profile as RealmProfile | null, flags.alg);
+    if (algorithmProblem) throw new CommandError(`--alg: ${algorithmProblem.message}`);
     const { rotateSigningKey } = await keyring();
     return rotateSigningKey(store, vault, flags.realm, systemClock.now(), flags.alg as SigningAlgorithm | undefined);
   });

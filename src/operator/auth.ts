@@ -7,6 +7,8 @@
 import type { Clock } from '../core/clock.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { TokenRejected, type TokenVerifier } from '../api/bearer-auth.js';
+import { ApiError } from '../api/error-record.js';
+import { challenge, type SenderConstraint, type TokenScheme } from '../api/sender-constraint.js';
 import type { Store } from '../store/connect.js';
 import { findOperatorSession } from '../store/operator-sessions.js';
 import { OperatorError } from './errors.js';
@@ -35,6 +37,8 @@ export interface OperatorAuthOptions {
   publicUrl: () => string;
   /** The instance's clock: whether a console session has expired. */
   clock: Clock;
+  /** DPoP- and certificate-bound tokens (CONTRACT §13): checked here as at the business API. */
+  constraint: SenderConstraint;
 }
 
 /** The value of one cookie in a Cookie header, or undefined. */
@@ -52,7 +56,7 @@ export function operatorAuthHook(options: OperatorAuthOptions) {
   return async function authenticateOperator(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const authorization = request.headers.authorization;
     if (authorization !== undefined) {
-      request.operator = await bearerIdentity(options.verifier, authorization);
+      request.operator = await bearerIdentity(options, request, authorization);
     } else {
       const value = readCookie(request.headers.cookie, sessionCookieName);
       const session = value === undefined ? undefined : await findOperatorSession(options.store.db, value, options.clock.now());
@@ -78,17 +82,28 @@ function hasBody(request: FastifyRequest): boolean {
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
-async function bearerIdentity(verifier: TokenVerifier, authorization: string): Promise<OperatorIdentity> {
-  const match = /^Bearer ([^\s]+)$/i.exec(authorization);
-  if (!match?.[1]) throw new OperatorError(401, 'The Authorization header must be "Bearer <token>"', { 'www-authenticate': `${bearerChallenge}, error="invalid_request"` });
+/**
+ * An operator client's token: a bearer token, or a sender-constrained one presented as the
+ * business API takes it (`Authorization: DPoP` with a proof, or over its certificate's connection).
+ */
+async function bearerIdentity(options: OperatorAuthOptions, request: FastifyRequest, authorization: string): Promise<OperatorIdentity> {
+  const match = /^(Bearer|DPoP) ([^\s]+)$/i.exec(authorization);
+  if (!match?.[2]) throw new OperatorError(401, 'The Authorization header must be "Bearer <token>" (or "DPoP <token>" with a DPoP proof)', { 'www-authenticate': `${bearerChallenge}, error="invalid_request"` });
+  const scheme: TokenScheme = match[1]?.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer';
+  const token = match[2];
+  const schemeChallenge = (error: string, description: string, extra = '') => (scheme === 'DPoP' ? challenge('DPoP', error, description, extra) : `${bearerChallenge}, error="${error}"${extra}`);
   try {
-    const principal = await verifier.verify(match[1]);
+    const principal = await options.verifier.verify(token);
+    const proofUse = options.constraint.needed(principal, scheme) ? await options.constraint.check(request, principal, scheme, token) : undefined;
     if (!principal.scopes.has(operatorScope)) {
-      throw new OperatorError(403, `The token lacks the scope ${operatorScope}`, { 'www-authenticate': `${bearerChallenge}, error="insufficient_scope", scope="${operatorScope}"` });
+      throw new OperatorError(403, `The token lacks the scope ${operatorScope}`, { 'www-authenticate': schemeChallenge('insufficient_scope', `The token lacks the scope ${operatorScope}`, `, scope="${operatorScope}"`) });
     }
+    await options.constraint.record(proofUse);
     return { via: 'bearer', clientId: principal.clientId, issuer: principal.issuer };
   } catch (error) {
-    if (error instanceof TokenRejected) throw new OperatorError(401, error.message, { 'www-authenticate': `${bearerChallenge}, error="invalid_token"` });
+    if (error instanceof TokenRejected) throw new OperatorError(401, error.message, { 'www-authenticate': schemeChallenge('invalid_token', error.message) });
+    // The sender constraint's refusals (401, with their DPoP or Bearer challenge) in the operator API's shape.
+    if (error instanceof ApiError) throw new OperatorError(error.entry.status, error.message, Object.fromEntries(Object.entries(error.headers).map(([name, value]) => [name.toLowerCase(), value])));
     throw error;
   }
 }

@@ -11,6 +11,7 @@ import { operatorScope } from '../core/scopes.js';
 import { operatorAuthHook, sessionCookieName } from './auth.js';
 import { handleOperatorError } from './errors.js';
 import type { Clock } from '../core/clock.js';
+import type { SenderConstraint } from '../api/sender-constraint.js';
 
 export const operatorApiPrefix = '/operator/v1';
 
@@ -23,6 +24,8 @@ export interface OperatorApiOptions {
   publicUrl: () => string;
   /** The instance's clock: whether a console session has expired. */
   clock: Clock;
+  /** DPoP- and certificate-bound operator tokens (CONTRACT §13). */
+  constraint: SenderConstraint;
   /** Route modules (this branch's read routes, business date, webhooks, sandbox), registered behind the authentication hook. */
   routes: FastifyPluginAsync[];
 }
@@ -30,7 +33,7 @@ export interface OperatorApiOptions {
 export async function operatorApi(app: FastifyInstance, options: OperatorApiOptions): Promise<void> {
   app.decorateRequest('operator', undefined);
   app.setErrorHandler(handleOperatorError);
-  app.addHook('onRequest', operatorAuthHook({ store: options.store, verifier: options.verifier, publicUrl: options.publicUrl, clock: options.clock }));
+  app.addHook('onRequest', operatorAuthHook({ store: options.store, verifier: options.verifier, publicUrl: options.publicUrl, clock: options.clock, constraint: options.constraint }));
   app.addHook('onSend', async (_request, reply) => {
     // Operator answers name customers and balances: never kept by a cache.
     void reply.header('cache-control', 'no-store');

@@ -259,6 +259,27 @@ describeEachStore(
       assert.equal((await apiCall(url, token, { scheme: 'Bearer' })).status, 404);
     });
 
+    test('CONTRACT §13: a request with the DPoP scheme and a token that is not one is 401 invalid_token with a DPoP challenge', async () => {
+      const refused = await apiCall(retrieveUrl(), 'not.a-token.at-all', { proof: null });
+      assertApiRefusal(refused, 'INVALID_TOKEN', 'invalid_token');
+    });
+
+    test('CONTRACT §13: the operator API takes a DPoP-bound operator token only with its proof (as Bearer: 401), and the proof once', async () => {
+      const key = await keyPair('ES256');
+      const token = await boundToken(key);
+      const url = `${server().url}/operator/v1/session`;
+      const asBearer = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+      assert.equal(asBearer.status, 401);
+      assert.match(asBearer.headers.get('www-authenticate') ?? '', /^DPoP error="invalid_token"/);
+      const proof = await dpopProof(key, 'GET', url, { accessToken: token });
+      const served = await fetch(url, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
+      assert.equal(served.status, 200, await served.clone().text());
+      assert.equal(((await served.json()) as { clientId?: string }).clientId, fapiClientId);
+      const replayed = await fetch(url, { headers: { authorization: `DPoP ${token}`, dpop: proof } });
+      assert.equal(replayed.status, 401);
+      assert.match(replayed.headers.get('www-authenticate') ?? '', /^DPoP error="invalid_dpop_proof"/);
+    });
+
     test('CONTRACT §13: a refused DPoP request never reaches the core: no operation is recorded for it', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);
@@ -273,6 +294,6 @@ describeEachStore(
     });
   },
   // Many refusals of one client from one address: the failed-authentication limit (429) is another rule's.
-  { data: material.dataFile, flags: { authFailureLimit: '0' } },
+  { data: material.dataFile, flags: { authFailureLimit: '0', operatorApi: true } },
 );
 

@@ -9,12 +9,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent, fetch } from 'undici';
 import { readDemoData, tempDirectory, writeTempDataFile } from '../helpers/data-files.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
+import { resolveConfig } from '../../src/config.js';
 
 const dir = tempDirectory('coregate-mtls-');
 const file = (name: string) => join(dir, name);
@@ -42,11 +44,12 @@ const made =
   openssl(['req', '-x509', ...ecKey, '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1', '-keyout', 'server.key', '-out', 'server.pem']) &&
   makeCa('partner-ca') &&
   makeCa('rogue-ca') &&
-  makeClient('client', '/C=DE/O=Example Partner/CN=mtls-app', 'partner-ca') &&
-  makeClient('other', '/C=DE/O=Example Partner/CN=other-app', 'partner-ca') &&
-  makeClient('forged', '/C=DE/O=Example Partner/CN=mtls-app', 'rogue-ca');
+  makeClient('client', '/C=DE/O=Example Partner, Inc/CN=mtls-app', 'partner-ca') &&
+  makeClient('other', '/C=DE/O=Example Partner, Inc/CN=other-app', 'partner-ca') &&
+  makeClient('forged', '/C=DE/O=Example Partner, Inc/CN=mtls-app', 'rogue-ca');
 
-const subjectDn = 'CN=mtls-app, O=Example Partner, C=DE';
+/** As RFC 4514 writes it: the comma of the organization's name escaped, spaces after the separators allowed. */
+const subjectDn = 'CN=mtls-app, O=Example Partner\\, Inc, C=DE';
 const thumbprintOf = (name: string) => createHash('sha256').update(new X509Certificate(readFileSync(file(`${name}.pem`))).raw).digest('base64url');
 
 function dataFile(): string {
@@ -67,6 +70,17 @@ interface Answer {
 }
 
 const sqlite = storeTargets[0]!;
+
+describe('client certificate settings', () => {
+  test('--client-certificate-header needs --trusted-proxy and --tls-client-ca, and is for a proxy: not beside --tls-cert', () => {
+    const base = { tlsClientCa: 'ca.pem' };
+    assert.throws(() => resolveConfig({ ...base, clientCertificateHeader: 'x-client-cert' }, {}), /--client-certificate-header needs --trusted-proxy/);
+    assert.throws(() => resolveConfig({ clientCertificateHeader: 'x-client-cert', trustedProxy: ['127.0.0.1'] }, {}), /need --tls-client-ca/);
+    assert.throws(() => resolveConfig({ ...base, tlsCert: 'c.pem', tlsKey: 'k.pem', clientCertificateHeader: 'x-client-cert', trustedProxy: ['127.0.0.1'] }, {}), /TLS-terminating proxy in front of coregate/);
+    assert.throws(() => resolveConfig(base, {}), /--tls-client-ca needs --tls-cert and --tls-key/);
+    assert.deepEqual(resolveConfig({ ...base, clientCertificateHeader: 'x-client-cert', trustedProxy: ['127.0.0.1'] }, {}).clientCertificates, { caFile: 'ca.pem', header: 'x-client-cert', trustedProxies: ['127.0.0.1'] });
+  });
+});
 
 describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available to make test certificates' : sqlite.skip }, () => {
   const agents = new Map<string, Agent>();
@@ -121,6 +135,23 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       }
     });
 
+    test('CONTRACT §13: a certificate-bound client that sends a DPoP proof too gets a token bound to both; the API wants both', async () => {
+      const { dpopProof, keyPair } = await import('../helpers/fapi.js');
+      const key = await keyPair('ES256');
+      const response = await fetch(server.tokenUrl('mtls'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpopProof(key, 'POST', server.tokenUrl('mtls')) }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'mtls-app' }).toString(), dispatcher: agent('client') });
+      const body = (await response.json()) as Record<string, any>;
+      assert.equal(response.status, 200, JSON.stringify(body));
+      assert.equal(body.token_type, 'DPoP');
+      const cnf = (JSON.parse(Buffer.from(String(body.access_token).split('.')[1] ?? '', 'base64url').toString()) as { cnf?: Record<string, string> }).cnf ?? {};
+      assert.equal(cnf['x5t#S256'], thumbprintOf('client'));
+      assert.ok(cnf.jkt);
+      const url = `${server.url}/v1/term-deposits/TD-NONE/retrieve`;
+      const call = async (certificate: string | undefined) =>
+        (await fetch(url, { headers: { authorization: `DPoP ${body.access_token}`, dpop: await dpopProof(key, 'GET', url, { accessToken: body.access_token }) }, dispatcher: agent(certificate) })).status;
+      assert.equal(await call('client'), 404);
+      assert.equal(await call(undefined), 401, 'the proof alone is not enough');
+    });
+
     test('CONTRACT §13: a certificate with another subject, one another CA issued, or none at all is invalid_client', async () => {
       for (const certificate of ['other', 'forged', undefined]) {
         const refused = await token(certificate);
@@ -173,10 +204,38 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       assert.equal(without.status, 401);
     });
 
-    test('CONTRACT §13: the header from an address that is not a trusted proxy, or a certificate another CA issued, authenticates nobody', async () => {
+    test('CONTRACT §13: the header from an address that is not a trusted proxy, a certificate another CA issued, or two such headers authenticate nobody', async () => {
       assert.equal((await tokenVia(distrusting, pem())).status, 401);
+      // A proxy that appends its header to the client's: two headers, or one with both values joined.
+      const otherPem = encodeURIComponent(readFileSync(file('other.pem'), 'utf8'));
+      const body = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'mtls-app' }).toString();
+      const twice = await new Promise<number>((resolve, reject) => {
+        const sent = httpRequest(trusting.tokenUrl('mtls'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        sent.on('error', reject);
+        // An array value: the header is sent twice, as two lines.
+        sent.setHeader(header, [pem(), otherPem]);
+        sent.end(body);
+      });
+      assert.equal(twice, 401, 'two headers');
+      assert.equal((await tokenVia(trusting, `${pem()}, ${otherPem}`)).status, 401, 'two values in one header');
+      assert.equal((await tokenVia(trusting, pem() + otherPem)).status, 401, 'two certificates in one value');
       assert.equal((await tokenVia(trusting, encodeURIComponent(readFileSync(file('forged.pem'), 'utf8')))).status, 401);
       assert.equal((await tokenVia(trusting, 'not-a-certificate')).status, 401);
     });
+  });
+});
+
+describe('subject DNs (RFC 4514)', () => {
+  test('Node\'s subject becomes RFC 4514 (most specific first, its escapes kept, a multi-valued RDN joined by +); DNs compare by meaning', async () => {
+    const { rfc4514Subject, sameDistinguishedName } = await import('../../src/auth/client-certificate.js');
+    assert.equal(rfc4514Subject('C=DE\nO=Bank\\, Inc\nCN=a + UID=b'), 'CN=a+UID=b,O=Bank\\, Inc,C=DE');
+    assert.ok(sameDistinguishedName('UID=b+CN=a, o=bank\\, inc ,C=de', 'CN=a+UID=b,O=Bank\\, Inc,C=DE'));
+    assert.ok(sameDistinguishedName('CN=a\\2Cb', 'CN=a\\,b'), 'hex escapes read');
+    assert.ok(!sameDistinguishedName('CN=a,O=Bank,C=DE', 'CN=a,O=Bank'));
+    assert.ok(!sameDistinguishedName('CN=a,O=Bank', 'O=Bank,CN=a'), 'the RDNs\' order matters');
+    assert.ok(!sameDistinguishedName('not a dn', 'not a dn'));
   });
 });

@@ -53,6 +53,11 @@ describe('coregate realms add --profile fapi2, clients create --auth-method priv
     assert.match(leaked.stderr, /--jwks: jwks\.keys\[0\]\.d is part of a private key: register the public key only/);
     const missing = await cli(['clients', 'create', '--realm', 'partners', '--client-id', 'keyless-app', '--scopes', 'termDeposit:retrieve', '--auth-method', 'private_key_jwt']);
     assert.match(missing.stderr, /--jwks: private_key_jwt needs the client's public keys/);
+    const notADn = await cli(['clients', 'create', '--realm', 'partners', '--client-id', 'tls-app', '--scopes', 'termDeposit:retrieve', '--auth-method', 'tls_client_auth', '--tls-subject-dn', 'partner-app', '--certificate-bound']);
+    assert.match(notADn.stderr, /--tls-subject-dn: "partner-app" is not a DN/);
+    const rotated = await cli(['keys', 'rotate', '--realm', 'partners', '--alg', 'RS256']);
+    assert.notEqual(rotated.code, 0);
+    assert.match(rotated.stderr, /--alg: a fapi2 realm signs its tokens with PS256, ES256, EdDSA, not RS256/);
   });
 
   test('CONTRACT §13: the private_key_jwt client is created without a secret, listed with its method, has no secret to rotate, and obtains a DPoP-bound token', async () => {

@@ -11,7 +11,8 @@ import { readDemoData, writeTempDataFile } from './data-files.js';
 export const fapiRealm = 'fapi';
 export const nonceRealm = 'fapi-nonce';
 export const fapiClientId = 'fapi-app';
-export const fapiScopes = ['termDeposit:initiate', 'termDeposit:retrieve'];
+/** The fapi client's scopes: the operator API's too, to show its tokens are bound there as well. */
+export const fapiScopes = ['termDeposit:initiate', 'termDeposit:retrieve', 'coregate:operator'];
 
 export interface KeyPair {
   privateKey: CryptoKey;
