@@ -8,6 +8,7 @@ import { executeScope, initiateScope, retrieveScope } from '../core/scopes.js';
 export const authServiceTag = 'Auth service';
 export const oauthScheme = 'oauth2';
 export const bearerScheme = 'bearer';
+export const dpopScheme = 'dpop';
 export const apiDescription = [
   'Term deposits and merchandising loan installments over a core banking system.',
   '',
@@ -62,11 +63,17 @@ export function securitySchemes(realm: string) {
       },
     },
     [bearerScheme]: { type: 'http' as const, scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token obtained elsewhere (e.g. `coregate token`), pasted as is.' },
+    [dpopScheme]: {
+      type: 'http' as const,
+      scheme: 'DPoP',
+      description:
+        'A DPoP-bound access token (RFC 9449, CONTRACT §13: `token_type` DPoP, `cnf.jkt`), sent as `Authorization: DPoP <token>` with a `DPoP` header holding a new proof of the same key for each request (`htm`, `htu` without the query, `ath` the token\'s SHA-256, `iat`, a `jti` used once; PS256, ES256 or EdDSA). A certificate-bound token (`cnf["x5t#S256"]`) is sent as Bearer over a connection with its TLS client certificate.',
+    },
   };
 }
 
 /** A business route's security: either scheme, with the route's scope. */
 export function businessSecurity(scope: string | undefined): Array<Record<string, string[]>> {
   const scopes = scope === undefined ? [] : [scope];
-  return [{ [oauthScheme]: scopes }, { [bearerScheme]: scopes }];
+  return [{ [oauthScheme]: scopes }, { [bearerScheme]: scopes }, { [dpopScheme]: scopes }];
 }

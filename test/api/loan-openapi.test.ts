@@ -115,7 +115,7 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
     const operation = doc.paths?.[executeTemplate]?.post;
     assert.ok(operation, 'the loan operation is documented');
     assert.equal(operation.operationId, 'executeMerchandisingLoanPayment');
-    assert.deepEqual(operation.security, [{ oauth2: ['merchandisingLoan:execute'] }, { bearer: ['merchandisingLoan:execute'] }]);
+    assert.deepEqual(operation.security, [{ oauth2: ['merchandisingLoan:execute'] }, { bearer: ['merchandisingLoan:execute'] }, { dpop: ['merchandisingLoan:execute'] }]);
     const pathParameters = (operation.parameters ?? []).filter((parameter: Json) => parameter.in === 'path');
     assert.deepEqual(pathParameters.map((parameter: Json) => parameter.name).sort(), ['installmentSequence', 'merchandisingLoanId']);
     for (const parameter of pathParameters) assert.equal(parameter.required, true, `${parameter.name} is required`);

@@ -86,7 +86,11 @@ describeEachStore('OpenAPI document', ({ server }) => {
     const doc = await fetchDocument(server());
     const operation = doc.paths?.[initiatePath]?.post;
     assert.ok(operation, 'POST /v1/term-deposits/initiate is documented');
-    assert.deepEqual(operation.security, [{ oauth2: ['termDeposit:initiate'] }, { bearer: ['termDeposit:initiate'] }]);
+    assert.deepEqual(operation.security, [{ oauth2: ['termDeposit:initiate'] }, { bearer: ['termDeposit:initiate'] }, { dpop: ['termDeposit:initiate'] }]);
+    // CONTRACT §13: the DPoP scheme (RFC 9449's HTTP authentication scheme) beside Bearer.
+    const dpop = (doc.components?.securitySchemes as Record<string, { type?: string; scheme?: string; description?: string }> | undefined)?.dpop;
+    assert.deepEqual([dpop?.type, dpop?.scheme], ['http', 'DPoP']);
+    assert.match(dpop?.description ?? '', /Authorization: DPoP <token>/);
     const body = resolveRef(doc, operation.requestBody?.content?.['application/json']?.schema);
     assert.equal(body?.type, 'object');
     for (const field of ['customerReference', 'termDepositProduct', 'principalAmount', 'interestRate', 'valueDate', 'sourceAccount', 'interestSettlementAccount']) {
@@ -120,7 +124,7 @@ describeEachStore('OpenAPI document', ({ server }) => {
     for (const template of retrieveTemplates) {
       const operation = doc.paths?.[template]?.get;
       assert.ok(operation, `GET ${template} is documented`);
-      assert.deepEqual(operation.security, [{ oauth2: ['termDeposit:retrieve'] }, { bearer: ['termDeposit:retrieve'] }]);
+      assert.deepEqual(operation.security, [{ oauth2: ['termDeposit:retrieve'] }, { bearer: ['termDeposit:retrieve'] }, { dpop: ['termDeposit:retrieve'] }]);
       assert.ok(operation.parameters?.some((parameter: Json) => parameter.in === 'path' && parameter.name === 'termDepositId' && parameter.required === true));
       const ok = resolveRef(doc, operation.responses?.['200']?.content?.['application/json']?.schema);
       for (const field of ['termDepositAccount', 'termDepositStatus', 'expectedInterestAmount', 'operationReference']) assert.ok(ok?.properties?.[field], `${template} 200 documents ${field}`);
