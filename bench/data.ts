@@ -26,7 +26,8 @@ export function benchCustomers(): BenchCustomer[] {
   });
 }
 
-export function writeBenchData(dir: string): string {
+/** `extraRealms`: realms the caller adds (bench/fapi.ts's, with its generated key). */
+export function writeBenchData(dir: string, extraRealms: readonly Record<string, unknown>[] = []): string {
   const customers = benchCustomers();
   const realmClient = {
     ...client,
@@ -42,6 +43,7 @@ export function writeBenchData(dir: string): string {
       // Tokens outlive the whole run: the API scenarios reuse one token.
       { name: realms.rs256, accessTokenLifespanSeconds: 3600, signatureAlgorithm: 'RS256', clients: [realmClient] },
       { name: realms.es256, accessTokenLifespanSeconds: 3600, signatureAlgorithm: 'ES256', clients: [realmClient] },
+      ...extraRealms,
     ],
     users: [{ login: 'svc-bench', status: 'Active' }],
     workstations: [{ id: 'WS-BENCH-01', status: 'Active' }],

@@ -61,6 +61,18 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
     const ratio = value.perSecond / baseline;
     rows.push({ path, coregate: `${rate(value.perSecond)}, p99 ${value.p99Ms} ms`, baseline: `${baselineName}, ${rate(baseline)}`, ratio, target: `≥ ${target * 100} %`, met: ratio >= target && value.unexpected === 0 });
   };
+  /** A sender-constrained path beside its bearer figure (CONTRACT §13): no target, what it costs. */
+  const besideRow = (path: string, value: Measurement | undefined, bearerName: string, bearer: Measurement | undefined) => {
+    if (!value) return;
+    rows.push({
+      path,
+      coregate: `${rate(value.perSecond)}, p99 ${value.p99Ms} ms`,
+      baseline: bearer ? `${bearerName}, ${rate(bearer.perSecond)}` : '–',
+      ...(bearer ? { ratio: value.perSecond / bearer.perSecond } : {}),
+      target: '–',
+      met: value.unexpected === 0,
+    });
+  };
   for (const store of ['sqlite', 'postgres'] as const) {
     const run = stores[store];
     if (!run) continue;
@@ -69,6 +81,7 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
     const { baselines } = run;
     ratioRow(`token, RS256 (${label})`, find('token RS256'), 'jose RS256 signing on all cores', baselines.joseRs256PerSecond, 0.7);
     ratioRow(`token, ES256 realm (${label})`, find('token ES256'), 'jose ES256 signing on all cores', baselines.joseEs256PerSecond, 0.5);
+    besideRow(`token, private_key_jwt + DPoP, ES256 (${label})`, find('token private_key_jwt + DPoP'), 'the secret-and-bearer ES256 token', find('token ES256'));
     if (store === 'sqlite') {
       ratioRow('term deposit initiation, SQLite, 200 accounts', find('term deposit initiation'), 'better-sqlite3 TPC-B-like (WAL, FULL)', baselines.sqliteTransfersPerSecond, 0.35);
     } else {
@@ -80,6 +93,7 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
       rows.push({ path: `same, p99 at half the measured rate (${label})`, coregate: `${rate(half.perSecond)}, p99 ${half.p99Ms} ms`, baseline: '–', target: 'p99 ≤ 25 ms', met });
     }
     ratioRow(`retrieve, reused token (${label})`, find('retrieve'), 'Fastify hello-world', baselines.helloWorldPerSecond, 0.4);
+    besideRow(`retrieve, DPoP-bound token, a proof each (${label})`, find('retrieve DPoP'), 'the bearer retrieve', find('retrieve'));
     ratioRow(`401, malformed token (${label})`, find('401 malformed token'), 'Fastify hello-world', baselines.helloWorldPerSecond, 0.6);
     ratioRow(`400, valid token, invalid body, audited (${label})`, find('400 invalid body'), 'Fastify hello-world', baselines.helloWorldPerSecond, 0.3);
     const spread = find('term deposit initiation');

@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { joseSigningPerSecond, pgbenchTps, sqliteTransfersPerSecond } from './baselines.js';
 import { realms, writeBenchData } from './data.js';
+import { dpopRetrieveScenario, fapiKeys, fapiRealmData, fapiToken, fapiTokenScenario, type FapiKeys } from './fapi.js';
 import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
@@ -68,6 +69,8 @@ const stores = (flags.stores ?? '').split(',').filter((store): store is StoreNam
 const pgServerUrl = process.env.BENCH_PG_URL ?? defaultPgUrl;
 const selected = (name: string) => flags.only === undefined || name.includes(flags.only);
 const step = (text: string) => process.stderr.write(`${text}\n`);
+/** The FAPI client's and its session's keys (bench/fapi.ts), made once per run. */
+let fapi: FapiKeys;
 
 async function benchStore(store: StoreName, db: string, dataFile: string, workDir: string): Promise<StoreRun> {
   step(`coregate on ${store}`);
@@ -91,6 +94,9 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     await run(tokenScenario('token RS256', realms.rs256));
     baselines.joseEs256PerSecond = await baseline(['token ES256'], () => logged('jose ES256 signing on all cores', joseSigningPerSecond('ES256', baselineSeconds)));
     await run(tokenScenario('token ES256', realms.es256));
+    // CONTRACT §13: private_key_jwt and a DPoP proof per request (their pools made just before).
+    const fapiCount = (count: number) => Math.ceil((load.seconds + load.warmupSeconds) * count) + 100;
+    if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, load.requests ?? fapiCount(4_000)));
     if (store === 'sqlite') {
       baselines.sqliteTransfersPerSecond = await baseline(['term deposit initiation'], () => logged('better-sqlite3 TPC-B-like transfers', sqliteTransfersPerSecond(workDir, baselineSeconds)));
     } else {
@@ -105,6 +111,10 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     const depositId = await createDeposit(server.url, token);
     baselines.helloWorldPerSecond = await baseline(['retrieve', '401 malformed token', '400 invalid body'], () => logged('Fastify hello-world', helloWorldPerSecond(workDir)));
     await run(retrieveScenario('retrieve', token, depositId));
+    if (selected('retrieve DPoP')) {
+      const dpopToken = await fapiToken(server.url, fapi);
+      await run(await dpopRetrieveScenario('retrieve DPoP', server.url, fapi, dpopToken, depositId, load.requests ?? fapiCount(8_000)));
+    }
     await run(malformedTokenScenario('401 malformed token', depositId));
     await run(invalidBodyScenario('400 invalid body', token));
     return { scenarios, baselines, peakRssMiB: server.peakRssMiB() };
@@ -138,7 +148,8 @@ async function main(): Promise<void> {
       step(`PostgreSQL at ${pgServerUrl} is unreachable: its scenarios are skipped (set BENCH_PG_URL)`);
       withPostgres = false;
     }
-    const dataFile = writeBenchData(workDir);
+    fapi = await fapiKeys();
+    const dataFile = writeBenchData(workDir, [fapiRealmData(fapi)]);
     const runs: BenchResult['stores'] = {};
     if (stores.includes('sqlite')) runs.sqlite = await benchStore('sqlite', `sqlite:${join(workDir, 'coregate.db')}`, dataFile, workDir);
     if (withPostgres) runs.postgres = await withScratchDatabase(pgServerUrl, 'coregate', (url) => benchStore('postgres', url, dataFile, workDir));

@@ -14,6 +14,8 @@ import { loadSecretHashKey } from './auth/secret-hash-key.js';
 import { Vault } from './auth/vault.js';
 import { StoreReplayRecord } from './auth/replay-record.js';
 import { DpopNonces } from './auth/dpop-nonce.js';
+import { DpopProofVerifier } from './auth/dpop-proof.js';
+import { ClientAssertionVerifier } from './auth/client-assertion.js';
 import { caCertificatesOf, ClientCertificates } from './auth/client-certificates.js';
 import type { Config } from './config.js';
 import { systemClock } from './clock/system-clock.js';
@@ -271,6 +273,8 @@ async function serveOn(
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
     replay: new StoreReplayRecord(store, clock),
     dpopNonces: new DpopNonces(secretHashKey, clock),
+    dpopProofs: new DpopProofVerifier(clock),
+    clientAssertions: new ClientAssertionVerifier(clock),
     clientCertificates: config.clientCertificates && new ClientCertificates({
       caCertificates: caCertificatesOf(readFileSync(config.clientCertificates.caFile, 'utf8')),
       header: config.clientCertificates.header,
@@ -311,7 +315,7 @@ async function serveOn(
     trustedIssuers: config.trustedIssuers,
     audience: config.audience,
   });
-  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, clock, replay: auth.replay, clientCertificates: auth.clientCertificates });
+  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, clock, replay: auth.replay, proofs: auth.dpopProofs, clientCertificates: auth.clientCertificates });
   const app = await buildServer({
     metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,

@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { ClientCertificates } from '../auth/client-certificates.js';
-import { dpopAlgorithms, DpopProofRejected, singleProof, verifyDpopProof } from '../auth/dpop-proof.js';
+import { dpopAlgorithms, DpopProofRejected, singleProof, type DpopProofVerifier } from '../auth/dpop-proof.js';
 import type { ReplayMark, ReplayRecord } from '../auth/replay-record.js';
 import type { Principal } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
@@ -22,6 +22,8 @@ export interface SenderConstraintOptions {
   clock: Clock;
   /** DPoP proofs' uses, shared by every instance. */
   replay: ReplayRecord;
+  /** The instance's proof verifier (its keys imported once per session). */
+  proofs: DpopProofVerifier;
   /** Requests' TLS client certificates; absent: the service takes none. */
   clientCertificates?: ClientCertificates | undefined;
 }
@@ -62,7 +64,7 @@ export class SenderConstraint {
       const proof = singleProof(request.raw.rawHeaders);
       if (proof === undefined) throw new DpopProofRejected('A DPoP-bound token needs a DPoP proof in the DPoP header');
       const url = `${this.#options.publicUrl()}${request.url.split('?')[0] ?? ''}`;
-      const verified = await verifyDpopProof(proof, { method: request.method, url, accessToken: token }, this.#options.clock);
+      const verified = await this.#options.proofs.verify(proof, { method: request.method, url, accessToken: token });
       if (verified.jkt !== confirmation.jkt) throw new DpopProofRejected('The DPoP proof is signed by another key than the one the token is bound to');
       return verified.replay;
     } catch (error) {

@@ -9,6 +9,8 @@ import type { AuthFailureLimiter } from './failure-limit.js';
 import type { Keyring } from './keyring.js';
 import type { ReplayRecord } from './replay-record.js';
 import type { DpopNonces } from './dpop-nonce.js';
+import type { DpopProofVerifier } from './dpop-proof.js';
+import type { ClientAssertionVerifier } from './client-assertion.js';
 import type { ClientCertificates } from './client-certificates.js';
 
 export interface AuthContext {
@@ -26,6 +28,10 @@ export interface AuthContext {
   readonly replay: ReplayRecord;
   /** DPoP server nonces, the same on every instance. */
   readonly dpopNonces: DpopNonces;
+  /** Client assertions (private_key_jwt), verified with each client's keys imported once. */
+  readonly clientAssertions: ClientAssertionVerifier;
+  /** DPoP proofs, verified with their keys imported once per session. */
+  readonly dpopProofs: DpopProofVerifier;
   /** Requests' TLS client certificates (RFC 8705); absent: the service takes none. */
   readonly clientCertificates?: ClientCertificates | undefined;
 }

@@ -5,7 +5,8 @@
  * recorded: the assertion's use (`replay`) is recorded by the caller once the request passed its
  * other checks. Every refusal is `invalid_client` (the caller's), its cause for the log.
  */
-import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { LruMap } from '../cache/lru-map.js';
 import { dateOf, type Clock } from '../core/clock.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { assertionAlgorithms, fapiAlgorithms, type RealmProfile } from './client-metadata.js';
@@ -33,7 +34,28 @@ export interface AssertionExpectation {
   endpointUrls: readonly string[];
 }
 
-export async function verifyClientAssertion(assertion: string, expected: AssertionExpectation, clock: Clock): Promise<{ replay: ReplayMark }> {
+/** Clients' key sets kept imported (jose's local JWKS imports each key once): a client signs every assertion with one key. */
+export const clientKeySetsMax = 1_000;
+
+/** Verifies client assertions against their clients' keys, imported once per key set. */
+export class ClientAssertionVerifier {
+  readonly #keySets = new LruMap<string, JWTVerifyGetKey>(clientKeySetsMax);
+
+  constructor(readonly clock: Clock) {}
+
+  verify(assertion: string, expected: AssertionExpectation): Promise<{ replay: ReplayMark }> {
+    // Keyed by the set's text: a client whose keys change gets a new entry, never the old keys.
+    const text = JSON.stringify(expected.jwks);
+    let keys = this.#keySets.get(text);
+    if (keys === undefined) {
+      keys = createLocalJWKSet(expected.jwks);
+      this.#keySets.set(text, keys);
+    }
+    return verifyClientAssertion(assertion, expected, this.clock, keys);
+  }
+}
+
+export async function verifyClientAssertion(assertion: string, expected: AssertionExpectation, clock: Clock, keys: JWTVerifyGetKey = createLocalJWKSet(expected.jwks)): Promise<{ replay: ReplayMark }> {
   if (assertion.length > assertionCharsMax) throw new AssertionRejected('the client assertion is too long');
   const algorithms = expected.profile === 'fapi2' ? [...fapiAlgorithms] : [...assertionAlgorithms];
   let header: { alg?: string | undefined };
@@ -47,7 +69,7 @@ export async function verifyClientAssertion(assertion: string, expected: Asserti
   }
   let payload: Record<string, unknown>;
   try {
-    ({ payload } = await jwtVerify(assertion, createLocalJWKSet(expected.jwks), {
+    ({ payload } = await jwtVerify(assertion, keys, {
       algorithms,
       issuer: expected.clientId,
       subject: expected.clientId,

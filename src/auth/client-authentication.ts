@@ -8,7 +8,7 @@
 import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
 import type { AuthContext } from './auth-context.js';
-import { AssertionRejected, clientAssertionType, verifyClientAssertion } from './client-assertion.js';
+import { AssertionRejected, clientAssertionType } from './client-assertion.js';
 import { usesSecret, type RealmProfile } from './client-metadata.js';
 import { verifyClientSecret } from './client-secret.js';
 import { formValue, type FormParameters } from './form-body.js';
@@ -110,11 +110,13 @@ async function authenticateClient(ctx: AuthContext, realm: Realm, endpointUrl: s
   if (jwks === null) throw failed(method, `client ${clientId} has no registered keys`, realm.name);
   const { assertion } = credentials as Extract<PresentedCredentials, { method: 'private_key_jwt' }>;
   try {
-    const { replay } = await verifyClientAssertion(
-      assertion,
-      { clientId, jwks: jwks as never, profile: realm.profile as RealmProfile | null, issuer: ctx.issuer(realm.name), endpointUrls: [endpointUrl, ctx.issuer(realm.name) + tokenPath] },
-      ctx.clock,
-    );
+    const { replay } = await ctx.clientAssertions.verify(assertion, {
+      clientId,
+      jwks: jwks as never,
+      profile: realm.profile as RealmProfile | null,
+      issuer: ctx.issuer(realm.name),
+      endpointUrls: [endpointUrl, ctx.issuer(realm.name) + tokenPath],
+    });
     return { client, replay };
   } catch (error) {
     if (error instanceof AssertionRejected) throw failed(method, `client ${clientId}: ${error.message}`, realm.name);

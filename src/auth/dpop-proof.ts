@@ -2,13 +2,14 @@
  * DPoP proofs (RFC 9449 §4.3, CONTRACT §13), at the token endpoint and at the business API: a JWT
  * of type `dpop+jwt`, signed PS256, ES256 or EdDSA by the public key in its own header, whose
  * `htm` and `htu` are this request's, whose `iat` is within 60 s before and 10 s after now, with a
- * `jti`, and (with a token) an `ath` that is the token's SHA-256. jose verifies the signature, the
- * header key (public only) and the type; the rest is here. Nothing is recorded: the caller records
+ * `jti`, and (with a token) an `ath` that is the token's SHA-256. jose imports the header's key
+ * (public only) and verifies the signature and the type; the rest is here. Nothing is recorded: the caller records
  * the proof's use (`replay`) once the request has passed every other check, so that a request
  * refused for another reason leaves its proof's `jti` free.
  */
 import { createHash } from 'node:crypto';
-import { calculateJwkThumbprint, EmbeddedJWK, errors, jwtVerify, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, jwtVerify, type CryptoKey, type ProtectedHeaderParameters } from 'jose';
+import { LruMap } from '../cache/lru-map.js';
 import { dateOf, type Clock } from '../core/clock.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { fapiAlgorithms } from './client-metadata.js';
@@ -60,38 +61,89 @@ export function singleProof(rawHeaders: readonly string[]): string | undefined {
   return proof;
 }
 
-export async function verifyDpopProof(proof: string, expected: ProofExpectation, clock: Clock): Promise<VerifiedProof> {
-  if (proof.length > proofCharsMax || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
-    throw new DpopProofRejected('The DPoP proof is not a signed JWT');
+/** Proof headers whose key is kept imported: a DPoP session signs every proof with one key. */
+export const proofKeysMax = 10_000;
+/** Members only a private or symmetric key has (RFC 7518 §6): never in a proof's header. */
+const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+
+interface ProofKey {
+  key: CryptoKey;
+  alg: string;
+  jkt: string;
+}
+
+/**
+ * Verifies proofs with jose. A session's proofs share one protected header (typ, alg, its public
+ * key), so the key each header carries is imported and its thumbprint computed once, keyed by the
+ * header's text: importing it and hashing it anew cost most of a proof's CPU.
+ */
+export class DpopProofVerifier {
+  readonly #keys = new LruMap<string, ProofKey>(proofKeysMax);
+
+  constructor(readonly clock: Clock) {}
+
+  async verify(proof: string, expected: ProofExpectation): Promise<VerifiedProof> {
+    if (proof.length > proofCharsMax || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
+      throw new DpopProofRejected('The DPoP proof is not a signed JWT');
+    }
+    const headerText = proof.slice(0, proof.indexOf('.'));
+    const proofKey = this.#keys.get(headerText) ?? (await this.#importKey(proof, headerText));
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(proof, proofKey.key, { typ: 'dpop+jwt', algorithms: [proofKey.alg], currentDate: dateOf(this.clock), clockTolerance: proofFutureMaxSeconds }));
+    } catch (error) {
+      throw new DpopProofRejected(`The DPoP proof is invalid: ${proofProblem(error)}`);
+    }
+    const nowSeconds = this.clock.now() / 1000;
+    const { iat, jti, htm, htu } = payload;
+    if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new DpopProofRejected('The DPoP proof has no jti');
+    if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new DpopProofRejected('The DPoP proof has no iat');
+    if (iat > nowSeconds + proofFutureMaxSeconds) throw new DpopProofRejected('The DPoP proof\'s iat is in the future');
+    if (iat < nowSeconds - proofAgeMaxSeconds) throw new DpopProofRejected(`The DPoP proof's iat is more than ${proofAgeMaxSeconds} s old`);
+    if (htm !== expected.method) throw new DpopProofRejected(`The DPoP proof's htm is not ${expected.method}`);
+    if (typeof htu !== 'string' || !sameResource(htu, expected.url)) throw new DpopProofRejected(`The DPoP proof's htu is not ${withoutQuery(expected.url)}`);
+    if (expected.accessToken !== undefined) {
+      const ath = createHash('sha256').update(expected.accessToken).digest('base64url');
+      if (payload.ath !== ath) throw new DpopProofRejected('The DPoP proof\'s ath is not the access token\'s hash');
+    }
+    if (expected.acceptsNonce !== undefined) {
+      const nonce = typeof payload.nonce === 'string' ? payload.nonce : undefined;
+      if (!expected.acceptsNonce(nonce)) throw new DpopProofRejected(nonce === undefined ? 'The DPoP proof needs a nonce' : 'The DPoP proof\'s nonce is not current', true);
+    }
+    // Kept until the proof's iat leaves the window: later, the window refuses it by itself.
+    const { jkt } = proofKey;
+    return { jkt, replay: { parts: ['dpop', jkt, jti], expiresEpochMs: (iat + proofAgeMaxSeconds + proofFutureMaxSeconds) * 1000 } };
   }
-  let payload: Record<string, unknown>;
-  let jwk: JWK;
-  try {
-    const verified = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', algorithms: [...dpopAlgorithms], currentDate: dateOf(clock), clockTolerance: proofFutureMaxSeconds });
-    payload = verified.payload;
-    jwk = verified.protectedHeader.jwk as JWK;
-  } catch (error) {
-    throw new DpopProofRejected(`The DPoP proof is invalid: ${proofProblem(error)}`);
+
+  /** The header's key: typ dpop+jwt, an allowed alg, a public JWK (jose imports it), and its RFC 7638 thumbprint. */
+  async #importKey(proof: string, headerText: string): Promise<ProofKey> {
+    let header: ProtectedHeaderParameters;
+    try {
+      header = decodeProtectedHeader(proof);
+    } catch {
+      throw new DpopProofRejected('The DPoP proof\'s header cannot be read');
+    }
+    if (header.typ !== 'dpop+jwt') throw new DpopProofRejected('The DPoP proof is invalid: typ must be dpop+jwt');
+    const alg = header.alg;
+    if (alg === undefined || !dpopAlgorithms.includes(alg)) throw new DpopProofRejected(`The DPoP proof is invalid: alg must be one of ${dpopAlgorithms.join(', ')}`);
+    const jwk = header.jwk;
+    if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw new DpopProofRejected('The DPoP proof has no public key (jwk) in its header');
+    if (privateMembers.some((member) => member in jwk)) throw new DpopProofRejected('The DPoP proof\'s header holds a private key: it must hold the public key only');
+    let key: CryptoKey;
+    let jkt: string;
+    try {
+      const imported = await importJWK(jwk, alg);
+      if (imported instanceof Uint8Array || imported.type !== 'public') throw new DpopProofRejected('The DPoP proof\'s header must hold a public key');
+      key = imported;
+      jkt = await calculateJwkThumbprint(jwk, 'sha256');
+    } catch (error) {
+      if (error instanceof DpopProofRejected) throw error;
+      throw new DpopProofRejected(`The DPoP proof's jwk cannot be used with ${alg}`);
+    }
+    const proofKey = { key, alg, jkt };
+    this.#keys.set(headerText, proofKey);
+    return proofKey;
   }
-  const nowSeconds = clock.now() / 1000;
-  const { iat, jti, htm, htu } = payload;
-  if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new DpopProofRejected('The DPoP proof has no jti');
-  if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new DpopProofRejected('The DPoP proof has no iat');
-  if (iat > nowSeconds + proofFutureMaxSeconds) throw new DpopProofRejected('The DPoP proof\'s iat is in the future');
-  if (iat < nowSeconds - proofAgeMaxSeconds) throw new DpopProofRejected(`The DPoP proof's iat is more than ${proofAgeMaxSeconds} s old`);
-  if (htm !== expected.method) throw new DpopProofRejected(`The DPoP proof's htm is not ${expected.method}`);
-  if (typeof htu !== 'string' || !sameResource(htu, expected.url)) throw new DpopProofRejected(`The DPoP proof's htu is not ${withoutQuery(expected.url)}`);
-  if (expected.accessToken !== undefined) {
-    const ath = createHash('sha256').update(expected.accessToken).digest('base64url');
-    if (payload.ath !== ath) throw new DpopProofRejected('The DPoP proof\'s ath is not the access token\'s hash');
-  }
-  if (expected.acceptsNonce !== undefined) {
-    const nonce = typeof payload.nonce === 'string' ? payload.nonce : undefined;
-    if (!expected.acceptsNonce(nonce)) throw new DpopProofRejected(nonce === undefined ? 'The DPoP proof needs a nonce' : 'The DPoP proof\'s nonce is not current', true);
-  }
-  const jkt = await calculateJwkThumbprint(jwk, 'sha256');
-  // Kept until the proof's iat leaves the window: later, the window refuses it by itself.
-  return { jkt, replay: { parts: ['dpop', jkt, jti], expiresEpochMs: (iat + proofAgeMaxSeconds + proofFutureMaxSeconds) * 1000 } };
 }
 
 /** RFC 9449 §4.3: the URIs compared without their query and fragment, as URLs (case of the host, default ports). */

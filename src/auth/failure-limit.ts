@@ -34,10 +34,18 @@ export interface AuthAttempt {
 
 const blockedDescription = 'Too many failed client authentications from this address: retry later';
 
+/** A pair's attempts running in this instance, and who waits for one of them to end. */
+interface InFlight {
+  running: number;
+  waiting: Array<() => void>;
+}
+
 export class AuthFailureLimiter {
   readonly #store: LimitStore;
   readonly #limit: AuthFailureLimit;
+  /** Admissions, one at a time per pair: the count read and the attempt started together. */
   readonly #queue = new PerKeyQueue();
+  readonly #inFlight = new Map<string, InFlight>();
 
   constructor(store: LimitStore, limit: AuthFailureLimit) {
     this.#store = store;
@@ -50,22 +58,48 @@ export class AuthFailureLimiter {
 
   /**
    * Runs `authenticate` unless the attempt's pair is blocked (then throws the 429), and counts
-   * its `invalid_client` failure. Attempts of one pair run one after the other in this instance,
-   * so a burst cannot outrun the count.
+   * its `invalid_client` failure. A burst cannot outrun the count: an attempt starts only while
+   * the pair's failures and its attempts still running in this instance stay below the limit,
+   * each of them a failure that may yet be counted; past that it waits for one to end. So a
+   * client that authenticates well runs up to `failuresMax` attempts at once (a client assertion
+   * is verified asynchronously: one at a time, a private_key_jwt client's token requests were
+   * bound to the latency of one verification), and a burst of guesses is still checked exactly
+   * up to the limit.
    */
-  guard<T>(attempt: AuthAttempt, authenticate: () => Promise<T>): Promise<T> {
+  async guard<T>(attempt: AuthAttempt, authenticate: () => Promise<T>): Promise<T> {
     if (!this.enabled) return authenticate();
     const key = limitKey('auth-failures', attempt.realm, attempt.clientId, attempt.sourceAddress);
-    return this.#queue.run(key, async () => {
+    const flight = await this.#queue.run(key, () => this.#admit(key, attempt));
+    try {
+      return await authenticate();
+    } catch (error) {
+      // Counted before the attempt leaves the flight: the next admission reads the new count.
+      if (error instanceof OAuthError && error.error === 'invalid_client') throw await this.#countFailure(key, attempt, error);
+      throw error;
+    } finally {
+      flight.running -= 1;
+      flight.waiting.shift()?.();
+      if (flight.running === 0 && flight.waiting.length === 0) this.#inFlight.delete(key);
+    }
+  }
+
+  /** Waits until the pair may start one more attempt (or throws the 429), and starts it. */
+  async #admit(key: string, attempt: AuthAttempt): Promise<InFlight> {
+    for (;;) {
       const window = await this.#store.peek(key);
       if (window.count >= this.#limit.failuresMax) throw this.#blocked(attempt, window.count, window.resetInMs);
-      try {
-        return await authenticate();
-      } catch (error) {
-        if (error instanceof OAuthError && error.error === 'invalid_client') throw await this.#countFailure(key, attempt, error);
-        throw error;
+      let flight = this.#inFlight.get(key);
+      if (flight === undefined) {
+        flight = { running: 0, waiting: [] };
+        this.#inFlight.set(key, flight);
       }
-    });
+      if (window.count + flight.running < this.#limit.failuresMax) {
+        flight.running += 1;
+        return flight;
+      }
+      const full = flight;
+      await new Promise<void>((resolve) => full.waiting.push(resolve));
+    }
   }
 
   async #countFailure(key: string, attempt: AuthAttempt, failure: OAuthError): Promise<OAuthError> {

@@ -43,16 +43,20 @@ export class StoreReplayRecord implements ReplayRecord {
     const now = this.#clock.now();
     const key = replayKey(mark.parts);
     const expires = BigInt(Math.ceil(mark.expiresEpochMs));
-    const result = await this.#store.db
-      .insertInto('replay_records')
-      .values({ key, expires_epoch_ms: expires })
-      .onConflict((conflict) =>
-        conflict
-          .column('key')
-          .doUpdateSet({ expires_epoch_ms: expires })
-          .where(sql<boolean>`replay_records.expires_epoch_ms < ${BigInt(now)}`),
-      )
-      .executeTakeFirst();
+    // A unit of work, not a statement on its own: on SQLite the uses of requests that arrive
+    // together share one durable commit (commit-group.ts) instead of a sync each.
+    const result = await this.#store.transaction((unit) =>
+      unit
+        .insertInto('replay_records')
+        .values({ key, expires_epoch_ms: expires })
+        .onConflict((conflict) =>
+          conflict
+            .column('key')
+            .doUpdateSet({ expires_epoch_ms: expires })
+            .where(sql<boolean>`replay_records.expires_epoch_ms < ${BigInt(now)}`),
+        )
+        .executeTakeFirst(),
+    );
     const first = Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
     if (now >= this.#nextPruneEpochMs) {
       this.#nextPruneEpochMs = now + replayPruneIntervalMs;

@@ -11,7 +11,7 @@ import { signAccessToken, type TokenSubject } from './access-token.js';
 import type { AuthContext } from './auth-context.js';
 import { authenticateRequestClient, type ClientRequest } from './client-authentication.js';
 import { requiresDpop, type RealmProfile } from './client-metadata.js';
-import { DpopProofRejected, singleProof, verifyDpopProof, type VerifiedProof } from './dpop-proof.js';
+import { DpopProofRejected, singleProof, type VerifiedProof } from './dpop-proof.js';
 import { formValue, parseFormBody, type FormParameters } from './form-body.js';
 import { knownOAuthGrants, supportedGrants } from './grants.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
@@ -85,7 +85,7 @@ async function tokenProof(ctx: AuthContext, realm: Realm, endpointUrl: string, r
     const proof = singleProof(rawHeaders);
     if (proof === undefined) return undefined;
     const nonces = realm.dpop_nonce === 1 ? { acceptsNonce: (nonce: string | undefined) => ctx.dpopNonces.accepts(realm.name, nonce) } : {};
-    return await verifyDpopProof(proof, { method: 'POST', url: endpointUrl, ...nonces }, ctx.clock);
+    return await ctx.dpopProofs.verify(proof, { method: 'POST', url: endpointUrl, ...nonces });
   } catch (error) {
     if (!(error instanceof DpopProofRejected)) throw error;
     if (error.useNonce) {
