@@ -55,7 +55,7 @@ export class ClientAssertionVerifier {
   }
 }
 
-export async function verifyClientAssertion(assertion: string, expected: AssertionExpectation, clock: Clock, keys: JWTVerifyGetKey = createLocalJWKSet(expected.jwks)): Promise<{ replay: ReplayMark }> {
+async function verifyClientAssertion(assertion: string, expected: AssertionExpectation, clock: Clock, keys: JWTVerifyGetKey): Promise<{ replay: ReplayMark }> {
   if (assertion.length > assertionCharsMax) throw new AssertionRejected('the client assertion is too long');
   const algorithms = expected.profile === 'fapi2' ? [...fapiAlgorithms] : [...assertionAlgorithms];
   let header: { alg?: string | undefined };

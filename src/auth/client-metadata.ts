@@ -51,9 +51,6 @@ export interface ClientAuthentication {
   certificateBound: boolean;
 }
 
-/** A client that proves itself with a secret and receives bearer tokens: every client before §13. */
-export const secretClient: ClientAuthentication = { method: 'client_secret_basic', jwks: null, tlsSubjectDn: null, dpopBound: false, certificateBound: false };
-
 /** Members that only a private or symmetric key has (RFC 7518 §6): never in a client's registered keys. */
 const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const publicKeyTypes = ['RSA', 'EC', 'OKP'];
