@@ -95,8 +95,9 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     baselines.joseEs256PerSecond = await baseline(['token ES256'], () => logged('jose ES256 signing on all cores', joseSigningPerSecond('ES256', baselineSeconds)));
     await run(tokenScenario('token ES256', realms.es256));
     // CONTRACT §13: private_key_jwt and a DPoP proof per request (their pools made just before).
-    const fapiCount = (count: number) => Math.ceil((load.seconds + load.warmupSeconds) * count) + 100;
-    if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, load.requests ?? fapiCount(4_000)));
+    // Smoke: its requests and warm-up, with room (autocannon builds a few requests ahead).
+    const fapiCount = (perSecond: number) => (load.requests !== undefined ? 2 * load.requests + 4 * load.connections : Math.ceil((load.seconds + load.warmupSeconds) * perSecond) + 100);
+    if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, fapiCount(4_000)));
     if (store === 'sqlite') {
       baselines.sqliteTransfersPerSecond = await baseline(['term deposit initiation'], () => logged('better-sqlite3 TPC-B-like transfers', sqliteTransfersPerSecond(workDir, baselineSeconds)));
     } else {
@@ -113,7 +114,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     await run(retrieveScenario('retrieve', token, depositId));
     if (selected('retrieve DPoP')) {
       const dpopToken = await fapiToken(server.url, fapi);
-      await run(await dpopRetrieveScenario('retrieve DPoP', server.url, fapi, dpopToken, depositId, load.requests ?? fapiCount(8_000)));
+      await run(await dpopRetrieveScenario('retrieve DPoP', server.url, fapi, dpopToken, depositId, fapiCount(8_000)));
     }
     await run(malformedTokenScenario('401 malformed token', depositId));
     await run(invalidBodyScenario('400 invalid body', token));

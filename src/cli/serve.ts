@@ -16,6 +16,21 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
   const worker = cluster.worker;
   if (worker) config.port = Number(process.env[clusterPortVariable]);
+  // The signals are taken from the start: the server answers (a readiness probe included) once it
+  // listens, a little before its start has finished, and a SIGTERM in between used to kill the
+  // process (exit by the signal) instead of stopping it. One that comes while it starts stops it
+  // as soon as it has started, and a start that does not finish within the grace period ends
+  // the process as the grace period does.
+  let requested: string | undefined;
+  let stopNow: ((signal: string) => void) | undefined;
+  const onSignal = (signal: string) => {
+    if (stopNow) return stopNow(signal);
+    if (requested !== undefined) return;
+    requested = signal;
+    setTimeout(() => process.exit(1), config.shutdownGraceMs).unref();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   // Each worker traces on its own; the supervisor serves nothing and does not.
   const tracing = await startTracing({ name: 'coregate', version });
   const coregate = await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing });
@@ -52,8 +67,8 @@ export async function serve(flags: ConfigFlags): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  stopNow = stop;
+  if (requested !== undefined) stop(requested);
 }
 
 /**
