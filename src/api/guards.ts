@@ -94,7 +94,11 @@ async function authenticateSlowly(
   }
   if (config.scope !== undefined) requireScope(request, config.scope);
   await checkDirectory(request, directory);
-  await constraint.record(proofUse);
+  // Last: a request refused for its correlation id (400) leaves the proof's jti unused too.
+  if (proofUse !== undefined) {
+    requireValidCorrelation(request);
+    await constraint.record(proofUse);
+  }
 }
 
 /** The token of the request and its scheme (Bearer, or DPoP: CONTRACT §13), or the 400/401 that says what is wrong with its Authorization header. */

@@ -48,7 +48,12 @@ export class ClientAssertionVerifier {
     const text = JSON.stringify(expected.jwks);
     let keys = this.#keySets.get(text);
     if (keys === undefined) {
-      keys = createLocalJWKSet(expected.jwks);
+      try {
+        keys = createLocalJWKSet(expected.jwks);
+      } catch {
+        // The registration's rules keep such sets out; one that slipped in refuses, never a 500.
+        return Promise.reject(new AssertionRejected('the client\'s registered keys are not a JWK set'));
+      }
       this.#keySets.set(text, keys);
     }
     return verifyClientAssertion(assertion, expected, this.clock, keys);

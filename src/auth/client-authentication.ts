@@ -94,9 +94,31 @@ async function authenticateClient(ctx: AuthContext, realm: Realm, endpointUrl: s
   if (credentials.method === 'client_secret_basic' || credentials.method === 'client_secret_post') {
     return { client: await authenticateBySecret(clientOf, ctx.secretHashKey, realm.name, credentials.method, clientId, credentials.secret) };
   }
-  // No secret to compare: a client that is not there, or not yet in the snapshot, is read afresh.
-  const client = (await clientOf(false)) ?? (await clientOf(true));
-  if (!client) throw failed(method, `unknown client ${JSON.stringify(clientId)}`, realm.name);
+  // No secret to compare: the snapshot's client first; a refusal is checked again against the
+  // client as stored (a client just created, enabled or given new keys is accepted at once).
+  const withKey = credentials as Exclude<PresentedCredentials, { method: 'client_secret_basic' | 'client_secret_post' }>;
+  const snapshot = await clientOf(false);
+  try {
+    if (snapshot === undefined) throw failed(method, `unknown client ${JSON.stringify(clientId)}`, realm.name);
+    return await authenticateWithKey(ctx, realm, endpointUrl, withKey, snapshot);
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    const stored = await clientOf(true);
+    if (stored === undefined || JSON.stringify(stored) === JSON.stringify(snapshot)) throw error;
+    return authenticateWithKey(ctx, realm, endpointUrl, withKey, stored);
+  }
+}
+
+/** A client assertion or a certificate, against `client` as given. */
+async function authenticateWithKey(
+  ctx: AuthContext,
+  realm: Realm,
+  endpointUrl: string,
+  credentials: Exclude<PresentedCredentials, { method: 'client_secret_basic' | 'client_secret_post' }>,
+  client: Client,
+): Promise<{ client: Client; replay?: ReplayMark }> {
+  const { method } = credentials;
+  const clientId = client.clientId;
   if (client.authentication.method !== method) throw failed(method, `client ${clientId} authenticates with ${client.authentication.method}, not ${method}`, realm.name);
   if (!client.enabled) throw failed(method, `client ${clientId} is disabled`, realm.name);
   if (credentials.method === 'tls_client_auth') {
@@ -108,9 +130,8 @@ async function authenticateClient(ctx: AuthContext, realm: Realm, endpointUrl: s
   }
   const jwks = client.authentication.jwks;
   if (jwks === null) throw failed(method, `client ${clientId} has no registered keys`, realm.name);
-  const { assertion } = credentials as Extract<PresentedCredentials, { method: 'private_key_jwt' }>;
   try {
-    const { replay } = await ctx.clientAssertions.verify(assertion, {
+    const { replay } = await ctx.clientAssertions.verify(credentials.assertion, {
       clientId,
       jwks: jwks as never,
       profile: realm.profile as RealmProfile | null,

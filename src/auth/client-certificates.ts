@@ -64,8 +64,9 @@ export class ClientCertificates {
     let certificate: X509Certificate;
     try {
       const pem = decodeURIComponent(value);
-      // One certificate: X509Certificate would read the first of several and ignore the rest.
-      if (pem.split('-----BEGIN CERTIFICATE-----').length !== 2) return undefined;
+      // Exactly one PEM certificate and nothing else: OpenSSL reads the first block of several
+      // (in other armours too, X509 CERTIFICATE, TRUSTED CERTIFICATE) and ignores the rest.
+      if (!singleCertificatePem.test(pem.trim())) return undefined;
       certificate = new X509Certificate(pem);
     } catch {
       return undefined;
@@ -76,6 +77,8 @@ export class ClientCertificates {
     return issuedByCa ? clientCertificateOf(certificate) : undefined;
   }
 }
+
+const singleCertificatePem = /^-----BEGIN CERTIFICATE-----\r?\n[A-Za-z0-9+/=\r\n]+-----END CERTIFICATE-----$/;
 
 /** `::ffff:127.0.0.1` as `127.0.0.1`: how an operator writes the proxy's IPv4 address. */
 function normalizedAddress(address: string | undefined): string {

@@ -63,6 +63,8 @@ export function singleProof(rawHeaders: readonly string[]): string | undefined {
 
 /** Proof headers whose key is kept imported: a DPoP session signs every proof with one key. */
 export const proofKeysMax = 10_000;
+/** A longer header (an RSA key is ~700 characters) is verified each time, never kept. */
+const proofHeaderCharsCached = 2_048;
 /** Members only a private or symmetric key has (RFC 7518 §6): never in a proof's header. */
 const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
@@ -86,14 +88,19 @@ export class DpopProofVerifier {
     if (proof.length > proofCharsMax || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) {
       throw new DpopProofRejected('The DPoP proof is not a signed JWT');
     }
+    // Keyed by the header's hash: a short key that keeps no proof alive (a slice would).
     const headerText = proof.slice(0, proof.indexOf('.'));
-    const proofKey = this.#keys.get(headerText) ?? (await this.#importKey(proof, headerText));
+    const cacheKey = headerText.length <= proofHeaderCharsCached ? createHash('sha256').update(headerText).digest('base64url') : undefined;
+    const cached = cacheKey === undefined ? undefined : this.#keys.get(cacheKey);
+    const proofKey = cached ?? (await this.#importKey(proof));
     let payload: Record<string, unknown>;
     try {
       ({ payload } = await jwtVerify(proof, proofKey.key, { typ: 'dpop+jwt', algorithms: [proofKey.alg], currentDate: dateOf(this.clock), clockTolerance: proofFutureMaxSeconds }));
     } catch (error) {
       throw new DpopProofRejected(`The DPoP proof is invalid: ${proofProblem(error)}`);
     }
+    // Only a key whose proof verified is kept: headers made up by anyone do not fill the cache.
+    if (cached === undefined && cacheKey !== undefined) this.#keys.set(cacheKey, proofKey);
     const nowSeconds = this.clock.now() / 1000;
     const { iat, jti, htm, htu } = payload;
     if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new DpopProofRejected('The DPoP proof has no jti');
@@ -116,7 +123,7 @@ export class DpopProofVerifier {
   }
 
   /** The header's key: typ dpop+jwt, an allowed alg, a public JWK (jose imports it), and its RFC 7638 thumbprint. */
-  async #importKey(proof: string, headerText: string): Promise<ProofKey> {
+  async #importKey(proof: string): Promise<ProofKey> {
     let header: ProtectedHeaderParameters;
     try {
       header = decodeProtectedHeader(proof);
@@ -140,9 +147,7 @@ export class DpopProofVerifier {
       if (error instanceof DpopProofRejected) throw error;
       throw new DpopProofRejected(`The DPoP proof's jwk cannot be used with ${alg}`);
     }
-    const proofKey = { key, alg, jkt };
-    this.#keys.set(headerText, proofKey);
-    return proofKey;
+    return { key, alg, jkt };
   }
 }
 

@@ -20,6 +20,12 @@ export interface AuthFailureLimit {
   failuresMax: number;
   /** The window opens at the first failure and lasts this long. 0 disables the limit. */
   windowSeconds: number;
+  /**
+   * The count is shared by several instances (Redis): each instance then checks one attempt of a
+   * pair at a time, since attempts running on other instances are not seen here. Alone (the
+   * count is the instance's own), up to `failuresMax` run at once. Default: alone.
+   */
+  shared?: boolean;
 }
 
 export const defaultAuthFailureLimit: AuthFailureLimit = { failuresMax: 10, windowSeconds: 60 };
@@ -59,12 +65,14 @@ export class AuthFailureLimiter {
   /**
    * Runs `authenticate` unless the attempt's pair is blocked (then throws the 429), and counts
    * its `invalid_client` failure. A burst cannot outrun the count: an attempt starts only while
-   * the pair's failures and its attempts still running in this instance stay below the limit,
-   * each of them a failure that may yet be counted; past that it waits for one to end. So a
-   * client that authenticates well runs up to `failuresMax` attempts at once (a client assertion
-   * is verified asynchronously: one at a time, a private_key_jwt client's token requests were
-   * bound to the latency of one verification), and a burst of guesses is still checked exactly
-   * up to the limit.
+   * the pair's failures and its attempts still running stay below the limit, each of them a
+   * failure that may yet be counted; past that it waits for one to end. So a client that
+   * authenticates well runs up to `failuresMax` attempts at once (a client assertion is verified
+   * asynchronously: one at a time, a private_key_jwt client's token requests were bound to the
+   * latency of one verification), and a burst of guesses is still checked exactly up to the
+   * limit. With a count shared by several instances, an instance cannot see the others' running
+   * attempts: each runs one at a time, as before (the limit then holds within one attempt per
+   * instance).
    */
   async guard<T>(attempt: AuthAttempt, authenticate: () => Promise<T>): Promise<T> {
     if (!this.enabled) return authenticate();
@@ -85,20 +93,23 @@ export class AuthFailureLimiter {
 
   /** Waits until the pair may start one more attempt (or throws the 429), and starts it. */
   async #admit(key: string, attempt: AuthAttempt): Promise<InFlight> {
+    const concurrent = this.#limit.shared === true ? 1 : this.#limit.failuresMax;
     for (;;) {
+      // Read before the count: admissions are one at a time, so running attempts can only end
+      // (and count their failure) while the count is read, never start; the sum is never short.
+      const runningBefore = this.#inFlight.get(key)?.running ?? 0;
       const window = await this.#store.peek(key);
       if (window.count >= this.#limit.failuresMax) throw this.#blocked(attempt, window.count, window.resetInMs);
-      let flight = this.#inFlight.get(key);
-      if (flight === undefined) {
-        flight = { running: 0, waiting: [] };
-        this.#inFlight.set(key, flight);
+      const flight = this.#inFlight.get(key);
+      if (window.count + runningBefore < this.#limit.failuresMax && (flight?.running ?? 0) < concurrent) {
+        const admitted = flight ?? { running: 0, waiting: [] };
+        if (flight === undefined) this.#inFlight.set(key, admitted);
+        admitted.running += 1;
+        return admitted;
       }
-      if (window.count + flight.running < this.#limit.failuresMax) {
-        flight.running += 1;
-        return flight;
-      }
-      const full = flight;
-      await new Promise<void>((resolve) => full.waiting.push(resolve));
+      // The attempts counted may all have ended while the count was read: read again, then.
+      if (flight === undefined || flight.running === 0) continue;
+      await new Promise<void>((resolve) => flight.waiting.push(resolve));
     }
   }
 

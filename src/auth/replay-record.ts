@@ -32,11 +32,15 @@ export interface ReplayRecord {
 export class StoreReplayRecord implements ReplayRecord {
   readonly #store: Store;
   readonly #clock: Clock;
+  readonly #onPruneError: (error: unknown) => void;
   #nextPruneEpochMs = 0;
+  #pruning: Promise<void> = Promise.resolve();
 
-  constructor(store: Store, clock: Clock) {
+  /** `onPruneError`: where a failed deletion of expired rows goes (the log); the next one tries again. */
+  constructor(store: Store, clock: Clock, onPruneError: (error: unknown) => void = () => {}) {
     this.#store = store;
     this.#clock = clock;
+    this.#onPruneError = onPruneError;
   }
 
   async firstUse(mark: ReplayMark): Promise<boolean> {
@@ -59,10 +63,23 @@ export class StoreReplayRecord implements ReplayRecord {
     );
     const first = Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
     if (now >= this.#nextPruneEpochMs) {
+      // Beside the request, not in it: a deletion that fails or waits must not fail or hold the use just recorded.
       this.#nextPruneEpochMs = now + replayPruneIntervalMs;
-      await this.#store.db.deleteFrom('replay_records').where('expires_epoch_ms', '<', BigInt(now)).execute();
+      this.#pruning = this.#store.db
+        .deleteFrom('replay_records')
+        .where('expires_epoch_ms', '<', BigInt(now))
+        .execute()
+        .then(
+          () => undefined,
+          (error: unknown) => this.#onPruneError(error),
+        );
     }
     return first;
+  }
+
+  /** Resolves once the last deletion of expired rows has ended (a test waits for it). */
+  pruned(): Promise<void> {
+    return this.#pruning;
   }
 }
 

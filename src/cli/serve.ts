@@ -23,11 +23,16 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   // the process as the grace period does.
   let requested: string | undefined;
   let stopNow: ((signal: string) => void) | undefined;
+  let startGrace: NodeJS.Timeout | undefined;
   const onSignal = (signal: string) => {
     if (stopNow) return stopNow(signal);
     if (requested !== undefined) return;
     requested = signal;
-    setTimeout(() => process.exit(1), config.shutdownGraceMs).unref();
+    startGrace = setTimeout(() => {
+      process.stderr.write(`coregate: ${signal} during the start, which did not finish within the grace period (${config.shutdownGraceMs} ms): exiting\n`);
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    startGrace.unref();
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
@@ -68,6 +73,7 @@ export async function serve(flags: ConfigFlags): Promise<void> {
     );
   };
   stopNow = stop;
+  clearTimeout(startGrace);
   if (requested !== undefined) stop(requested);
 }
 

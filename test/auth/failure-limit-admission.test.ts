@@ -63,3 +63,16 @@ test('a burst of concurrent failing attempts is checked exactly up to the limit;
   assert.equal(held.started(), 3, 'no fourth guess was checked');
   assert.deepEqual(statuses.sort(), [401, 401, 401, 429, 429, 429, 429]);
 });
+
+test('with a count shared by several instances (Redis), an instance checks one attempt of a pair at a time', async () => {
+  const limiter = new AuthFailureLimiter(new MemoryLimitStore({ clock: () => 0 }), { failuresMax: 10, windowSeconds: 60, shared: true });
+  const held = heldAuthentications();
+  const results = Array.from({ length: 3 }, () => limiter.guard(attempt, held.authenticate));
+  await turns();
+  assert.equal(held.started(), 1, 'the other instances\' running attempts are not seen here');
+  for (let index = 0; index < 3; index += 1) {
+    while (held.started() <= index) await turns(1);
+    held.releases[index]?.(true);
+  }
+  assert.deepEqual(await Promise.all(results), ['client', 'client', 'client']);
+});

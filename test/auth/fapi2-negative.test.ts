@@ -280,6 +280,22 @@ describeEachStore(
       assert.match(replayed.headers.get('www-authenticate') ?? '', /^DPoP error="invalid_dpop_proof"/);
     });
 
+    test('CONTRACT §13: a client given new keys in the store is accepted with them at once (a refusal reads the client again)', async () => {
+      const replacement = await keyPair('ES256');
+      const { store } = server().coregate;
+      const before = await store.db.selectFrom('clients').select('jwks').where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).executeTakeFirstOrThrow();
+      // A first token request: the instance's snapshot now holds the client with its old keys.
+      assert.equal((await tokenRequest()).status, 200);
+      await store.db.updateTable('clients').set({ jwks: JSON.stringify({ keys: [replacement.publicJwk] }) }).where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).execute();
+      try {
+        const granted = await tokenRequest({ assertion: await clientAssertion(issuer(), replacement) });
+        assert.equal(granted.status, 200, JSON.stringify(granted.body));
+        assertOAuth(await tokenRequest(), 401, 'invalid_client');
+      } finally {
+        await store.db.updateTable('clients').set({ jwks: before.jwks }).where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).execute();
+      }
+    });
+
     test('CONTRACT §13: a refused DPoP request never reaches the core: no operation is recorded for it', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);

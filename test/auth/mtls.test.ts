@@ -222,6 +222,9 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       assert.equal(twice, 401, 'two headers');
       assert.equal((await tokenVia(trusting, `${pem()}, ${otherPem}`)).status, 401, 'two values in one header');
       assert.equal((await tokenVia(trusting, pem() + otherPem)).status, 401, 'two certificates in one value');
+      // Another armour first: OpenSSL would read it, the certificate count would not see it.
+      const armoured = readFileSync(file('forged.pem'), 'utf8').replaceAll('CERTIFICATE-----', 'X509 CERTIFICATE-----');
+      assert.equal((await tokenVia(trusting, encodeURIComponent(`${armoured}${readFileSync(file('client.pem'), 'utf8')}`))).status, 401, 'an X509 CERTIFICATE block before the real one');
       assert.equal((await tokenVia(trusting, encodeURIComponent(readFileSync(file('forged.pem'), 'utf8')))).status, 401);
       assert.equal((await tokenVia(trusting, 'not-a-certificate')).status, 401);
     });
@@ -237,5 +240,8 @@ describe('subject DNs (RFC 4514)', () => {
     assert.ok(!sameDistinguishedName('CN=a,O=Bank,C=DE', 'CN=a,O=Bank'));
     assert.ok(!sameDistinguishedName('CN=a,O=Bank', 'O=Bank,CN=a'), 'the RDNs\' order matters');
     assert.ok(!sameDistinguishedName('not a dn', 'not a dn'));
+    assert.ok(sameDistinguishedName('CN=\\C3\\A9t\\C3\\A9', 'CN=été'), 'hex escapes are UTF-8 bytes');
+    assert.ok(!sameDistinguishedName('CN=foo\\ ', 'CN=foo'), 'an escaped trailing space is part of the value');
+    assert.ok(!sameDistinguishedName('CN=foo\\ ', 'CN=foo\\\\'), '... and not a backslash');
   });
 });

@@ -28,6 +28,7 @@ for (const target of storeTargets) {
 
         clock.advance(70_001);
         assert.equal(await record.firstUse({ ...mark, expiresEpochMs: clock.now() + 70_000 }), true, 'expired: taken again');
+        await record.pruned();
         const rows = await store.db.selectFrom('replay_records').select('key').execute();
         assert.ok(!rows.some((row) => row.key === replayKey(racing.parts)), 'the expired assertion\'s row was pruned');
         assert.ok(replayPruneIntervalMs <= 60_000);
