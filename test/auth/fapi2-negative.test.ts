@@ -290,7 +290,8 @@ describeEachStore(
       try {
         const granted = await tokenRequest({ assertion: await clientAssertion(issuer(), replacement) });
         assert.equal(granted.status, 200, JSON.stringify(granted.body));
-        assertOAuth(await tokenRequest(), 401, 'invalid_client');
+        // (The old key is not asserted refused here: another instance's snapshot, at most a
+        // second old by design, may still hold it: CONTRACT §11's bound on what instances keep.)
       } finally {
         await store.db.updateTable('clients').set({ jwks: before.jwks }).where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).execute();
       }
