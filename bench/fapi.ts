@@ -2,37 +2,28 @@
  * FAPI 2.0 scenarios (CONTRACT §13): the token endpoint with `private_key_jwt` and a DPoP proof,
  * and a retrieve with a DPoP-bound token, beside their bearer figures. A load generator sends
  * requests from a synchronous function, so the assertions and proofs (each used once) are made
- * with jose just before their scenario, as many as its run can use at the rates this machine
+ * just before their scenario, by the SDK's own signing (jose), as many as its run can use at the rates this machine
  * reaches (`capPerSecond`): a run that outgrows its pool sends replays, which the report counts
  * as unexpected answers. Proofs are accepted for 60 s after they are made: a scenario longer
  * than ~45 s would outlive its pool's.
  */
-import { randomUUID } from 'node:crypto';
-import { createHash } from 'node:crypto';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { clientAssertion, DpopKey } from '../src/sdk/proof-of-possession.js';
 import type { Scenario } from './load.js';
 
 export const fapiRealm = 'bench-fapi';
 export const fapiClientId = 'bench-fapi-app';
 const assertionType = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
-interface KeyPair {
-  privateKey: CryptoKey;
-  publicJwk: JWK;
-}
-
+/** The client's registered key pair, and its session's DPoP key (the SDK's: one per session). */
 export interface FapiKeys {
-  client: KeyPair;
-  dpop: KeyPair;
-}
-
-async function keyPair(kid: string): Promise<KeyPair> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  return { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256' } };
+  client: { privateKey: CryptoKey; publicJwk: JWK };
+  dpop: DpopKey;
 }
 
 export async function fapiKeys(): Promise<FapiKeys> {
-  return { client: await keyPair('bench-client-key'), dpop: await keyPair('bench-dpop-key') };
+  const { privateKey, publicKey } = await generateKeyPair('ES256');
+  return { client: { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: 'bench-client-key', alg: 'ES256' } }, dpop: await DpopKey.generate('ES256') };
 }
 
 /** The realm of the bench's data file: fapi2, ES256 tokens, the client's public key, DPoP-bound tokens. */
@@ -63,22 +54,9 @@ async function issuerOf(url: string): Promise<string> {
   return ((await response.json()) as { issuer: string }).issuer;
 }
 
-function assertion(keys: FapiKeys, issuer: string, now: number): Promise<string> {
-  return new SignJWT({ jti: randomUUID() })
-    .setProtectedHeader({ alg: 'ES256', kid: keys.client.publicJwk.kid as string })
-    .setIssuer(fapiClientId)
-    .setSubject(fapiClientId)
-    .setAudience(issuer)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 120)
-    .sign(keys.client.privateKey);
-}
-
-function proof(keys: FapiKeys, method: string, url: string, now: number, accessToken?: string): Promise<string> {
-  const { kid: _kid, alg: _alg, ...jwk } = keys.dpop.publicJwk;
-  const claims: Record<string, unknown> = { htm: method, htu: url, iat: now, jti: randomUUID() };
-  if (accessToken !== undefined) claims.ath = createHash('sha256').update(accessToken).digest('base64url');
-  return new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'dpop+jwt', jwk }).sign(keys.dpop.privateKey);
+/** What the SDK sends (src/sdk/proof-of-possession.ts): an assertion valid 60 s, a proof of the session's key. */
+function assertion(keys: FapiKeys, issuer: string, nowMs: number): Promise<string> {
+  return clientAssertion(fapiClientId, issuer, { key: keys.client.privateKey, kid: keys.client.publicJwk.kid as string, alg: 'ES256' }, nowMs);
 }
 
 /** `count` of something made by `make`, a batch at a time. */
@@ -91,10 +69,10 @@ async function pool<T>(count: number, make: () => Promise<T>): Promise<T[]> {
 /** One DPoP-bound token of the session's key, for the API scenarios. */
 export async function fapiToken(url: string, keys: FapiKeys): Promise<string> {
   const issuer = await issuerOf(url);
-  const now = Math.floor(Date.now() / 1000);
+  const now = Date.now();
   const tokenUrl = `${issuer}/protocol/openid-connect/token`;
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: assertionType, client_assertion: await assertion(keys, issuer, now) });
-  const response = await fetch(`${url}/realms/${fapiRealm}/protocol/openid-connect/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await proof(keys, 'POST', tokenUrl, now) }, body: form });
+  const response = await fetch(`${url}/realms/${fapiRealm}/protocol/openid-connect/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await keys.dpop.proof('POST', tokenUrl, now) }, body: form });
   const body = (await response.json()) as { access_token?: string; token_type?: string };
   if (!response.ok || body.token_type !== 'DPoP' || !body.access_token) throw new Error(`the fapi token request answered ${response.status}: ${JSON.stringify(body)}`);
   return body.access_token;
@@ -104,10 +82,10 @@ export async function fapiToken(url: string, keys: FapiKeys): Promise<string> {
 export async function fapiTokenScenario(name: string, url: string, keys: FapiKeys, count: number): Promise<Scenario> {
   const issuer = await issuerOf(url);
   const tokenUrl = `${issuer}/protocol/openid-connect/token`;
-  const now = Math.floor(Date.now() / 1000);
+  const now = Date.now();
   const requests = await pool(count, async () => ({
     body: new URLSearchParams({ grant_type: 'client_credentials', client_assertion_type: assertionType, client_assertion: await assertion(keys, issuer, now) }).toString(),
-    proof: await proof(keys, 'POST', tokenUrl, now),
+    proof: await keys.dpop.proof('POST', tokenUrl, now),
   }));
   return {
     name,
@@ -123,7 +101,7 @@ export async function fapiTokenScenario(name: string, url: string, keys: FapiKey
 export async function dpopRetrieveScenario(name: string, url: string, keys: FapiKeys, token: string, depositId: string, count: number): Promise<Scenario> {
   const base = (await issuerOf(url)).replace(/\/realms\/[^/]+$/, '');
   const path = `/v1/term-deposits/${depositId}/retrieve`;
-  const now = Math.floor(Date.now() / 1000);
-  const proofs = await pool(count, () => proof(keys, 'GET', `${base}${path}`, now, token));
+  const now = Date.now();
+  const proofs = await pool(count, () => keys.dpop.proof('GET', `${base}${path}`, now, { accessToken: token }));
   return { name, expect: [200], request: (i) => ({ method: 'GET', path, headers: { authorization: `DPoP ${token}`, dpop: proofs[i % proofs.length]! } }) };
 }

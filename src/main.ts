@@ -315,7 +315,7 @@ async function serveOn(
     trustedIssuers: config.trustedIssuers,
     audience: config.audience,
   });
-  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, clock, replay: auth.replay, proofs: auth.dpopProofs, clientCertificates: auth.clientCertificates });
+  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, replay: auth.replay, proofs: auth.dpopProofs, clientCertificates: auth.clientCertificates });
   const app = await buildServer({
     metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,

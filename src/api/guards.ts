@@ -107,7 +107,7 @@ function presentedToken(request: FastifyRequest): { scheme: TokenScheme; token: 
   // headers. RFC 6750 §3.1: a request with more than one credential is an invalid_request.
   if (authorizationHeaderCount(request.raw.rawHeaders) > 1) {
     const message = 'The request has more than one Authorization header';
-    throw new ApiError(E.multipleAuthorizationHeaders, message, { 'WWW-Authenticate': bearerChallenge('invalid_request', message) });
+    throw new ApiError(E.multipleAuthorizationHeaders, message, { 'WWW-Authenticate': challenge('Bearer', 'invalid_request', message) });
   }
   const authorization = request.headers.authorization;
   const match = authorization === undefined ? null : /^(Bearer|DPoP)\s+([A-Za-z0-9\-._~+/]+=*)\s*$/i.exec(authorization);
@@ -116,7 +116,7 @@ function presentedToken(request: FastifyRequest): { scheme: TokenScheme; token: 
     // RFC 6750 §3.1: no error code when the client sent no Bearer credentials at all.
     const bearerAttempt = authorization !== undefined && /^Bearer\b/i.test(authorization);
     throw new ApiError(authorization === undefined ? E.missingToken : E.invalidToken, message, {
-      'WWW-Authenticate': bearerAttempt ? bearerChallenge('invalid_request', message) : `Bearer realm="${realmName}"`,
+      'WWW-Authenticate': bearerAttempt ? challenge('Bearer', 'invalid_request', message) : `Bearer realm="${realmName}"`,
     });
   }
   return { scheme: match[1]?.toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: match[2] };
@@ -176,9 +176,6 @@ export function requireValidCorrelation(request: FastifyRequest): void {
   }
 }
 
-function bearerChallenge(error: string, description: string): string {
-  return `Bearer realm="${realmName}", error="${error}", error_description="${description.replace(/"/g, "'")}"`;
-}
 
 function authorizationHeaderCount(rawHeaders: readonly string[]): number {
   let count = 0;

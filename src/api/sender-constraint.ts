@@ -6,7 +6,6 @@
  * without `cnf` are untouched (CONTRACT §3).
  */
 import type { FastifyRequest } from 'fastify';
-import type { Clock } from '../core/clock.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { ClientCertificates } from '../auth/client-certificates.js';
 import { dpopAlgorithms, DpopProofRejected, singleProof, type DpopProofVerifier } from '../auth/dpop-proof.js';
@@ -19,7 +18,6 @@ export type TokenScheme = 'Bearer' | 'DPoP';
 export interface SenderConstraintOptions {
   /** The service's public base URL: a proof's `htu` is it and the request's path. */
   publicUrl: () => string;
-  clock: Clock;
   /** DPoP proofs' uses, shared by every instance. */
   replay: ReplayRecord;
   /** The instance's proof verifier (its keys imported once per session). */

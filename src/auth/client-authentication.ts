@@ -14,7 +14,8 @@ import { verifyClientSecret } from './client-secret.js';
 import { formValue, type FormParameters } from './form-body.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
 import type { ReplayMark } from './replay-record.js';
-import { sameDistinguishedName, type ClientCertificate } from './client-certificate.js';
+import type { ClientCertificate } from './client-certificate.js';
+import { sameDistinguishedName } from './distinguished-name.js';
 
 /** How the request presents its client. */
 export type PresentedMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'tls_client_auth';

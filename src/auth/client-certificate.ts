@@ -31,5 +31,3 @@ export function rfc4514Subject(nodeSubject: string): string {
     .map((line) => line.split(' + ').join('+'))
     .join(',');
 }
-
-export { sameDistinguishedName } from './distinguished-name.js';

@@ -51,8 +51,8 @@ export interface ClientAuthentication {
   certificateBound: boolean;
 }
 
-/** Members that only a private or symmetric key has (RFC 7518 §6): never in a client's registered keys. */
-const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
+/** Members that only a private or symmetric key has (RFC 7518 §6): never in a client's registered keys, nor in a DPoP proof's header. */
+export const privateJwkMembers: readonly string[] = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 const publicKeyTypes = ['RSA', 'EC', 'OKP'];
 
 /** What is wrong with a client's metadata, by field name relative to the client; undefined when nothing is. */
@@ -80,7 +80,7 @@ export function clientMetadataProblem(profile: RealmProfile | null, client: Clie
     if (keys === undefined || keys.length === 0) return { field: 'jwks', message: 'private_key_jwt needs the client\'s public keys: {"keys": [ ... ]}' };
     for (const [index, key] of keys.entries()) {
       if (!publicKeyTypes.includes(key.kty)) return { field: `jwks.keys[${index}].kty`, message: `must be one of ${publicKeyTypes.join(', ')} (an asymmetric key), got ${JSON.stringify(key.kty)}` };
-      const secretPart = privateMembers.find((member) => member in key);
+      const secretPart = privateJwkMembers.find((member) => member in key);
       if (secretPart !== undefined) return { field: `jwks.keys[${index}].${secretPart}`, message: 'is part of a private key: register the public key only' };
     }
   } else if (client.jwks !== null) {

@@ -12,7 +12,7 @@ import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, jwtVe
 import { LruMap } from '../cache/lru-map.js';
 import { dateOf, type Clock } from '../core/clock.js';
 import { ExpectedError } from '../core/expected-error.js';
-import { fapiAlgorithms } from './client-metadata.js';
+import { fapiAlgorithms, privateJwkMembers } from './client-metadata.js';
 import type { ReplayMark } from './replay-record.js';
 
 /** CONTRACT §13: a proof made up to 60 s ago, or up to 10 s ahead of this clock. */
@@ -65,8 +65,6 @@ export function singleProof(rawHeaders: readonly string[]): string | undefined {
 export const proofKeysMax = 10_000;
 /** A longer header (an RSA key is ~700 characters) is verified each time, never kept. */
 const proofHeaderCharsCached = 2_048;
-/** Members only a private or symmetric key has (RFC 7518 §6): never in a proof's header. */
-const privateMembers = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 
 interface ProofKey {
   key: CryptoKey;
@@ -135,7 +133,7 @@ export class DpopProofVerifier {
     if (alg === undefined || !dpopAlgorithms.includes(alg)) throw new DpopProofRejected(`The DPoP proof is invalid: alg must be one of ${dpopAlgorithms.join(', ')}`);
     const jwk = header.jwk;
     if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw new DpopProofRejected('The DPoP proof has no public key (jwk) in its header');
-    if (privateMembers.some((member) => member in jwk)) throw new DpopProofRejected('The DPoP proof\'s header holds a private key: it must hold the public key only');
+    if (privateJwkMembers.some((member) => member in jwk)) throw new DpopProofRejected('The DPoP proof\'s header holds a private key: it must hold the public key only');
     let key: CryptoKey;
     let jkt: string;
     try {

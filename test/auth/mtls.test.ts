@@ -233,7 +233,8 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
 
 describe('subject DNs (RFC 4514)', () => {
   test('Node\'s subject becomes RFC 4514 (most specific first, its escapes kept, a multi-valued RDN joined by +); DNs compare by meaning', async () => {
-    const { rfc4514Subject, sameDistinguishedName } = await import('../../src/auth/client-certificate.js');
+    const { rfc4514Subject } = await import('../../src/auth/client-certificate.js');
+    const { sameDistinguishedName } = await import('../../src/auth/distinguished-name.js');
     assert.equal(rfc4514Subject('C=DE\nO=Bank\\, Inc\nCN=a + UID=b'), 'CN=a+UID=b,O=Bank\\, Inc,C=DE');
     assert.ok(sameDistinguishedName('UID=b+CN=a, o=bank\\, inc ,C=de', 'CN=a+UID=b,O=Bank\\, Inc,C=DE'));
     assert.ok(sameDistinguishedName('CN=a\\2Cb', 'CN=a\\,b'), 'hex escapes read');

@@ -60,6 +60,26 @@ describe('coregate realms add --profile fapi2, clients create --auth-method priv
     assert.match(rotated.stderr, /--alg: a fapi2 realm signs its tokens with PS256, ES256, EdDSA, not RS256/);
   });
 
+  test('CONTRACT §13: PS256 in a realm without a profile: a secret client\'s token is signed PS256 and the business API takes it', async () => {
+    assert.equal((await cli(['realms', 'add', '--realm', 'plain-ps', '--alg', 'PS256'])).code, 0);
+    const created = await cli(['clients', 'create', '--realm', 'plain-ps', '--client-id', 'ps-app', '--scopes', 'termDeposit:retrieve', '--json']);
+    assert.equal(created.code, 0, created.stderr);
+    const { clientSecret } = JSON.parse(created.stdout) as { clientSecret: string };
+    const server = await startTestServer({ db, data: null, deployment: 'embedded' });
+    try {
+      const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'ps-app', client_secret: clientSecret });
+      const response = await fetch(server.tokenUrl('plain-ps'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form });
+      const body = (await response.json()) as { access_token: string; token_type: string };
+      assert.equal(response.status, 200, JSON.stringify(body));
+      assert.equal(body.token_type, 'Bearer');
+      assert.equal((JSON.parse(Buffer.from(body.access_token.split('.')[0] ?? '', 'base64url').toString()) as { alg: string }).alg, 'PS256');
+      const retrieved = await fetch(`${server.url}/v1/term-deposits/TD-NONE/retrieve`, { headers: { authorization: `Bearer ${body.access_token}` } });
+      assert.equal(retrieved.status, 404, 'past the guards: the PS256 token verified');
+    } finally {
+      await server.close();
+    }
+  });
+
   test('CONTRACT §13: the private_key_jwt client is created without a secret, listed with its method, has no secret to rotate, and obtains a DPoP-bound token', async () => {
     const created = await cli(['clients', 'create', '--realm', 'partners', '--client-id', 'partner-app', '--scopes', 'termDeposit:initiate', 'termDeposit:retrieve', '--auth-method', 'private_key_jwt', '--jwks', jwksFile, '--dpop']);
     assert.equal(created.code, 0, created.stderr);
