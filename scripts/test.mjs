@@ -69,6 +69,7 @@ const deploymentSuites = {
   'test/api/loan-races.test.ts': ['remote-core', 'two-instances'],
   'test/api/races.test.ts': ['remote-core', 'two-instances'],
   'test/api/reconciler.test.ts': ['remote-core', 'two-instances'],
+  'test/api/scenarios.test.ts': ['remote-core', 'two-instances'],
   'test/api/term-deposit-initiation.test.ts': ['remote-core', 'two-instances'],
   'test/api/term-deposit-retrieve.test.ts': ['remote-core'],
   // CONTRACT §13: a client assertion's or DPoP proof's jti is used once on every instance.

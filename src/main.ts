@@ -63,6 +63,8 @@ import { bankRoutes } from './operator/routes/bank.js';
 import { businessDateRoutes } from './operator/routes/business-date.js';
 import { webhookRoutes } from './operator/routes/webhooks.js';
 import { sandboxRoutes } from './operator/routes/sandbox.js';
+import { scenarioCore } from './sandbox/scenario-core.js';
+import type { Scenario } from './operations/scenario.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
 export interface Coregate {
@@ -330,6 +332,7 @@ async function serveOn(
       runner,
       refusals: audit.refusals,
       limiter: new RateLimiter(config.rateLimitPerSecond, limits.store),
+      sandbox: config.sandbox,
     },
     version: version,
     isClosing: () => closing,
@@ -475,7 +478,9 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
   // One settlement for every final transition, whoever makes it (execution, worker, reconciler).
   const settlement = new OperationSettlement({ store, claims, audit, backoffMaxMs: config.reconcileBackoffMaxMs, onSettled: settled });
-  const execution = new Execution({ store, clock, core, claims, settlement, logger, coreTimeoutMs: config.coreTimeoutMs, observeCoreCall });
+  // Sandbox scenarios (CONTRACT §14) are made by a decorator of the port that only a sandbox has.
+  const scenarios = config.sandbox ? { scenarioCore: (inner: CoreBankingPort, scenario: Scenario) => scenarioCore(inner, scenario, clock) } : {};
+  const execution = new Execution({ store, clock, core, claims, settlement, logger, coreTimeoutMs: config.coreTimeoutMs, observeCoreCall, ...scenarios });
   const reconciler = new Reconciler({
     store,
     clock,

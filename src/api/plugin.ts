@@ -16,9 +16,10 @@ import { ApiError, errorBody, errorRecord } from './error-record.js';
 import { JsonInputError, parseStrictJson } from './strict-json.js';
 import { mapError } from './errors-http.js';
 import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
+import { readScenario } from './scenario-header.js';
 import { auditEntry } from '../operations/operation-audit.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
-import './request-context.js';
+import type { BusinessRouteConfig } from './request-context.js';
 import { routeFactsOf } from '../route-facts.js';
 import { operationRoutes } from './routes/operations.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
@@ -53,6 +54,8 @@ export interface BusinessApiOptions {
   /** Audit records of refused requests, written in batches. */
   refusals: RefusalAudit;
   limiter: RateLimiter;
+  /** Sandbox mode: scenarios may be forced (CONTRACT §14); refused with 400 otherwise. */
+  sandbox: boolean;
 }
 
 /** Shared schemas, registered once so that routes and the OpenAPI document refer to them by name. */
@@ -75,7 +78,7 @@ export const sharedSchemas = [
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
-  const { store, clock, core, verifier, constraint, runner, refusals, limiter } = options;
+  const { store, clock, core, verifier, constraint, runner, refusals, limiter, sandbox } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
   // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
@@ -96,6 +99,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.decorateRequest('audited', false);
   app.decorateRequest('startedAtMs', 0);
   app.decorateRequest('numberTextOf', undefined);
+  app.decorateRequest('scenario', undefined);
   app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
 
   const directory = new DirectorySnapshot(core, clock);
@@ -109,7 +113,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     let pending: Promise<void> | undefined;
     try {
       pending = authenticate(request, verifier, constraint, directory, config, limiter);
-      if (pending === undefined) requireValidCorrelation(request);
+      if (pending === undefined) checkHeaders(request, config, sandbox);
     } catch (error) {
       return done(error as FastifyError);
     }
@@ -117,7 +121,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     pending.then(
       () => {
         try {
-          requireValidCorrelation(request);
+          checkHeaders(request, config, sandbox);
         } catch (error) {
           return done(error as FastifyError);
         }
@@ -179,4 +183,10 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   await app.register(merchandisingLoanRoutes, { core, runner });
   await app.register(operationRoutes, { store, runner });
   await app.register(webhookDeliveryRoutes, { store });
+}
+
+/** The headers' own checks, after the 401/403: an unauthenticated caller learns nothing from them. */
+function checkHeaders(request: FastifyRequest, config: BusinessRouteConfig, sandbox: boolean): void {
+  requireValidCorrelation(request);
+  request.scenario = readScenario(request, config, sandbox);
 }

@@ -3,6 +3,7 @@ import type {} from '@fastify/swagger';
 import type { Family } from '../core/error-catalogue.js';
 import type { NumberSource } from '../core/money.js';
 import type { Principal } from './bearer-auth.js';
+import type { Scenario } from '../operations/scenario.js';
 
 export interface BusinessRouteConfig {
   family: Family | undefined;
@@ -28,6 +29,8 @@ declare module 'fastify' {
     startedAtMs: number;
     /** The texts the body's numbers were written with (strict-json.ts); undefined without a JSON body. */
     numberTextOf: NumberSource | undefined;
+    /** The sandbox scenario the request forces (scenario-header.ts). */
+    scenario: Scenario | undefined;
   }
   interface FastifyContextConfig {
     business?: BusinessRouteConfig;

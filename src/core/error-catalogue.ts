@@ -37,6 +37,8 @@ export const errorCatalogue = {
   invalidDate: entry('both', 400, 8, 'INVALID_DATE', 'A date is not a real YYYY-MM-DD calendar date.'),
   multipleAuthorizationHeaders: entry('both', 400, 9, 'MULTIPLE_AUTHORIZATION_HEADERS', 'The request has more than one Authorization header (RFC 6750 §3.1: invalid_request).'),
   invalidPath: entry('both', 400, 20, 'INVALID_PATH', 'The path is malformed: a bad percent-escape, or a parameter longer than the framework reads (2,048 characters).'),
+  scenarioNotAllowed: entry('both', 400, 21, 'SCENARIO_NOT_ALLOWED', 'Coregate-Scenario or Coregate-Scenario-Delay-Ms was sent to an instance that is not in sandbox mode: scenarios are a sandbox feature (CONTRACT §14), never ignored elsewhere.'),
+  invalidScenario: entry('both', 400, 22, 'INVALID_SCENARIO', 'Coregate-Scenario names no scenario (the message lists the known ones), is sent on a request that executes nothing, or Coregate-Scenario-Delay-Ms is not an integer from 0 to 60000.'),
   // 400: term deposit
   missingTerm: entry('TD', 400, 10, 'MISSING_TERM', 'Neither termDepositPeriod.numberOfDays nor termDepositPeriod.maturityDate is given.'),
   termMismatch: entry('TD', 400, 11, 'TERM_MISMATCH', 'numberOfDays and maturityDate are both given and disagree.'),
@@ -97,6 +99,8 @@ export const errorCatalogue = {
   insufficientFundsExpense: entry('ML', 422, 8, 'INSUFFICIENT_FUNDS_EXPENSE_ACCOUNT', 'The expense account cannot cover the charges (commission, fee, tax).'),
   loanAccountNotActive: entry('ML', 422, 9, 'ACCOUNT_NOT_ACTIVE', 'The payment or expense account is not active.'),
   loanAccountNotCustomers: entry('ML', 422, 10, 'ACCOUNT_NOT_OWNED_BY_FACILITY_CUSTOMER', 'The payment or expense account does not belong to the facility\'s customer.'),
+  // 422: both
+  rejectedByCore: entry('both', 422, 90, 'REJECTED_BY_CORE', 'The core refused an operation it had accepted (answered 202): the sandbox scenario async-rejected. Nothing was posted; the reference is closed in the core.'),
   // 500 / 502 / 504
   internalError: entry('both', 500, 1, 'INTERNAL_ERROR', 'Unexpected internal error; the log line with the request id has the cause.'),
   coreUnavailable: entry('both', 502, 1, 'CORE_UNAVAILABLE', 'The core banking system is unavailable or answered invalidly; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),

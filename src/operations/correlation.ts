@@ -55,7 +55,9 @@ export class Claims {
       await insertOperation(unitOfWork.db, { ...record, status: to, updatedAt: at, updatedEpochMs: atEpochMs });
       return;
     }
-    await this.move(unitOfWork.db, record.reference, from.guard, { status: to, request: record.request, accepted: record.accepted, atEpochMs });
+    // Pending is taken by the worker once due: a repeat of an unknown outcome at once, whatever its backoff was.
+    const due = to === 'Pending' ? { nextAttemptEpochMs: record.nextAttemptEpochMs } : {};
+    await this.move(unitOfWork.db, record.reference, from.guard, { status: to, request: record.request, accepted: record.accepted, atEpochMs, ...due });
   }
 
   /** Whether claiming reads the duplicate window first (a new operation whose client sent no correlation id). */

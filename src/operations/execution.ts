@@ -22,6 +22,7 @@ import type { ErrorRecord } from './error-record.js';
 import type { AuditContext } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
 import type { OperationSettlement, Settled } from './operation-settlement.js';
+import type { Scenario } from './scenario.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -30,6 +31,12 @@ export interface ExecutionJob {
   record: OperationRecord;
   from: ClaimFrom;
   audit: AuditContext;
+  /**
+   * A sandbox scenario armed for this attempt (CONTRACT §14): the request's first execution, or
+   * the pending worker's of an accepted one; never a repeat's or the reconciler's, which meet the
+   * real core.
+   */
+  scenario?: Scenario | undefined;
 }
 
 export type ExecutionResult =
@@ -56,6 +63,8 @@ export interface ExecutionOptions {
   observeCoreCall: CoreCallObserver;
   /** An operation's final transitions (state, event, audit record, metrics): one, shared by the execution and the reconciler. */
   settlement: OperationSettlement;
+  /** Sandbox mode only: the core as it behaves under a scenario (src/sandbox/scenario-core.ts). */
+  scenarioCore?: ((core: CoreBankingPort, scenario: Scenario) => CoreBankingPort) | undefined;
 }
 
 export class Execution {
@@ -79,7 +88,12 @@ export class Execution {
   }
 
   execute(job: ExecutionJob): Promise<ExecutionResult> {
-    return this.embedded ? this.#executeEmbedded(job) : this.#executeRemote(job);
+    const { scenarioCore, core } = this.#options;
+    // A scenario's fault lies between the API and the core, so the operation runs the way it runs
+    // against a remote core (claim, call, settle), whichever core is behind the port: an embedded
+    // unit of work would hold its transaction (SQLite's one writer) through a forced time-out.
+    if (job.scenario !== undefined && scenarioCore !== undefined) return this.#executeRemote(job, scenarioCore(core, job.scenario));
+    return this.embedded ? this.#executeEmbedded(job) : this.#executeRemote(job, core);
   }
 
   async #executeEmbedded(job: ExecutionJob): Promise<ExecutionResult> {
@@ -134,8 +148,8 @@ export class Execution {
     }
   }
 
-  async #executeRemote(job: ExecutionJob): Promise<ExecutionResult> {
-    const { store, core, claims } = this.#options;
+  async #executeRemote(job: ExecutionJob, core: CoreBankingPort): Promise<ExecutionResult> {
+    const { store, claims } = this.#options;
     const { reference } = job.record;
     const claimedAt = this.#options.clock.now();
     try {

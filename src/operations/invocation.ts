@@ -2,6 +2,7 @@
 import type { OperationActor } from '../store/operations.js';
 import type { NumberSource } from '../core/money.js';
 import type { StoredRequest } from './operation-definition.js';
+import type { Scenario } from './scenario.js';
 
 /** Who calls: the client's namespace of correlation ids, and the token's user and workstation. */
 export interface Caller {
@@ -23,6 +24,8 @@ export interface Invocation {
   numberTextOf?: NumberSource | undefined;
   respondAsync: boolean;
   startedAtMs: number;
+  /** The sandbox scenario the request forces (CONTRACT §14); only in sandbox mode. */
+  scenario?: Scenario | undefined;
 }
 
 export function actorOf(caller: Caller): OperationActor {

@@ -21,6 +21,9 @@ import type { AuditContext, OperationAudit } from './operation-audit.js';
 import type { Operation, PreparedOperation } from './operation-definition.js';
 import type { PendingWorker } from './pending-worker.js';
 import type { Reconciler } from './reconciler.js';
+import { isCoreFailure } from './core-call.js';
+import { CoreTimeout } from '../core/port.js';
+import { answersAccepted, type Scenario } from './scenario.js';
 
 export type RunOutcome =
   | { kind: 'done'; status: 200; body: unknown; reference: string }
@@ -84,16 +87,26 @@ export class OperationRunner {
     let reference: string = timeOrderedUuid();
     let from: ClaimFrom = { kind: 'new' };
     let stored: OperationRecord | undefined;
+    // A scenario forces the outcome of a request's first execution only (CONTRACT §14): a repeat
+    // of its unknown outcome meets the real core, header or not, so "a repeat executes" holds.
+    const scenario = existing ? undefined : call.scenario;
     if (existing) {
       if (existing.status !== 'Unknown' || existing.operation !== operation.name) return this.#duplicate(operation, context, existing, E.duplicateCorrelationId);
       // CONTRACT §4: a repeat of an unknown outcome asks the core first; only what did not happen runs now.
-      const settled = await this.#options.reconciler.settleFromCore(existing);
+      let settled: OperationRecord | undefined;
+      try {
+        settled = await this.#options.reconciler.settleFromCore(existing);
+      } catch (error) {
+        if (!isCoreFailure(error)) throw error;
+        // The core still cannot tell: the outcome stays unknown, and the answer says where to follow it.
+        return this.#unknown(operation, context, call, existing.reference, error instanceof CoreTimeout ? E.coreTimeout : E.coreUnavailable);
+      }
       if (settled) return this.#duplicate(operation, context, settled, E.duplicateCorrelationId);
       reference = existing.reference;
       from = { kind: 'stored', guard: { status: 'Unknown' } };
       stored = existing;
     }
-    const record = this.#record(operation, call, reference, stored);
+    const record = this.#record(operation, call, reference, stored, scenario);
     if (!existing && window.applies(record)) {
       const duplicate = await window.find(store.db, record);
       if (duplicate) return this.#duplicate(operation, context, duplicate, E.duplicateRequest);
@@ -101,25 +114,20 @@ export class OperationRunner {
 
     const repeatOfUnknown = (original: OperationRecord | undefined) =>
       existing === undefined && original !== undefined && original.status === 'Unknown' && original.operation === operation.name;
-    if (call.respondAsync || this.inBatchWindow()) {
+    if (record.accepted) {
       const accepted = await this.#accept(operation, context, call, record, from);
       if (accepted.kind === 'taken' && repeatOfUnknown(accepted.original)) return this.#claimAndRun(operation, context, call, prepared, accepted.original);
       return accepted.kind === 'taken' ? this.#duplicate(operation, context, accepted.original, E.duplicateCorrelationId) : accepted;
     }
-    const result = await this.#options.execution.execute({ operation, prepared, record, from, audit: context });
+    const result = await this.#options.execution.execute({ operation, prepared, record, from, audit: context, scenario });
     switch (result.kind) {
       // Executed, Rejected and Unknown are counted where they commit (operation-settlement.ts).
       case 'executed':
         return { kind: 'done', status: 200, body: result.body, reference };
       case 'rejected':
         return { kind: 'refused', status: result.status, record: result.error, audited: true };
-      case 'unknown': {
-        const message =
-          result.entry === E.coreTimeout
-            ? `The core did not answer within ${this.#options.coreTimeoutMs} ms; repeat with x-correlation-id ${call.correlationId} to reconcile`
-            : `The core banking system is unavailable; repeat with x-correlation-id ${call.correlationId} to reconcile`;
-        return { kind: 'refused', status: result.entry.status, record: errorRecord(result.entry, message, call.path, operation.family), audited: true };
-      }
+      case 'unknown':
+        return this.#unknownOutcome(operation, call, reference, result.entry);
       case 'duplicate':
         return this.#duplicate(operation, context, result.original, E.duplicateRequest);
       case 'taken':
@@ -127,6 +135,23 @@ export class OperationRunner {
         if (repeatOfUnknown(result.original)) return this.#claimAndRun(operation, context, call, prepared, result.original);
         return this.#duplicate(operation, context, result.original, E.duplicateCorrelationId);
     }
+  }
+
+  /** The 502/504 of an outcome held unknown (recorded and audited where it was held). */
+  #unknownOutcome(operation: Operation, call: Invocation, reference: string, entry: ErrorEntry): RunOutcome & { kind: 'refused' } {
+    const message =
+      entry === E.coreTimeout
+        ? `The core did not answer within ${this.#options.coreTimeoutMs} ms; repeat with x-correlation-id ${call.correlationId} to reconcile, or follow /v1/operations/${reference}`
+        : `The core banking system is unavailable; repeat with x-correlation-id ${call.correlationId} to reconcile, or follow /v1/operations/${reference}`;
+    // CONTRACT §4: the operation can be followed without repeating the request.
+    const headers = { Location: `/v1/operations/${reference}` };
+    return { kind: 'refused', status: entry.status, record: errorRecord(entry, message, call.path, operation.family), audited: true, headers };
+  }
+
+  /** A repeat of an unknown outcome the core still cannot settle: audited, the same 502/504 again. */
+  async #unknown(operation: Operation, context: AuditContext, call: Invocation, reference: string, entry: ErrorEntry): Promise<RunOutcome> {
+    await this.#options.audit.record(context, reference, entry.status, 'Unknown', entry);
+    return this.#unknownOutcome(operation, call, reference, entry);
   }
 
   /** Answers 202 once the operation is claimed as Pending; `taken` when its correlation id is another operation's. */
@@ -154,7 +179,11 @@ export class OperationRunner {
     }
     audit.chained();
     this.#options.onOutcome?.(operation.name, 'Pending');
-    if (!this.inBatchWindow()) void this.#options.worker.kick();
+    const dueInMs = record.nextAttemptEpochMs - this.#options.clock.now();
+    // An async scenario's operation is due after its delay: the worker is woken then (its own
+    // passes, every second on every instance, find it too if this instance stops meanwhile).
+    if (dueInMs > 0) this.#options.clock.setTimeout(() => void this.#options.worker.kick(), dueInMs, { background: true });
+    else if (!this.inBatchWindow()) void this.#options.worker.kick();
     return { kind: 'accepted', status: 202, body: operation.accepted(record.reference, acceptedAt), reference: record.reference, preferenceApplied: call.respondAsync };
   }
 
@@ -187,9 +216,10 @@ export class OperationRunner {
     return { kind: 'refused', status: entry.status, record: errorRecord(entry, message, context.path, operation.family), audited: true };
   }
 
-  #record(operation: Operation, call: Invocation, reference: string, stored: OperationRecord | undefined): OperationRecord {
-    if (stored) return { ...stored, request: call.request, accepted: call.respondAsync || this.inBatchWindow() };
+  #record(operation: Operation, call: Invocation, reference: string, stored: OperationRecord | undefined, scenario: Scenario | undefined): OperationRecord {
+    if (stored) return { ...stored, request: call.request, accepted: call.respondAsync || this.inBatchWindow(), nextAttemptEpochMs: 0 };
     const now = dateOf(this.#options.clock);
+    const deferred = answersAccepted(scenario);
     return {
       reference,
       clientKey: call.caller.clientKey,
@@ -202,7 +232,7 @@ export class OperationRunner {
       request: call.request,
       status: 'Pending',
       httpStatus: null,
-      accepted: call.respondAsync || this.inBatchWindow(now),
+      accepted: call.respondAsync || this.inBatchWindow(now) || deferred,
       result: undefined,
       error: undefined,
       actor: actorOf(call.caller),
@@ -211,7 +241,8 @@ export class OperationRunner {
       updatedAt: now.toISOString(),
       updatedEpochMs: now.getTime(),
       attempts: 0,
-      nextAttemptEpochMs: 0,
+      nextAttemptEpochMs: deferred && scenario ? now.getTime() + scenario.delayMs : 0,
+      scenario,
     };
   }
 }

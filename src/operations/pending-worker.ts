@@ -15,6 +15,7 @@ import { inBatchWindow, type BatchWindow } from './batch-window.js';
 import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
 import { Periodic } from './periodic.js';
+import { isScenarioName, type Scenario } from './scenario.js';
 import type { Operation, PreparedOperation, StoredRequest } from './operation-definition.js';
 
 /** Pending operations executed per pass: bounds one pass's work. */
@@ -64,7 +65,7 @@ export class PendingWorker {
 
   async #pass(): Promise<void> {
     while (!this.#periodic.stopped && !inBatchWindow(this.#options.batchWindow, dateOf(this.#options.clock))) {
-      const pending = await listPendingOperations(this.#options.store.db, workerBatchMax);
+      const pending = await listPendingOperations(this.#options.store.db, this.#options.clock.now(), workerBatchMax);
       for (const record of pending) await this.#executeOne(record);
       if (pending.length < workerBatchMax) break;
     }
@@ -88,7 +89,14 @@ export class PendingWorker {
       prepared,
       record,
       from: { kind: 'stored', guard: { status: 'Pending' } },
+      // The accepted request's scenario shapes this first execution (an async one's outcome).
+      scenario: scenarioOf(record),
       audit: { operation: operation.name, family: operation.family, caller: callerOf(record.actor), correlationId: record.correlationId, path: record.path, startedAtMs: this.#options.clock.now() },
     });
   }
+}
+
+function scenarioOf(record: OperationRecord): Scenario | undefined {
+  const stored = record.scenario;
+  return stored !== undefined && isScenarioName(stored.name) ? { name: stored.name, delayMs: stored.delayMs } : undefined;
 }

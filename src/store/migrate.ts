@@ -17,6 +17,7 @@ import * as m0006 from './migrations/0006_end_of_day.js';
 import * as m0007 from './migrations/0007_webhooks.js';
 import * as m0008 from './migrations/0008_operator_sessions.js';
 import * as m0009 from './migrations/0009_fapi2.js';
+import * as m0010 from './migrations/0010_sandbox_scenarios.js';
 import type { Store } from './connect.js';
 import { databaseProblem } from './engine/database-problem.js';
 
@@ -31,6 +32,7 @@ const migrations: Record<string, Migration> = {
   '0007_webhooks': m0007,
   '0008_operator_sessions': m0008,
   '0009_fapi2': m0009,
+  '0010_sandbox_scenarios': m0010,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

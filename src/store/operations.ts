@@ -44,6 +44,14 @@ export interface OperationRecord {
   nextAttemptEpochMs: number;
   /** Answered 202: the service owes the client an execution (the reconciler retries it). */
   accepted: boolean;
+  /** The sandbox scenario the request forced (CONTRACT §14), kept once final for the operator. */
+  scenario?: StoredScenario | undefined;
+}
+
+/** A sandbox scenario as the record keeps it (src/operations/scenario.ts names them). */
+export interface StoredScenario {
+  name: string;
+  delayMs: number;
 }
 
 const operationColumns = [
@@ -68,6 +76,7 @@ const operationColumns = [
   'attempts',
   'next_attempt_epoch_ms',
   'accepted',
+  'scenario',
 ] as const satisfies ReadonlyArray<keyof OperationTable>;
 
 const insertOperationRow = preparedInsert<Selectable<OperationTable>>(operationColumns, (db, rows) => db.insertInto('operations').values(rows));
@@ -195,13 +204,17 @@ export async function updateOperation(db: Queryable, reference: string, guard: O
   return (result.numAffectedRows ?? 0n) > 0n;
 }
 
-/** Pending operations (202 answers) with their request, oldest first, for the pending worker. */
-export async function listPendingOperations(db: Queryable, limit: number): Promise<OperationRecord[]> {
+/**
+ * Pending operations (202 answers) with their request, due at `nowEpochMs` (an async sandbox
+ * scenario's is due after its delay), oldest first, for the pending worker.
+ */
+export async function listPendingOperations(db: Queryable, nowEpochMs: number, limit: number): Promise<OperationRecord[]> {
   const rows = await db
     .selectFrom('operations')
     .selectAll()
     .where('status', '=', 'Pending')
     .where('request', 'is not', null)
+    .where('next_attempt_epoch_ms', '<=', BigInt(nowEpochMs))
     .orderBy('created_epoch_ms')
     .limit(limit)
     .execute();
@@ -303,6 +316,7 @@ function toRow(record: OperationRecord): Selectable<OperationTable> {
     attempts: record.attempts,
     next_attempt_epoch_ms: BigInt(record.nextAttemptEpochMs),
     accepted: record.accepted ? 1 : 0,
+    scenario: record.scenario === undefined ? null : JSON.stringify(record.scenario),
   };
 }
 
@@ -330,6 +344,7 @@ function toRecord(row: Selectable<OperationTable>): OperationRecord {
     attempts: Number(row.attempts),
     nextAttemptEpochMs: Number(toBigInt(row.next_attempt_epoch_ms)),
     accepted: Number(row.accepted) === 1,
+    scenario: row.scenario === null ? undefined : (JSON.parse(row.scenario) as StoredScenario),
   };
 }
 

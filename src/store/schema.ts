@@ -80,6 +80,7 @@ export interface ApiTables {
   operator_login_tokens: OperatorLoginTokenTable;
   operator_sessions: OperatorSessionTable;
   replay_records: ReplayRecordTable;
+  request_log: RequestLogTable;
 }
 
 /** Client assertions' and DPoP proofs' jtis already used (migration 0009). */
@@ -141,6 +142,26 @@ export interface OperationTable {
   updated_epoch_ms: bigint | string | number;
   /** 1 when answered 202: owed an execution. */
   accepted: number;
+  /** The sandbox scenario the request forced (JSON), or null. */
+  scenario: string | null;
+}
+
+export interface RequestLogTable {
+  id: string;
+  client_key: string;
+  recorded_at: string;
+  recorded_epoch_ms: bigint | string | number;
+  method: string;
+  path: string;
+  status: number;
+  correlation_id: string | null;
+  duration_ms: number;
+  operation_reference: string | null;
+  scenario: string | null;
+  request_headers: string;
+  response_headers: string;
+  request_body: string | null;
+  response_body: string | null;
 }
 
 export interface AuditRecordTable {

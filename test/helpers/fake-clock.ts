@@ -20,6 +20,7 @@ export class FakeClock implements Clock {
   #nowMs: number;
   #order = 0;
   readonly #timers = new Set<Scheduled>();
+  readonly #awaited: Array<{ delayMs: number; resolve: () => void }> = [];
 
   constructor(startMs = fakeClockStartMs) {
     this.#nowMs = startMs;
@@ -30,8 +31,20 @@ export class FakeClock implements Clock {
   setTimeout = (callback: () => void, delayMs: number): Timer => {
     const scheduled: Scheduled = { dueMs: this.#nowMs + Math.max(0, delayMs), order: this.#order++, callback };
     this.#timers.add(scheduled);
+    for (const waiter of this.#awaited.filter((candidate) => candidate.delayMs === delayMs)) {
+      this.#awaited.splice(this.#awaited.indexOf(waiter), 1);
+      waiter.resolve();
+    }
     return { clear: () => void this.#timers.delete(scheduled) };
   };
+
+  /**
+   * Resolves when a timer of exactly `delayMs` is next set: a test learns that a request reached
+   * its wait (a core call's time-out, a slow core's delay) before it moves the clock past it.
+   */
+  timerSet(delayMs: number): Promise<void> {
+    return new Promise((resolve) => this.#awaited.push({ delayMs, resolve }));
+  }
 
   /** Timers set and not yet fired or cleared. */
   get pendingTimers(): number {

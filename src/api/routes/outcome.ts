@@ -34,6 +34,7 @@ export function invocationOf(request: FastifyRequest): Invocation {
     numberTextOf: request.numberTextOf,
     respondAsync: preferences(request).has('respond-async'),
     startedAtMs: request.startedAtMs,
+    scenario: request.scenario,
   };
 }
 

@@ -19,6 +19,7 @@ import { retrieveResponse } from '../../operations/term-deposit-presenter.js';
 import { invocationOf, sendOutcome } from './outcome.js';
 import { businessSecurity } from '../../docs-page/openapi-info.js';
 import type { BusinessRouteConfig } from '../request-context.js';
+import { scenarioHeaderSchemas } from '../scenario-header.js';
 
 
 const tdConfig = (scope: string, audited?: string): { business: BusinessRouteConfig } => ({
@@ -85,4 +86,5 @@ export const correlationHeaders = Type.Object({
   'x-correlation-id': Type.Optional(Type.String({ description: '1-128 characters of A-Z a-z 0-9 . _ : -; generated when absent; echoed on every response' })),
   'x-channel': Type.Optional(Type.String({ description: 'Originating channel, e.g. SOP, MOBILE, BACKOFFICE' })),
   prefer: Type.Optional(Type.String({ description: 'respond-async → 202 (RFC 7240)' })),
+  ...scenarioHeaderSchemas,
 });
