@@ -64,6 +64,7 @@ import { businessDateRoutes } from './operator/routes/business-date.js';
 import { webhookRoutes } from './operator/routes/webhooks.js';
 import { sandboxRoutes } from './operator/routes/sandbox.js';
 import { scenarioCore } from './sandbox/scenario-core.js';
+import { RequestLog } from './sandbox/request-log.js';
 import type { Scenario } from './operations/scenario.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
@@ -317,6 +318,8 @@ async function serveOn(
     trustedIssuers: config.trustedIssuers,
     audience: config.audience,
   });
+  // Sandbox mode only (CONTRACT §14): what a client sent and was answered, for its own debugging.
+  const requestLog = config.sandbox ? new RequestLog({ store, clock, logger, clientCertificateHeader: config.clientCertificates?.header }) : undefined;
   const constraint = new SenderConstraint({ publicUrl: () => publicUrl, replay: auth.replay, proofs: auth.dpopProofs, clientCertificates: auth.clientCertificates });
   const app = await buildServer({
     metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
@@ -333,6 +336,7 @@ async function serveOn(
       refusals: audit.refusals,
       limiter: new RateLimiter(config.rateLimitPerSecond, limits.store),
       sandbox: config.sandbox,
+      requestLog,
     },
     version: version,
     isClosing: () => closing,
@@ -383,6 +387,7 @@ async function serveOn(
     worker.start();
     reconciler.start();
     webhooks.start();
+    requestLog?.start();
     if (config.webhookAllowPrivate) logger.warn('webhooks may be sent to loopback and private addresses (--webhook-allow-private): for a sandbox whose receivers run on this machine or network only');
   }
   chainer.schedule();
@@ -419,6 +424,7 @@ async function serveOn(
       await worker.stop();
       await reconciler.stop();
       await webhooks.stop();
+      await requestLog?.stop();
       await remoteCore?.close();
       await chainer.idle();
       await limits.close();

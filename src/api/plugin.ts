@@ -17,6 +17,8 @@ import { JsonInputError, parseStrictJson } from './strict-json.js';
 import { mapError } from './errors-http.js';
 import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
 import { readScenario } from './scenario-header.js';
+import type { RequestLog } from '../sandbox/request-log.js';
+import { sandboxRequestRoutes } from './routes/sandbox-requests.js';
 import { auditEntry } from '../operations/operation-audit.js';
 import type { OperationRunner } from '../operations/operation-runner.js';
 import type { BusinessRouteConfig } from './request-context.js';
@@ -56,6 +58,8 @@ export interface BusinessApiOptions {
   limiter: RateLimiter;
   /** Sandbox mode: scenarios may be forced (CONTRACT §14); refused with 400 otherwise. */
   sandbox: boolean;
+  /** Sandbox mode: the request log (CONTRACT §14) and GET /v1/sandbox/requests. */
+  requestLog?: RequestLog | undefined;
 }
 
 /** Shared schemas, registered once so that routes and the OpenAPI document refer to them by name. */
@@ -78,7 +82,7 @@ export const sharedSchemas = [
 ];
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
-  const { store, clock, core, verifier, constraint, runner, refusals, limiter, sandbox } = options;
+  const { store, clock, core, verifier, constraint, runner, refusals, limiter, sandbox, requestLog } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
   app.removeContentTypeParser('text/plain');
   // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
@@ -87,6 +91,8 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     const bytes = body as Buffer;
     if (bytes.length === 0) return done(new ApiError(E.missingField, 'The request body is required'), undefined);
     try {
+      // The body as sent, for the sandbox's request log only.
+      if (requestLog) request.loggedRequestBody = bytes.toString('utf8');
       const parsed = parseStrictJson(bytes);
       // The numbers' texts travel with the request, to the operation (routes/outcome.ts).
       request.numberTextOf = parsed.numberTextOf;
@@ -100,6 +106,8 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   app.decorateRequest('startedAtMs', 0);
   app.decorateRequest('numberTextOf', undefined);
   app.decorateRequest('scenario', undefined);
+  app.decorateRequest('operationReference', undefined);
+  if (requestLog) logRequests(app, requestLog);
   app.decorateRequest('correlation', undefined as unknown as FastifyRequest['correlation']);
 
   const directory = new DirectorySnapshot(core, clock);
@@ -183,6 +191,41 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   await app.register(merchandisingLoanRoutes, { core, runner });
   await app.register(operationRoutes, { store, runner });
   await app.register(webhookDeliveryRoutes, { store });
+  if (requestLog) await app.register(sandboxRequestRoutes, { requestLog });
+}
+
+/**
+ * The sandbox's request log (CONTRACT §14): an authenticated business request and its answer are
+ * recorded once the answer went out (onResponse), never on its way. An unauthenticated one names
+ * no client it could be shown to, and anyone's garbage must not fill the log: it is not kept.
+ */
+function logRequests(app: FastifyInstance, requestLog: RequestLog): void {
+  app.decorateRequest('loggedRequestBody', undefined);
+  app.decorateRequest('loggedResponseBody', undefined);
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    if (typeof payload === 'string') request.loggedResponseBody = payload;
+    done(null, payload);
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const { config } = routeFactsOf(request);
+    if (config.business && config.business.requestLogged !== false && request.principal) {
+      requestLog.record({
+        clientKey: request.principal.clientKey,
+        method: request.method,
+        path: request.url.split('?')[0] ?? '',
+        status: reply.statusCode,
+        correlationId: request.correlation?.valid ? request.correlation.id : undefined,
+        startedAtMs: request.startedAtMs,
+        operationReference: request.operationReference,
+        scenario: request.scenario?.name ?? (typeof request.headers['coregate-scenario'] === 'string' ? request.headers['coregate-scenario'].slice(0, 32) : undefined),
+        requestHeaders: request.headers,
+        responseHeaders: reply.getHeaders(),
+        requestBody: request.loggedRequestBody,
+        responseBody: request.loggedResponseBody,
+      });
+    }
+    done();
+  });
 }
 
 /** The headers' own checks, after the 401/403: an unauthenticated caller learns nothing from them. */

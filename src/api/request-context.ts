@@ -13,6 +13,8 @@ export interface BusinessRouteConfig {
   scope: string | undefined;
   /** Execution routes are audited (CONTRACT §8); reads are not. */
   auditedOperation: string | undefined;
+  /** False for the request log's own route: reading the log is not logged. */
+  requestLogged?: boolean;
 }
 
 declare module 'fastify' {
@@ -31,6 +33,11 @@ declare module 'fastify' {
     numberTextOf: NumberSource | undefined;
     /** The sandbox scenario the request forces (scenario-header.ts). */
     scenario: Scenario | undefined;
+    /** The operation the answer is about (routes/outcome.ts): the request log links to it. */
+    operationReference: string | undefined;
+    /** The body as sent and as answered: the sandbox's request log only (plugin.ts). */
+    loggedRequestBody: string | undefined;
+    loggedResponseBody: string | undefined;
   }
   interface FastifyContextConfig {
     business?: BusinessRouteConfig;

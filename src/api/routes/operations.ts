@@ -44,6 +44,7 @@ export async function operationRoutes(app: FastifyInstance, options: { store: St
         throw new ApiError(E.operationNotFound, `operation ${request.params.reference} not found`);
       }
       requireScope(request, stored.scope);
+      request.operationReference = stored.reference;
       const record = await options.runner.refresh(stored);
       const view: OperationView = {
         reference: record.reference,

@@ -39,6 +39,7 @@ export function invocationOf(request: FastifyRequest): Invocation {
 }
 
 export function sendOutcome(reply: FastifyReply, outcome: RunOutcome, wrapped: boolean, minimal = false): FastifyReply {
+  reply.request.operationReference = outcome.kind === 'refused' ? referenceOf(outcome.headers?.Location) : outcome.reference;
   switch (outcome.kind) {
     case 'done':
       if (minimal) return reply.code(204).header('Preference-Applied', 'return=minimal').send();
@@ -51,4 +52,9 @@ export function sendOutcome(reply: FastifyReply, outcome: RunOutcome, wrapped: b
       if (outcome.headers) void reply.headers(outcome.headers);
       return reply.code(outcome.status).send(errorBody(outcome.record, { family: undefined, wrapped }));
   }
+}
+
+/** The operation a refusal's Location names (a 409's original, a 502/504's held operation). */
+function referenceOf(location: string | undefined): string | undefined {
+  return location?.startsWith('/v1/operations/') ? location.slice('/v1/operations/'.length) : undefined;
 }
