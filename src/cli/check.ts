@@ -101,12 +101,11 @@ function describeLedger(ledger: CheckReport['ledger']): string {
     ...ledger.balanceMismatches.map((a) => `account ${a.accountNumber}: its stored balance (${a.storedMinor} in minor units) is not the sum of its postings (${a.postedMinor})`),
     ...ledger.negativeCustomerAccounts.map((a) => `customer account ${a.accountNumber} is below zero (${a.balanceMinor} in minor units)`),
     ...ledger.termDepositMismatches.map(
-      (d) => `term deposit ${d.contractNumber} is ${d.status}, but its account ${d.accountBalanceMinor === null ? 'does not exist' : `holds ${d.accountBalanceMinor} in minor units`} (${d.status === 'Matured' ? 'a Matured contract\'s holds zero' : `an Active contract's holds its principal, ${d.principalMinor}`})`,
+      (d) => `term deposit ${d.contractNumber} is ${d.status}, but its account ${d.accountBalanceMinor === null ? 'does not exist' : `holds ${d.accountBalanceMinor} in minor units`} (${d.status === 'Matured' ? 'a Matured contract\'s holds zero' : `an Active contract's holds its principal, ${d.principalMinor} in minor units`})`,
     ),
   ];
   return section('Ledger BROKEN', findings, [
-    'Every movement coregate and the core write balances, so these records were changed outside them (by hand, a script, or a partial restore).',
-    'Stop writes to the core\'s database, keep it as it is, compare with the audit trail (`coregate audit export`) and restore the core\'s database from a backup; do not correct balances by hand.',
+    [undefined, 'stop writes to the core\'s database and keep it as it is: these records were changed outside coregate and the core (every movement they write balances), by hand, a script or a partial restore. Compare with the audit trail (`coregate audit export`) and restore the core\'s database from a backup; do not correct balances by hand.'],
   ]);
 }
 
@@ -117,15 +116,15 @@ function describeOperations(operations: CheckReport['operations']): string {
     ...operations.executedWithoutAudit.map((reference) => `operation ${reference} is Executed, but the audit trail has no record of its success`),
     ...operations.unsettledPastAgeLimit.map((o) => `operation ${o.reference} has been ${o.status} since ${o.createdAt}, past the age limit (--unknown-age-limit)`),
   ];
-  const remedies = [];
+  const remedies: Remedy[] = [];
   if (operations.executedWithoutPostings.length > 0) {
-    remedies.push('An Executed operation without postings: its client was told it succeeded, but the core has no movement for it. Do not repeat it; compare with the core\'s records of the account (`coregate accounts show ACCOUNT`) and with the core\'s operator.');
+    remedies.push(['executed without postings', 'its client was told it succeeded, but the core has no movement for it. Do not repeat the operation; compare with the core\'s records of the account (`coregate accounts show ACCOUNT`) and with the core\'s operator.']);
   }
   if (operations.executedWithoutAudit.length > 0) {
-    remedies.push('An Executed operation without its audit record: audit records were removed or never written. Run `coregate audit verify` and compare with an earlier `coregate audit export`.');
+    remedies.push(['executed without audit record', 'audit records were removed or never written. Run `coregate audit verify` and compare with an earlier `coregate audit export`.']);
   }
   if (operations.unsettledPastAgeLimit.length > 0) {
-    remedies.push('An operation past the age limit: the reconciler settles it once the core answers. Check that a `coregate serve` runs on this database and reaches the core (GET /health/ready); `coregate operations get REFERENCE` shows where it stands.');
+    remedies.push(['past the age limit', 'the reconciler settles it once the core answers. Check that a `coregate serve` runs on this database and reaches the core (GET /health/ready); `coregate operations get REFERENCE` shows where it stands.']);
   }
   return section(`Operations BROKEN (of ${operations.executed} executed)`, findings, remedies);
 }
@@ -134,12 +133,15 @@ function describeAudit(audit: CheckReport['audit']): string {
   if (audit.ok) return `Audit chain OK: ${audit.chained} records verified.`;
   const where = audit.problem === undefined ? 'the audit chain' : `audit record ${audit.problem.id} (chain position ${audit.problem.chainSeq})`;
   return section('Audit chain BROKEN', [`${where}: ${audit.problem?.issue ?? 'the chain does not verify'}`], [
-    'A record was altered, removed or reordered after it was chained. Keep the database as it is for the investigation and compare with an earlier `coregate audit export`; `coregate audit verify` repeats this check alone.',
+    [undefined, 'a record was altered, removed or reordered after it was chained. Keep the database as it is for the investigation and compare with an earlier `coregate audit export`; `coregate audit verify` repeats this check alone.'],
   ]);
 }
 
-/** A broken part: its findings one a line (each kind lists at most `findingsListedMax`: --json says the same), then what to do. */
-function section(title: string, findings: string[], remedies: string[]): string {
+/** What to do, and the findings it is for when a part has several kinds. */
+type Remedy = [findings: string | undefined, action: string];
+
+/** A broken part: its findings one a line (each kind lists at most `findingsListedMax`, as --json does), then what to do. */
+function section(title: string, findings: string[], remedies: Remedy[]): string {
   const count = `${findings.length} finding${findings.length === 1 ? '' : 's'}`;
-  return [`${title}: ${count}.`, ...findings.map((finding) => `  - ${finding}`), ...remedies.map((remedy) => `  What to do: ${remedy}`)].join('\n');
+  return [`${title}: ${count}.`, ...findings.map((finding) => `  - ${finding}`), ...remedies.map(([about, action]) => `  What to do${about === undefined ? '' : ` (${about})`}: ${action}`)].join('\n');
 }
