@@ -4,11 +4,11 @@
  * never from a flag (flags end up in shell history and process lists).
  */
 import { KeyFileError, readPrivateKey } from './key-file.js';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { readInput, type CommandEnv, type CommandIo } from './command-io.js';
+import { parseNamedJson, readNamedFile } from './named-file.js';
 import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type ClientPrivateKey, type SessionIdentity } from '../sdk/index.js';
 
 export interface ClientFlags {
@@ -98,12 +98,9 @@ export function callOptions(flags: ClientFlags): CallOptions {
 
 export async function readJsonFile(file: string | undefined, io: CommandIo): Promise<unknown> {
   if (!file) throw new UsageError('--file is required (a JSON request body; - for standard input)');
-  const text = file === '-' ? await readInput(io) : readFileSync(file, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${file} is not valid JSON: ${(error as Error).message}`);
-  }
+  const what = 'the request body as JSON (--file - reads it from standard input)';
+  const text = file === '-' ? await readInput(io) : readNamedFile('--file', file, what);
+  return parseNamedJson('--file', file, text, what);
 }
 
 /** Prints an API or auth error the way a person or a script wants it; answers the exit code. */
