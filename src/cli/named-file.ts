@@ -40,12 +40,12 @@ function unreadable(source: string, file: string, what: string, error: NodeJS.Er
   switch (error.code) {
     case 'ENOENT':
     case 'ENOTDIR':
-      return `${source}: ${file} does not exist ${where}: check the path (a relative one is taken from the current directory) and give ${source} the file with ${what}`;
+      return `${source}: ${file} does not exist ${where}: check the path (a relative one starts at the current directory); ${source} must name the file with ${what}`;
     case 'EACCES':
     case 'EPERM':
       return `${source}: ${file} cannot be read: permission denied ${where}: give the user running coregate read access to it (chmod/chown), or use a readable copy`;
     case 'EISDIR':
-      return `${source}: ${file} is a directory, not a file ${where}: give ${source} the file with ${what}`;
+      return `${source}: ${file} is a directory, not a file ${where}: ${source} must name the file with ${what}`;
     default:
       return `${source}: ${file} cannot be read (${error.code ?? error.message}) ${where}: check that it is a readable file with ${what}`;
   }
