@@ -38,6 +38,10 @@ test('issue 27 item 2: a missing file is refused naming the flag, the file and w
     assert.match(result.stderr, new RegExp(`^coregate: ${flag}: ${literal(missing)} does not exist \\(looked for ${literal(resolve(missing))}\\): check the path \\(a relative one starts at the current directory\\); ${flag} must name the file with `), `${what}: ${result.stderr}`);
     assert.doesNotMatch(result.stderr, /ENOENT/, what);
   }
+  // A key file named by the environment is named by its variable.
+  const fromEnv = await runCli(['token', '--client-id', 'keyed-app', '--url', 'http://127.0.0.1:9'], { env: { ...env, COREGATE_CLIENT_PRIVATE_KEY: missing } });
+  assert.equal(fromEnv.code, 2);
+  assert.match(fromEnv.stderr, new RegExp(`^coregate: COREGATE_CLIENT_PRIVATE_KEY: ${literal(missing)} does not exist \\(looked for ${literal(resolve(missing))}\\): `));
   // The sandbox data file says the same, in its own words.
   const data = await cli(['sandbox', 'reset', '--data', missing, '--yes', ...db]);
   assert.equal(data.code, 2);
