@@ -51,7 +51,7 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   } catch (error) {
     // startCoregate closed its store before it threw: the files can go.
     const removed = newFiles.removeCreated();
-    if (removed.length > 0) process.stderr.write(`coregate: the start failed: removed the database it had created (${removed.join(', ')})\n`);
+    if (removed.length > 0) process.stderr.write(`coregate: the start failed, so the database it had created is removed (${removed.join(', ')})\n`);
     throw explainListenFailure(error, config);
   }
   guardAgainstOutageExits(coregate.logger);
