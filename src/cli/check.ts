@@ -10,6 +10,7 @@
  * - the audit chain is valid.
  */
 import { extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
+import { formatMinor } from '../core/money.js';
 import type { CoreRecords, LedgerReport } from '../core/port.js';
 import type { Store } from '../store/connect.js';
 import { findAuditedSuccesses, listExecutedReferences, listUnsettledOperations } from '../store/operations.js';
@@ -80,15 +81,67 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
   };
 }
 
+/**
+ * The report in words, for the person at the terminal: each part OK in one line, or each finding
+ * named (which movement, account, contract or operation, and what is wrong with it) followed by
+ * what to do. `--json` prints the report itself for scripts.
+ */
 export function describeReport(report: CheckReport): string {
-  const lines = [
-    report.ledger.ok
-      ? `Ledger OK: ${report.ledger.movements} movements balance, ${report.ledger.accounts} account balances equal their postings.\nTerm deposits OK: every contract's account agrees with its status (Active: the principal; Matured: zero).`
-      : `Ledger BROKEN: ${JSON.stringify({ unbalancedMovements: report.ledger.unbalancedMovements, balanceMismatches: report.ledger.balanceMismatches, negativeCustomerAccounts: report.ledger.negativeCustomerAccounts, termDepositMismatches: report.ledger.termDepositMismatches }, null, 2)}`,
-    report.operations.ok
-      ? `Operations OK: ${report.operations.executed} executed operations have their postings and audit records; none unknown past the age limit.`
-      : `Operations BROKEN: ${JSON.stringify(report.operations, null, 2)}`,
-    report.audit.ok ? `Audit chain OK: ${report.audit.chained} records verified.` : `Audit chain BROKEN: ${JSON.stringify(report.audit.problem)}`,
+  const sections = [describeLedger(report.ledger), describeOperations(report.operations), describeAudit(report.audit)];
+  if (!report.ok) sections.push('Run `coregate check --json` for the full report as JSON.');
+  return sections.join('\n');
+}
+
+function describeLedger(ledger: CheckReport['ledger']): string {
+  if (ledger.ok) {
+    return `Ledger OK: ${ledger.movements} movements balance, ${ledger.accounts} account balances equal their postings.\nTerm deposits OK: every contract's account agrees with its status (Active: the principal; Matured: zero).`;
+  }
+  const findings = [
+    ...ledger.unbalancedMovements.map((m) => `movement ${m.movementId} does not balance: its ${m.currency} postings sum to ${formatMinor(BigInt(m.totalMinor), m.currency)} ${m.currency} instead of zero`),
+    ...ledger.balanceMismatches.map((a) => `account ${a.accountNumber}: its stored balance (${a.storedMinor} in minor units) is not the sum of its postings (${a.postedMinor})`),
+    ...ledger.negativeCustomerAccounts.map((a) => `customer account ${a.accountNumber} is below zero (${a.balanceMinor} in minor units)`),
+    ...ledger.termDepositMismatches.map(
+      (d) => `term deposit ${d.contractNumber} is ${d.status}, but its account ${d.accountBalanceMinor === null ? 'does not exist' : `holds ${d.accountBalanceMinor} in minor units`} (${d.status === 'Matured' ? 'a Matured contract\'s holds zero' : `an Active contract's holds its principal, ${d.principalMinor} in minor units`})`,
+    ),
   ];
-  return lines.join('\n');
+  return section('Ledger BROKEN', findings, [
+    [undefined, 'stop writes to the core\'s database and keep it as it is: these records were changed outside coregate and the core (every movement they write balances), by hand, a script or a partial restore. Compare with the audit trail (`coregate audit export`) and restore the core\'s database from a backup; do not correct balances by hand.'],
+  ]);
+}
+
+function describeOperations(operations: CheckReport['operations']): string {
+  if (operations.ok) return `Operations OK: ${operations.executed} executed operations have their postings and audit records; none unknown past the age limit.`;
+  const findings = [
+    ...operations.executedWithoutPostings.map((reference) => `operation ${reference} is Executed, but the core holds no postings for it`),
+    ...operations.executedWithoutAudit.map((reference) => `operation ${reference} is Executed, but the audit trail has no record of its success`),
+    ...operations.unsettledPastAgeLimit.map((o) => `operation ${o.reference} has been ${o.status} since ${o.createdAt}, past the age limit (--unknown-age-limit)`),
+  ];
+  const remedies: Remedy[] = [];
+  if (operations.executedWithoutPostings.length > 0) {
+    remedies.push(['executed without postings', 'its client was told it succeeded, but the core has no movement for it. Do not repeat the operation; compare with the core\'s records of the account (`coregate accounts show ACCOUNT`) and with the core\'s operator.']);
+  }
+  if (operations.executedWithoutAudit.length > 0) {
+    remedies.push(['executed without audit record', 'audit records were removed or never written. Run `coregate audit verify` and compare with an earlier `coregate audit export`.']);
+  }
+  if (operations.unsettledPastAgeLimit.length > 0) {
+    remedies.push(['past the age limit', 'the reconciler settles it once the core answers. Check that a `coregate serve` runs on this database and reaches the core (GET /health/ready); `coregate operations get REFERENCE` shows where it stands.']);
+  }
+  return section(`Operations BROKEN (of ${operations.executed} executed)`, findings, remedies);
+}
+
+function describeAudit(audit: CheckReport['audit']): string {
+  if (audit.ok) return `Audit chain OK: ${audit.chained} records verified.`;
+  const where = audit.problem === undefined ? 'the audit chain' : `audit record ${audit.problem.id} (chain position ${audit.problem.chainSeq})`;
+  return section('Audit chain BROKEN', [`${where}: ${audit.problem?.issue ?? 'the chain does not verify'}`], [
+    [undefined, 'a record was altered, removed or reordered after it was chained. Keep the database as it is for the investigation and compare with an earlier `coregate audit export`; `coregate audit verify` repeats this check alone.'],
+  ]);
+}
+
+/** What to do, and the findings it is for when a part has several kinds. */
+type Remedy = [findings: string | undefined, action: string];
+
+/** A broken part: its findings one a line (each kind lists at most `findingsListedMax`, as --json does), then what to do. */
+function section(title: string, findings: string[], remedies: Remedy[]): string {
+  const count = `${findings.length} finding${findings.length === 1 ? '' : 's'}`;
+  return [`${title}: ${count}.`, ...findings.map((finding) => `  - ${finding}`), ...remedies.map(([about, action]) => `  What to do${about === undefined ? '' : ` (${about})`}: ${action}`)].join('\n');
 }

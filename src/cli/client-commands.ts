@@ -4,11 +4,11 @@
  * never from a flag (flags end up in shell history and process lists).
  */
 import { KeyFileError, readPrivateKey } from './key-file.js';
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { readInput, type CommandEnv, type CommandIo } from './command-io.js';
+import { parseNamedJson, readNamedFile } from './named-file.js';
 import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type ClientPrivateKey, type SessionIdentity } from '../sdk/index.js';
 
 export interface ClientFlags {
@@ -53,7 +53,9 @@ export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ c
   const clientId = flags.clientId ?? env.COREGATE_CLIENT_ID;
   if (!clientId) throw new UsageError('the client id is required: --client-id or COREGATE_CLIENT_ID');
   const keyFile = flags.privateKey ?? env.COREGATE_CLIENT_PRIVATE_KEY;
-  const privateKey = keyFile === undefined || keyFile === '' ? undefined : clientPrivateKey(keyFile, flags.keyId ?? env.COREGATE_CLIENT_KEY_ID);
+  // A refused key file is named by where it came from: the flag, or the variable a shell may have set long ago.
+  const keySource = flags.privateKey === undefined ? 'COREGATE_CLIENT_PRIVATE_KEY' : '--private-key';
+  const privateKey = keyFile === undefined || keyFile === '' ? undefined : clientPrivateKey(keySource, keyFile, flags.keyId ?? env.COREGATE_CLIENT_KEY_ID);
   // A private key replaces the secret: none is asked for.
   const clientSecret = privateKey !== undefined ? undefined : env.COREGATE_CLIENT_SECRET || (await promptSecret(io, `client_secret for ${clientId}: `));
   const baseUrl = flags.url ?? env.COREGATE_URL ?? 'http://localhost:8080';
@@ -77,9 +79,9 @@ export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ c
 export class UsageError extends Error {}
 
 /** The client's private key from a file (PEM or a private JWK), with its algorithm: EC P-256 ES256, RSA PS256, Ed25519 EdDSA. */
-function clientPrivateKey(file: string, keyId: string | undefined): ClientPrivateKey {
+function clientPrivateKey(source: string, file: string, keyId: string | undefined): ClientPrivateKey {
   try {
-    const { key, alg, kid } = readPrivateKey('--private-key', file);
+    const { key, alg, kid } = readPrivateKey(source, file);
     const chosenKid = keyId ?? kid;
     return { key, alg, ...(chosenKid === undefined ? {} : { kid: chosenKid }) };
   } catch (error) {
@@ -98,12 +100,9 @@ export function callOptions(flags: ClientFlags): CallOptions {
 
 export async function readJsonFile(file: string | undefined, io: CommandIo): Promise<unknown> {
   if (!file) throw new UsageError('--file is required (a JSON request body; - for standard input)');
-  const text = file === '-' ? await readInput(io) : readFileSync(file, 'utf8');
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${file} is not valid JSON: ${(error as Error).message}`);
-  }
+  const what = 'the request body as JSON (--file - reads it from standard input)';
+  const text = file === '-' ? await readInput(io) : readNamedFile('--file', file, what);
+  return parseNamedJson('--file', file, text, what);
 }
 
 /** Prints an API or auth error the way a person or a script wants it; answers the exit code. */

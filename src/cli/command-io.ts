@@ -41,3 +41,9 @@ export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
   return [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
 }
+
+/** Labelled values, one a line, the values aligned after the widest label: a record a person reads. */
+export function fields(rows: ReadonlyArray<readonly [label: string, value: string]>): string {
+  const width = Math.max(0, ...rows.map(([label]) => label.length + 1));
+  return rows.map(([label, value]) => `${`${label}:`.padEnd(width)}  ${value}`.trimEnd()).join('\n');
+}

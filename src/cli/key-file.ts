@@ -4,18 +4,20 @@
  * key. node:crypto reads them: an operator command loads no JOSE library (docs/performance.md).
  */
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { ClientJwks } from '../auth/client-metadata.js';
+import { NamedFileError, readNamedFile } from './named-file.js';
 
 export type KeyAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
 
 export class KeyFileError extends Error {}
 
-function readKeyFile(flag: string, file: string): string {
+/** The key file's text; one that cannot be read is refused in words (named-file.ts), as a key file's problem. */
+function readKeyFile(flag: string, file: string, what: string): string {
   try {
-    return readFileSync(file, 'utf8');
+    return readNamedFile(flag, file, what);
   } catch (error) {
-    throw new KeyFileError(`${flag}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    if (error instanceof NamedFileError) throw new KeyFileError(error.message);
+    throw error;
   }
 }
 
@@ -30,7 +32,7 @@ export function algorithmOf(flag: string, file: string, key: KeyObject): KeyAlgo
 
 /** A private key file, with the `kid` of a JWK that has one. */
 export function readPrivateKey(flag: string, file: string): { key: KeyObject; alg: KeyAlgorithm; kid: string | undefined } {
-  const text = readKeyFile(flag, file);
+  const text = readKeyFile(flag, file, 'the private key (PEM, or a JWK with its private part)');
   let key: KeyObject;
   let kid: string | undefined;
   try {
@@ -52,7 +54,7 @@ export function readPrivateKey(flag: string, file: string): { key: KeyObject; al
  * public key made into a JWK whose `kid` is its RFC 7638 thumbprint.
  */
 export function readPublicKeys(flag: string, file: string): ClientJwks {
-  const text = readKeyFile(flag, file);
+  const text = readKeyFile(flag, file, 'the public keys (a JWK set, a JWK or a PEM public key)');
   if (text.includes('-----BEGIN')) {
     let key: KeyObject;
     try {

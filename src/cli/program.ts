@@ -15,6 +15,8 @@ import { addClientOptions, callOptions, clientFrom, readJsonFile, UsageError, ty
 const admin = () => import('./admin.js');
 // The operator's toolkit on the store: the directory, customers and accounts, and what they hold.
 const toolkit = () => import('./operator-toolkit.js');
+// What the toolkit's `show` commands print for a person (--json prints the views themselves).
+const descriptions = () => import('./bank-descriptions.js');
 
 /** Ends a command with this exit code after it printed its outcome: a finding of `check` or `audit verify`, a declined reset. */
 export class ExitCode extends Error {
@@ -328,8 +330,7 @@ export function coregateProgram(io: CommandIo): Command {
     .action(async (account: string, flags) => {
       const shown = await (await toolkit()).showAccount({ ...flags, account });
       if (flags.json) return print(shown);
-      print(`Account ${shown.account.accountNumber} (${shown.account.status}) of ${shown.account.customerReference ?? '-'}: ${shown.account.balance.amount} ${shown.account.currency}`);
-      print(JSON.stringify(shown.postings, null, 2));
+      print((await descriptions()).describeAccount(shown));
     });
   program
     .command('term-deposits')
@@ -339,7 +340,11 @@ export function coregateProgram(io: CommandIo): Command {
     .argument('<termDepositAccount>')
     .addOption(dbOption())
     .addOption(coreUrlOption())
-    .action(async (contract: string, flags) => print(await (await toolkit()).showTermDeposit({ ...flags, contract })));
+    .addOption(jsonOption())
+    .action(async (contract: string, flags) => {
+      const deposit = await (await toolkit()).showTermDeposit({ ...flags, contract });
+      print(flags.json ? deposit : (await descriptions()).describeTermDeposit(deposit));
+    });
   program
     .command('facilities')
     .description('the reference core\'s loan facilities')
@@ -348,7 +353,11 @@ export function coregateProgram(io: CommandIo): Command {
     .argument('<merchandisingLoanId>')
     .addOption(dbOption())
     .addOption(coreUrlOption())
-    .action(async (loanId: string, flags) => print(await (await toolkit()).showFacility({ ...flags, loanId })));
+    .addOption(jsonOption())
+    .action(async (loanId: string, flags) => {
+      const facility = await (await toolkit()).showFacility({ ...flags, loanId });
+      print(flags.json ? facility : (await descriptions()).describeFacility(facility));
+    });
 
   const realms = program.command('realms').description('manage realms');
   realms

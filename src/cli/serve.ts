@@ -3,16 +3,20 @@
  * --workers N above 1 this process supervises N workers (workers.ts), each of which serves.
  */
 import cluster from 'node:cluster';
-import { resolveConfig, type ConfigFlags } from '../config.js';
+import { resolveConfig, type Config, type ConfigFlags } from '../config.js';
 import { startCoregate, type Coregate } from '../main.js';
 import { clusterPortVariable, superviseWorkers } from './workers.js';
 import { consoleLoginUrl } from './console-command.js';
 import { guardAgainstOutageExits } from './outage-guard.js';
+import { explainListenFailure } from './listen-failure.js';
+import { readNamedFile } from './named-file.js';
+import { NewDatabaseFiles } from './new-database-files.js';
 import { startTracing } from '../tracing/start-tracing.js';
 import { version } from '../version.js';
 
 export async function serve(flags: ConfigFlags): Promise<void> {
   const config = resolveConfig(flags);
+  checkTlsFiles(config);
   if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
   const worker = cluster.worker;
   if (worker) config.port = Number(process.env[clusterPortVariable]);
@@ -38,7 +42,18 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   process.on('SIGINT', () => onSignal('SIGINT'));
   // Each worker traces on its own; the supervisor serves nothing and does not.
   const tracing = await startTracing({ name: 'coregate', version });
-  const coregate = await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing });
+  // A start that fails (a port in use, a refused data file, a master key that does not fit)
+  // leaves no database of its own making behind: the next start would take it for an existing one.
+  const newFiles = NewDatabaseFiles.before(config.db);
+  let coregate: Coregate;
+  try {
+    coregate = await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing });
+  } catch (error) {
+    // startCoregate closed its store before it threw: the files can go.
+    const removed = newFiles.removeCreated();
+    if (removed.length > 0) process.stderr.write(`coregate: the start failed, so the database it had created is removed (${removed.join(', ')})\n`);
+    throw explainListenFailure(error, config);
+  }
   guardAgainstOutageExits(coregate.logger);
   // One banner per deployment: the first worker prints it.
   if (!worker || worker.id === 1) {
@@ -75,6 +90,18 @@ export async function serve(flags: ConfigFlags): Promise<void> {
   stopNow = stop;
   clearTimeout(startGrace);
   if (requested !== undefined) stop(requested);
+}
+
+/**
+ * The TLS files are read once the store is open and the server is being built: a missing one is
+ * refused first, in words (named-file.ts), before anything is created.
+ */
+function checkTlsFiles(config: Config): void {
+  if (config.tls) {
+    readNamedFile('--tls-cert / COREGATE_TLS_CERT', config.tls.certFile, 'the server\'s PEM certificate');
+    readNamedFile('--tls-key / COREGATE_TLS_KEY', config.tls.keyFile, 'the PEM private key of --tls-cert');
+  }
+  if (config.clientCertificates) readNamedFile('--tls-client-ca / COREGATE_TLS_CLIENT_CA', config.clientCertificates.caFile, 'the PEM CA certificate(s) of the client certificates');
 }
 
 /**

@@ -73,7 +73,7 @@ test('issue 12 item 2: users and workstations add (an existing one left as it is
 });
 
 test('issue 12 item 2: a facility and a deposit are shown; an unknown one is named', async () => {
-  const facility = JSON.parse((await cli(['facilities', 'show', '7000000001'])).stdout) as { merchandisingLoanId: string; installments: unknown[] };
+  const facility = JSON.parse((await cli(['facilities', 'show', '7000000001', '--json'])).stdout) as { merchandisingLoanId: string; installments: unknown[] };
   assert.equal(facility.merchandisingLoanId, '7000000001');
   assert.equal(facility.installments.length, 3);
   assert.match((await cli(['term-deposits', 'show', 'TD000000000000001'])).stderr, /Term deposit "TD000000000000001" does not exist/);
