@@ -41,6 +41,11 @@ export const apiTags = [
     name: 'Webhooks',
     description: 'The deliveries of the client\'s signed events (Standard Webhooks) to its endpoints: operation.executed, operation.rejected, termDeposit.matured. Any valid token of the client; its own deliveries only. Endpoints are registered by the operator (docs/webhooks.md).',
   },
+  {
+    name: 'Sandbox',
+    description:
+      'Sandbox mode only (CONTRACT §14). The request log: your own requests and their answers. Scenarios: the `Coregate-Scenario` header on an operation forces an outcome of the core (502, 504, a late 202 settlement, a slow core); see docs/sandbox.md.',
+  },
   { name: 'Health', description: 'Liveness and readiness probes for the orchestrator (no token).' },
 ];
 
