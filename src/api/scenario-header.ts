@@ -44,8 +44,8 @@ export const scenarioHeaderSchemas = {
   [scenarioDelayHeader]: Type.Optional(
     Type.String({
       pattern: '^\\s*[0-9]{1,5}\\s*$',
+      // No example: Swagger UI's "Try it out" would send it, and a request without a scenario must stay one.
       description: `Sandbox mode only: how late an async-* scenario settles, or a slow core answers, in milliseconds (0 to ${scenarioDelayMaxMs}; default ${scenarioDelayDefaultMs}).`,
-      examples: ['3000'],
     }),
   ),
 };
