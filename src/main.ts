@@ -65,6 +65,7 @@ import { webhookRoutes } from './operator/routes/webhooks.js';
 import { sandboxRoutes } from './operator/routes/sandbox.js';
 import { scenarioCore } from './sandbox/scenario-core.js';
 import { RequestLog } from './sandbox/request-log.js';
+import { requestLogRoutes } from './operator/routes/request-log.js';
 import type { Scenario } from './operations/scenario.js';
 import { WebhookService } from './webhooks/webhook-service.js';
 
@@ -347,6 +348,7 @@ async function serveOn(
           activityRoutes({ store, clock }),
           webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
           sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core, clock, ...(options.signingKeys === undefined ? {} : { signingKeys: options.signingKeys }) }),
+          ...(requestLog ? [requestLogRoutes({ requestLog })] : []),
         ])
       : undefined,
     docsRealm: data?.realms?.[0]?.name,

@@ -40,6 +40,7 @@ type OperationRow = {
   created_at: string;
   updated_at: string;
   attempts: number;
+  scenario: string | null;
 };
 
 function operationView(row: OperationRow) {
@@ -61,10 +62,12 @@ function operationView(row: OperationRow) {
     attempts: Number(row.attempts),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    // The sandbox scenario that forced this outcome (CONTRACT §14), by name.
+    scenario: row.scenario === null ? null : ((JSON.parse(row.scenario) as { name?: string }).name ?? null),
   };
 }
 
-const operationColumns = ['reference', 'client_key', 'correlation_id', 'correlation_supplied', 'operation', 'path', 'status', 'http_status', 'result', 'error', 'actor', 'created_at', 'updated_at', 'attempts'] as const;
+const operationColumns = ['reference', 'client_key', 'correlation_id', 'correlation_supplied', 'operation', 'path', 'status', 'http_status', 'result', 'error', 'actor', 'created_at', 'updated_at', 'attempts', 'scenario'] as const;
 
 /** Operations newest first, optionally of one status. */
 export async function listOperations(db: Queryable, filter: { status?: string | undefined; limit: number; offset: number }) {
