@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { test } from 'node:test';
+import { after, before, test } from 'node:test';
 import { findOperationByCorrelation, type OperationRecord } from '../../src/store/operations.js';
 import { loanExecutionExample } from '../../src/operations/schemas/merchandising-loan.js';
 import { scenarioNames } from '../../src/operations/scenario.js';
@@ -17,12 +17,18 @@ import { demoToken, startTestServer, type TestServer } from '../helpers/server.j
 import { describeEachStore } from '../helpers/suite.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { waitFor } from '../helpers/wait.js';
+import { Vault } from '../../src/auth/vault.js';
+import { verifyWebhook } from '../../src/sdk/index.js';
+import { registerEndpoint } from '../../src/webhooks/endpoints.js';
+import { drainWebhooks, loopbackEnv, loopbackTargets, Receiver } from '../webhooks/receiver.js';
+import { demo } from '../helpers/server.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { embedded, storeTargets, withCreatedStore } from '../helpers/stores.js';
 
 const clock = new FakeClock(Date.now());
 /** Unlike any loop's interval, so that the test can tell the core call's time-out being armed. */
 const coreTimeoutMs = 7_777;
+const masterKey = 'scenarios-test-master-key-0123456789abcdef';
 
 interface Forced {
   scenario?: string;
@@ -86,6 +92,15 @@ async function committedThenTimedOut(server: TestServer, request: () => Promise<
 describeEachStore(
   'sandbox scenarios (CONTRACT §14): Coregate-Scenario forces the core\'s outcome at the port',
   ({ server }) => {
+    let receiver: Receiver;
+    let secret: string;
+    before(async () => {
+      receiver = await Receiver.start();
+      const endpoint = await registerEndpoint(server().coregate.store.db, new Vault(masterKey), { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url }, loopbackTargets, clock.now());
+      secret = endpoint.secret;
+    });
+    after(() => receiver.close());
+
     test('core-unavailable: 502 CORE_UNAVAILABLE with Location to the operation, nothing executed; a repeat (header and all) executes it once', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
@@ -179,6 +194,12 @@ describeEachStore(
       assert.equal(view.result.operationReference, reference);
       assert.equal(await movementsOf(server(), reference), 1);
       assert.deepEqual(await eventsOf(server(), reference), ['operation.executed']);
+      // Its signed webhook reaches the client's endpoint.
+      await drainWebhooks(server());
+      const [delivered] = receiver.arrived(id);
+      const event = verifyWebhook(delivered!.body, delivered!.headers as Record<string, string>, secret) as { type: string; data: Record<string, unknown> };
+      assert.equal(event.type, 'operation.executed');
+      assert.equal(event.data.reference ?? event.data.operationReference, reference);
     });
 
     test('async-rejected: 202 Pending, then Rejected with its error record (REJECTED_BY_CORE) and its operation.rejected event; nothing posted, the reference closed in the core', async () => {
@@ -253,7 +274,7 @@ describeEachStore(
       assert.equal(response.status, 401);
     });
   },
-  { clock, flags: { sandbox: true, coreTimeoutMs: String(coreTimeoutMs) } },
+  { clock, flags: { sandbox: true, coreTimeoutMs: String(coreTimeoutMs) }, env: { COREGATE_MASTER_KEY: masterKey, ...loopbackEnv } },
 );
 
 test('outside sandbox mode Coregate-Scenario is refused with 400 SCENARIO_NOT_ALLOWED, never ignored: nothing executed', async () => {
