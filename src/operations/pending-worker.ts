@@ -96,7 +96,13 @@ export class PendingWorker {
   }
 }
 
+/**
+ * The scenario of the request's first execution only: an operation held unknown before (its
+ * 502/504 status kept, or attempts made), now a repeat accepted with 202, meets the real core, as
+ * any repeat does.
+ */
 function scenarioOf(record: OperationRecord): Scenario | undefined {
   const stored = record.scenario;
-  return stored !== undefined && isScenarioName(stored.name) ? { name: stored.name, delayMs: stored.delayMs } : undefined;
+  if (stored === undefined || record.httpStatus !== null || record.attempts > 0 || !isScenarioName(stored.name)) return undefined;
+  return { name: stored.name, delayMs: stored.delayMs };
 }

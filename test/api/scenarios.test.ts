@@ -122,6 +122,18 @@ describeEachStore(
       assert.equal(await movementsOf(server(), record.reference), 1, 'executed once');
     });
 
+    test('core-unavailable, then a repeat with Prefer: respond-async: 202, and the pending worker meets the real core (the scenario forced the first execution only)', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      assert.equal((await initiate(server(), token, 1210, { scenario: 'core-unavailable', correlationId: id })).status, 502);
+      const accepted = await initiate(server(), token, 1210, { scenario: 'core-unavailable', correlationId: id, prefer: 'respond-async' });
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      await runPendingWorkers(server());
+      const view = await operationView(server(), token, accepted.body.operationReference as string);
+      assert.equal(view.status, 'Executed', JSON.stringify(view));
+      assert.equal(await movementsOf(server(), accepted.body.operationReference as string), 1);
+    });
+
     test('core-timeout: 504 CORE_TIMEOUT after the core time-out, with Location; the core never executes it, and the reconciler settles it Rejected NOT_EXECUTED', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
