@@ -30,6 +30,8 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
   let page: Page;
   /** Every response body the console's page received: searched for secrets. */
   const received: Array<{ url: string; body: string }> = [];
+  /** Every answer the page received that was a 4xx or 5xx ("url status"): a console load has none. */
+  const failedAnswers: string[] = [];
   const pageProblems: string[] = [];
 
   before(async () => {
@@ -47,6 +49,7 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
       if (/Content Security Policy|Refused to/i.test(message.text())) pageProblems.push(`CSP: ${message.text()}`);
     });
     page.on('response', async (response) => {
+      if (response.status() >= 400) failedAnswers.push(`${response.url()} ${response.status()}`);
       try {
         received.push({ url: response.url(), body: await response.text() });
       } catch {
@@ -76,6 +79,19 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
     assert.equal(refused?.status(), 401);
     assert.match(await again.locator('body').innerText(), /run coregate console/i);
     await again.close();
+  });
+
+  test('a console load asks for nothing that is not there: its icon is linked (an SVG) and /favicon.ico answers it too, never a 404', async () => {
+    // The login test's page: its second use of the URL (401) was in another page.
+    assert.deepEqual(failedAnswers, []);
+    const linked = await page.locator('link[rel="icon"]').getAttribute('href');
+    assert.equal(linked, '/console/favicon.svg');
+    for (const path of [linked, '/favicon.ico']) {
+      const icon = await fetch(`${server.url}${path}`);
+      assert.equal(icon.status, 200, path);
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml', path);
+      assert.match(await icon.text(), /^<svg /, path);
+    }
   });
 
   test('a deposit initiated through the business API moves the source account\'s balance on the page, without a reload', async () => {
