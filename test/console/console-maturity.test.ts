@@ -62,7 +62,8 @@ describe('console: advancing the business date past maturity (needs branch A)', 
     await page.click('#business-date button[type="submit"]');
     const outcome = page.locator('[data-advance-outcome]');
     await outcome.filter({ hasText: 'Advanced from 2026-03-02 to 2026-04-02' }).waitFor();
-    assert.match(await outcome.innerText(), /1 deposits matured/);
+    // One deposit matured and one installment (due 2026-03-31) fell overdue: singular counts (format.js plural), never "1 deposits".
+    assert.match(await outcome.innerText(), /business days closed, 1 deposit matured, 1 installment overdue\./);
 
     await page.click('[data-section-link="term-deposits"]');
     await page.locator(`[data-deposit="${deposit.termDepositAccount}"] [data-deposit-status]`, { hasText: 'Matured' }).waitFor();

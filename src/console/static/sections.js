@@ -4,7 +4,7 @@ import { html } from './html.js';
 import { useState } from './vendor/hooks.js';
 import { failureText, postJson } from './api.js';
 import { BalanceChart, OperationsPerMinuteChart } from './charts.js';
-import { formatInstant, formatMoney, statusClass } from './format.js';
+import { formatInstant, formatMoney, plural, statusClass } from './format.js';
 import { usePoll } from './poll.js';
 
 /** Renders an answer's body with `view`, or why there is none. */
@@ -67,7 +67,7 @@ function AccountDetail({ accountNumber }) {
             </tr>`)}
           </tbody>
         </table>
-        ${body.more ? html`<p class="hint">Showing the newest ${body.limit} postings.</p>` : null}`}<//>
+        ${body.more ? html`<p class="hint">Showing the newest ${plural(body.limit, 'posting')}.</p>` : null}`}<//>
     </div>`;
 }
 
@@ -171,7 +171,7 @@ export function AuditSection() {
       <h2>Audit trail</h2>
       <${Answer} answer=${verification}>${(body) => html`
         <p class=${body.ok ? 'chain ok' : 'chain error'} data-chain=${body.ok ? 'ok' : 'broken'}>
-          ${body.ok ? `Chain verified: ${body.chained} records link up${body.unchained ? `, ${body.unchained} awaiting chaining` : ''}.` : `Chain BROKEN at position ${body.problem?.chainSeq} (record ${body.problem?.id}): ${body.problem?.issue}.`}
+          ${body.ok ? `Chain verified: ${plural(body.chained, 'record')} linked${body.unchained ? `, ${body.unchained} awaiting chaining` : ''}.` : `Chain BROKEN at position ${body.problem?.chainSeq} (record ${body.problem?.id}): ${body.problem?.issue}.`}
           <span class="hint"> Verified ${formatInstant(body.verifiedAt)}.</span>
         </p>`}<//>
       <${Answer} answer=${records}>${(body) => html`
@@ -231,7 +231,7 @@ export function BusinessDateSection() {
     const answer = await postJson('/business-date/advance', { to });
     if (answer.status === 200) {
       const report = answer.body;
-      setOutcome({ ok: true, text: `Advanced from ${report.from} to ${report.to}: ${report.daysClosed.length} business days closed, ${report.maturedDeposits} deposits matured, ${report.overdueInstallments} installments overdue.` });
+      setOutcome({ ok: true, text: `Advanced from ${report.from} to ${report.to}: ${plural(report.daysClosed.length, 'business day')} closed, ${plural(report.maturedDeposits, 'deposit')} matured, ${plural(report.overdueInstallments, 'installment')} overdue.` });
     } else setOutcome({ ok: false, text: failureText(answer) });
   };
   return html`
