@@ -148,6 +148,9 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
     await page.locator('[data-chain="ok"]').waitFor();
     await page.click('[data-section-link="loans"]');
     assert.match(await page.locator('[data-facility="7000000001"]').innerText(), /Outstanding\s+60,000\.00 USD/);
+    // Installments show the documented statuses: unpaid and not yet overdue is Due, never Pending.
+    const installmentStatuses = await page.locator('[data-facility="7000000001"] [data-installment-status]').allInnerTexts();
+    assert.deepEqual(installmentStatuses, ['Due', 'Due', 'Due']);
   });
 
   test('the token decoder decodes a pasted token in the page and sends nothing', async () => {

@@ -111,7 +111,7 @@ export function LoansSection() {
             <tbody>${facility.installments.map((installment) => html`
               <tr key=${installment.sequence}><td>${installment.sequence}</td><td>${installment.dueDate}</td>
                 <td class="number"><${Money} money=${installment.amount} /></td><td class="number"><${Money} money=${installment.paid} /></td>
-                <td class="number"><${Money} money=${installment.outstanding} /></td><td><span class=${statusClass(installment.status)}>${installment.status}</span></td></tr>`)}
+                <td class="number"><${Money} money=${installment.outstanding} /></td><td data-installment-status><span class=${statusClass(installment.status)}>${installment.status}</span></td></tr>`)}
             </tbody>
           </table>
         </div>`)}<//>
