@@ -192,6 +192,57 @@ describeEachStore(
       assert.deepEqual(installments.map((installment: any) => [installment.sequence, installment.status]), [[1, 'Due'], [2, 'Due'], [3, 'Due']]);
     });
 
+    test('every list takes limit (1–500) and offset as docs/console.md says, answers more, and a bad value is a 400 that names the parameter and its bounds', async () => {
+      const cookie = await sessionCookie(server());
+      await initiate(server(), depositBody(1002), 'operator-api-paging-1');
+      const lists: Array<[string, string]> = [
+        ['/customers', 'customers'],
+        ['/accounts', 'accounts'],
+        ['/accounts/1000000001/postings', 'postings'],
+        ['/term-deposits', 'termDeposits'],
+        ['/loan-facilities', 'loanFacilities'],
+        ['/operations', 'operations'],
+        ['/audit', 'records'],
+        ['/clients', 'clients'],
+        ['/webhooks/endpoints', 'endpoints'],
+        ['/webhooks/deliveries', 'deliveries'],
+      ];
+      for (const [path, field] of lists) {
+        const one = await get(`${path}?limit=1`, { cookie });
+        assert.equal(one.status, 200, `${path}?limit=1: ${JSON.stringify(one.body)}`);
+        assert.ok(Array.isArray(one.body[field]) && one.body[field].length <= 1, `${path}?limit=1 answers at most one row`);
+        assert.equal(typeof one.body.more, 'boolean', `${path} answers more`);
+        for (const bad of ['0', '501', 'ten', '-1', '2.5']) {
+          const refused = await get(`${path}?limit=${bad}`, { cookie });
+          assert.equal(refused.status, 400, `${path}?limit=${bad}`);
+          assert.equal(refused.body.reason, 'VALIDATION_ERROR');
+          assert.match(refused.body.message, /^limit must be a whole number from 1 to 500, got "/, `${path}?limit=${bad}`);
+        }
+        // Deliveries are read from the newest only: no offset there, and saying one is refused.
+        const badOffset = await get(`${path}?offset=-1`, { cookie });
+        assert.equal(badOffset.status, 400, `${path}?offset=-1`);
+        if (path !== '/webhooks/deliveries') assert.match(badOffset.body.message, /^offset must be a whole number from 0 to /, path);
+      }
+      // The newcomer's call: two accounts, then the next two, with more left after the first page.
+      const first = await get('/accounts?limit=2', { cookie });
+      assert.equal(first.status, 200);
+      assert.equal(first.body.accounts.length, 2);
+      assert.equal(first.body.more, true);
+      const next = await get('/accounts?limit=2&offset=2', { cookie });
+      assert.equal(next.status, 200);
+      const numbers = [...first.body.accounts, ...next.body.accounts].map((account: any) => account.accountNumber);
+      assert.equal(new Set(numbers).size, numbers.length, 'the second page starts after the first');
+      const all = await get('/accounts', { cookie });
+      assert.deepEqual(numbers, all.body.accounts.slice(0, numbers.length).map((account: any) => account.accountNumber));
+      const operations = await get('/operations?limit=1&offset=0', { cookie });
+      assert.equal(operations.body.operations.length, 1);
+      assert.equal(operations.body.more, true, 'this suite made more than one operation');
+      const clients = await get('/clients?limit=2&offset=1', { cookie });
+      const everyClient = await get('/clients', { cookie });
+      assert.deepEqual(clients.body.clients, everyClient.body.clients.slice(1, 3));
+      assert.equal(everyClient.body.more, false);
+    });
+
     test('400 with a message for a bad filter or page; 404 for an unknown account', async () => {
       const cookie = await sessionCookie(server());
       const status = await get('/operations?status=Lost', { cookie });
