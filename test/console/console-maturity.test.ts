@@ -67,6 +67,15 @@ describe('console: advancing the business date past maturity (needs branch A)', 
 
     await page.click('[data-section-link="term-deposits"]');
     await page.locator(`[data-deposit="${deposit.termDepositAccount}"] [data-deposit-status]`, { hasText: 'Matured' }).waitFor();
+    // A matured deposit's interest was paid: the console says so, never "expected".
+    const interest = page.locator(`[data-deposit="${deposit.termDepositAccount}"] [data-interest]`);
+    assert.equal(await interest.getAttribute('data-interest'), 'paid');
+    assert.equal(await interest.innerText(), '43.75 USD paid at maturity');
+    assert.equal(await page.locator('#term-deposits th', { hasText: 'Expected interest' }).count(), 0);
+    // The operator API answers the interest paid for it (the amount credited to 1000000002 below).
+    const operatorAnswer = await page.evaluate(async () => (await fetch('/operator/v1/term-deposits?status=Matured')).json());
+    const matured = (operatorAnswer as { termDeposits: Array<{ termDepositAccount: string; interestPaid: unknown }> }).termDeposits.find((row) => row.termDepositAccount === deposit.termDepositAccount);
+    assert.deepEqual(matured?.interestPaid, { amount: '43.75', currency: 'USD' });
 
     await page.click('[data-section-link="bank"]');
     await page.locator('[data-account="1000000001"] [data-balance="250000.00"]').waitFor();

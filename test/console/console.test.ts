@@ -144,6 +144,11 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
       await page.locator(`section#${section} :is(table, .unavailable, .hint, form, textarea, button)`).first().waitFor();
       assert.equal(await page.locator(`section#${section} .error`).count(), 0, `${section} shows an error`);
     }
+    // An Active deposit's interest is still expected (a Matured one's reads "paid at maturity": console-maturity.test.ts).
+    await page.click('[data-section-link="term-deposits"]');
+    const interest = page.locator('#term-deposits [data-interest]').first();
+    assert.equal(await interest.getAttribute('data-interest'), 'expected');
+    assert.match(await interest.innerText(), /^[0-9,.]+ USD expected$/);
     await page.click('[data-section-link="audit"]');
     await page.locator('[data-chain="ok"]').waitFor();
     await page.click('[data-section-link="loans"]');

@@ -148,6 +148,7 @@ describeEachStore(
       // 90 days from 2026-03-02 is Sunday 2026-05-31, rolled to Monday 2026-06-01: 91 days.
       // 12,345.67 × 5.25 % × 91 / 360 = 163.8376... → 163.84 (ACT/360), as the retrieve computes it.
       assert.deepEqual(contract.expectedInterest, { amount: '163.84', currency: 'USD' });
+      assert.equal(contract.interestPaid, null, 'an Active deposit has paid no interest yet');
       assert.equal(contract.numberOfDays, 91);
       assert.equal(contract.dayCount, 'ACT/360');
       const retrieve = await fetch(`${server().url}/v1/term-deposits/${contract.termDepositAccount}/retrieve`, { headers: { authorization: `Bearer ${await demoToken(server())}` } });

@@ -71,6 +71,12 @@ function AccountDetail({ accountNumber }) {
     </div>`;
 }
 
+/** A matured deposit's interest was paid at its maturity: shown as paid, never as expected. */
+function InterestCell({ deposit }) {
+  const paid = deposit.interestPaid !== null && deposit.interestPaid !== undefined;
+  return html`<td class="number" data-interest=${paid ? 'paid' : 'expected'}><${Money} money=${paid ? deposit.interestPaid : deposit.expectedInterest} /> <span class="hint">${paid ? 'paid at maturity' : 'expected'}</span></td>`;
+}
+
 export function TermDepositsSection() {
   const deposits = usePoll('/term-deposits');
   return html`
@@ -78,13 +84,13 @@ export function TermDepositsSection() {
       <h2>Term deposits</h2>
       <${Answer} answer=${deposits}>${(body) => body.termDeposits.length === 0 ? html`<p class="hint">No term deposit yet: initiate one through the business API.</p>` : html`
         <table>
-          <thead><tr><th>Deposit</th><th>Customer</th><th class="number">Principal</th><th class="number">Rate</th><th>Day count</th><th>Value date</th><th>Maturity</th><th class="number">Expected interest</th><th>Status</th></tr></thead>
+          <thead><tr><th>Deposit</th><th>Customer</th><th class="number">Principal</th><th class="number">Rate</th><th>Day count</th><th>Value date</th><th>Maturity</th><th class="number">Interest</th><th>Status</th></tr></thead>
           <tbody>${body.termDeposits.map((deposit) => html`
             <tr key=${deposit.termDepositAccount} data-deposit=${deposit.termDepositAccount}>
               <td class="mono">${deposit.termDepositAccount}</td><td>${deposit.customerReference}</td>
               <td class="number"><${Money} money=${deposit.principal} /></td><td class="number">${deposit.ratePercent} %</td><td>${deposit.dayCount}</td>
               <td>${deposit.valueDate}</td><td>${deposit.maturityDate} <span class="hint">(${deposit.numberOfDays} d)</span></td>
-              <td class="number"><${Money} money=${deposit.expectedInterest} /></td>
+              <${InterestCell} deposit=${deposit} />
               <td data-deposit-status><span class=${statusClass(deposit.status)}>${deposit.status}</span></td>
             </tr>`)}
           </tbody>
