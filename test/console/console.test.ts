@@ -158,6 +158,31 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
     assert.deepEqual(installmentStatuses, ['Due', 'Due', 'Due']);
   });
 
+  test('the webhooks section says how to add an endpoint when there is none, and lists the registered ones with client, URL, events, registration and status', async () => {
+    await page.click('[data-section-link="webhooks"]');
+    const empty = page.locator('#webhooks [data-no-endpoint]');
+    await empty.waitFor();
+    const advice = await empty.innerText();
+    assert.match(advice, /coregate webhooks add --realm REALM --client-id CLIENT_ID --url https:\/\//);
+    assert.match(advice, /POST \/operator\/v1\/webhooks\/endpoints/);
+    // Registered as the console's own session would (same origin, the cookie): only maturities, so no delivery is attempted.
+    const registered = await page.evaluate(async () => {
+      const response = await fetch('/operator/v1/webhooks/endpoints', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ realm: 'sandbox', clientId: 'treasury-app', url: 'https://example.com/console-hooks', eventTypes: ['termDeposit.matured'] }),
+      });
+      return { status: response.status, body: (await response.json()) as { id: string } };
+    });
+    assert.equal(registered.status, 201);
+    const row = page.locator(`#webhooks [data-endpoint="${registered.body.id}"]`);
+    await row.waitFor();
+    const cells = await row.locator('td').allInnerTexts();
+    assert.deepEqual([cells[0], cells[1], cells[2], cells[4]], ['sandbox/treasury-app', 'https://example.com/console-hooks', 'termDeposit.matured', 'Enabled']);
+    assert.notEqual(cells[3], '–', 'the registration time is shown');
+    assert.equal(await page.locator('#webhooks [data-no-endpoint]').count(), 0);
+  });
+
   test('the token decoder decodes a pasted token in the page and sends nothing', async () => {
     await page.click('[data-section-link="token-decoder"]');
     const token = await demoToken(server);

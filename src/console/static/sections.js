@@ -210,11 +210,43 @@ export function ClientsSection() {
     </section>`;
 }
 
+/** What to do when no endpoint is registered: the CLI command and the operator API call (docs/webhooks.md). */
+function NoEndpointYet() {
+  return html`
+    <div class="hint" data-no-endpoint>
+      <p>No webhook endpoint is registered yet. An endpoint belongs to a client (realm and client id); register one with the CLI, which prints its secret once:</p>
+      <pre>coregate webhooks add --realm REALM --client-id CLIENT_ID --url https://receiver.example/hooks [--event-types operation.executed,termDeposit.matured]</pre>
+      <p>or with the operator API: <code>POST /operator/v1/webhooks/endpoints</code> with <code>{"realm", "clientId", "url", "eventTypes"?}</code> (answers the secret once), or in the data file's <code>webhooks</code>. See docs/webhooks.md.</p>
+    </div>`;
+}
+
+/** Endpoints grouped by client (realm, then client id), each client's oldest first as listed. */
+function EndpointsTable({ endpoints }) {
+  const clientOf = (endpoint) => `${endpoint.realm}/${endpoint.clientId}`;
+  const byClient = [...endpoints].sort((a, b) => (clientOf(a) < clientOf(b) ? -1 : clientOf(a) > clientOf(b) ? 1 : 0));
+  return html`
+    <table>
+      <thead><tr><th>Client</th><th>URL</th><th>Events</th><th>Registered</th><th>Status</th></tr></thead>
+      <tbody>${byClient.map((endpoint) => html`
+        <tr key=${endpoint.id} data-endpoint=${endpoint.id}>
+          <td>${endpoint.realm}/${endpoint.clientId}</td><td class="mono">${endpoint.url}</td>
+          <td>${endpoint.eventTypes.length === 0 ? 'every event' : endpoint.eventTypes.join(', ')}</td>
+          <td>${formatInstant(endpoint.createdAt)}</td>
+          <td><span class=${statusClass(endpoint.enabled ? 'Active' : 'Disabled')}>${endpoint.enabled ? 'Enabled' : 'Disabled'}</span></td>
+        </tr>`)}
+      </tbody>
+    </table>`;
+}
+
 export function WebhooksSection() {
+  const endpoints = usePoll('/webhooks/endpoints', 3000);
   const deliveries = usePoll('/webhooks/deliveries?limit=50', 3000);
   return html`
     <section class="panel" id="webhooks">
-      <h2>Webhook deliveries</h2>
+      <h2>Webhooks</h2>
+      <h3>Endpoints <span class="hint">(by client; secrets are shown only when registered)</span></h3>
+      <${Answer} answer=${endpoints}>${(body) => body.endpoints.length === 0 ? html`<${NoEndpointYet} />` : html`<${EndpointsTable} endpoints=${body.endpoints} />`}<//>
+      <h3>Deliveries <span class="hint">(newest first)</span></h3>
       <${Answer} answer=${deliveries}>${(body) => body.deliveries.length === 0 ? html`<p class="hint">No delivery yet.</p>` : html`
         <table>
           <thead><tr><th>Created</th><th>Event</th><th>Endpoint</th><th>Status</th><th class="number">Attempts</th><th>Last answer</th><th>Next attempt</th></tr></thead>
