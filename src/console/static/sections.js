@@ -7,6 +7,11 @@ import { BalanceChart, OperationsPerMinuteChart } from './charts.js';
 import { formatInstant, formatMoney, plural, statusClass } from './format.js';
 import { usePoll } from './poll.js';
 
+/** Under a list cut short: how many rows it shows (the operator API answers `more` when rows are left). */
+function MoreHint({ page, count, noun, pluralNoun }) {
+  return page.more ? html`<p class="hint" data-more>Showing the newest ${plural(count, noun, pluralNoun)}.</p>` : null;
+}
+
 /** Renders an answer's body with `view`, or why there is none. */
 function Answer({ answer, children: view }) {
   if (answer === null) return html`<p class="hint">Loading…</p>`;
@@ -165,7 +170,8 @@ export function OperationsSection() {
                 ${open === operation.reference && operation.result ? html`<div><strong>Result</strong><pre>${JSON.stringify(operation.result, null, 2)}</pre></div>` : null}
               </td></tr>` : null}`)}
           </tbody>
-        </table>`}<//>
+        </table>
+        <${MoreHint} page=${body} count=${body.operations.length} noun="operation" />`}<//>
     </section>`;
 }
 
@@ -189,7 +195,8 @@ export function AuditSection() {
               <td>${record.client.realm ? `${record.client.realm}/` : ''}${record.client.clientId}</td><td>${record.user ?? '–'}</td><td>${record.workstation ?? '–'}</td>
               <td class="mono">${record.correlationId ?? '–'}</td><td class="number">${record.durationMs}</td></tr>`)}
           </tbody>
-        </table>`}<//>
+        </table>
+        <${MoreHint} page=${body} count=${body.records.length} noun="audit record" />`}<//>
     </section>`;
 }
 
@@ -255,7 +262,8 @@ export function WebhooksSection() {
               <td><span class=${statusClass(delivery.status)}>${delivery.status}</span></td><td class="number">${delivery.attempts}</td>
               <td>${delivery.lastStatusCode ?? ''} ${delivery.lastError ?? ''}</td><td>${delivery.nextAttemptAt ? formatInstant(delivery.nextAttemptAt) : '–'}</td></tr>`)}
           </tbody>
-        </table>`}<//>
+        </table>
+        <${MoreHint} page=${body} count=${body.deliveries.length} noun="delivery" pluralNoun="deliveries" />`}<//>
     </section>`;
 }
 
