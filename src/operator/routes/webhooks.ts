@@ -46,7 +46,6 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
       '/webhooks/endpoints',
       {
         schema: {
-          hide: true,
           querystring: {
             type: 'object',
             additionalProperties: false,
@@ -98,7 +97,7 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
     // newest only (filter by status to reach older failures).
     app.get<{ Querystring: { status?: string; limit?: string } }>(
       '/webhooks/deliveries',
-      { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', maxLength: 32 }, limit: countSchema } } } },
+      { schema: { querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', maxLength: 32 }, limit: countSchema } } } },
       async (request, reply) => {
         const { limit } = pageParameters(request.query, { limitDefault: logLimitDefault });
         const status = request.query.status === '' ? undefined : request.query.status;
