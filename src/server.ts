@@ -179,6 +179,16 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
       favicon: [{ filename: 'coregate.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: coregateIconSvg }],
     },
     logo: { type: 'image/svg+xml', content: coregateLogoSvg, href: '/docs', target: '_self' },
+    // The plugin sends /docs/static/index.html to the page by rewriting the path's end, which a
+    // query string (`?url=...`) hides: it redirected to itself, forever. Redirected here, once,
+    // to the page, with the query kept.
+    uiHooks: {
+      onRequest: async (request, reply) => {
+        const queryAt = request.url.indexOf('?');
+        if (queryAt >= 0 && request.url.slice(0, queryAt) === '/docs/static/index.html') return reply.redirect(`/docs${request.url.slice(queryAt)}`, 302);
+        return undefined;
+      },
+    },
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 

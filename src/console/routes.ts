@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { coregateIconSvg } from '../docs-page/logo.js';
 import { sessionCookieName } from '../operator/auth.js';
 import type { Store } from '../store/connect.js';
 import { consumeLoginToken, sessionLifeMs } from '../store/operator-sessions.js';
@@ -97,6 +98,13 @@ interface Asset {
   contentType: string;
 }
 
+/**
+ * The console's icon: the docs page's mark, so that the product has one. Linked from the page as
+ * an SVG, and answered at /favicon.ico too, which a browser asks for by itself from a page that
+ * links none (the login refusal, the home page): without it every such load logged a 404.
+ */
+const icon: Asset = { body: coregateIconSvg, contentType: 'image/svg+xml' };
+
 /** Reads every file once at start: a missing one fails the start, not a page load. */
 function loadAssets(): { index: Asset; own: Map<string, Asset>; vendor: Map<string, Asset> } {
   const directory = staticDirectory();
@@ -129,6 +137,7 @@ function isHttps(request: FastifyRequest, publicUrl: string): boolean {
 function loginRefusedPage(): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>coregate console: login link not valid</title>
+<link rel="icon" type="image/svg+xml" href="/console/favicon.svg">
 <link rel="stylesheet" href="/console/console.css"></head>
 <body><main class="notice"><h1>This login link is not valid</h1>
 <p>A console login link works once, for 10 minutes. This one was already used, has expired, or was never issued.</p>
@@ -143,6 +152,8 @@ export async function consoleRoutes(app: FastifyInstance, options: ConsoleRoutes
 
   app.get('/console', { schema: { hide: true } }, async (_request, reply) => send(reply, assets.index));
   app.get('/console/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/console', 308));
+  app.get('/console/favicon.svg', { schema: { hide: true } }, async (_request, reply) => send(reply, icon));
+  app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => send(reply, icon));
   for (const [path, asset] of assets.own) app.get(`/console/${path}`, { schema: { hide: true } }, async (_request, reply) => send(reply, asset));
   for (const [path, asset] of assets.vendor) app.get(`/console/vendor/${path}`, { schema: { hide: true } }, async (_request, reply) => send(reply, asset));
 

@@ -4,6 +4,7 @@
  * exact decimal strings with their currency, formatted from minor units. The same views whether
  * the core is embedded or remote (`--core-url`): nothing here reads a table.
  */
+import { maturedStatus } from '../core/end-of-day/maturity.js';
 import { formatMinor } from '../core/money.js';
 import type { AccountRecord, CoreRecords, LoanFacilityRecord, PostingRecord, TermDepositRecord } from '../core/port.js';
 
@@ -72,6 +73,13 @@ export function termDepositView(deposit: TermDepositRecord) {
     maturityDate: deposit.maturityDate,
     numberOfDays: deposit.numberOfDays,
     expectedInterest: money(deposit.expectedInterestMinor, deposit.currency),
+    /**
+     * What the maturity paid to the interest settlement account; null until the deposit matured.
+     * The maturity pays exactly the expected interest (src/core/end-of-day/maturity.ts computes
+     * both with interestAtMaturityMinor): a Matured deposit's interest is a fact, no longer an
+     * expectation, and the console labels it so.
+     */
+    interestPaid: deposit.status === maturedStatus ? money(deposit.expectedInterestMinor, deposit.currency) : null,
     sourceAccount: deposit.sourceAccount,
     interestSettlementAccount: deposit.interestAccount,
     operationReference: deposit.operationReference,

@@ -62,10 +62,20 @@ describe('console: advancing the business date past maturity (needs branch A)', 
     await page.click('#business-date button[type="submit"]');
     const outcome = page.locator('[data-advance-outcome]');
     await outcome.filter({ hasText: 'Advanced from 2026-03-02 to 2026-04-02' }).waitFor();
-    assert.match(await outcome.innerText(), /1 deposits matured/);
+    // One deposit matured and one installment (due 2026-03-31) fell overdue: singular counts (format.js plural), never "1 deposits".
+    assert.match(await outcome.innerText(), /business days closed, 1 deposit matured, 1 installment overdue\./);
 
     await page.click('[data-section-link="term-deposits"]');
     await page.locator(`[data-deposit="${deposit.termDepositAccount}"] [data-deposit-status]`, { hasText: 'Matured' }).waitFor();
+    // A matured deposit's interest was paid: the console says so, never "expected".
+    const interest = page.locator(`[data-deposit="${deposit.termDepositAccount}"] [data-interest]`);
+    assert.equal(await interest.getAttribute('data-interest'), 'paid');
+    assert.equal(await interest.innerText(), '43.75 USD paid at maturity');
+    assert.equal(await page.locator('#term-deposits th', { hasText: 'Expected interest' }).count(), 0);
+    // The operator API answers the interest paid for it (the amount credited to 1000000002 below).
+    const operatorAnswer = await page.evaluate(async () => (await fetch('/operator/v1/term-deposits?status=Matured')).json());
+    const matured = (operatorAnswer as { termDeposits: Array<{ termDepositAccount: string; interestPaid: unknown }> }).termDeposits.find((row) => row.termDepositAccount === deposit.termDepositAccount);
+    assert.deepEqual(matured?.interestPaid, { amount: '43.75', currency: 'USD' });
 
     await page.click('[data-section-link="bank"]');
     await page.locator('[data-account="1000000001"] [data-balance="250000.00"]').waitFor();

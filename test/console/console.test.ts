@@ -30,6 +30,8 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
   let page: Page;
   /** Every response body the console's page received: searched for secrets. */
   const received: Array<{ url: string; body: string }> = [];
+  /** Every answer the page received that was a 4xx or 5xx ("url status"): a console load has none. */
+  const failedAnswers: string[] = [];
   const pageProblems: string[] = [];
 
   before(async () => {
@@ -47,6 +49,7 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
       if (/Content Security Policy|Refused to/i.test(message.text())) pageProblems.push(`CSP: ${message.text()}`);
     });
     page.on('response', async (response) => {
+      if (response.status() >= 400) failedAnswers.push(`${response.url()} ${response.status()}`);
       try {
         received.push({ url: response.url(), body: await response.text() });
       } catch {
@@ -76,6 +79,19 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
     assert.equal(refused?.status(), 401);
     assert.match(await again.locator('body').innerText(), /run coregate console/i);
     await again.close();
+  });
+
+  test('a console load asks for nothing that is not there: its icon is linked (an SVG) and /favicon.ico answers it too, never a 404', async () => {
+    // The login test's page: its second use of the URL (401) was in another page.
+    assert.deepEqual(failedAnswers, []);
+    const linked = await page.locator('link[rel="icon"]').getAttribute('href');
+    assert.equal(linked, '/console/favicon.svg');
+    for (const path of [linked, '/favicon.ico']) {
+      const icon = await fetch(`${server.url}${path}`);
+      assert.equal(icon.status, 200, path);
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml', path);
+      assert.match(await icon.text(), /^<svg /, path);
+    }
   });
 
   test('a deposit initiated through the business API moves the source account\'s balance on the page, without a reload', async () => {
@@ -128,10 +144,43 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
       await page.locator(`section#${section} :is(table, .unavailable, .hint, form, textarea, button)`).first().waitFor();
       assert.equal(await page.locator(`section#${section} .error`).count(), 0, `${section} shows an error`);
     }
+    // An Active deposit's interest is still expected (a Matured one's reads "paid at maturity": console-maturity.test.ts).
+    await page.click('[data-section-link="term-deposits"]');
+    const interest = page.locator('#term-deposits [data-interest]').first();
+    assert.equal(await interest.getAttribute('data-interest'), 'expected');
+    assert.match(await interest.innerText(), /^[0-9,.]+ USD expected$/);
     await page.click('[data-section-link="audit"]');
     await page.locator('[data-chain="ok"]').waitFor();
     await page.click('[data-section-link="loans"]');
     assert.match(await page.locator('[data-facility="7000000001"]').innerText(), /Outstanding\s+60,000\.00 USD/);
+    // Installments show the documented statuses: unpaid and not yet overdue is Due, never Pending.
+    const installmentStatuses = await page.locator('[data-facility="7000000001"] [data-installment-status]').allInnerTexts();
+    assert.deepEqual(installmentStatuses, ['Due', 'Due', 'Due']);
+  });
+
+  test('the webhooks section says how to add an endpoint when there is none, and lists the registered ones with client, URL, events, registration and status', async () => {
+    await page.click('[data-section-link="webhooks"]');
+    const empty = page.locator('#webhooks [data-no-endpoint]');
+    await empty.waitFor();
+    const advice = await empty.innerText();
+    assert.match(advice, /coregate webhooks add --realm REALM --client-id CLIENT_ID --url https:\/\//);
+    assert.match(advice, /POST \/operator\/v1\/webhooks\/endpoints/);
+    // Registered as the console's own session would (same origin, the cookie): only maturities, so no delivery is attempted.
+    const registered = await page.evaluate(async () => {
+      const response = await fetch('/operator/v1/webhooks/endpoints', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ realm: 'sandbox', clientId: 'treasury-app', url: 'https://example.com/console-hooks', eventTypes: ['termDeposit.matured'] }),
+      });
+      return { status: response.status, body: (await response.json()) as { id: string } };
+    });
+    assert.equal(registered.status, 201);
+    const row = page.locator(`#webhooks [data-endpoint="${registered.body.id}"]`);
+    await row.waitFor();
+    const cells = await row.locator('td').allInnerTexts();
+    assert.deepEqual([cells[0], cells[1], cells[2], cells[4]], ['sandbox/treasury-app', 'https://example.com/console-hooks', 'termDeposit.matured', 'Enabled']);
+    assert.notEqual(cells[3], '–', 'the registration time is shown');
+    assert.equal(await page.locator('#webhooks [data-no-endpoint]').count(), 0);
   });
 
   test('the token decoder decodes a pasted token in the page and sends nothing', async () => {

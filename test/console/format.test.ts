@@ -5,9 +5,10 @@ import { repoRoot } from '../helpers/repo-root.js';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const { groupDigits, formatMoney } = (await import(pathToFileURL(join(repoRoot, 'src/console/static/format.js')).href)) as {
+const { groupDigits, formatMoney, plural } = (await import(pathToFileURL(join(repoRoot, 'src/console/static/format.js')).href)) as {
   groupDigits(amount: string): string;
   formatMoney(money: { amount: string; currency: string } | null): string;
+  plural(count: number, noun: string, pluralNoun?: string): string;
 };
 
 test('amounts are grouped by thousands as text, exactly, whatever their size or sign', () => {
@@ -20,4 +21,14 @@ test('amounts are grouped by thousands as text, exactly, whatever their size or 
   assert.equal(groupDigits('999999999999999.99'), '999,999,999,999,999.99');
   assert.equal(formatMoney({ amount: '1543.75', currency: 'USD' }), '1,543.75 USD');
   assert.equal(formatMoney(null), '–');
+});
+
+test('a count is singular for exactly one and plural otherwise: "1 installment", never "1 installments"', () => {
+  assert.equal(plural(1, 'installment'), '1 installment');
+  assert.equal(plural(0, 'installment'), '0 installments');
+  assert.equal(plural(2, 'deposit'), '2 deposits');
+  assert.equal(plural(1, 'business day'), '1 business day');
+  assert.equal(plural(31, 'business day'), '31 business days');
+  assert.equal(plural(1, 'entry', 'entries'), '1 entry');
+  assert.equal(plural(3, 'entry', 'entries'), '3 entries');
 });

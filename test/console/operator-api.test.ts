@@ -148,6 +148,7 @@ describeEachStore(
       // 90 days from 2026-03-02 is Sunday 2026-05-31, rolled to Monday 2026-06-01: 91 days.
       // 12,345.67 × 5.25 % × 91 / 360 = 163.8376... → 163.84 (ACT/360), as the retrieve computes it.
       assert.deepEqual(contract.expectedInterest, { amount: '163.84', currency: 'USD' });
+      assert.equal(contract.interestPaid, null, 'an Active deposit has paid no interest yet');
       assert.equal(contract.numberOfDays, 91);
       assert.equal(contract.dayCount, 'ACT/360');
       const retrieve = await fetch(`${server().url}/v1/term-deposits/${contract.termDepositAccount}/retrieve`, { headers: { authorization: `Bearer ${await demoToken(server())}` } });
@@ -179,6 +180,68 @@ describeEachStore(
       const all = await get('/operations?limit=50', { cookie });
       const created = all.body.operations.map((row: any) => row.createdAt);
       assert.deepEqual(created, [...created].sort().reverse(), 'newest first');
+    });
+
+    test('installments carry the documented statuses (Paid, Due, Overdue), never the core table\'s Pending: an unpaid one not yet overdue is Due', async () => {
+      const cookie = await sessionCookie(server());
+      const facilities = await get('/loan-facilities', { cookie });
+      assert.equal(facilities.status, 200);
+      const installments = facilities.body.loanFacilities.flatMap((facility: any) => facility.installments);
+      assert.equal(installments.length, 3);
+      for (const installment of installments) assert.ok(['Paid', 'Due', 'Overdue'].includes(installment.status), `installment ${installment.sequence}: ${installment.status}`);
+      // The demo facility's installments are unpaid and the business date (2026-03-02) is before each due date.
+      assert.deepEqual(installments.map((installment: any) => [installment.sequence, installment.status]), [[1, 'Due'], [2, 'Due'], [3, 'Due']]);
+    });
+
+    test('every list takes limit (1–500) and offset as docs/console.md says, answers more, and a bad value is a 400 that names the parameter and its bounds', async () => {
+      const cookie = await sessionCookie(server());
+      await initiate(server(), depositBody(1002), 'operator-api-paging-1');
+      const lists: Array<[string, string]> = [
+        ['/customers', 'customers'],
+        ['/accounts', 'accounts'],
+        ['/accounts/1000000001/postings', 'postings'],
+        ['/term-deposits', 'termDeposits'],
+        ['/loan-facilities', 'loanFacilities'],
+        ['/operations', 'operations'],
+        ['/audit', 'records'],
+        ['/clients', 'clients'],
+        ['/webhooks/endpoints', 'endpoints'],
+        ['/webhooks/deliveries', 'deliveries'],
+      ];
+      for (const [path, field] of lists) {
+        const one = await get(`${path}?limit=1`, { cookie });
+        assert.equal(one.status, 200, `${path}?limit=1: ${JSON.stringify(one.body)}`);
+        assert.ok(Array.isArray(one.body[field]) && one.body[field].length <= 1, `${path}?limit=1 answers at most one row`);
+        assert.equal(typeof one.body.more, 'boolean', `${path} answers more`);
+        for (const bad of ['0', '501', 'ten', '-1', '2.5']) {
+          const refused = await get(`${path}?limit=${bad}`, { cookie });
+          assert.equal(refused.status, 400, `${path}?limit=${bad}`);
+          assert.equal(refused.body.reason, 'VALIDATION_ERROR');
+          assert.match(refused.body.message, /^limit must be a whole number from 1 to 500, got "/, `${path}?limit=${bad}`);
+        }
+        // Deliveries are read from the newest only: no offset there, and saying one is refused.
+        const badOffset = await get(`${path}?offset=-1`, { cookie });
+        assert.equal(badOffset.status, 400, `${path}?offset=-1`);
+        if (path !== '/webhooks/deliveries') assert.match(badOffset.body.message, /^offset must be a whole number from 0 to /, path);
+      }
+      // The newcomer's call: two accounts, then the next two, with more left after the first page.
+      const first = await get('/accounts?limit=2', { cookie });
+      assert.equal(first.status, 200);
+      assert.equal(first.body.accounts.length, 2);
+      assert.equal(first.body.more, true);
+      const next = await get('/accounts?limit=2&offset=2', { cookie });
+      assert.equal(next.status, 200);
+      const numbers = [...first.body.accounts, ...next.body.accounts].map((account: any) => account.accountNumber);
+      assert.equal(new Set(numbers).size, numbers.length, 'the second page starts after the first');
+      const all = await get('/accounts', { cookie });
+      assert.deepEqual(numbers, all.body.accounts.slice(0, numbers.length).map((account: any) => account.accountNumber));
+      const operations = await get('/operations?limit=1&offset=0', { cookie });
+      assert.equal(operations.body.operations.length, 1);
+      assert.equal(operations.body.more, true, 'this suite made more than one operation');
+      const clients = await get('/clients?limit=2&offset=1', { cookie });
+      const everyClient = await get('/clients', { cookie });
+      assert.deepEqual(clients.body.clients, everyClient.body.clients.slice(1, 3));
+      assert.equal(everyClient.body.more, false);
     });
 
     test('400 with a message for a bad filter or page; 404 for an unknown account', async () => {
@@ -320,10 +383,13 @@ test('with a remote core (--core-url) every bank view answers 200 from the core,
     const facilities = await get('/loan-facilities');
     assert.equal(facilities.status, 200);
     assert.deepEqual(facilities.body.loanFacilities.map((facility: any) => facility.merchandisingLoanId), ['7000000001']);
+    assert.deepEqual(facilities.body.loanFacilities[0].installments.map((installment: any) => installment.status), ['Due', 'Due', 'Due'], 'the core\'s read side names them as the port does, never Pending');
     assert.equal((await get('/accounts/9999999999')).status, 404);
     assert.equal((await get('/operations')).status, 200);
     assert.equal((await get('/clients')).status, 200);
-    const copies = await embedded(server.coregate.store.db).selectFrom('accounts').select('account_number').execute();
+    // With a remote core the API's database has no core tables at all (since the split); were one there, it would be empty.
+    const apiTables = (await server.coregate.store.db.introspection.getTables()).map((table) => table.name);
+    const copies = apiTables.includes('accounts') ? await embedded(server.coregate.store.db).selectFrom('accounts').select('account_number').execute() : [];
     assert.deepEqual(copies, [], 'the data file\'s core part went to the core, not into the API\'s database');
     assert.equal(await core.balanceOf('1000000001'), BigInt(source.balance.amount.replace('.', '')), 'the balance shown is the core\'s own');
   } finally {

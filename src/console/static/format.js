@@ -31,6 +31,14 @@ export function relativeTo(epochMs, nowMs = Date.now()) {
   return seconds >= 0 ? `in ${text}` : `${text} ago`;
 }
 
+/**
+ * A count with its noun, singular for exactly one: "1 installment", "3 installments", "0 days".
+ * `pluralNoun` is for the nouns that do not just take an "s" ("1 entry", "2 entries").
+ */
+export function plural(count, noun, pluralNoun = `${noun}s`) {
+  return `${count} ${Number(count) === 1 ? noun : pluralNoun}`;
+}
+
 /** A CSS class for a status word (Executed, Rejected, Matured, Overdue...). */
 export function statusClass(status) {
   return `status status-${String(status ?? 'unknown').toLowerCase()}`;

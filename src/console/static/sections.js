@@ -4,8 +4,13 @@ import { html } from './html.js';
 import { useState } from './vendor/hooks.js';
 import { failureText, postJson } from './api.js';
 import { BalanceChart, OperationsPerMinuteChart } from './charts.js';
-import { formatInstant, formatMoney, statusClass } from './format.js';
+import { formatInstant, formatMoney, plural, statusClass } from './format.js';
 import { usePoll } from './poll.js';
+
+/** Under a list cut short: how many rows it shows (the operator API answers `more` when rows are left). */
+function MoreHint({ page, count, noun, pluralNoun }) {
+  return page.more ? html`<p class="hint" data-more>Showing the newest ${plural(count, noun, pluralNoun)}.</p>` : null;
+}
 
 /** Renders an answer's body with `view`, or why there is none. */
 function Answer({ answer, children: view }) {
@@ -67,8 +72,14 @@ function AccountDetail({ accountNumber }) {
             </tr>`)}
           </tbody>
         </table>
-        ${body.more ? html`<p class="hint">Showing the newest ${body.limit} postings.</p>` : null}`}<//>
+        ${body.more ? html`<p class="hint">Showing the newest ${plural(body.limit, 'posting')}.</p>` : null}`}<//>
     </div>`;
+}
+
+/** A matured deposit's interest was paid at its maturity: shown as paid, never as expected. */
+function InterestCell({ deposit }) {
+  const paid = deposit.interestPaid !== null && deposit.interestPaid !== undefined;
+  return html`<td class="number" data-interest=${paid ? 'paid' : 'expected'}><${Money} money=${paid ? deposit.interestPaid : deposit.expectedInterest} /> <span class="hint">${paid ? 'paid at maturity' : 'expected'}</span></td>`;
 }
 
 export function TermDepositsSection() {
@@ -78,13 +89,13 @@ export function TermDepositsSection() {
       <h2>Term deposits</h2>
       <${Answer} answer=${deposits}>${(body) => body.termDeposits.length === 0 ? html`<p class="hint">No term deposit yet: initiate one through the business API.</p>` : html`
         <table>
-          <thead><tr><th>Deposit</th><th>Customer</th><th class="number">Principal</th><th class="number">Rate</th><th>Day count</th><th>Value date</th><th>Maturity</th><th class="number">Expected interest</th><th>Status</th></tr></thead>
+          <thead><tr><th>Deposit</th><th>Customer</th><th class="number">Principal</th><th class="number">Rate</th><th>Day count</th><th>Value date</th><th>Maturity</th><th class="number">Interest</th><th>Status</th></tr></thead>
           <tbody>${body.termDeposits.map((deposit) => html`
             <tr key=${deposit.termDepositAccount} data-deposit=${deposit.termDepositAccount}>
               <td class="mono">${deposit.termDepositAccount}</td><td>${deposit.customerReference}</td>
               <td class="number"><${Money} money=${deposit.principal} /></td><td class="number">${deposit.ratePercent} %</td><td>${deposit.dayCount}</td>
               <td>${deposit.valueDate}</td><td>${deposit.maturityDate} <span class="hint">(${deposit.numberOfDays} d)</span></td>
-              <td class="number"><${Money} money=${deposit.expectedInterest} /></td>
+              <${InterestCell} deposit=${deposit} />
               <td data-deposit-status><span class=${statusClass(deposit.status)}>${deposit.status}</span></td>
             </tr>`)}
           </tbody>
@@ -111,7 +122,7 @@ export function LoansSection() {
             <tbody>${facility.installments.map((installment) => html`
               <tr key=${installment.sequence}><td>${installment.sequence}</td><td>${installment.dueDate}</td>
                 <td class="number"><${Money} money=${installment.amount} /></td><td class="number"><${Money} money=${installment.paid} /></td>
-                <td class="number"><${Money} money=${installment.outstanding} /></td><td><span class=${statusClass(installment.status)}>${installment.status}</span></td></tr>`)}
+                <td class="number"><${Money} money=${installment.outstanding} /></td><td data-installment-status><span class=${statusClass(installment.status)}>${installment.status}</span></td></tr>`)}
             </tbody>
           </table>
         </div>`)}<//>
@@ -159,7 +170,8 @@ export function OperationsSection() {
                 ${open === operation.reference && operation.result ? html`<div><strong>Result</strong><pre>${JSON.stringify(operation.result, null, 2)}</pre></div>` : null}
               </td></tr>` : null}`)}
           </tbody>
-        </table>`}<//>
+        </table>
+        <${MoreHint} page=${body} count=${body.operations.length} noun="operation" />`}<//>
     </section>`;
 }
 
@@ -171,7 +183,7 @@ export function AuditSection() {
       <h2>Audit trail</h2>
       <${Answer} answer=${verification}>${(body) => html`
         <p class=${body.ok ? 'chain ok' : 'chain error'} data-chain=${body.ok ? 'ok' : 'broken'}>
-          ${body.ok ? `Chain verified: ${body.chained} records link up${body.unchained ? `, ${body.unchained} awaiting chaining` : ''}.` : `Chain BROKEN at position ${body.problem?.chainSeq} (record ${body.problem?.id}): ${body.problem?.issue}.`}
+          ${body.ok ? `Chain verified: ${plural(body.chained, 'record')} linked${body.unchained ? `, ${body.unchained} awaiting chaining` : ''}.` : `Chain BROKEN at position ${body.problem?.chainSeq} (record ${body.problem?.id}): ${body.problem?.issue}.`}
           <span class="hint"> Verified ${formatInstant(body.verifiedAt)}.</span>
         </p>`}<//>
       <${Answer} answer=${records}>${(body) => html`
@@ -183,7 +195,8 @@ export function AuditSection() {
               <td>${record.client.realm ? `${record.client.realm}/` : ''}${record.client.clientId}</td><td>${record.user ?? '–'}</td><td>${record.workstation ?? '–'}</td>
               <td class="mono">${record.correlationId ?? '–'}</td><td class="number">${record.durationMs}</td></tr>`)}
           </tbody>
-        </table>`}<//>
+        </table>
+        <${MoreHint} page=${body} count=${body.records.length} noun="audit record" />`}<//>
     </section>`;
 }
 
@@ -204,11 +217,43 @@ export function ClientsSection() {
     </section>`;
 }
 
+/** What to do when no endpoint is registered: the CLI command and the operator API call (docs/webhooks.md). */
+function NoEndpointYet() {
+  return html`
+    <div class="hint" data-no-endpoint>
+      <p>No webhook endpoint is registered yet. An endpoint belongs to a client (realm and client id); register one with the CLI, which prints its secret once:</p>
+      <pre>coregate webhooks add --realm REALM --client-id CLIENT_ID --url https://receiver.example/hooks [--event-types operation.executed,termDeposit.matured]</pre>
+      <p>or with the operator API: <code>POST /operator/v1/webhooks/endpoints</code> with <code>{"realm", "clientId", "url", "eventTypes"?}</code> (answers the secret once), or in the data file's <code>webhooks</code>. See docs/webhooks.md.</p>
+    </div>`;
+}
+
+/** Endpoints grouped by client (realm, then client id), each client's oldest first as listed. */
+function EndpointsTable({ endpoints }) {
+  const clientOf = (endpoint) => `${endpoint.realm}/${endpoint.clientId}`;
+  const byClient = [...endpoints].sort((a, b) => (clientOf(a) < clientOf(b) ? -1 : clientOf(a) > clientOf(b) ? 1 : 0));
+  return html`
+    <table>
+      <thead><tr><th>Client</th><th>URL</th><th>Events</th><th>Registered</th><th>Status</th></tr></thead>
+      <tbody>${byClient.map((endpoint) => html`
+        <tr key=${endpoint.id} data-endpoint=${endpoint.id}>
+          <td>${endpoint.realm}/${endpoint.clientId}</td><td class="mono">${endpoint.url}</td>
+          <td>${endpoint.eventTypes.length === 0 ? 'every event' : endpoint.eventTypes.join(', ')}</td>
+          <td>${formatInstant(endpoint.createdAt)}</td>
+          <td><span class=${statusClass(endpoint.enabled ? 'Active' : 'Disabled')}>${endpoint.enabled ? 'Enabled' : 'Disabled'}</span></td>
+        </tr>`)}
+      </tbody>
+    </table>`;
+}
+
 export function WebhooksSection() {
+  const endpoints = usePoll('/webhooks/endpoints', 3000);
   const deliveries = usePoll('/webhooks/deliveries?limit=50', 3000);
   return html`
     <section class="panel" id="webhooks">
-      <h2>Webhook deliveries</h2>
+      <h2>Webhooks</h2>
+      <h3>Endpoints <span class="hint">(by client; secrets are shown only when registered)</span></h3>
+      <${Answer} answer=${endpoints}>${(body) => body.endpoints.length === 0 ? html`<${NoEndpointYet} />` : html`<${EndpointsTable} endpoints=${body.endpoints} />`}<//>
+      <h3>Deliveries <span class="hint">(newest first)</span></h3>
       <${Answer} answer=${deliveries}>${(body) => body.deliveries.length === 0 ? html`<p class="hint">No delivery yet.</p>` : html`
         <table>
           <thead><tr><th>Created</th><th>Event</th><th>Endpoint</th><th>Status</th><th class="number">Attempts</th><th>Last answer</th><th>Next attempt</th></tr></thead>
@@ -217,7 +262,8 @@ export function WebhooksSection() {
               <td><span class=${statusClass(delivery.status)}>${delivery.status}</span></td><td class="number">${delivery.attempts}</td>
               <td>${delivery.lastStatusCode ?? ''} ${delivery.lastError ?? ''}</td><td>${delivery.nextAttemptAt ? formatInstant(delivery.nextAttemptAt) : '–'}</td></tr>`)}
           </tbody>
-        </table>`}<//>
+        </table>
+        <${MoreHint} page=${body} count=${body.deliveries.length} noun="delivery" pluralNoun="deliveries" />`}<//>
     </section>`;
 }
 
@@ -231,7 +277,7 @@ export function BusinessDateSection() {
     const answer = await postJson('/business-date/advance', { to });
     if (answer.status === 200) {
       const report = answer.body;
-      setOutcome({ ok: true, text: `Advanced from ${report.from} to ${report.to}: ${report.daysClosed.length} business days closed, ${report.maturedDeposits} deposits matured, ${report.overdueInstallments} installments overdue.` });
+      setOutcome({ ok: true, text: `Advanced from ${report.from} to ${report.to}: ${plural(report.daysClosed.length, 'business day')} closed, ${plural(report.maturedDeposits, 'deposit')} matured, ${plural(report.overdueInstallments, 'installment')} overdue.` });
     } else setOutcome({ ok: false, text: failureText(answer) });
   };
   return html`

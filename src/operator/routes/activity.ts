@@ -6,9 +6,9 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { verifyAuditChain, type ChainVerification } from '../../audit/chain.js';
 import type { Store } from '../../store/connect.js';
-import { findOperationView, listAuditRecords, listClientViews, listOperations, listRowsMax, operationsPerMinute } from '../../store/operator-queries.js';
+import { findOperationView, listAuditRecords, listClientViews, listOperations, operationsPerMinute } from '../../store/operator-queries.js';
 import { OperatorError } from '../errors.js';
-import { countParameter, countSchema } from './query.js';
+import { logLimitDefault, pageFromAll, pageFromOneMore, pageParameters, pageQuery, recordsLimitDefault } from './query.js';
 import type { Clock } from '../../core/clock.js';
 
 export interface ActivityRoutesOptions {
@@ -22,12 +22,8 @@ export interface ActivityRoutesOptions {
  * serves every asker for this long (the page shows when it was verified).
  */
 const chainVerificationReuseMs = 5_000;
-const pageQuery = { limit: countSchema, offset: countSchema } as const;
-const offsetMax = 100_000;
-const pageOf = (query: { limit?: string; offset?: string }) => ({
-  limit: countParameter('limit', query.limit, { defaultValue: 50, minimum: 1, maximum: listRowsMax }),
-  offset: countParameter('offset', query.offset, { defaultValue: 0, minimum: 0, maximum: offsetMax }),
-});
+/** limit (default 50) and offset of a log that only grows: operations, audit records. */
+const logPageOf = (query: { limit?: string; offset?: string }) => pageParameters(query, { limitDefault: logLimitDefault });
 
 export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
@@ -46,7 +42,11 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
           },
         },
       },
-      async (request) => ({ operations: await listOperations(store.db, { status: request.query.status, ...pageOf(request.query) }) }),
+      async (request) => {
+        const { limit, offset } = logPageOf(request.query);
+        const page = pageFromOneMore(await listOperations(store.db, { status: request.query.status, limit: limit + 1, offset }), limit);
+        return { operations: page.items, more: page.more };
+      },
     );
 
     app.get<{ Params: { reference: string } }>(
@@ -63,8 +63,9 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
       '/audit',
       { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
       async (request) => {
-        const { limit, offset } = pageOf(request.query);
-        return { records: await listAuditRecords(store.db, limit, offset) };
+        const { limit, offset } = logPageOf(request.query);
+        const page = pageFromOneMore(await listAuditRecords(store.db, limit + 1, offset), limit);
+        return { records: page.items, more: page.more };
       },
     );
 
@@ -81,7 +82,15 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
       return { ...(await result), verifiedAt: new Date(at).toISOString() };
     });
 
-    app.get('/clients', { schema: { hide: true } }, async () => ({ clients: await listClientViews(store.db) }));
+    // The store answers the first 500 clients (by realm and client id); a page is cut from them.
+    app.get<{ Querystring: { limit?: string; offset?: string } }>(
+      '/clients',
+      { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
+      async (request) => {
+        const page = pageFromAll(await listClientViews(store.db), pageParameters(request.query, { limitDefault: recordsLimitDefault }));
+        return { clients: page.items, more: page.more };
+      },
+    );
 
     app.get('/metrics/operations-per-minute', { schema: { hide: true } }, async () => operationsPerMinute(store.db, clock.now()));
   };

@@ -9,9 +9,9 @@
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { CoreSideNotServed, CoreTimeout, CoreUnavailable, hasRecords, type CoreBankingPort, type CoreRecords } from '../../core/port.js';
-import { accountView, balanceHistory, bankRowsMax, loanFacilityView, postingsOffsetMax, postingsPage, termDepositView } from '../bank-views.js';
+import { accountView, balanceHistory, loanFacilityView, postingsOffsetMax, postingsPage, termDepositView } from '../bank-views.js';
 import { OperatorError } from '../errors.js';
-import { countParameter, countSchema } from './query.js';
+import { logLimitDefault, pageParameters, pageQuery, recordsLimitDefault } from './query.js';
 
 export interface BankRoutesOptions {
   /** The core behind the port: its read side answers these views. */
@@ -19,15 +19,9 @@ export interface BankRoutesOptions {
 }
 
 const identifier = { type: 'string', minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' } as const;
-const pageQuery = { limit: countSchema, offset: countSchema } as const;
 
-/** limit (default and most: 500) and offset of a list. */
-function pageOf(query: { limit?: string; offset?: string }) {
-  return {
-    limit: countParameter('limit', query.limit, { defaultValue: bankRowsMax, minimum: 1, maximum: bankRowsMax }),
-    offset: countParameter('offset', query.offset, { defaultValue: 0, minimum: 0, maximum: postingsOffsetMax }),
-  };
-}
+/** limit (default and most: 500) and offset of a list of the bank's records. */
+const pageOf = (query: { limit?: string; offset?: string }) => pageParameters(query, { limitDefault: recordsLimitDefault });
 
 /** The core's failures as the operator API answers them. */
 async function fromCore<T>(work: () => Promise<T>): Promise<T> {
@@ -91,8 +85,8 @@ export function bankRoutes(options: BankRoutesOptions): FastifyPluginAsync {
       '/accounts/:accountNumber/postings',
       { schema: { hide: true, params: accountParams, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
       async (request) => {
-        const limit = countParameter('limit', request.query.limit, { defaultValue: 50, minimum: 1, maximum: bankRowsMax });
-        const offset = countParameter('offset', request.query.offset, { defaultValue: 0, minimum: 0, maximum: postingsOffsetMax });
+        // Not as deep as other lists: each posting's balance after it sums every newer posting.
+        const { limit, offset } = pageParameters(request.query, { limitDefault: logLimitDefault, offsetMax: postingsOffsetMax });
         const account = await requireAccount(request.params.accountNumber);
         return { account, ...(await fromCore(() => postingsPage(records(), account.accountNumber, limit, offset))) };
       },
@@ -112,9 +106,7 @@ export function bankRoutes(options: BankRoutesOptions): FastifyPluginAsync {
         },
       },
       async (request) => {
-        const limit = countParameter('limit', request.query.limit, { defaultValue: 100, minimum: 1, maximum: bankRowsMax });
-        const offset = countParameter('offset', request.query.offset, { defaultValue: 0, minimum: 0, maximum: postingsOffsetMax });
-        const page = await fromCore(() => records().listTermDeposits({ status: request.query.status }, { limit, offset }));
+        const page = await fromCore(() => records().listTermDeposits({ status: request.query.status }, pageOf(request.query)));
         return { termDeposits: page.items.map(termDepositView), more: page.more };
       },
     );

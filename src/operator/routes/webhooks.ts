@@ -9,8 +9,10 @@ import type { Vault } from '../../auth/vault.js';
 import type { Clock } from '../../core/clock.js';
 import type { Store } from '../../store/connect.js';
 import type { TargetPolicy } from '../../webhooks/target-address.js';
-import { addEndpoint, deliveriesOf, EndpointRefused, endpointsOf, removeEndpoint, retryDeliveryNow } from '../../webhooks/webhook-admin.js';
+import { deliveryStatuses, listDeliveries, type DeliveryStatus } from '../../store/webhooks.js';
+import { addEndpoint, EndpointRefused, endpointsOf, removeEndpoint, retryDeliveryNow } from '../../webhooks/webhook-admin.js';
 import { operatorErrorBody } from '../errors.js';
+import { countSchema, logLimitDefault, pageFromAll, pageFromOneMore, pageParameters, pageQuery, recordsLimitDefault } from './query.js';
 
 export interface WebhookRoutesOptions {
   store: Store;
@@ -38,7 +40,28 @@ function stringField(body: Record<string, unknown>, name: string): string | unde
 export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync {
   const { store, vault, targets } = options;
   return async (app) => {
-    app.get('/webhooks/endpoints', async () => ({ endpoints: await endpointsOf(store.db) }));
+    // Every endpoint, oldest first, or one client's (realm and clientId together): the store answers
+    // them all, and a page is cut from them like every other list's.
+    app.get<{ Querystring: { realm?: string; clientId?: string; limit?: string; offset?: string } }>(
+      '/webhooks/endpoints',
+      {
+        schema: {
+          querystring: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { realm: { type: 'string', minLength: 1, maxLength: identifierCharsMax }, clientId: { type: 'string', minLength: 1, maxLength: identifierCharsMax }, ...pageQuery },
+          },
+        },
+      },
+      async (request, reply) => {
+        const { realm, clientId } = request.query;
+        if ((realm === undefined) !== (clientId === undefined)) return refuse(reply, 400, 'Give realm and clientId together (one client\'s endpoints), or neither (every endpoint)');
+        const page = pageParameters(request.query, { limitDefault: recordsLimitDefault });
+        const endpoints = await endpointsOf(store.db, realm !== undefined && clientId !== undefined ? { realm, clientId } : undefined);
+        const { items, more } = pageFromAll(endpoints, page);
+        return { endpoints: items, more };
+      },
+    );
 
     app.post('/webhooks/endpoints', async (request, reply) => {
       const body = request.body;
@@ -70,17 +93,20 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
       return reply.code(204).send();
     });
 
-    app.get<{ Querystring: Record<string, string | undefined> }>('/webhooks/deliveries', async (request, reply) => {
-      const { limit, status } = request.query;
-      const parsedLimit = limit === undefined ? undefined : /^\d{1,4}$/.test(limit) ? Number(limit) : Number.NaN;
-      try {
-        const deliveries = await deliveriesOf(store.db, { ...(parsedLimit === undefined ? {} : { limit: parsedLimit }), ...(status === undefined || status === '' ? {} : { status }) });
-        return { deliveries };
-      } catch (error) {
-        if (error instanceof EndpointRefused) return refuse(reply, 400, error.message);
-        throw error;
-      }
-    });
+    // Newest first, `limit` as every list takes it. No `offset`: the store reads deliveries from the
+    // newest only (filter by status to reach older failures).
+    app.get<{ Querystring: { status?: string; limit?: string } }>(
+      '/webhooks/deliveries',
+      { schema: { querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', maxLength: 32 }, limit: countSchema } } } },
+      async (request, reply) => {
+        const { limit } = pageParameters(request.query, { limitDefault: logLimitDefault });
+        const status = request.query.status === '' ? undefined : request.query.status;
+        if (status !== undefined && !(deliveryStatuses as readonly string[]).includes(status)) return refuse(reply, 400, `status must be one of ${deliveryStatuses.join(', ')}`);
+        const rows = await listDeliveries(store.db, { limit: limit + 1, ...(status === undefined ? {} : { status: status as DeliveryStatus }) });
+        const { items, more } = pageFromOneMore(rows, limit);
+        return { deliveries: items, more };
+      },
+    );
 
     app.post<{ Params: { id: string } }>('/webhooks/deliveries/:id/retry', async (request, reply) => {
       if (!(await retryDeliveryNow(store.db, request.params.id, options.clock.now()))) {

@@ -52,9 +52,14 @@ function toAccountRecord(row: AccountRow): AccountRecord {
   };
 }
 
-/** An installment's status: the core's own when end of day marked one (Overdue), otherwise Paid or Due from what was paid. */
+/**
+ * An installment's status as the port names it (Paid, Due or Overdue): the core's own when end of
+ * day marked one (Overdue), otherwise Paid or Due from what was paid. The table's word for an
+ * installment neither paid nor overdue is Pending (end of day's guarded update matches on it), and
+ * it reached the console as such: it is Due to every reader.
+ */
 function installmentStatus(stored: string | null | undefined, amountMinor: bigint, paidMinor: bigint): string {
-  if (typeof stored === 'string' && stored !== '') return stored;
+  if (typeof stored === 'string' && stored !== '' && stored !== 'Pending') return stored;
   return paidMinor >= amountMinor ? 'Paid' : 'Due';
 }
 
