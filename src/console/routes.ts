@@ -46,6 +46,7 @@ const ownFiles: Record<string, string> = {
   'api.js': 'api.js',
   'format.js': 'format.js',
   'sections.js': 'sections.js',
+  'requests.js': 'requests.js',
   'html.js': 'html.js',
   'poll.js': 'poll.js',
   'charts.js': 'charts.js',

@@ -158,10 +158,9 @@ export class RequestLog {
 }
 
 /** An entry as the API and the console show it: bodies as JSON when they are JSON. */
-export function requestLogView(row: RequestLogRow, withClient: boolean): Record<string, unknown> {
+export function requestLogView(row: RequestLogRow): Record<string, unknown> {
   return {
     id: row.id,
-    ...(withClient ? { client: row.clientKey } : {}),
     recordedAt: row.recordedAt,
     method: row.method,
     path: row.path,
@@ -186,11 +185,15 @@ function bodyOf(text: string | null): unknown {
 
 /** The filters of `GET /v1/sandbox/requests` and of the console's view, checked; a message says what is wrong. */
 export function requestLogQuery(query: Readonly<Record<string, string | undefined>>): { filter: Omit<RequestLogFilter, 'clientKey' | 'sinceEpochMs'> & { sinceEpochMs?: number } } | { problem: string } {
-  const { correlationId, status, path, since, limit, offset } = query;
+  const { correlationId, reference, status, path, since, limit, offset } = query;
   const filter: Omit<RequestLogFilter, 'clientKey' | 'sinceEpochMs'> & { sinceEpochMs?: number } = { limit: 20, offset: 0 };
   if (correlationId !== undefined) {
     if (!/^[A-Za-z0-9._:-]{1,128}$/.test(correlationId)) return { problem: 'correlationId must be 1-128 characters of A-Z a-z 0-9 . _ : -' };
     filter.correlationId = correlationId;
+  }
+  if (reference !== undefined) {
+    if (!/^[A-Za-z0-9-]{1,64}$/.test(reference)) return { problem: 'reference must be an operation reference (a UUID)' };
+    filter.operationReference = reference;
   }
   if (status !== undefined) {
     if (/^[1-5][0-9]{2}$/.test(status)) filter.status = { exact: Number(status) };

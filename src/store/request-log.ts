@@ -28,7 +28,11 @@ export interface RequestLogRow {
 export interface RequestLogFilter {
   /** One client's requests; every client's when absent (the operator). */
   clientKey?: string | undefined;
+  /** Clients whose key ends with this (`/realms/{realm}#{clientId}`): the operator's client filter. */
+  clientKeySuffix?: string | undefined;
   correlationId?: string | undefined;
+  /** The requests about one operation (its execution, repeats, polls of its resource). */
+  operationReference?: string | undefined;
   /** An exact status (404) or a class (4 for 4xx). */
   status?: { exact: number } | { hundreds: number } | undefined;
   /** The path starts with this (the query string is never stored). */
@@ -53,15 +57,13 @@ export async function listRequestLog(db: Queryable, filter: RequestLogFilter): P
   let query = db.selectFrom('request_log').selectAll().where('recorded_epoch_ms', '>=', BigInt(filter.sinceEpochMs));
   if (filter.clientKey !== undefined) query = query.where('client_key', '=', filter.clientKey);
   if (filter.correlationId !== undefined) query = query.where('correlation_id', '=', filter.correlationId);
+  if (filter.operationReference !== undefined) query = query.where('operation_reference', '=', filter.operationReference);
   if (filter.status !== undefined) {
     const { status } = filter;
     query = 'exact' in status ? query.where('status', '=', status.exact) : query.where('status', '>=', status.hundreds * 100).where('status', '<', status.hundreds * 100 + 100);
   }
-  if (filter.pathPrefix !== undefined) {
-    // A prefix, not a pattern: LIKE's wildcards in the client's text are escaped.
-    const escaped = filter.pathPrefix.replace(/[\\%_]/g, (character) => `\\${character}`);
-    query = query.where(sql<boolean>`path like ${`${escaped}%`} escape '\\'`);
-  }
+  if (filter.pathPrefix !== undefined) query = query.where(sql<boolean>`path like ${`${likeText(filter.pathPrefix)}%`} escape '\\'`);
+  if (filter.clientKeySuffix !== undefined) query = query.where(sql<boolean>`client_key like ${`%${likeText(filter.clientKeySuffix)}`} escape '\\'`);
   const rows = await query
     .orderBy('recorded_epoch_ms', 'desc')
     .orderBy('id', 'desc')
@@ -69,6 +71,11 @@ export async function listRequestLog(db: Queryable, filter: RequestLogFilter): P
     .offset(filter.offset)
     .execute();
   return { items: rows.slice(0, filter.limit).map(toEntry), more: rows.length > filter.limit };
+}
+
+/** A text LIKE matches as it is: its wildcards (and the escape character) escaped. */
+function likeText(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }
 
 /**

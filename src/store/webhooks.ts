@@ -341,6 +341,8 @@ export interface DeliveryFilter {
   /** A client's own deliveries only. */
   client?: { realm: string; clientId: string };
   eventId?: string;
+  /** The deliveries of one operation's events (the console's link from a request or an operation). */
+  reference?: string;
   limit: number;
 }
 
@@ -366,6 +368,7 @@ export async function listDeliveries(db: Queryable, filter: DeliveryFilter): Pro
     ]);
   if (filter.status !== undefined) query = query.where('d.status', '=', filter.status);
   if (filter.eventId !== undefined) query = query.where('d.event_id', '=', filter.eventId);
+  if (filter.reference !== undefined) query = query.where('e.reference', '=', filter.reference);
   if (filter.client) query = query.where('p.realm', '=', filter.client.realm).where('p.client_id', '=', filter.client.clientId);
   const rows = await query.orderBy('d.created_epoch_ms', 'desc').orderBy('d.id', 'desc').limit(filter.limit).execute();
   return rows.map((row) => ({

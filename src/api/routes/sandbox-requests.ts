@@ -51,13 +51,15 @@ export async function sandboxRequestRoutes(app: FastifyInstance, options: { requ
         operationId: 'listSandboxRequests',
         tags: ['Sandbox'],
         security: businessSecurity(undefined),
+        // No examples: Swagger UI's Try it out would send them as filters.
         querystring: Type.Object({
-          correlationId: Type.Optional(Type.String({ description: 'Only this x-correlation-id', examples: ['order-4711'] })),
-          status: Type.Optional(Type.String({ description: 'A status (404) or a class (4xx)', examples: ['5xx'] })),
-          path: Type.Optional(Type.String({ description: 'Paths starting with this', examples: ['/v1/term-deposits'] })),
-          since: Type.Optional(Type.String({ description: 'Recorded at or after this ISO 8601 date or date-time', examples: ['2026-03-02T00:00:00Z'] })),
-          limit: Type.Optional(Type.String({ description: '1-100, default 20', examples: ['20'] })),
-          offset: Type.Optional(Type.String({ description: 'Entries to skip, default 0', examples: ['0'] })),
+          correlationId: Type.Optional(Type.String({ description: 'Only this x-correlation-id' })),
+          reference: Type.Optional(Type.String({ description: 'Only the requests about this operation (its execution, repeats, polls)' })),
+          status: Type.Optional(Type.String({ description: 'A status (404) or a class (4xx)' })),
+          path: Type.Optional(Type.String({ description: 'Paths starting with this' })),
+          since: Type.Optional(Type.String({ description: 'Recorded at or after this ISO 8601 date or date-time' })),
+          limit: Type.Optional(Type.String({ description: '1-100, default 20' })),
+          offset: Type.Optional(Type.String({ description: 'Entries to skip, default 0' })),
         }),
         response: {
           200: Type.Object({ requests: Type.Array(Exchange), more: Type.Boolean({ description: 'More entries follow: ask with offset + limit' }) }, { examples: [{ requests: [exchangeExample], more: false }] }),
@@ -69,7 +71,7 @@ export async function sandboxRequestRoutes(app: FastifyInstance, options: { requ
       const parsed = requestLogQuery(request.query);
       if ('problem' in parsed) throw new ApiError(E.invalidField, parsed.problem);
       const page = await options.requestLog.list({ ...parsed.filter, clientKey: request.principal?.clientKey ?? '' });
-      return { requests: page.items.map((row) => requestLogView(row, false)), more: page.more };
+      return { requests: page.items.map((row) => requestLogView(row)), more: page.more };
     },
   );
 }

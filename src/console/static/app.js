@@ -6,6 +6,7 @@ import { getJson, postJson } from './api.js';
 import { formatInstant } from './format.js';
 import { sessionEndedEvent, usePoll } from './poll.js';
 import { AuditSection, BankSection, BusinessDateSection, ClientsSection, LoansSection, OperationsSection, SandboxSection, TermDepositsSection, WebhooksSection } from './sections.js';
+import { RequestsSection } from './requests.js';
 import { TokenDecoder } from './token-decoder.js';
 
 const sections = [
@@ -16,14 +17,16 @@ const sections = [
   { id: 'audit', title: 'Audit trail', view: AuditSection },
   { id: 'clients', title: 'Clients', view: ClientsSection },
   { id: 'webhooks', title: 'Webhooks', view: WebhooksSection },
+  { id: 'requests', title: 'Request log', view: RequestsSection, sandboxOnly: true },
   { id: 'business-date', title: 'Business date', view: BusinessDateSection },
   { id: 'sandbox', title: 'Sandbox', view: SandboxSection, sandboxOnly: true },
   { id: 'token-decoder', title: 'Token decoder', view: TokenDecoder },
 ];
 
-function currentSectionId() {
-  const id = window.location.hash.replace(/^#/, '');
-  return sections.some((section) => section.id === id) ? id : 'bank';
+/** "#operations?reference=…": the section, and what it is asked to show (a link from another view). */
+function currentLocation() {
+  const [id = '', query = ''] = window.location.hash.replace(/^#/, '').split('?');
+  return { id: sections.some((section) => section.id === id) ? id : 'bank', params: Object.fromEntries(new URLSearchParams(query)) };
 }
 
 function LoggedOut({ message }) {
@@ -44,10 +47,10 @@ function BusinessDateBadge() {
 
 function App() {
   const [session, setSession] = useState(null);
-  const [sectionId, setSectionId] = useState(currentSectionId());
+  const [location, setLocation] = useState(currentLocation());
   useEffect(() => {
     getJson('/session').then(setSession, (error) => setSession({ status: 0, body: { message: error.message } }));
-    const follow = () => setSectionId(currentSectionId());
+    const follow = () => setLocation(currentLocation());
     const ended = () => setSession({ status: 401, body: null });
     window.addEventListener('hashchange', follow);
     window.addEventListener(sessionEndedEvent, ended);
@@ -61,7 +64,7 @@ function App() {
   if (session.status !== 200) return html`<${LoggedOut} message=${`The operator API did not answer as expected (${session.status}).`} />`;
   const who = session.body;
   const visible = sections.filter((section) => !section.sandboxOnly || who.sandbox);
-  const active = visible.find((section) => section.id === sectionId) ?? visible[0];
+  const active = visible.find((section) => section.id === location.id) ?? visible[0];
   const logout = async () => {
     await postJson('/session/logout', {});
     setSession({ status: 401, body: null });
@@ -80,7 +83,7 @@ function App() {
       <nav class="sections" aria-label="Sections">
         ${visible.map((section) => html`<a href=${`#${section.id}`} class=${section.id === active.id ? 'active' : ''} data-section-link=${section.id}>${section.title}</a>`)}
       </nav>
-      <main><${active.view} key=${active.id} /></main>
+      <main><${active.view} key=${`${active.id}?${JSON.stringify(location.params)}`} params=${location.params} /></main>
     </div>`;
 }
 

@@ -138,40 +138,53 @@ function errorSummary(error) {
 
 const operationStatuses = ['', 'Executed', 'Rejected', 'Pending', 'Unknown', 'InFlight'];
 
-export function OperationsSection() {
+/** One operation's row, and its outcome when opened (or when it has an error record). */
+function OperationRows({ operation, open, setOpen }) {
+  return html`
+    <tr key=${operation.reference} data-operation=${operation.reference} onClick=${() => setOpen(open === operation.reference ? null : operation.reference)}>
+      <td>${formatInstant(operation.createdAt)}</td><td>${operation.operation}</td>
+      <td><span class=${statusClass(operation.status)}>${operation.status}</span>${operation.httpStatus ? html` <span class="hint">${operation.httpStatus}</span>` : null}</td>
+      <td>${operation.scenario ? html`<span class="badge scenario" data-scenario=${operation.scenario} title="Forced by the sandbox scenario (Coregate-Scenario)">${operation.scenario}</span>` : '–'}</td>
+      <td>${operation.client.realm ? `${operation.client.realm}/` : ''}${operation.client.clientId}</td>
+      <td>${operation.user ?? '–'}</td><td>${operation.workstation ?? '–'}</td>
+      <td class="mono">${operation.correlationId}</td><td class="mono">${operation.reference}</td>
+    </tr>
+    ${open === operation.reference || operation.error ? html`
+      <tr class="outcome" key=${`${operation.reference}-outcome`}><td colspan="9">
+        ${operation.error ? html`<div class="error-record" data-error-record=${operation.reference}>
+            <strong>Error record</strong> ${errorSummary(operation.error)}
+            ${open === operation.reference ? html`<pre>${JSON.stringify(operation.error, null, 2)}</pre>` : null}</div>` : null}
+        ${open === operation.reference && operation.result ? html`<div><strong>Result</strong><pre>${JSON.stringify(operation.result, null, 2)}</pre></div>` : null}
+        ${open === operation.reference ? html`<p><a href=${`#webhooks?reference=${operation.reference}`}>Its webhook deliveries</a> · <a href=${`#requests?reference=${operation.reference}`}>Its requests</a></p>` : null}
+      </td></tr>` : null}`;
+}
+
+const operationHeader = html`<thead><tr><th>Created</th><th>Operation</th><th>Status</th><th>Scenario</th><th>Client</th><th>User</th><th>Workstation</th><th>Correlation id</th><th>Reference</th></tr></thead>`;
+
+export function OperationsSection({ params = {} }) {
   const [status, setStatus] = useState('');
-  const [open, setOpen] = useState(null);
-  const operations = usePoll(`/operations?limit=50${status ? `&status=${status}` : ''}`);
+  const [open, setOpen] = useState(params.reference ?? null);
+  // A link from another view (the request log) names one operation: it is shown alone.
+  const one = usePoll(params.reference ? `/operations/${encodeURIComponent(params.reference)}` : null);
+  const operations = usePoll(params.reference ? null : `/operations?limit=50${status ? `&status=${status}` : ''}`);
   const perMinute = usePoll('/metrics/operations-per-minute', 5000);
   return html`
     <section class="panel" id="operations">
       <h2>Operations</h2>
-      <h3>Per minute, by outcome <span class="hint">(last hour)</span></h3>
-      <${Answer} answer=${perMinute}>${(body) => html`<${OperationsPerMinuteChart} perMinute=${body} />`}<//>
-      <label class="filter">Status <select value=${status} onChange=${(event) => setStatus(event.target.value)}>
-        ${operationStatuses.map((value) => html`<option value=${value}>${value || 'any'}</option>`)}
-      </select></label>
-      <${Answer} answer=${operations}>${(body) => body.operations.length === 0 ? html`<p class="hint">No operation yet.</p>` : html`
-        <table class="clickable">
-          <thead><tr><th>Created</th><th>Operation</th><th>Status</th><th>Client</th><th>User</th><th>Workstation</th><th>Correlation id</th><th>Reference</th></tr></thead>
-          <tbody>${body.operations.map((operation) => html`
-            <tr key=${operation.reference} data-operation=${operation.reference} onClick=${() => setOpen(open === operation.reference ? null : operation.reference)}>
-              <td>${formatInstant(operation.createdAt)}</td><td>${operation.operation}</td>
-              <td><span class=${statusClass(operation.status)}>${operation.status}</span>${operation.httpStatus ? html` <span class="hint">${operation.httpStatus}</span>` : null}</td>
-              <td>${operation.client.realm ? `${operation.client.realm}/` : ''}${operation.client.clientId}</td>
-              <td>${operation.user ?? '–'}</td><td>${operation.workstation ?? '–'}</td>
-              <td class="mono">${operation.correlationId}</td><td class="mono">${operation.reference}</td>
-            </tr>
-            ${open === operation.reference || operation.error ? html`
-              <tr class="outcome" key=${`${operation.reference}-outcome`}><td colspan="8">
-                ${operation.error ? html`<div class="error-record" data-error-record=${operation.reference}>
-                    <strong>Error record</strong> ${errorSummary(operation.error)}
-                    ${open === operation.reference ? html`<pre>${JSON.stringify(operation.error, null, 2)}</pre>` : null}</div>` : null}
-                ${open === operation.reference && operation.result ? html`<div><strong>Result</strong><pre>${JSON.stringify(operation.result, null, 2)}</pre></div>` : null}
-              </td></tr>` : null}`)}
-          </tbody>
-        </table>
-        <${MoreHint} page=${body} count=${body.operations.length} noun="operation" />`}<//>
+      ${params.reference ? html`
+        <p class="hint">Operation ${params.reference} · <a href="#operations">all operations</a></p>
+        <${Answer} answer=${one}>${(operation) => html`
+          <table class="clickable">${operationHeader}<tbody><${OperationRows} operation=${operation} open=${open} setOpen=${setOpen} /></tbody></table>`}<//>` : html`
+        <h3>Per minute, by outcome <span class="hint">(last hour)</span></h3>
+        <${Answer} answer=${perMinute}>${(body) => html`<${OperationsPerMinuteChart} perMinute=${body} />`}<//>
+        <label class="filter">Status <select value=${status} onChange=${(event) => setStatus(event.target.value)}>
+          ${operationStatuses.map((value) => html`<option value=${value}>${value || 'any'}</option>`)}
+        </select></label>
+        <${Answer} answer=${operations}>${(body) => body.operations.length === 0 ? html`<p class="hint">No operation yet.</p>` : html`
+          <table class="clickable">${operationHeader}
+            <tbody>${body.operations.map((operation) => html`<${OperationRows} operation=${operation} open=${open} setOpen=${setOpen} />`)}</tbody>
+          </table>
+          <${MoreHint} page=${body} count=${body.operations.length} noun="operation" />`}<//>`}
     </section>`;
 }
 
@@ -245,15 +258,16 @@ function EndpointsTable({ endpoints }) {
     </table>`;
 }
 
-export function WebhooksSection() {
+export function WebhooksSection({ params = {} }) {
   const endpoints = usePoll('/webhooks/endpoints', 3000);
-  const deliveries = usePoll('/webhooks/deliveries?limit=50', 3000);
+  // A link from an operation or a request names its reference: its deliveries only.
+  const deliveries = usePoll(`/webhooks/deliveries?limit=50${params.reference ? `&reference=${encodeURIComponent(params.reference)}` : ''}`, 3000);
   return html`
     <section class="panel" id="webhooks">
       <h2>Webhooks</h2>
       <h3>Endpoints <span class="hint">(by client; secrets are shown only when registered)</span></h3>
       <${Answer} answer=${endpoints}>${(body) => body.endpoints.length === 0 ? html`<${NoEndpointYet} />` : html`<${EndpointsTable} endpoints=${body.endpoints} />`}<//>
-      <h3>Deliveries <span class="hint">(newest first)</span></h3>
+      <h3>Deliveries <span class="hint">(newest first${params.reference ? html`; of operation ${params.reference} · <a href="#webhooks">all</a>` : ''})</span></h3>
       <${Answer} answer=${deliveries}>${(body) => body.deliveries.length === 0 ? html`<p class="hint">No delivery yet.</p>` : html`
         <table>
           <thead><tr><th>Created</th><th>Event</th><th>Endpoint</th><th>Status</th><th class="number">Attempts</th><th>Last answer</th><th>Next attempt</th></tr></thead>

@@ -1,10 +1,12 @@
 /**
  * The sandbox's request log for the operator (CONTRACT §14): every client's requests with the
- * filters a client has at GET /v1/sandbox/requests, and one more, the client. Sandbox mode only:
- * elsewhere there is no log and the route is not registered (404).
+ * filters a client has at GET /v1/sandbox/requests, and one more, `client` (`realm/clientId`, as
+ * the clients list names them). Sandbox mode only: elsewhere there is no log and the route is not
+ * registered (404).
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { requestLogQuery, requestLogView, type RequestLog } from '../../sandbox/request-log.js';
+import { clientOfKey } from '../../store/operator-queries.js';
 import { OperatorError } from '../errors.js';
 
 export function requestLogRoutes(options: { requestLog: RequestLog }): FastifyPluginAsync {
@@ -13,9 +15,11 @@ export function requestLogRoutes(options: { requestLog: RequestLog }): FastifyPl
       const { client, ...rest } = request.query;
       const parsed = requestLogQuery(rest);
       if ('problem' in parsed) throw new OperatorError(400, parsed.problem);
-      if (client !== undefined && (client === '' || client.length > 512)) throw new OperatorError(400, 'client must be a client key as listed, e.g. http://localhost:8080/realms/sandbox#treasury-app');
-      const page = await options.requestLog.list({ ...parsed.filter, clientKey: client });
-      return { requests: page.items.map((row) => requestLogView(row, true)), more: page.more };
+      const named = client === undefined || client === '' ? undefined : /^([^/#]{1,128})\/([^/#]{1,256})$/.exec(client);
+      if (named === null) throw new OperatorError(400, `client must be realm/clientId as the clients list names them (e.g. sandbox/treasury-app), got "${client?.slice(0, 64) ?? ''}"`);
+      const clientKeySuffix = named ? `/realms/${encodeURIComponent(named[1] ?? '')}#${named[2] ?? ''}` : undefined;
+      const page = await options.requestLog.list({ ...parsed.filter, clientKeySuffix });
+      return { requests: page.items.map((row) => ({ ...requestLogView(row), client: clientOfKey(row.clientKey) })), more: page.more };
     });
   };
 }

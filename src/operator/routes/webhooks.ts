@@ -95,14 +95,23 @@ export function webhookRoutes(options: WebhookRoutesOptions): FastifyPluginAsync
 
     // Newest first, `limit` as every list takes it. No `offset`: the store reads deliveries from the
     // newest only (filter by status to reach older failures).
-    app.get<{ Querystring: { status?: string; limit?: string } }>(
+    app.get<{ Querystring: { status?: string; limit?: string; reference?: string } }>(
       '/webhooks/deliveries',
-      { schema: { querystring: { type: 'object', additionalProperties: false, properties: { status: { type: 'string', maxLength: 32 }, limit: countSchema } } } },
+      {
+        schema: {
+          querystring: {
+            type: 'object',
+            additionalProperties: false,
+            properties: { status: { type: 'string', maxLength: 32 }, limit: countSchema, reference: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9-]+$' } },
+          },
+        },
+      },
       async (request, reply) => {
         const { limit } = pageParameters(request.query, { limitDefault: logLimitDefault });
         const status = request.query.status === '' ? undefined : request.query.status;
         if (status !== undefined && !(deliveryStatuses as readonly string[]).includes(status)) return refuse(reply, 400, `status must be one of ${deliveryStatuses.join(', ')}`);
-        const rows = await listDeliveries(store.db, { limit: limit + 1, ...(status === undefined ? {} : { status: status as DeliveryStatus }) });
+        const { reference } = request.query;
+        const rows = await listDeliveries(store.db, { limit: limit + 1, ...(status === undefined ? {} : { status: status as DeliveryStatus }), ...(reference === undefined ? {} : { reference }) });
         const { items, more } = pageFromOneMore(rows, limit);
         return { deliveries: items, more };
       },
