@@ -118,6 +118,10 @@ describeEachStore('API docs page: the examples of /openapi.json', ({ server }) =
     assert.equal(loan.responses['422'].content['application/json'].example.error.path, 'POST /v1/merchandising-loan/7000000001/repayment-schedules/1/execute');
     assert.equal(doc.paths['/v1/term-deposits/initiate'].post.responses['409'].content['application/json'].example.errordetail[0].code, 'TD-409-002');
     assert.equal(doc.info.title, 'coregate API');
+    // The page says what a repeat of the same body answers, and how to try again; and where the collection is.
+    assert.match(doc.info.description, /\*\*409\*\* naming the first operation/);
+    assert.match(doc.info.description, /new `x-correlation-id`/);
+    assert.match(doc.info.description, /\(\/collections\/postman\.json\)/);
   });
 
   test('the dated examples follow the core\'s business date: after an advance, "Try it out" succeeds, and a repeat of the body is 409 naming the first operation', async () => {
