@@ -1,19 +1,17 @@
 /**
  * The Postman collection (CONTRACT §14, issue 27): GET /collections/postman.json, made from the
- * served OpenAPI document, runs green with newman against a fresh sandbox started as `npm start`
- * starts it (`coregate serve --sandbox --webhook-allow-private --data demo/sandbox.json`): the
- * token request, then every business operation with its example. It runs twice, green both times
- * (a fresh x-correlation-id per request), and names every /v1 operation of the document.
+ * served OpenAPI document, runs green with newman against a fresh sandbox configured as `npm start`
+ * configures it (`--sandbox --webhook-allow-private`, demo/sandbox.json, a new store; in this
+ * process, over real HTTP, as newman needs): the token request, then every business operation with
+ * its example. It runs twice, green both times (a fresh x-correlation-id per request), and names
+ * every /v1 operation of the document.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fetchDocument, type Json } from '../helpers/openapi.js';
-import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
-import { demo, type TestServer } from '../helpers/server.js';
+import { demo, startTestServer, type TestServer } from '../helpers/server.js';
+import { storeTargets } from '../helpers/stores.js';
 import { operationsOf } from '../../src/docs-page/dated-document.js';
 
 /** The part of newman's Node API this test uses (newman ships no types). */
@@ -29,15 +27,20 @@ interface Newman {
 }
 const newman = createRequire(import.meta.url)('newman') as Newman;
 
-const dir = mkdtempSync(join(tmpdir(), 'coregate-collection-'));
-let server: CoregateProcess;
+const sqlite = storeTargets.find((target) => target.name === 'sqlite');
+let server: TestServer;
+let drop: (() => Promise<void>) | undefined;
 
 before(async () => {
-  server = await spawnCoregate(['serve', '--sandbox', '--webhook-allow-private', '--data', 'demo/sandbox.json', '--db', `sqlite:${join(dir, 'collection.db')}`]);
+  if (!sqlite) throw new Error('no SQLite store target');
+  const store = await sqlite.create();
+  drop = store.drop;
+  // npm start's store is SQLite and its core embedded, whatever deployment the run tests.
+  server = await startTestServer({ db: store.url, deployment: 'embedded', flags: { sandbox: true, webhookAllowPrivate: true } });
 });
 after(async () => {
-  await server?.stop('SIGTERM');
-  rmSync(dir, { recursive: true, force: true });
+  await server?.close();
+  await drop?.();
 });
 
 async function collection(): Promise<Json> {
@@ -67,7 +70,7 @@ function assertGreen(summary: NewmanSummary, served: Json): void {
 
 test('the collection is v2.1, with the token request first, every business operation of the document, and the base URL, client id and secret as variables', async () => {
   const served = await collection();
-  const document = await fetchDocument({ url: server.url } as TestServer);
+  const document = await fetchDocument(server);
   assert.equal(served.info.schema, 'https://schema.getpostman.com/json/collection/v2.1.0/collection.json');
   assert.equal(served.info.name, document.info.title);
   const variables = Object.fromEntries((served.variable as Json[]).map((variable) => [variable.key, variable.value]));
