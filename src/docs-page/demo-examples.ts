@@ -10,7 +10,7 @@
 import { BusinessCalendar } from '../core/business-calendar.js';
 import { addDays, daysBetween } from '../core/calendar-date.js';
 import { errorCatalogue as E, type ErrorEntry, type Family } from '../core/error-catalogue.js';
-import { minorToNumber } from '../core/money.js';
+import { minorToNumber, toMinorUnits } from '../core/money.js';
 import { interestAtMaturityMinor } from '../core/term-deposits/interest.js';
 import { errorRecord, type ErrorRecord } from '../operations/error-record.js';
 import { loanExecutionExample } from '../operations/schemas/merchandising-loan.js';
@@ -47,7 +47,7 @@ function termDepositContract(businessDate: string) {
   const maturityDate = demoCalendar.rollForward(addDays(request.valueDate, request.termDepositPeriod.numberOfDays));
   const numberOfDays = daysBetween(request.valueDate, maturityDate);
   const currency = request.principalAmount.amountCurrency.currencycode;
-  const principalMinor = BigInt(Math.round(request.principalAmount.amountValue * 100));
+  const principalMinor = toMinorUnits(request.principalAmount.amountValue, currency);
   return {
     termDepositAccount: sampleContractNumber,
     customerReference: request.customerReference,
