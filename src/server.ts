@@ -17,6 +17,9 @@ import { homeRoute } from './web/home.js';
 import { rememberRouteFacts, routeFactsOf } from './route-facts.js';
 import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
+import { DatedDocument } from './docs-page/dated-document.js';
+import { demoCalendar } from './docs-page/demo-examples.js';
+import { postmanCollection, postmanCollectionPath, withBaseUrl } from './docs-page/postman-collection.js';
 import type { Role } from './config.js';
 import { healthRoutes, type Readiness } from './health.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from './store/engine/database-unavailable.js';
@@ -28,6 +31,9 @@ import { operatorApi, operatorApiPrefix, type OperatorApiOptions } from './opera
 import { consoleRoutes, type ConsoleRoutesOptions } from './console/routes.js';
 import { spanIdsOf, traceHttpRequests, type RequestSpanFacts } from './tracing/http-spans.js';
 import { sharedSchemaController } from './schema-compilers.js';
+
+/** Swagger UI's configuration document (configUrl): it names /openapi.json as the page's document. */
+const swaggerConfigPath = '/docs/swagger-config.json';
 
 /** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
 export const bodyBytesMax = 64 * 1024;
@@ -164,7 +170,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'coregate business API', version: parts.version, description: apiDescription },
+      info: { title: 'coregate API', version: parts.version, description: apiDescription },
       tags: apiTags,
       components: { securitySchemes: securitySchemes(parts.docsRealm ?? 'sandbox') },
     },
@@ -179,18 +185,34 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
       favicon: [{ filename: 'coregate.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: coregateIconSvg }],
     },
     logo: { type: 'image/svg+xml', content: coregateLogoSvg, href: '/docs', target: '_self' },
-    // The plugin sends /docs/static/index.html to the page by rewriting the path's end, which a
-    // query string (`?url=...`) hides: it redirected to itself, forever. Redirected here, once,
-    // to the page, with the query kept.
+    // The plugin fixes the page's document URL to /docs/json; Swagger UI's configUrl is read after
+    // it, so the page loads (and its URL box names) /openapi.json, the one URL the docs give.
+    uiConfig: { configUrl: swaggerConfigPath },
     uiHooks: {
       onRequest: async (request, reply) => {
         const queryAt = request.url.indexOf('?');
-        if (queryAt >= 0 && request.url.slice(0, queryAt) === '/docs/static/index.html') return reply.redirect(`/docs${request.url.slice(queryAt)}`, 302);
+        const path = queryAt >= 0 ? request.url.slice(0, queryAt) : request.url;
+        // The plugin's own copy, undated: the served document is the dated one.
+        if (path === '/docs/json') return reply.redirect('/openapi.json');
+        // The plugin sends /docs/static/index.html to the page by rewriting the path's end, which a
+        // query string (`?url=...`) hides: it redirected to itself, forever. Redirected here, once,
+        // to the page, with the query kept.
+        if (queryAt >= 0 && path === '/docs/static/index.html') return reply.redirect(`/docs${request.url.slice(queryAt)}`, 302);
         return undefined;
       },
     },
   });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get(swaggerConfigPath, { schema: { hide: true } }, async () => ({ url: '/openapi.json' }));
+  // The document's examples are dated by the core's business date (built again when it moves), and
+  // the Postman collection is made from that document (CONTRACT §14), wherever the document is served.
+  const docs = new DatedDocument({
+    base: () => app.swagger() as Record<string, unknown>,
+    businessDate: () => parts.api.core.businessDate(),
+    fallbackBusinessDate: demoCalendar.businessDate,
+    derive: (document) => postmanCollection(document, ''),
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => (await docs.current()).document);
+  app.get(postmanCollectionPath, { schema: { hide: true } }, async (request) => withBaseUrl((await docs.current()).derived, `${request.protocol}://${request.host}`));
 
   // The routes without an error handler of their own (the console's login, the docs, health):
   // a database outage is 503, a failure of ours a 500 that names no internal detail (fastify's

@@ -12,7 +12,11 @@ export const dpopScheme = 'dpop';
 export const apiDescription = [
   'Term deposits and merchandising loan installments over a core banking system.',
   '',
-  '**Try it**: click **Authorize**, enter a client of the data file (the demo: `treasury-app` and its secret from `demo/sandbox.json`), tick the scopes and authorize: Swagger UI obtains a token from the sandbox realm\'s token endpoint (client credentials in the Authorization header). Then **Try it out** on an operation: every request example succeeds on the demo data.',
+  '**Try it**: click **Authorize**, enter a client of the data file (the demo: `treasury-app` and its secret from `demo/sandbox.json`), tick the scopes and authorize: Swagger UI obtains a token from the sandbox realm\'s token endpoint (client credentials in the Authorization header). Then **Try it out** on an operation: every request example succeeds on the demo data. The examples are the demo data\'s, and their dates are the core\'s current business date.',
+  '',
+  '**Repeats**: Swagger UI sends no `x-correlation-id`, so the same body from the same client to the same path within the duplicate window (10 minutes by default) answers **409** naming the first operation and its outcome, even when that outcome was a refusal: a request\'s outcome is final, and a repeat never runs twice. To try again, change the body (the amount) or send a new `x-correlation-id`.',
+  '',
+  '**Postman**: the collection [/collections/postman.json](/collections/postman.json) holds the token request and every business operation with these examples (variables baseUrl, clientId, clientSecret); it runs with `newman run`.',
   '',
   'Tokens: OAuth 2.0 client credentials at `/realms/{realm}/protocol/openid-connect/token` (see the **Auth service** section).',
   '',

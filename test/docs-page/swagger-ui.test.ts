@@ -60,6 +60,22 @@ describe('API docs page in Chromium (/docs)', { skip }, () => {
     assert.match(await (await fetch(`${server.url}${icon}`)).text(), /<svg/);
   });
 
+  test('the explore box names /openapi.json, the document the page shows', async () => {
+    assert.equal(await page.locator('.topbar input#download-url-input').inputValue(), '/openapi.json');
+    assert.match((await page.locator('.information-container .title').textContent()) ?? '', /^coregate API/);
+  });
+
+  test('an answer\'s example is the demo data\'s, never one invented from a pattern', async () => {
+    const operation = page.locator('#operations-Term_deposits-retrieveTermDeposit');
+    await operation.locator('.opblock-summary').click();
+    const example = operation.locator('.responses-table .response[data-code="200"] .microlight').first();
+    await example.waitFor();
+    const shown = JSON.parse((await example.textContent()) ?? '') as Record<string, any>;
+    assert.deepEqual(shown.termDepositProduct, { productCode: 'TDFIX', componentCode: 'TD30-365' });
+    assert.equal(shown.sourceAccount.accountIdentification, '1000000001');
+    await operation.locator('.opblock-summary').click();
+  });
+
   test('the auth endpoints have their own tag "Auth service", and the description links the console', async () => {
     const tag = page.locator('.opblock-tag-section h3', { hasText: 'Auth service' });
     await tag.waitFor();

@@ -35,7 +35,7 @@ export async function termDepositRoutes(app: FastifyInstance, options: { core: C
       schema: {
         summary: 'Constitute (initiate) a term deposit',
         description:
-          'Debits the source account and creates the contract; the answer\'s `termDepositAccount` is the contract number to retrieve. The example succeeds on the demo data: its `valueDate` is the demo business date, 2026-03-02 (after the business date is advanced, use the new one: a business day on or after it). The same body sent again within the duplicate window (10 minutes) without an `x-correlation-id` is a 409: change `amountValue` to try again.',
+          'Debits the source account and creates the contract; the answer\'s `termDepositAccount` is the contract number to retrieve. The example succeeds on the demo data: its `valueDate` is the core\'s current business date (the next business day when that is a weekend or holiday). The same body sent again within the duplicate window (10 minutes by default) without an `x-correlation-id` is a 409 naming the first operation, whatever its outcome (a 422 included): change `amountValue` or send a new `x-correlation-id` to try again.',
         operationId: 'initiateTermDeposit',
         tags: ['Term deposits'],
         security: businessSecurity(initiateScope),

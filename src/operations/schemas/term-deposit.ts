@@ -11,7 +11,9 @@ const IsoDate = (description: string) => Type.String({ format: 'date', descripti
 /**
  * The request example of the API docs page ("Try it out"): it succeeds on the demo data
  * (demo/sandbox.json): customer C0001, product TDFIX/TD30-365, its USD accounts, and the demo
- * business date 2026-03-02 as value date (test/docs-page checks it against a running server).
+ * business date 2026-03-02 as value date. The served document replaces the value date with the
+ * core's current business date (src/docs-page/dated-document.ts); test/docs-page checks it
+ * against a running server.
  */
 export const termDepositInitiationExample = {
   customerReference: 'C0001',
