@@ -102,6 +102,26 @@ export function successExamples(businessDate: string): Record<string, Record<str
         ],
       },
     },
+    listSandboxRequests: {
+      200: {
+        requests: [
+          {
+            id: '0192f0c4-5b6d-7a1b-8c2d-3e4f5a6b7c8d',
+            recordedAt: `${businessDate}T10:15:30.101Z`,
+            method: 'POST',
+            path: '/v1/term-deposits/initiate',
+            status: 200,
+            correlationId: 'order-4711',
+            durationMs: 14,
+            operationReference: sampleOperationReference,
+            scenario: null,
+            request: { headers: { 'content-type': 'application/json', 'x-correlation-id': 'order-4711' }, body: termDepositRequestExample(businessDate) },
+            response: { headers: { 'content-type': 'application/json; charset=utf-8', 'x-correlation-id': 'order-4711' }, body: initiation },
+          },
+        ],
+        more: false,
+      },
+    },
     ...authExamples(),
   };
 }

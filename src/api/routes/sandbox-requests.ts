@@ -11,19 +11,6 @@ import { businessSecurity } from '../../docs-page/openapi-info.js';
 import { requestLogQuery, requestLogView, type RequestLog } from '../../sandbox/request-log.js';
 import { ApiError } from '../error-record.js';
 
-const exchangeExample = {
-  id: '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b',
-  recordedAt: '2026-03-02T09:15:02.113Z',
-  method: 'POST',
-  path: '/v1/term-deposits/initiate',
-  status: 502,
-  correlationId: 'order-4711',
-  durationMs: 12,
-  operationReference: '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c',
-  scenario: 'core-unavailable',
-  request: { headers: { 'content-type': 'application/json', 'x-correlation-id': 'order-4711', 'coregate-scenario': 'core-unavailable' }, body: { customerReference: 'C0001' } },
-  response: { headers: { 'content-type': 'application/json; charset=utf-8', location: '/v1/operations/0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5c' }, body: { httpCode: 502 } },
-};
 
 const Exchange = Type.Object({
   id: Type.String(),
@@ -62,7 +49,7 @@ export async function sandboxRequestRoutes(app: FastifyInstance, options: { requ
           offset: Type.Optional(Type.String({ description: 'Entries to skip, default 0' })),
         }),
         response: {
-          200: Type.Object({ requests: Type.Array(Exchange), more: Type.Boolean({ description: 'More entries follow: ask with offset + limit' }) }, { examples: [{ requests: [exchangeExample], more: false }] }),
+          200: Type.Object({ requests: Type.Array(Exchange), more: Type.Boolean({ description: 'More entries follow: ask with offset + limit' }) }),
           ...errorResponses(false, [400, 401, 429, 500, 503]),
         },
       },
