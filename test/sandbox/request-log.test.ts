@@ -14,6 +14,7 @@ import { storeTargets, withCreatedStore, withStore } from '../helpers/stores.js'
 import { FakeClock } from '../helpers/fake-clock.js';
 import { RequestLog, requestLogPerClientMax, requestLogRetentionMs } from '../../src/sandbox/request-log.js';
 import { createLogger } from '../../src/log.js';
+import { sessionCookie } from '../console/helpers.js';
 
 function initiate(server: TestServer, token: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
   return send(`${server.url}${initiatePath}`, {
@@ -100,6 +101,29 @@ describeEachStore(
         const refused = await requests(server(), token, query);
         assert.equal(refused.status, 400, query);
         assert.match(refused.body.message, /must be/, JSON.stringify(refused.body));
+      }
+    });
+
+    test('the operator reads every client\'s requests at GET /operator/v1/requests, filtered by client (realm/clientId) and by operation reference; a bad client is 400', async () => {
+      const cookie = await sessionCookie(server());
+      const token = await demoToken(server());
+      const branch = await demoToken(server(), demo.branch);
+      const mine = await initiate(server(), token, depositBody(2501), { 'x-correlation-id': 'operator-1' });
+      await send(`${server().url}/v1/term-deposits/TD-OPERATOR/retrieve`, { headers: { authorization: `Bearer ${branch}`, 'x-correlation-id': 'operator-2' } });
+      const read = (query: string) => send(`${server().url}/operator/v1/requests${query}`, { headers: { cookie } });
+      const every = await read('?limit=100');
+      assert.equal(every.status, 200, JSON.stringify(every.body));
+      const ids = every.body.requests.map((entry: any) => entry.correlationId);
+      assert.ok(ids.includes('operator-1') && ids.includes('operator-2'), ids.join(','));
+      const branchOnly = await read('?client=sandbox/branch-portal&limit=100');
+      assert.ok(branchOnly.body.requests.length >= 1);
+      assert.ok(branchOnly.body.requests.every((entry: any) => entry.client.clientId === 'branch-portal' && entry.client.realm === 'sandbox'));
+      const byOperation = await read(`?reference=${mine.body.operationReference}`);
+      assert.deepEqual(byOperation.body.requests.map((entry: any) => entry.correlationId), ['operator-1']);
+      for (const query of ['?client=branch-portal', '?reference=not%20a%20reference', '?status=9xx']) {
+        const refused = await read(query);
+        assert.equal(refused.status, 400, query);
+        assert.match(refused.body.message, /must be/);
       }
     });
 
