@@ -803,7 +803,7 @@ const repeatFaulty = new FaultyCore();
 describeEachStore(
   "core faults: 502 / 504, the client's repeat reconciles",
   ({ server }) => {
-    test('core unavailable → 502 CORE_UNAVAILABLE, nothing written; the repeat with the same id after recovery executes now → 200, once', async () => {
+    test('core unavailable → 502 CORE_UNAVAILABLE with Location, nothing written; a repeat during the outage → 502 with the same Location; the repeat after recovery executes now → 200, once', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
       const body = depositBody(5000);
@@ -820,6 +820,12 @@ describeEachStore(
       assert.equal(repeatFaulty.writes, writesBefore, 'the core was never written to');
       const unknown = await storedOperation(server(), id);
       assert.equal(unknown?.status, 'Unknown', 'the outcome is held as unknown');
+      // CONTRACT §4: the 502 of an unknown outcome says where to follow it, and so does a repeat the core still cannot settle.
+      assert.equal(failed.headers.get('location'), `/v1/operations/${unknown?.reference}`);
+      const duringOutage = await repeatFaulty.withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body }));
+      assertRefused(duringOutage, 502, 'TD-502-001');
+      assert.equal(duringOutage.headers.get('location'), `/v1/operations/${unknown?.reference}`);
+      assert.equal((await storedOperation(server(), id))?.status, 'Unknown');
 
       const repeat = await initiate(server(), { token, correlationId: id, body });
       assertExecuted(repeat);

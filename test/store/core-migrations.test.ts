@@ -22,6 +22,7 @@ import * as m0005 from '../../src/store/migrations/0005_drop_unused_chain_index.
 import * as m0007 from '../../src/store/migrations/0007_webhooks.js';
 import * as m0008 from '../../src/store/migrations/0008_operator_sessions.js';
 import * as m0009 from '../../src/store/migrations/0009_fapi2.js';
+import * as m0010 from '../../src/store/migrations/0010_sandbox_scenarios.js';
 import { storeTargets } from '../helpers/stores.js';
 
 const coreTables = ['directory_users', 'workstations', 'customers', 'accounts', 'movements', 'postings', 'term_deposit_products', 'term_deposits', 'loan_facilities', 'loan_installments', 'loan_executions', 'core_operations', 'core_business_days', 'core_events', 'core_settings'];
@@ -39,6 +40,7 @@ function preSplitMigrations(last: string): Record<string, Migration> {
     '0007_webhooks': m0007,
     '0008_operator_sessions': m0008,
     '0009_fapi2': m0009,
+    '0010_sandbox_scenarios': m0010,
   };
   return Object.fromEntries(Object.entries(all).filter(([name]) => name <= last));
 }
@@ -128,7 +130,7 @@ for (const target of storeTargets) {
         split = await schemaOf(store);
       });
       await withEmptyStore(async (store) => {
-        await migratePreSplit(store, '0009_fapi2');
+        await migratePreSplit(store, '0010_sandbox_scenarios');
         await migrateCoreToLatest(store);
         assert.deepEqual(await schemaOf(store), split);
       });
