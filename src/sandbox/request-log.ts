@@ -100,8 +100,8 @@ export class RequestLog {
       scenario: exchange.scenario ?? null,
       requestHeaders: this.#kept(exchange.requestHeaders),
       responseHeaders: this.#kept(exchange.responseHeaders),
-      requestBody: exchange.requestBody === undefined ? null : exchange.requestBody.slice(0, bodyCharsMax),
-      responseBody: exchange.responseBody === undefined ? null : exchange.responseBody.slice(0, bodyCharsMax),
+      requestBody: storedBody(exchange.requestBody),
+      responseBody: storedBody(exchange.responseBody),
     });
     this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), flushDelayMs, { background: true });
   }
@@ -155,6 +155,16 @@ export class RequestLog {
     }
     return kept;
   }
+}
+
+/**
+ * A body as the log keeps it: cut at its bound, and without NUL characters, which PostgreSQL's
+ * text refuses (a malformed body may hold one; the whole batch would fail with it).
+ */
+function storedBody(body: string | undefined): string | null {
+  if (body === undefined) return null;
+  const cut = body.length > bodyCharsMax ? body.slice(0, bodyCharsMax) : body;
+  return cut.includes('\u0000') ? cut.replaceAll('\u0000', '\uFFFD') : cut;
 }
 
 /** An entry as the API and the console show it: bodies as JSON when they are JSON. */

@@ -127,6 +127,15 @@ describeEachStore(
       }
     });
 
+    test('a body with a NUL character (malformed JSON, 400) is kept with the character replaced: PostgreSQL\'s text refuses NUL, and one entry must not lose its batch', async () => {
+      const token = await demoToken(server());
+      const refused = await initiate(server(), token, '{"customerReference":"C\u0000"}', { 'x-correlation-id': 'nul-body-1' });
+      assert.equal(refused.status, 400);
+      const listed = await requests(server(), token, '?correlationId=nul-body-1');
+      assert.equal(listed.body.requests.length, 1, JSON.stringify(listed.body));
+      assert.equal(listed.body.requests[0].request.body, '{"customerReference":"C\uFFFD"}');
+    });
+
     test('never a token, proof, secret or cookie stored: the whole log table holds none of them; unauthenticated requests and the log\'s own reads are not kept', async () => {
       const token = await demoToken(server());
       const cookie = `session=${randomUUID()}`;
