@@ -111,7 +111,7 @@ function checkTlsFiles(config: Config): void {
  */
 function banner(coregate: Coregate, workers: number, sandbox: boolean): string {
   const lines = ['', `coregate is ready on ${coregate.url}${workers > 1 ? ` (${workers} workers)` : ''}`];
-  lines.push(`  API docs: ${coregate.url}/docs`, `  OpenAPI:  ${coregate.url}/openapi.json`);
+  lines.push(`  API docs: ${coregate.url}/docs`, `  OpenAPI:  ${coregate.url}/openapi.json`, `  Postman:  ${coregate.url}/collections/postman.json`);
   if (coregate.operatorApi) lines.push(`  console:  ${coregate.url}/console`);
   lines.push(`  health:   ${coregate.url}/health/ready`, `  metrics:  ${coregate.metricsUrl}`);
   const realm = coregate.data?.realms?.[0];

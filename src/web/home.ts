@@ -14,6 +14,7 @@ export async function homeRoute(app: FastifyInstance, options: HomeOptions): Pro
   const links: Record<string, string> = {
     docs: '/docs',
     openapi: '/openapi.json',
+    postman: '/collections/postman.json',
     ...(options.console ? { console: '/console' } : {}),
     health: '/health/ready',
     discovery: '/realms/{realm}/.well-known/openid-configuration',
@@ -23,6 +24,7 @@ export async function homeRoute(app: FastifyInstance, options: HomeOptions): Pro
     const items = [
       ['/docs', 'API docs (try the business API in the browser)'],
       ['/openapi.json', 'OpenAPI 3.1 document'],
+      ['/collections/postman.json', 'Postman collection (import it, or run it with newman)'],
       ...(options.console ? [['/console', 'Console (log in with the URL `coregate console` prints)']] : []),
       ['/health/ready', 'Readiness'],
     ];

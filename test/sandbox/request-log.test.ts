@@ -133,7 +133,7 @@ describeEachStore(
       assert.equal(refused.status, 400);
       const listed = await requests(server(), token, '?correlationId=nul-body-1');
       assert.equal(listed.body.requests.length, 1, JSON.stringify(listed.body));
-      assert.equal(listed.body.requests[0].request.body, '{"customerReference":"C\uFFFD"}');
+      assert.deepEqual(listed.body.requests[0].request.body, { customerReference: 'C\uFFFD' });
     });
 
     test('never a token, proof, secret or cookie stored: the whole log table holds none of them; unauthenticated requests and the log\'s own reads are not kept', async () => {

@@ -26,6 +26,7 @@ test('issue 12 item 7: GET / answers a JSON index of the docs, the OpenAPI docum
   assert.equal(index.service, 'coregate');
   assert.equal(index.links.docs, '/docs');
   assert.equal(index.links.openapi, '/openapi.json');
+  assert.equal(index.links.postman, '/collections/postman.json');
   assert.equal(index.links.console, '/console');
   for (const link of ['/docs', '/openapi.json', '/console', '/health/ready']) {
     assert.equal((await fetch(`${server.url}${link}`)).status, 200, link);
