@@ -22,7 +22,7 @@ import type { ErrorRecord } from './error-record.js';
 import type { AuditContext } from './operation-audit.js';
 import type { Operation, PreparedOperation, Settlement } from './operation-definition.js';
 import type { OperationSettlement, Settled } from './operation-settlement.js';
-import type { Scenario } from './scenario.js';
+import { scenarioOutageMs, type Scenario } from './scenario.js';
 
 export interface ExecutionJob {
   operation: Operation;
@@ -167,7 +167,10 @@ export class Execution {
     } catch (error) {
       if (!isCoreFailure(error)) throw error;
       const entry = error instanceof CoreTimeout ? E.coreTimeout : E.coreUnavailable;
-      await this.#recordUnknown(inFlight(job, claimedAt), entry, error);
+      // A forced fault simulates an outage of the core that the reconciler would wait out: it
+      // leaves the operation alone meanwhile, so that a repeat made by hand still executes (§14).
+      const notBefore = job.scenario === undefined ? 0 : this.#options.clock.now() + scenarioOutageMs;
+      await this.#recordUnknown(inFlight(job, claimedAt), entry, error, notBefore);
       return { kind: 'unknown', entry };
     }
     if (settlement.status === 'Rejected') {
@@ -194,12 +197,12 @@ export class Execution {
   }
 
   /** The outcome is unknown: held so, with the request, until a repeat or the reconciler settles it. */
-  async #recordUnknown(job: ExecutionJob, entry: ErrorEntry, cause: unknown): Promise<void> {
+  async #recordUnknown(job: ExecutionJob, entry: ErrorEntry, cause: unknown, notBeforeEpochMs = 0): Promise<void> {
     const { store, logger } = this.#options;
     const { reference, accepted } = job.record;
     logger.warn({ err: cause, reference, operation: job.operation.name }, accepted ? 'pending operation not executed yet: core outcome unknown' : 'core outcome unknown');
     try {
-      await this.#settlement.holdUnknown(job, this.#options.clock.now(), entry);
+      await this.#settlement.holdUnknown(job, this.#options.clock.now(), entry, notBeforeEpochMs);
     } catch (error) {
       // A concurrent request or instance holds the operation meanwhile: its record is the one that counts.
       if (!(await recoverClaim(store.db, error, job.record))) logger.error({ err: error, reference }, 'could not record an unknown outcome');

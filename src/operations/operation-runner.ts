@@ -23,7 +23,7 @@ import type { PendingWorker } from './pending-worker.js';
 import type { Reconciler } from './reconciler.js';
 import { isCoreFailure } from './core-call.js';
 import { CoreTimeout } from '../core/port.js';
-import { answersAccepted, type Scenario } from './scenario.js';
+import { answersAccepted, dueAfterMs, type Scenario } from './scenario.js';
 
 export type RunOutcome =
   | { kind: 'done'; status: 200; body: unknown; reference: string }
@@ -219,7 +219,7 @@ export class OperationRunner {
   #record(operation: Operation, call: Invocation, reference: string, stored: OperationRecord | undefined, scenario: Scenario | undefined): OperationRecord {
     if (stored) return { ...stored, request: call.request, accepted: call.respondAsync || this.inBatchWindow(), nextAttemptEpochMs: 0 };
     const now = dateOf(this.#options.clock);
-    const deferred = answersAccepted(scenario);
+    const accepted = call.respondAsync || this.inBatchWindow(now) || answersAccepted(scenario);
     return {
       reference,
       clientKey: call.caller.clientKey,
@@ -232,7 +232,7 @@ export class OperationRunner {
       request: call.request,
       status: 'Pending',
       httpStatus: null,
-      accepted: call.respondAsync || this.inBatchWindow(now) || deferred,
+      accepted,
       result: undefined,
       error: undefined,
       actor: actorOf(call.caller),
@@ -241,7 +241,7 @@ export class OperationRunner {
       updatedAt: now.toISOString(),
       updatedEpochMs: now.getTime(),
       attempts: 0,
-      nextAttemptEpochMs: deferred && scenario ? now.getTime() + scenario.delayMs : 0,
+      nextAttemptEpochMs: dueAfterMs(scenario, accepted) > 0 ? now.getTime() + dueAfterMs(scenario, accepted) : 0,
       scenario,
     };
   }

@@ -82,11 +82,11 @@ export class OperationSettlement {
    * record takes that error and an audit record is written, in one unit of work; without it (a
    * reconciliation attempt that failed) the record keeps the error it has and only moves.
    */
-  async holdUnknown(target: SettlementTarget, atEpochMs: number, entry?: ErrorEntry): Promise<void> {
+  async holdUnknown(target: SettlementTarget, atEpochMs: number, entry?: ErrorEntry, notBeforeEpochMs = 0): Promise<void> {
     const { store, claims, audit, backoffMaxMs } = this.#options;
     const { record, from } = target;
     const attempts = from.kind === 'new' ? 0 : record.attempts + 1;
-    const nextAttemptEpochMs = nextAttemptAt(attempts, atEpochMs, backoffMaxMs);
+    const nextAttemptEpochMs = Math.max(notBeforeEpochMs, nextAttemptAt(attempts, atEpochMs, backoffMaxMs));
     if (entry === undefined) {
       if (from.kind === 'new') throw new Error(`operation ${record.reference} is not stored: an unknown outcome needs its error`);
       await claims.move(store.db, record.reference, from.guard, { status: 'Unknown', attempts, nextAttemptEpochMs, atEpochMs });

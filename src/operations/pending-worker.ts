@@ -104,5 +104,7 @@ export class PendingWorker {
 function scenarioOf(record: OperationRecord): Scenario | undefined {
   const stored = record.scenario;
   if (stored === undefined || record.httpStatus !== null || record.attempts > 0 || !isScenarioName(stored.name)) return undefined;
+  // A slow core's delay was the operation's due time (scenario.ts, dueAfterMs): not waited twice.
+  if (stored.name === 'slow') return undefined;
   return { name: stored.name, delayMs: stored.delayMs };
 }

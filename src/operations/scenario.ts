@@ -21,6 +21,12 @@ export interface Scenario {
 /** The delay when `Coregate-Scenario-Delay-Ms` is absent: "a few seconds later". */
 export const scenarioDelayDefaultMs = 2_000;
 export const scenarioDelayMaxMs = 60_000;
+/**
+ * How long the reconciler leaves an outcome a scenario made unknown (core-unavailable,
+ * core-timeout) alone: the outage the scenario simulates. A client's repeat within it executes;
+ * after it, nobody having repeated, the reconciler settles it as for a real core (NOT_EXECUTED).
+ */
+export const scenarioOutageMs = 60_000;
 
 /** What a client sees of each scenario: the OpenAPI document's and docs/sandbox.md's words. */
 export const scenarioEffects: Readonly<Record<ScenarioName, string>> = {
@@ -39,4 +45,14 @@ export function isScenarioName(name: string): name is ScenarioName {
 /** The scenarios a client receives 202 for, settled later by the pending worker. */
 export function answersAccepted(scenario: Scenario | undefined): boolean {
   return scenario !== undefined && (scenario.name === 'async-executed' || scenario.name === 'async-rejected');
+}
+
+/**
+ * When an accepted (202) operation is due: an async scenario's, or a slow one's (answered 202
+ * because the client asked), after its delay; the pending worker, which takes operations one at
+ * a time, then never waits out a slow core's delay for everyone else.
+ */
+export function dueAfterMs(scenario: Scenario | undefined, accepted: boolean): number {
+  if (scenario === undefined || !accepted) return 0;
+  return answersAccepted(scenario) || scenario.name === 'slow' ? scenario.delayMs : 0;
 }

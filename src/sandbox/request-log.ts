@@ -28,8 +28,8 @@ const pruneIntervalMs = 60_000;
 
 /** Header names never kept, whatever their value. */
 const credentialHeaders = new Set(['authorization', 'proxy-authorization', 'dpop', 'cookie', 'set-cookie', 'x-api-key']);
-/** Names that say they carry a credential. */
-const secretLikeName = /secret|token|passw|api[-_]?key|signature|session|credential|dpop|cert/i;
+/** Names that say they carry a credential (a challenge names none: it is kept). */
+const secretLikeName = /secret|token|passw|auth|key|assertion|hmac|signature|session|credential|dpop|cert/i;
 
 export interface RequestLogOptions {
   store: Store;
@@ -61,7 +61,8 @@ export class RequestLog {
   readonly #prune: Periodic;
   #buffer: RequestLogRow[] = [];
   #timer: Timer | undefined;
-  #writing: Promise<void> = Promise.resolve();
+  /** The write under way, if any. */
+  #writing: Promise<void> | undefined;
   #dropped = 0;
 
   constructor(options: RequestLogOptions) {
@@ -103,26 +104,33 @@ export class RequestLog {
       requestBody: storedBody(exchange.requestBody),
       responseBody: storedBody(exchange.responseBody),
     });
-    this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), flushDelayMs, { background: true });
+    if (this.#writing === undefined) this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), flushDelayMs, { background: true });
   }
 
-  /** Writes what is buffered; resolves when every entry recorded before the call is written or dropped. */
+  /**
+   * Writes what is buffered; resolves when every entry recorded before the call is written or
+   * dropped. One write at a time: while one is under way new entries stay in the buffer, so that
+   * what waits in memory is bounded (the buffer's 5,000 and one batch) even when the database
+   * stalls.
+   */
   flush(): Promise<void> {
     this.#timer?.clear();
     this.#timer = undefined;
+    if (this.#writing !== undefined) return this.#writing.then(() => this.flush());
     const batch = this.#buffer;
     this.#buffer = [];
-    this.#writing = this.#writing.then(async () => {
-      if (this.#dropped > 0) {
-        this.#options.logger.warn({ dropped: this.#dropped }, 'request log entries dropped: their writes could not keep up');
-        this.#dropped = 0;
-      }
-      if (batch.length === 0) return;
-      try {
-        await insertRequestLogRows(this.#options.store.db, batch);
-      } catch (error) {
-        this.#options.logger.warn({ err: error, entries: batch.length }, 'request log entries not written');
-      }
+    if (this.#dropped > 0) {
+      this.#options.logger.warn({ dropped: this.#dropped }, 'request log entries dropped: their writes could not keep up');
+      this.#dropped = 0;
+    }
+    if (batch.length === 0) return Promise.resolve();
+    const writing = insertRequestLogRows(this.#options.store.db, batch).then(
+      () => undefined,
+      (error: unknown) => this.#options.logger.warn({ err: error, entries: batch.length }, 'request log entries not written'),
+    );
+    this.#writing = writing.finally(() => {
+      this.#writing = undefined;
+      if (this.#buffer.length > 0) this.#timer ??= this.#options.clock.setTimeout(() => void this.flush(), flushDelayMs, { background: true });
     });
     return this.#writing;
   }
@@ -150,7 +158,7 @@ export class RequestLog {
     for (const [name, value] of Object.entries(headers)) {
       if (value === undefined) continue;
       const lower = name.toLowerCase();
-      if (this.#excluded.has(lower) || secretLikeName.test(lower)) continue;
+      if (this.#excluded.has(lower) || (secretLikeName.test(lower) && lower !== 'www-authenticate')) continue;
       kept[lower] = Array.isArray(value) ? value.join(', ') : String(value);
     }
     return kept;
@@ -211,7 +219,8 @@ export function requestLogQuery(query: Readonly<Record<string, string | undefine
     else return { problem: 'status must be a status code (404) or a class (4xx)' };
   }
   if (path !== undefined) {
-    if (path === '' || path.length > 512) return { problem: 'path must be 1-512 characters: the start of the paths to show, e.g. /v1/term-deposits' };
+    // No control character: PostgreSQL's text refuses NUL, and no path holds one.
+    if (path === '' || path.length > 512 || /[\u0000-\u001f\u007f]/.test(path)) return { problem: 'path must be 1-512 printable characters: the start of the paths to show, e.g. /v1/term-deposits' };
     filter.pathPrefix = path;
   }
   if (since !== undefined) {

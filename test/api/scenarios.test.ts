@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { findOperationByCorrelation, type OperationRecord } from '../../src/store/operations.js';
 import { loanExecutionExample } from '../../src/operations/schemas/merchandising-loan.js';
-import { scenarioNames } from '../../src/operations/scenario.js';
+import { scenarioNames, scenarioOutageMs } from '../../src/operations/scenario.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demoToken, startTestServer, type TestServer } from '../helpers/server.js';
@@ -134,6 +134,37 @@ describeEachStore(
       assert.equal(await movementsOf(server(), accepted.body.operationReference as string), 1);
     });
 
+    test('core-unavailable nobody repeats: the reconciler leaves it alone for the outage it simulates (60 s: a repeat made by hand still executes), then settles it Rejected NOT_EXECUTED', async () => {
+      const token = await demoToken(server());
+      const id = randomUUID();
+      assert.equal((await initiate(server(), token, 1211, { scenario: 'core-unavailable', correlationId: id })).status, 502);
+      const reconcilePasses = async () => {
+        for (const instance of server().instances) await instance.background.reconciler.runOnce();
+      };
+      clock.advance(scenarioOutageMs - 1_000);
+      await reconcilePasses();
+      assert.equal((await stored(server(), id)).status, 'Unknown', 'left alone during the simulated outage');
+      clock.advance(2_000);
+      await reconcilePasses();
+      const settled = await stored(server(), id);
+      assert.equal(settled.status, 'Rejected');
+      assert.equal((settled.error as any).errordetail[0].reason, 'NOT_EXECUTED');
+    });
+
+    test('slow with Prefer: respond-async: 202, executed once its delay passed, without the pending worker waiting it out', async () => {
+      const token = await demoToken(server());
+      const accepted = await initiate(server(), token, 1212, { scenario: 'slow', delayMs: '1500', prefer: 'respond-async' });
+      assert.equal(accepted.status, 202, JSON.stringify(accepted.body));
+      const reference = accepted.body.operationReference as string;
+      await runPendingWorkers(server());
+      assert.equal((await operationView(server(), token, reference)).status, 'Pending', 'not before its delay');
+      clock.advance(1_500);
+      // A pass the clock's move started may have read the time before the delay ended: the next one finds it due.
+      await runPendingWorkers(server());
+      await runPendingWorkers(server());
+      assert.equal((await operationView(server(), token, reference)).status, 'Executed');
+    });
+
     test('core-timeout: 504 CORE_TIMEOUT after the core time-out, with Location; the core never executes it, and the reconciler settles it Rejected NOT_EXECUTED', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
@@ -200,6 +231,7 @@ describeEachStore(
       await runPendingWorkers(server());
       assert.equal((await operationView(server(), token, reference)).status, 'Pending');
       clock.advance(1);
+      await runPendingWorkers(server());
       await runPendingWorkers(server());
       const view = await operationView(server(), token, reference);
       assert.equal(view.status, 'Executed', JSON.stringify(view));

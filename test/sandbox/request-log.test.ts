@@ -97,7 +97,7 @@ describeEachStore(
       const second = await requests(server(), token, '?path=/v1/term-deposits/TD-22&limit=1&offset=1');
       assert.equal(first.body.more, true);
       assert.deepEqual([first.body.requests[0].correlationId, second.body.requests[0].correlationId], ['filter-2203', 'filter-2202']);
-      for (const query of ['?status=600', '?limit=0', '?limit=101', '?since=yesterday', '?offset=10000', '?correlationId=has%20space']) {
+      for (const query of ['?status=600', '?limit=0', '?limit=101', '?since=yesterday', '?offset=10000', '?correlationId=has%20space', '?path=%2Fv1%00']) {
         const refused = await requests(server(), token, query);
         assert.equal(refused.status, 400, query);
         assert.match(refused.body.message, /must be/, JSON.stringify(refused.body));

@@ -12,7 +12,12 @@ const filterNames = ['client', 'correlationId', 'status', 'path', 'since', 'refe
 /** The operator API's query for the filters that are set. */
 function queryOf(filters) {
   const query = new URLSearchParams({ limit: '50' });
-  for (const name of filterNames) if (filters[name]) query.set(name, name === 'since' ? new Date(filters[name]).toISOString() : filters[name]);
+  for (const name of filterNames) {
+    if (!filters[name]) continue;
+    // The form's local time as an instant; a time that is none (typed into the URL) is sent as typed, for the API to refuse.
+    const since = name === 'since' ? new Date(filters[name]) : undefined;
+    query.set(name, since && !Number.isNaN(since.getTime()) ? since.toISOString() : filters[name]);
+  }
   return `/requests?${query}`;
 }
 

@@ -165,16 +165,18 @@ export function OperationsSection({ params = {} }) {
   const [status, setStatus] = useState('');
   const [open, setOpen] = useState(params.reference ?? null);
   // A link from another view (the request log) names one operation: it is shown alone.
-  const one = usePoll(params.reference ? `/operations/${encodeURIComponent(params.reference)}` : null);
-  const operations = usePoll(params.reference ? null : `/operations?limit=50${status ? `&status=${status}` : ''}`);
+  // Only a reference's characters reach the operator API's path (a typed hash could hold "..").
+  const reference = /^[A-Za-z0-9-]{1,64}$/.test(params.reference ?? '') ? params.reference : undefined;
+  const one = usePoll(reference ? `/operations/${reference}` : null);
+  const operations = usePoll(params.reference !== undefined ? null : `/operations?limit=50${status ? `&status=${status}` : ''}`);
   const perMinute = usePoll('/metrics/operations-per-minute', 5000);
   return html`
     <section class="panel" id="operations">
       <h2>Operations</h2>
-      ${params.reference ? html`
+      ${params.reference !== undefined ? html`
         <p class="hint">Operation ${params.reference} · <a href="#operations">all operations</a></p>
-        <${Answer} answer=${one}>${(operation) => html`
-          <table class="clickable">${operationHeader}<tbody><${OperationRows} operation=${operation} open=${open} setOpen=${setOpen} /></tbody></table>`}<//>` : html`
+        ${reference === undefined ? html`<p class="error">Not an operation reference.</p>` : html`<${Answer} answer=${one}>${(operation) => html`
+          <table class="clickable">${operationHeader}<tbody><${OperationRows} operation=${operation} open=${open} setOpen=${setOpen} /></tbody></table>`}<//>`}` : html`
         <h3>Per minute, by outcome <span class="hint">(last hour)</span></h3>
         <${Answer} answer=${perMinute}>${(body) => html`<${OperationsPerMinuteChart} perMinute=${body} />`}<//>
         <label class="filter">Status <select value=${status} onChange=${(event) => setStatus(event.target.value)}>

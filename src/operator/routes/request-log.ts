@@ -15,7 +15,7 @@ export function requestLogRoutes(options: { requestLog: RequestLog }): FastifyPl
       const { client, ...rest } = request.query;
       const parsed = requestLogQuery(rest);
       if ('problem' in parsed) throw new OperatorError(400, parsed.problem);
-      const named = client === undefined || client === '' ? undefined : /^([^/#]{1,128})\/([^/#]{1,256})$/.exec(client);
+      const named = client === undefined || client === '' ? undefined : /^([^/#\u0000-\u001f\u007f]{1,128})\/([^/#\u0000-\u001f\u007f]{1,256})$/.exec(client);
       if (named === null) throw new OperatorError(400, `client must be realm/clientId as the clients list names them (e.g. sandbox/treasury-app), got "${client?.slice(0, 64) ?? ''}"`);
       const clientKeySuffix = named ? `/realms/${encodeURIComponent(named[1] ?? '')}#${named[2] ?? ''}` : undefined;
       const page = await options.requestLog.list({ ...parsed.filter, clientKeySuffix });
