@@ -16,7 +16,7 @@ import { ApiError, errorBody, errorRecord } from './error-record.js';
 import { JsonInputError, parseStrictJson } from './strict-json.js';
 import { mapError } from './errors-http.js';
 import { authenticate, readCorrelation, requireValidCorrelation } from './guards.js';
-import { readScenario } from './scenario-header.js';
+import { readScenario, sentScenario } from './scenario-header.js';
 import type { RequestLog } from '../sandbox/request-log.js';
 import { sandboxRequestRoutes } from './routes/sandbox-requests.js';
 import { auditEntry } from '../operations/operation-audit.js';
@@ -217,7 +217,8 @@ function logRequests(app: FastifyInstance, requestLog: RequestLog): void {
         correlationId: request.correlation?.valid ? request.correlation.id : undefined,
         startedAtMs: request.startedAtMs,
         operationReference: request.operationReference,
-        scenario: request.scenario?.name ?? (typeof request.headers['coregate-scenario'] === 'string' ? request.headers['coregate-scenario'].slice(0, 32) : undefined),
+        // A refused scenario is logged as it was sent: the 400 is about it.
+        scenario: request.scenario?.name ?? sentScenario(request),
         requestHeaders: request.headers,
         responseHeaders: reply.getHeaders(),
         requestBody: request.loggedRequestBody,

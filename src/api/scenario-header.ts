@@ -32,6 +32,12 @@ export function readScenario(request: FastifyRequest, config: BusinessRouteConfi
   return { name: trimmed, delayMs };
 }
 
+/** The scenario header as sent (the request log's record of a refused one), cut to the log's column. */
+export function sentScenario(request: FastifyRequest): string | undefined {
+  const name = request.headers[scenarioHeader];
+  return typeof name === 'string' ? name.slice(0, 32) : undefined;
+}
+
 /** The headers as the OpenAPI document shows them on each operation that executes. */
 export const scenarioHeaderSchemas = {
   [scenarioHeader]: Type.Optional(

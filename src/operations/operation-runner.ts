@@ -220,6 +220,7 @@ export class OperationRunner {
     if (stored) return { ...stored, request: call.request, accepted: call.respondAsync || this.inBatchWindow(), nextAttemptEpochMs: 0 };
     const now = dateOf(this.#options.clock);
     const accepted = call.respondAsync || this.inBatchWindow(now) || answersAccepted(scenario);
+    const dueInMs = dueAfterMs(scenario, accepted);
     return {
       reference,
       clientKey: call.caller.clientKey,
@@ -241,7 +242,7 @@ export class OperationRunner {
       updatedAt: now.toISOString(),
       updatedEpochMs: now.getTime(),
       attempts: 0,
-      nextAttemptEpochMs: dueAfterMs(scenario, accepted) > 0 ? now.getTime() + dueAfterMs(scenario, accepted) : 0,
+      nextAttemptEpochMs: dueInMs > 0 ? now.getTime() + dueInMs : 0,
       scenario,
     };
   }

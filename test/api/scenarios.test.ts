@@ -290,6 +290,16 @@ describeEachStore(
       assert.equal(typeof response.body.termDepositAccount, 'string');
     });
 
+    test('CONTRACT §14: every scenario is in the OpenAPI document: both operations that execute take Coregate-Scenario with every name, and Coregate-Scenario-Delay-Ms', async () => {
+      const document = (await send(`${server().url}/openapi.json`, {})).body as any;
+      for (const [path, method] of [['/v1/term-deposits/initiate', 'post'], ['/v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute', 'post']] as const) {
+        const parameters = document.paths[path][method].parameters as Array<{ in: string; name: string; schema: { enum?: string[] } }>;
+        const scenario = parameters.find((parameter) => parameter.in === 'header' && parameter.name === 'coregate-scenario');
+        assert.deepEqual(scenario?.schema.enum, [...scenarioNames], path);
+        assert.ok(parameters.some((parameter) => parameter.in === 'header' && parameter.name === 'coregate-scenario-delay-ms'), path);
+      }
+    });
+
     test('an unknown scenario is 400 INVALID_SCENARIO listing the known ones; nothing consumed (the id then executes)', async () => {
       const token = await demoToken(server());
       const id = randomUUID();
