@@ -1,5 +1,6 @@
 /**
- * The bench's data file: two realms (RS256 and ES256) whose client holds every scope, a
+ * The bench's data file: two realms (RS256 and ES256) whose client holds every scope (and a
+ * client of the RS256 realm with the loan scope only, for the 403), a
  * technical user and workstation that are active, 200 customers each with a funded source
  * account, a second account (interest settlement, loan expenses) and a loan facility with one
  * large installment that partial executions can pay for the whole run.
@@ -9,6 +10,8 @@ import { join } from 'node:path';
 
 export const customersCount = 200;
 export const client = { clientId: 'bench-app', secret: 'bench-app-secret-0123456789abcdef0123456789abcdef' };
+/** A client of the RS256 realm whose token lacks the retrieve scope: the 403 scenario's. */
+export const narrowClient = { clientId: 'bench-narrow', secret: 'bench-narrow-secret-0123456789abcdef0123456789abcdef' };
 export const realms = { rs256: 'bench', es256: 'bench-es' } as const;
 export const businessDate = '2026-03-02';
 
@@ -41,7 +44,7 @@ export function writeBenchData(dir: string, extraRealms: readonly Record<string,
     calendar: { weekend: ['SATURDAY', 'SUNDAY'], holidays: [] },
     realms: [
       // Tokens outlive the whole run: the API scenarios reuse one token.
-      { name: realms.rs256, accessTokenLifespanSeconds: 3600, signatureAlgorithm: 'RS256', clients: [realmClient] },
+      { name: realms.rs256, accessTokenLifespanSeconds: 3600, signatureAlgorithm: 'RS256', clients: [realmClient, { ...realmClient, ...narrowClient, scopes: ['merchandisingLoan:execute'] }] },
       { name: realms.es256, accessTokenLifespanSeconds: 3600, signatureAlgorithm: 'ES256', clients: [realmClient] },
       ...extraRealms,
     ],

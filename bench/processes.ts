@@ -27,9 +27,10 @@ export async function startCoregate(options: { dataFile: string; db: string; log
   return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`), 'Server listening at');
 }
 
-export async function startHelloWorld(logDir: string): Promise<Started> {
+export async function startHelloWorld(logDir: string, profileDir?: string): Promise<Started> {
   const port = await freePort();
-  return startProcess([join(repoRoot, 'bench/hello-world.mjs'), String(port)], `http://127.0.0.1:${port}`, '/', join(logDir, 'hello-world.log'), 'hello-world listening');
+  const profile = profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`];
+  return startProcess([...profile, join(repoRoot, 'bench/hello-world.mjs'), String(port)], `http://127.0.0.1:${port}`, '/', join(logDir, 'hello-world.log'), 'hello-world listening');
 }
 
 async function startProcess(args: string[], url: string, readyPath: string, logFile: string, readyLog?: string): Promise<Started> {

@@ -4,7 +4,7 @@
  * the server's CPU per request (user + system, from /proc/<pid>/stat), which is steadier than
  * throughput on a shared machine.
  *
- *   node --import tsx bench/quick.ts [--store sqlite|postgres] [--seconds 5] [--workers N] [--profile DIR] retrieve 401 ...
+ *   node --import tsx bench/quick.ts [--store sqlite|postgres] [--seconds 5] [--workers N] [--profile DIR] [--strace DIR] retrieve 401 ...
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -15,12 +15,28 @@ import { realms, writeBenchData } from './data.js';
 import { measure, type Scenario } from './load.js';
 import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
-import { createDeposit, depositScenario, helloWorldScenario, invalidBodyScenario, loanScenario, malformedTokenScenario, obtainToken, retrieveScenario, tokenScenario } from './scenarios.js';
+import { narrowClient } from './data.js';
+import {
+  badSignatureScenario,
+  createDeposit,
+  depositScenario,
+  forbiddenScenario,
+  helloWorldScenario,
+  invalidBodyScenario,
+  loanScenario,
+  malformedTokenScenario,
+  notFoundScenario,
+  obtainToken,
+  retrieveScenario,
+  tokenScenario,
+  tooLargeScenario,
+  unsupportedMediaScenario,
+} from './scenarios.js';
 import { defaultPgUrl, withScratchDatabase } from './scratch-database.js';
 
 const { values: flags, positionals } = parseArgs({
   allowPositionals: true,
-  options: { store: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '5' }, workers: { type: 'string', default: '1' }, profile: { type: 'string' }, perf: { type: 'string' }, rate: { type: 'string' }, warmup: { type: 'string', default: '1' } },
+  options: { store: { type: 'string', default: 'sqlite' }, seconds: { type: 'string', default: '5' }, workers: { type: 'string', default: '1' }, profile: { type: 'string' }, perf: { type: 'string' }, strace: { type: 'string' }, rate: { type: 'string' }, warmup: { type: 'string', default: '1' } },
 });
 const load = { connections: 16, seconds: Number(flags.seconds), warmupSeconds: Number(flags.warmup) };
 const ticksPerSecond = 100;
@@ -57,6 +73,9 @@ function postgresTicks(): number {
 async function measured(url: string, pid: number, scenario: Scenario): Promise<void> {
   // --perf DIR: perf's CPU samples of the server (run with NODE_OPTIONS=--perf-basic-prof for JS names).
   const perf = flags.perf === undefined ? undefined : spawn('perf', ['record', '-F', '1999', '-g', '-p', String(pid), '-o', join(flags.perf, `${scenario.name.replace(/\W+/g, '-')}.data`)], { stdio: 'ignore' });
+  // --strace DIR: the server's system calls, counted (strace -c -f) over the measured run.
+  const strace = flags.strace === undefined ? undefined : spawn('strace', ['-c', '-f', '-p', String(pid), '-o', join(flags.strace, `${scenario.name.replace(/\W+/g, '-')}.strace`)], { stdio: 'ignore' });
+  if (strace) await new Promise((resolve) => setTimeout(resolve, 500));
   const before = cpuTicks(pid);
   const postgresBefore = flags.store === 'postgres' ? postgresTicks() : 0;
   const startedAt = performance.now();
@@ -67,6 +86,11 @@ async function measured(url: string, pid: number, scenario: Scenario): Promise<v
   if (perf) {
     perf.kill('SIGINT');
     await new Promise((resolve) => perf.once('exit', resolve));
+  }
+  if (strace) {
+    strace.kill('SIGINT');
+    await new Promise((resolve) => strace.once('exit', resolve));
+    console.log(`${scenario.name}: ${result.requests} requests measured; system calls in ${join(flags.strace!, `${scenario.name.replace(/\W+/g, '-')}.strace`)}`);
   }
   const elapsed = (performance.now() - startedAt) / 1000;
   const micros = (ticks: number) => ((ticks / ticksPerSecond / result.requests) * 1e6).toFixed(1);
@@ -82,7 +106,7 @@ async function main(dir: string, db: string): Promise<void> {
   process.env.X_DBPATH = join(dir, 'coregate.db');
   const dataFile = writeBenchData(dir);
   if (positionals.includes('hello')) {
-    const hello = await startHelloWorld(dir);
+    const hello = await startHelloWorld(dir, flags.profile);
     try {
       await measure(hello.url, helloWorldScenario(), { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
       await measured(hello.url, hello.pid, helloWorldScenario());
@@ -94,6 +118,7 @@ async function main(dir: string, db: string): Promise<void> {
   try {
     const token = await obtainToken(server.url);
     const depositId = await createDeposit(server.url, token);
+    const narrowToken = await obtainToken(server.url, realms.rs256, narrowClient);
     const scenarios: Record<string, () => Scenario> = {
       rs256: () => tokenScenario('token RS256', realms.rs256),
       es256: () => tokenScenario('token ES256', realms.es256),
@@ -103,6 +128,12 @@ async function main(dir: string, db: string): Promise<void> {
       retrieve: () => retrieveScenario('retrieve', token, depositId),
       '401': () => malformedTokenScenario('401 malformed token', depositId),
       '400': () => invalidBodyScenario('400 invalid body', token),
+      '401sig': () => badSignatureScenario('401 bad signature', token, depositId),
+      '401forged': () => badSignatureScenario('401 forged, each unique', token, depositId, { unique: true }),
+      '403': () => forbiddenScenario('403 scope', narrowToken, depositId),
+      '404': () => notFoundScenario('404 unknown route'),
+      '413': () => tooLargeScenario('413 body too large', token),
+      '415': () => unsupportedMediaScenario('415 text/plain', token),
     };
     for (const name of positionals) {
       const make = scenarios[name];

@@ -11,7 +11,7 @@ import type { AuthSnapshot } from '../auth/auth-snapshot.js';
 import type { Keyring } from '../auth/keyring.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { LruMap } from '../cache/lru-map.js';
-import { verifiedTokensMax, type VerifiedToken } from '../cache/verified-tokens.js';
+import { refusedTokensMax, verifiedTokensMax, type VerifiedToken } from '../cache/verified-tokens.js';
 import type { Realm } from '../store/realms.js';
 
 export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -38,6 +38,17 @@ export interface Principal {
 
 export class TokenRejected extends ExpectedError {
   override name = 'TokenRejected';
+
+  /**
+   * `lasting`: the refusal is a property of the token itself and holds whenever it is sent again
+   * (refusedTokensMax in cache/verified-tokens.ts says which); such a token is refused from memory.
+   */
+  constructor(
+    message: string,
+    readonly lasting = false,
+  ) {
+    super(message);
+  }
 }
 
 export interface TokenVerifierOptions {
@@ -62,6 +73,8 @@ export class TokenVerifier {
    * key; the one not stored is then verified afresh, never mistaken for the other.
    */
   readonly #verified = new LruMap<string, { token: string; verified: VerifiedToken<Principal> }>(verifiedTokensMax);
+  /** Tokens refused for good, keyed as #verified, with the refusal's message (cache/verified-tokens.ts). */
+  readonly #refused = new LruMap<string, { token: string; message: string }>(refusedTokensMax);
 
   constructor(options: TokenVerifierOptions) {
     this.#options = options;
@@ -89,16 +102,30 @@ export class TokenVerifier {
     if (this.#verified.get(key)?.token === token) this.#verified.delete(key);
   }
 
+  /** Throws the refusal of a token refused for good before; the same message as then. */
+  #refuseAgain(token: string): void {
+    const refused = this.#refused.get(cacheKeyOf(token));
+    if (refused !== undefined && refused.token === token) throw new TokenRejected(refused.message, true);
+  }
+
+  /** Keeps a lasting refusal of `token` (cache/verified-tokens.ts) and answers it, to be thrown. */
+  #remember(token: string, error: unknown): unknown {
+    if (error instanceof TokenRejected && error.lasting) this.#refused.set(cacheKeyOf(token), { token, message: error.message });
+    return error;
+  }
+
   verifyCached(token: string): Principal | undefined {
     const verified = this.#lookUp(token);
     if (verified === undefined) {
       // Garbage is refused here, at once: a rejected promise per bad token cost a 401 a tenth.
-      if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
+      if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT', true);
+      // A token refused for good before (expired, forged...) is refused again without a promise.
+      this.#refuseAgain(token);
       return undefined;
     }
     if (epochSecondsOf(this.#options.clock) > verified.expiresAt + clockSkewSeconds) {
       this.#forget(token);
-      throw new TokenRejected('The token has expired');
+      throw this.#remember(token, new TokenRejected('The token has expired', true));
     }
     if (verified.realm === undefined) return verified.principal;
     const realm = this.#options.snapshot.peekRealm(verified.realm.name);
@@ -108,19 +135,28 @@ export class TokenVerifier {
   }
 
   async verify(token: string): Promise<Principal> {
+    try {
+      return await this.#verify(token);
+    } catch (error) {
+      throw this.#remember(token, error);
+    }
+  }
+
+  async #verify(token: string): Promise<Principal> {
+    this.#refuseAgain(token);
     const verified = this.#lookUp(token);
     if (verified !== undefined && (await this.#stillValid(token, verified))) return verified.principal;
     // Most garbage is refused here, before jose would build (and throw) an error for it.
-    if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
+    if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT', true);
     let unverified: JWTPayload;
     let header: { alg?: string | undefined; kid?: string | undefined };
     try {
       unverified = decodeJwt(token);
       header = decodeProtectedHeader(token);
     } catch {
-      throw new TokenRejected('The token is not a JWT');
+      throw new TokenRejected('The token is not a JWT', true);
     }
-    if (header.alg === undefined || !asymmetricAlgorithms.includes(header.alg)) throw new TokenRejected('The token is not signed with an accepted algorithm');
+    if (header.alg === undefined || !asymmetricAlgorithms.includes(header.alg)) throw new TokenRejected('The token is not signed with an accepted algorithm', true);
     const issuer = typeof unverified.iss === 'string' ? unverified.iss : '';
     const local = await this.#verifyLocal(token, issuer, header.kid);
     const payload = local?.payload ?? (await this.#verifyRemote(token, issuer));
@@ -138,7 +174,7 @@ export class TokenVerifier {
   async #stillValid(token: string, verified: VerifiedToken<Principal>): Promise<boolean> {
     if (epochSecondsOf(this.#options.clock) > verified.expiresAt + clockSkewSeconds) {
       this.#forget(token);
-      throw new TokenRejected('The token has expired');
+      throw new TokenRejected('The token has expired', true);
     }
     if (verified.realm === undefined) return true;
     const realm = await this.#options.snapshot.realm(verified.realm.name);
@@ -201,13 +237,23 @@ async function verifyWith(
   } catch (error) {
     if (error instanceof TokenRejected) throw error;
     const code = (error as { code?: string }).code;
-    if (code === 'ERR_JWT_EXPIRED') throw new TokenRejected('The token has expired');
-    if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') throw new TokenRejected(`The token's ${(error as { claim?: string }).claim ?? ''} claim is not acceptable`);
+    if (code === 'ERR_JWT_EXPIRED') throw new TokenRejected('The token has expired', true);
+    if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') {
+      const claim = (error as { claim?: string }).claim ?? '';
+      // nbf and iat are about time still to come: the same token may pass later.
+      throw new TokenRejected(`The token's ${claim} claim is not acceptable`, claim !== 'nbf' && claim !== 'iat');
+    }
+    // A remote issuer's keys may be fetched again (a new kid): not lasting.
     if (code === 'ERR_JWKS_NO_MATCHING_KEY') throw new TokenRejected('The token is signed by an unknown key');
     if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC') throw new TokenRejected('The token\'s issuer keys cannot be fetched');
-    throw new TokenRejected('The token signature is invalid');
+    // The signature checked against the key its kid names, or the token not well formed: for good.
+    // Anything else (a failed fetch of a remote issuer's keys...) may pass when sent again.
+    throw new TokenRejected('The token signature is invalid', code !== undefined && tokenFaultCodes.has(code));
   }
 }
+
+/** jose's errors that are the token's own fault with the key it names: its refusal is lasting. */
+const tokenFaultCodes = new Set(['ERR_JWS_SIGNATURE_VERIFICATION_FAILED', 'ERR_JWS_INVALID', 'ERR_JWT_INVALID', 'ERR_JOSE_ALG_NOT_ALLOWED']);
 
 /** Characters of a token's end that key the cache of verified tokens. */
 const cacheKeyChars = 32;
@@ -229,7 +275,7 @@ function realmNameOf(encoded: string): string {
 
 function principalOf(payload: JWTPayload, issuer: string): Principal {
   const clientId = stringClaim(payload, 'client_id') ?? stringClaim(payload, 'azp');
-  if (clientId === undefined) throw new TokenRejected('The token names no client (client_id or azp)');
+  if (clientId === undefined) throw new TokenRejected('The token names no client (client_id or azp)', true);
   return {
     clientKey: `${issuer}#${clientId}`,
     clientId,
@@ -247,7 +293,7 @@ function confirmationOf(cnf: unknown): Principal['confirmation'] {
   const members = typeof cnf === 'object' && cnf !== null ? (cnf as Record<string, unknown>) : {};
   const jkt = typeof members.jkt === 'string' && members.jkt !== '' ? members.jkt : undefined;
   const x5tS256 = typeof members['x5t#S256'] === 'string' && members['x5t#S256'] !== '' ? members['x5t#S256'] : undefined;
-  if (jkt === undefined && x5tS256 === undefined) throw new TokenRejected('The token is bound (cnf) by a method this service cannot check');
+  if (jkt === undefined && x5tS256 === undefined) throw new TokenRejected('The token is bound (cnf) by a method this service cannot check', true);
   return { ...(jkt === undefined ? {} : { jkt }), ...(x5tS256 === undefined ? {} : { x5tS256 }) };
 }
 

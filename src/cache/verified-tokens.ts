@@ -16,3 +16,15 @@ export interface VerifiedToken<P> {
   /** Set for tokens of coregate's own realms: the realm and the key generation they were verified under. */
   realm?: { name: string; keyGeneration: number };
 }
+
+/**
+ * Tokens refused for a reason that belongs to the token itself and can never change (not a JWT,
+ * an algorithm not accepted, a signature that does not verify, expired, another issuer's or
+ * audience's, no client named), kept with the refusal's message so that the same token sent
+ * again is refused at the cost of a malformed one: a client retrying with an expired token, or
+ * anyone replaying a forged one, cost a signature check (and a promise) per request, twice a
+ * retrieve's CPU. Refusals that depend on the realm's state (an unknown key, an untrusted issuer,
+ * a revocation) or on time still to come (nbf, iat) are never kept: what grants access works at
+ * once (CONTRACT §11).
+ */
+export const refusedTokensMax = 10_000;
