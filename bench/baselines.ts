@@ -4,10 +4,46 @@
  * PostgreSQL with the same connection count, and Fastify's hello-world.
  */
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
+import { postgresTicks, type CpuUse } from './cpu.js';
+
+/** A baseline's throughput and the CPU each of its operations took (this process's, or PostgreSQL's for pgbench), µs. */
+export interface BaselineFigure {
+  perSecond: number;
+  cpuUsPerOperation?: number;
+  /** For a baseline served by a process under load (hello-world): its shares of a core (bench/cpu.ts). */
+  cpu?: CpuUse;
+}
+
+/** Runs `work` (answering how many operations it did) and adds this process's CPU per operation. */
+async function withOwnCpu(work: () => Promise<number> | number, seconds: number): Promise<BaselineFigure> {
+  const before = process.cpuUsage();
+  const done = await work();
+  const spent = process.cpuUsage(before);
+  return { perSecond: Math.round(done / seconds), cpuUsPerOperation: Math.round(((spent.user + spent.system) / Math.max(1, done)) * 10) / 10 };
+}
+
+export function joseSigning(alg: 'RS256' | 'ES256', seconds: number): Promise<BaselineFigure> {
+  return withOwnCpu(async () => (await joseSigningPerSecond(alg, seconds)) * seconds, seconds);
+}
+
+export function sqliteTransfers(dir: string, seconds: number): Promise<BaselineFigure> {
+  return withOwnCpu(() => sqliteTransfersPerSecond(dir, seconds) * seconds, seconds);
+}
+
+/** pgbench's TPC-B with PostgreSQL's own CPU per transaction (every `postgres` process, /proc). */
+export function pgbench(databaseUrl: string, connections: number, seconds: number): BaselineFigure {
+  pgbenchInit(databaseUrl);
+  const before = postgresTicks();
+  const tps = pgbenchRun(databaseUrl, connections, seconds);
+  const spent = postgresTicks() - before;
+  const transactions = tps * Math.max(1, Math.round(seconds));
+  return { perSecond: tps, ...(spent > 0 ? { cpuUsPerOperation: Math.round(((spent / 100) * 1e6 / Math.max(1, transactions)) * 10) / 10 } : {}) };
+}
 
 export async function joseSigningPerSecond(alg: 'RS256' | 'ES256', seconds: number): Promise<number> {
   const threads = availableParallelism();
@@ -28,7 +64,10 @@ export async function joseSigningPerSecond(alg: 'RS256' | 'ES256', seconds: numb
  * credit a teller and a branch, append a history row; one commit, made durable, each time.
  */
 export function sqliteTransfersPerSecond(dir: string, seconds: number): number {
-  const db = new Database(join(dir, 'tpcb.db'));
+  // A fresh file each time: the bench measures it before and after the deposits.
+  const file = join(dir, 'tpcb.db');
+  for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
+  const db = new Database(file);
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
@@ -69,7 +108,15 @@ export function sqliteTransfersPerSecond(dir: string, seconds: number): number {
 
 /** pgbench's TPC-B (scale 1) in a scratch database, with the bench's connection count. */
 export function pgbenchTps(databaseUrl: string, connections: number, seconds: number): number {
+  pgbenchInit(databaseUrl);
+  return pgbenchRun(databaseUrl, connections, seconds);
+}
+
+function pgbenchInit(databaseUrl: string): void {
   execFileSync('pgbench', ['-i', '-s', '1', '-q', databaseUrl], { stdio: 'pipe' });
+}
+
+function pgbenchRun(databaseUrl: string, connections: number, seconds: number): number {
   const output = execFileSync('pgbench', ['-n', '-c', String(connections), '-j', String(availableParallelism()), '-T', String(Math.max(1, Math.round(seconds))), databaseUrl], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],

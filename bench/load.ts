@@ -5,6 +5,7 @@
  * status is counted: a scenario that measured the wrong answers says so.
  */
 import autocannon from 'autocannon';
+import type { CpuProbe, CpuUse } from './cpu.js';
 
 export interface RequestShape {
   method: 'GET' | 'POST';
@@ -19,6 +20,11 @@ export interface Scenario {
   request: (i: number) => RequestShape;
   /** Statuses that count as the scenario's intended answer. */
   expect: readonly number[];
+  /**
+   * The server closes the connection with its answer (a 413: the body is not read), so the client
+   * meets resets while it still sends: counted apart, not as unexpected answers.
+   */
+  closesConnection?: boolean;
 }
 
 export interface Measurement {
@@ -29,7 +35,11 @@ export interface Measurement {
   requests: number;
   /** Answers with an unexpected status, connection errors and time-outs. */
   unexpected: number;
+  /** Connection errors of a scenario whose answers close the connection (Scenario.closesConnection). */
+  connectionErrors?: number;
   statuses: Record<string, number>;
+  /** CPU spent during the measured run (bench/cpu.ts), when a probe was given. */
+  cpu?: CpuUse;
 }
 
 export interface LoadOptions {
@@ -44,24 +54,28 @@ export interface LoadOptions {
   requests?: number;
 }
 
-export async function measure(url: string, scenario: Scenario, options: LoadOptions): Promise<Measurement> {
+export async function measure(url: string, scenario: Scenario, options: LoadOptions, cpu?: CpuProbe): Promise<Measurement> {
   let counter = 0;
   const next = () => scenario.request(counter++);
   if (options.requests !== undefined) await run(url, scenario, next, options.connections, { amount: options.connections }, `${scenario.name} (warm-up)`);
   else if (options.warmupSeconds > 0) await run(url, scenario, next, options.connections, { duration: options.warmupSeconds }, `${scenario.name} (warm-up)`);
   const length = options.requests === undefined ? { duration: options.seconds } : { amount: options.requests };
+  const stop = cpu?.();
   const result = await run(url, scenario, next, options.connections, length, scenario.name);
   const statuses: Record<string, number> = {};
   for (const [code, stats] of Object.entries(result.statusCodeStats ?? {})) statuses[code] = (stats as { count: number }).count;
   const expected = scenario.expect.reduce((sum, code) => sum + (statuses[String(code)] ?? 0), 0);
   const answered = Object.values(statuses).reduce((sum, count) => sum + count, 0);
+  const use = stop?.(answered);
   return {
+    ...(use === undefined ? {} : { cpu: use }),
     name: scenario.name,
     perSecond: Math.round(answered / result.duration),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests: answered,
-    unexpected: answered - expected + result.errors + result.timeouts,
+    unexpected: answered - expected + (scenario.closesConnection ? 0 : result.errors) + result.timeouts,
+    ...(scenario.closesConnection ? { connectionErrors: result.errors } : {}),
     statuses,
   };
 }

@@ -2,33 +2,46 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
+import type { BaselineFigure } from './baselines.js';
+import { boundBy } from './cpu.js';
 import type { Measurement } from './load.js';
 
 export type StoreName = 'sqlite' | 'postgres';
 
 export interface StoreRun {
   scenarios: Measurement[];
-  /** Measured in this store's run, each just before the scenarios it judges. */
-  baselines: Baselines;
+  /** Every baseline measurement of this store's run, in order. */
+  baselines: BaselineRun[];
+  /** Each judged path with the baseline measured just before and just after it. */
+  judged: Judged[];
   peakRssMiB: number;
 }
 
-export interface Baselines {
-  joseRs256PerSecond?: number;
-  joseEs256PerSecond?: number;
-  sqliteTransfersPerSecond?: number;
-  pgbenchTps?: number;
-  helloWorldPerSecond?: number;
+export interface BaselineRun extends BaselineFigure {
+  name: string;
+}
+
+export interface Judged {
+  scenario: string;
+  baseline: string;
+  before: number;
+  after: number;
 }
 
 export interface Row {
   path: string;
   coregate: string;
+  /** The server's CPU a request (and PostgreSQL's), µs. */
+  cpu: string;
   baseline: string;
-  /** coregate's number against the baseline's; absent for absolute targets. */
+  /** coregate's number against the mean of the baseline before and after; absent for absolute targets. */
   ratio?: number;
+  /** The ratio against the larger and the smaller of the two baselines. */
+  ratioRange?: [number, number];
   target: string;
   met: boolean;
+  /** What bounded the run (bench/cpu.ts). */
+  bound: string;
 }
 
 export interface BenchResult {
@@ -53,62 +66,99 @@ const storeLabel: Record<StoreName, string> = { sqlite: 'SQLite', postgres: 'Pos
 const rate = (n: number | undefined) => (n === undefined ? '–' : `${n.toLocaleString('en-US')}/s`);
 const percent = (ratio: number) => `${(ratio * 100).toFixed(1)} %`;
 
-/** The performance table: each path against its baseline and target. */
+const micros = (value: number | undefined) => (value === undefined ? '–' : `${value.toLocaleString('en-US')} µs`);
+
+function cpuText(value: Measurement | undefined): string {
+  const cpu = value?.cpu;
+  if (!cpu) return '–';
+  return cpu.postgresUsPerRequest === undefined ? micros(cpu.serverUsPerRequest) : `${micros(cpu.serverUsPerRequest)} + PostgreSQL ${micros(cpu.postgresUsPerRequest)}`;
+}
+
+/** The performance table: each path against its baselines (just before and after) and target. */
 export function summaryTable(stores: BenchResult['stores']): Row[] {
   const rows: Row[] = [];
-  const ratioRow = (path: string, value: Measurement | undefined, baselineName: string, baseline: number | undefined, target: number) => {
-    if (!value || !baseline) return;
-    const ratio = value.perSecond / baseline;
-    rows.push({ path, coregate: `${rate(value.perSecond)}, p99 ${value.p99Ms} ms`, baseline: `${baselineName}, ${rate(baseline)}`, ratio, target: `≥ ${target * 100} %`, met: ratio >= target && value.unexpected === 0 });
+  const measuredRow = (path: string, value: Measurement) => ({ path, coregate: `${rate(value.perSecond)}, p99 ${value.p99Ms} ms`, cpu: cpuText(value), bound: boundBy(value.cpu) });
+  const ratioRow = (path: string, value: Measurement | undefined, judged: Judged | undefined, target: number) => {
+    if (!value || !judged || judged.before <= 0 || judged.after <= 0) return;
+    const mean = (judged.before + judged.after) / 2;
+    const ratio = value.perSecond / mean;
+    const ratioRange: [number, number] = [value.perSecond / Math.max(judged.before, judged.after), value.perSecond / Math.min(judged.before, judged.after)];
+    rows.push({
+      ...measuredRow(path, value),
+      baseline: `${judged.baseline}, ${rate(judged.before)} before, ${rate(judged.after)} after`,
+      ratio,
+      ratioRange,
+      target: `≥ ${target * 100} %`,
+      met: ratio >= target && value.unexpected === 0,
+    });
   };
   /** A sender-constrained path beside its bearer figure (CONTRACT §13): no target, what it costs. */
   const besideRow = (path: string, value: Measurement | undefined, bearerName: string, bearer: Measurement | undefined) => {
     if (!value) return;
     rows.push({
-      path,
-      coregate: `${rate(value.perSecond)}, p99 ${value.p99Ms} ms`,
+      ...measuredRow(path, value),
       baseline: bearer ? `${bearerName}, ${rate(bearer.perSecond)}` : '–',
       ...(bearer ? { ratio: value.perSecond / bearer.perSecond } : {}),
       target: '–',
       met: value.unexpected === 0,
     });
   };
+  /** A refusal against the retrieve's CPU a request (issue 28: a refusal costs no more than a retrieve). */
+  const costRow = (path: string, value: Measurement | undefined, retrieve: Measurement | undefined) => {
+    if (!value) return;
+    const own = value.cpu?.serverUsPerRequest;
+    const retrieveCpu = retrieve?.cpu?.serverUsPerRequest;
+    const comparable = own !== undefined && retrieveCpu !== undefined && retrieveCpu > 0;
+    rows.push({
+      ...measuredRow(path, value),
+      baseline: comparable ? `the retrieve's CPU, ${micros(retrieveCpu)} a request` : '–',
+      ...(comparable ? { ratio: own / retrieveCpu } : {}),
+      target: "CPU ≤ the retrieve's",
+      met: value.unexpected === 0 && comparable && own <= retrieveCpu,
+    });
+  };
   for (const store of ['sqlite', 'postgres'] as const) {
     const run = stores[store];
     if (!run) continue;
     const find = (name: string) => run.scenarios.find((scenario) => scenario.name === name);
+    const judgedOf = (name: string) => run.judged.find((entry) => entry.scenario === name);
     const label = storeLabel[store];
-    const { baselines } = run;
-    ratioRow(`token, RS256 (${label})`, find('token RS256'), 'jose RS256 signing on all cores', baselines.joseRs256PerSecond, 0.7);
-    ratioRow(`token, ES256 realm (${label})`, find('token ES256'), 'jose ES256 signing on all cores', baselines.joseEs256PerSecond, 0.5);
+    ratioRow(`token, RS256 (${label})`, find('token RS256'), judgedOf('token RS256'), 0.7);
+    ratioRow(`token, ES256 realm (${label})`, find('token ES256'), judgedOf('token ES256'), 0.5);
     besideRow(`token, private_key_jwt + DPoP, ES256 (${label})`, find('token private_key_jwt + DPoP'), 'the secret-and-bearer ES256 token', find('token ES256'));
-    if (store === 'sqlite') {
-      ratioRow('term deposit initiation, SQLite, 200 accounts', find('term deposit initiation'), 'better-sqlite3 TPC-B-like (WAL, FULL)', baselines.sqliteTransfersPerSecond, 0.35);
-    } else {
-      ratioRow('term deposit initiation, PostgreSQL, 200 accounts', find('term deposit initiation'), 'pgbench TPC-B, same connections', baselines.pgbenchTps, 0.5);
-    }
+    ratioRow(`term deposit initiation, ${label}, 200 accounts`, find('term deposit initiation'), judgedOf('term deposit initiation'), store === 'sqlite' ? 0.35 : 0.5);
     const half = find('term deposit initiation at half rate');
-    if (half) {
-      const met = half.p99Ms <= 25 && half.unexpected === 0;
-      rows.push({ path: `same, p99 at half the measured rate (${label})`, coregate: `${rate(half.perSecond)}, p99 ${half.p99Ms} ms`, baseline: '–', target: 'p99 ≤ 25 ms', met });
+    if (half) rows.push({ ...measuredRow(`same, p99 at half the measured rate (${label})`, half), baseline: '–', target: 'p99 ≤ 25 ms', met: half.p99Ms <= 25 && half.unexpected === 0 });
+    const retrieve = find('retrieve');
+    ratioRow(`retrieve, reused token (${label})`, retrieve, judgedOf('retrieve'), 0.4);
+    besideRow(`retrieve, DPoP-bound token, a proof each (${label})`, find('retrieve DPoP'), 'the bearer retrieve', retrieve);
+    ratioRow(`401, malformed token (${label})`, find('401 malformed token'), judgedOf('401 malformed token'), 0.6);
+    ratioRow(`400, valid token, invalid body, audited (${label})`, find('400 invalid body'), judgedOf('400 invalid body'), 0.3);
+    for (const name of ['401 forged signature, replayed', '401 forged signature, each unique', '404 unknown route', '415 text/plain, audited', '413 body over 64 KiB, audited']) {
+      costRow(`${name} (${label})`, find(name), retrieve);
     }
-    ratioRow(`retrieve, reused token (${label})`, find('retrieve'), 'Fastify hello-world', baselines.helloWorldPerSecond, 0.4);
-    besideRow(`retrieve, DPoP-bound token, a proof each (${label})`, find('retrieve DPoP'), 'the bearer retrieve', find('retrieve'));
-    ratioRow(`401, malformed token (${label})`, find('401 malformed token'), 'Fastify hello-world', baselines.helloWorldPerSecond, 0.6);
-    ratioRow(`400, valid token, invalid body, audited (${label})`, find('400 invalid body'), 'Fastify hello-world', baselines.helloWorldPerSecond, 0.3);
     const spread = find('term deposit initiation');
-    ratioRow(`hot account, all debit one account (${label})`, find('hot account'), 'the spread-out case', spread?.perSecond, 0.25);
+    const hot = find('hot account');
+    if (hot && spread) {
+      const ratio = hot.perSecond / spread.perSecond;
+      rows.push({ ...measuredRow(`hot account, all debit one account (${label})`, hot), baseline: `the spread-out case, ${rate(spread.perSecond)}`, ratio, target: '≥ 25 %', met: ratio >= 0.25 && hot.unexpected === 0 });
+    }
     const loan = find('loan installment execution');
-    if (loan) rows.push({ path: `loan installment execution (${label})`, coregate: `${rate(loan.perSecond)}, p99 ${loan.p99Ms} ms`, baseline: '–', target: '–', met: loan.unexpected === 0 });
+    if (loan) rows.push({ ...measuredRow(`loan installment execution (${label})`, loan), baseline: '–', target: '–', met: loan.unexpected === 0 });
   }
   const peak = Math.max(0, ...Object.values(stores).map((run) => run?.peakRssMiB ?? 0));
-  rows.push({ path: 'memory (peak RSS of a server)', coregate: `${peak} MiB`, baseline: '–', target: '≤ 400 MiB', met: peak > 0 && peak <= 400 });
+  rows.push({ path: 'memory (peak RSS of a server)', coregate: `${peak} MiB`, cpu: '–', baseline: '–', target: '≤ 400 MiB', met: peak > 0 && peak <= 400, bound: '–' });
   return rows;
 }
 
+function ratioText(row: Row): string {
+  if (row.ratio === undefined) return '–';
+  return row.ratioRange === undefined ? percent(row.ratio) : `${percent(row.ratio)} (${percent(row.ratioRange[0])}–${percent(row.ratioRange[1])})`;
+}
+
 export function printTable(rows: Row[]): void {
-  const lines = rows.map((row) => [row.path, row.coregate, row.baseline, row.ratio === undefined ? '–' : percent(row.ratio), row.target, row.met ? 'met' : 'MISSED']);
-  const header = ['path', 'coregate', 'baseline, same run', 'ratio', 'target', ''];
+  const lines = rows.map((row) => [row.path, row.coregate, row.cpu, row.baseline, ratioText(row), row.target, row.met ? 'met' : 'MISSED', row.bound]);
+  const header = ['path', 'coregate', 'CPU a request', 'baseline, same run', 'ratio', 'target', '', 'bounded by'];
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => (line[column] ?? '').length)));
   const format = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
   console.log(format(header));
@@ -130,14 +180,25 @@ export function writeReport(outDir: string, result: BenchResult): { json: string
 function markdownReport(result: BenchResult, svgName: string): string {
   const { machine: m, settings: s } = result;
   const table = [
-    '| path | coregate | baseline, same run (just before) | ratio | target | |',
-    '|---|---|---|---|---|---|',
-    ...result.table.map((row) => `| ${row.path} | ${row.coregate} | ${row.baseline} | ${row.ratio === undefined ? '–' : percent(row.ratio)} | ${row.target} | ${row.met ? 'met' : '**missed**'} |`),
+    '| path | coregate | CPU a request | baseline, same run (just before, just after) | ratio to their mean (range) | target | | bounded by |',
+    '|---|---|---|---|---|---|---|---|',
+    ...result.table.map((row) => `| ${row.path} | ${row.coregate} | ${row.cpu} | ${row.baseline} | ${ratioText(row)} | ${row.target} | ${row.met ? 'met' : '**missed**'} | ${row.bound} |`),
   ];
-  const scenarios = ['| store | scenario | req/s | p50 ms | p99 ms | requests | unexpected | statuses |', '|---|---|---|---|---|---|---|---|'];
+  const scenarios = [
+    '| store | scenario | req/s | p50 ms | p99 ms | requests | unexpected | statuses | server µs/req | PostgreSQL µs/req | server cores (main thread) | load generator cores | machine busy |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+  ];
   for (const [store, run] of Object.entries(result.stores)) {
     for (const scenario of run?.scenarios ?? []) {
-      scenarios.push(`| ${store} | ${scenario.name} | ${scenario.perSecond} | ${scenario.p50Ms} | ${scenario.p99Ms} | ${scenario.requests} | ${scenario.unexpected} | ${JSON.stringify(scenario.statuses)} |`);
+      const cpu = scenario.cpu;
+      const cells = cpu ? [cpu.serverUsPerRequest, cpu.postgresUsPerRequest ?? '–', `${cpu.serverCores} (${cpu.serverMainThreadCores})`, cpu.loadGeneratorCores, `${Math.round(cpu.machineBusy * 100)} %`] : ['–', '–', '–', '–', '–'];
+      scenarios.push(`| ${store} | ${scenario.name} | ${scenario.perSecond} | ${scenario.p50Ms} | ${scenario.p99Ms} | ${scenario.requests} | ${scenario.unexpected} | ${JSON.stringify(scenario.statuses)} | ${cells.join(' | ')} |`);
+    }
+  }
+  const baselineLines = ['| store | baseline | per second | CPU each, µs | load generator cores | bounded by |', '|---|---|---|---|---|---|'];
+  for (const [store, run] of Object.entries(result.stores)) {
+    for (const baseline of run?.baselines ?? []) {
+      baselineLines.push(`| ${store} | ${baseline.name} | ${baseline.perSecond} | ${baseline.cpuUsPerOperation ?? '–'} | ${baseline.cpu?.loadGeneratorCores ?? '–'} | ${baseline.cpu ? boundBy(baseline.cpu) : '–'} |`);
     }
   }
   return [
@@ -153,9 +214,11 @@ function markdownReport(result: BenchResult, svgName: string): string {
     '',
     ...scenarios,
     '',
-    'Baselines, each measured in its store\'s run just before the scenarios it judges:',
+    'Every baseline, in the order measured (each just before and just after the paths it judges); the CPU of jose and TPC-B is this process\'s, of pgbench PostgreSQL\'s, of hello-world its server\'s:',
     '',
-    ...Object.entries(result.stores).map(([store, run]) => `- ${store}: ${JSON.stringify(run?.baselines ?? {})}`),
+    ...baselineLines,
+    '',
+    '"Bounded by": the party at ≥ 85 % of a core during the run (the load generator, autocannon in the bench\'s process; coregate\'s event loop; PostgreSQL), else every core busy, else the run waited (disk syncs, locks). See docs/performance.md.',
     '',
   ].join('\n');
 }

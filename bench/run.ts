@@ -2,10 +2,12 @@
  * `npm run bench`: coregate as deployed (`coregate serve` in its own process, default log level)
  * under autocannon from this process, on SQLite and on PostgreSQL (a scratch database created
  * and dropped), every baseline measured in the same run, ratios against the performance targets.
- * Each store's baselines are measured just before the scenarios they judge (jose before the
- * tokens, TPC-B or pgbench before the deposits, hello-world before the retrieves, 401s and 400s):
- * this VM's speed drifts within minutes, and a baseline taken at the start of a 9-minute run
- * compared paths measured under another speed.
+ * Each store's baselines are measured just before and just after each path they judge (jose
+ * around the tokens, TPC-B or pgbench around the deposits, hello-world around the retrieve, the
+ * 401 and the 400), and a path's ratio is taken to their mean, with the spread: this VM's speed
+ * drifts within minutes. Beside every throughput, the CPU a request cost coregate's process (and
+ * PostgreSQL's) and which party bounded the run (bench/cpu.ts): the CPU per request does not move
+ * with the disk's phase as the throughput does.
  * Writes bench/results/<date>.json, .md and .svg and prints the summary table. Numbers are
  * measurements, never assertions: no test times anything (the smoke test only checks it works).
  *
@@ -18,23 +20,28 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { joseSigningPerSecond, pgbenchTps, sqliteTransfersPerSecond } from './baselines.js';
+import { joseSigning, pgbench, sqliteTransfers, type BaselineFigure } from './baselines.js';
+import { cpuProbe } from './cpu.js';
 import { realms, writeBenchData } from './data.js';
 import { dpopRetrieveScenario, fapiKeys, fapiRealmData, fapiToken, fapiTokenScenario, type FapiKeys } from './fapi.js';
 import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
-import { machine, printTable, summaryTable, writeReport, type Baselines, type BenchResult, type StoreName, type StoreRun } from './report.js';
+import { machine, printTable, summaryTable, writeReport, type BaselineRun, type BenchResult, type Judged, type StoreName, type StoreRun } from './report.js';
 import {
+  badSignatureScenario,
   createDeposit,
   depositScenario,
   helloWorldScenario,
   invalidBodyScenario,
   loanScenario,
   malformedTokenScenario,
+  notFoundScenario,
   obtainToken,
   retrieveScenario,
   tokenScenario,
+  tooLargeScenario,
+  unsupportedMediaScenario,
 } from './scenarios.js';
 import { defaultPgUrl, postgresReachable, withScratchDatabase } from './scratch-database.js';
 
@@ -75,70 +82,95 @@ let fapi: FapiKeys;
 async function benchStore(store: StoreName, db: string, dataFile: string, workDir: string): Promise<StoreRun> {
   step(`coregate on ${store}`);
   const server = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}`, workers: Number(flags.workers), profileDir: flags.profile });
+  const probe = cpuProbe(server.pid, { postgres: store === 'postgres' });
   const scenarios: Measurement[] = [];
-  const baselines: Baselines = {};
+  const baselines: BaselineRun[] = [];
+  const judged: Judged[] = [];
   const run = async (scenario: Scenario, pacedRate?: number) => {
     if (!selected(scenario.name)) return undefined;
-    const measured = pacedRate === undefined ? await measure(server.url, scenario, load) : await measurePaced(server.url, scenario, load, pacedRate);
-    step(`  ${scenario.name}: ${measured.perSecond}/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms${measured.unexpected ? `, ${measured.unexpected} unexpected answers ${JSON.stringify(measured.statuses)}` : ''}`);
+    // The paced run is about latency below saturation: its CPU is not what it judges.
+    const measured = pacedRate === undefined ? await measure(server.url, scenario, load, probe) : await measurePaced(server.url, scenario, load, pacedRate);
+    const cpu = measured.cpu ? `, ${measured.cpu.serverUsPerRequest} µs of server CPU a request${measured.cpu.postgresUsPerRequest === undefined ? '' : ` + ${measured.cpu.postgresUsPerRequest} µs PostgreSQL's`}` : '';
+    step(`  ${scenario.name}: ${measured.perSecond}/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms${cpu}${measured.unexpected ? `, ${measured.unexpected} unexpected answers ${JSON.stringify(measured.statuses)}` : ''}`);
     scenarios.push(measured);
     return measured;
   };
-  const baseline = async (names: readonly string[], measureIt: () => Promise<number> | number) => {
-    if (!names.some(selected)) return undefined;
-    return measureIt();
+  /**
+   * The baseline measured just before and just after each path it judges (one measurement between
+   * two paths serves as the first one's "after" and the next one's "before"): the ratio is taken
+   * to their mean, and their difference is the machine's drift while the path ran.
+   */
+  const series = async (baseline: string, measureBaseline: () => Promise<BaselineFigure>, paths: ReadonlyArray<{ name: string; go: () => Promise<Measurement | undefined> }>) => {
+    const wanted = paths.filter((path) => selected(path.name));
+    if (wanted.length === 0) return;
+    const take = async () => {
+      const figure = await measureBaseline();
+      baselines.push({ name: baseline, ...figure });
+      step(`  baseline, ${baseline}: ${figure.perSecond}/s${figure.cpuUsPerOperation === undefined ? '' : `, ${figure.cpuUsPerOperation} µs of CPU each`}`);
+      return figure.perSecond;
+    };
+    let before = await take();
+    for (const path of wanted) {
+      const measured = await path.go();
+      if (!measured) continue;
+      const after = await take();
+      judged.push({ scenario: measured.name, baseline, before, after });
+      before = after;
+    }
   };
   try {
     const token = await obtainToken(server.url);
-    baselines.joseRs256PerSecond = await baseline(['token RS256'], () => logged('jose RS256 signing on all cores', joseSigningPerSecond('RS256', baselineSeconds)));
-    await run(tokenScenario('token RS256', realms.rs256));
-    baselines.joseEs256PerSecond = await baseline(['token ES256'], () => logged('jose ES256 signing on all cores', joseSigningPerSecond('ES256', baselineSeconds)));
-    await run(tokenScenario('token ES256', realms.es256));
+    await series('jose RS256 signing on all cores', () => joseSigning('RS256', baselineSeconds), [{ name: 'token RS256', go: () => run(tokenScenario('token RS256', realms.rs256)) }]);
+    await series('jose ES256 signing on all cores', () => joseSigning('ES256', baselineSeconds), [{ name: 'token ES256', go: () => run(tokenScenario('token ES256', realms.es256)) }]);
     // CONTRACT §13: private_key_jwt and a DPoP proof per request (their pools made just before).
     // Smoke: its requests and warm-up, with room (autocannon builds a few requests ahead).
     const fapiCount = (perSecond: number) => (load.requests !== undefined ? 2 * load.requests + 4 * load.connections : Math.ceil((load.seconds + load.warmupSeconds) * perSecond) + 100);
     if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, fapiCount(4_000)));
+    const deposits = { name: 'term deposit initiation', go: () => run(depositScenario('term deposit initiation', token)) };
     if (store === 'sqlite') {
-      baselines.sqliteTransfersPerSecond = await baseline(['term deposit initiation'], () => logged('better-sqlite3 TPC-B-like transfers', sqliteTransfersPerSecond(workDir, baselineSeconds)));
+      await series('better-sqlite3 TPC-B-like (WAL, FULL)', () => sqliteTransfers(workDir, baselineSeconds), [deposits]);
     } else {
-      baselines.pgbenchTps = await baseline(['term deposit initiation'], () =>
-        logged('pgbench TPC-B (tps)', withScratchDatabase(pgServerUrl, 'pgbench', async (url) => pgbenchTps(url, load.connections, baselineSeconds))),
-      );
+      await series('pgbench TPC-B, same connections', () => withScratchDatabase(pgServerUrl, 'pgbench', async (url) => pgbench(url, load.connections, baselineSeconds)), [deposits]);
     }
-    const spread = await run(depositScenario('term deposit initiation', token));
+    const spread = scenarios.find((scenario) => scenario.name === 'term deposit initiation');
     if (spread && spread.perSecond > 1) await run(depositScenario('term deposit initiation at half rate', token), Math.max(1, Math.round(spread.perSecond / 2)));
     await run(depositScenario('hot account', token, { hot: true }));
     await run(loanScenario('loan installment execution', token));
     const depositId = await createDeposit(server.url, token);
-    baselines.helloWorldPerSecond = await baseline(['retrieve', '401 malformed token', '400 invalid body'], () => logged('Fastify hello-world', helloWorldPerSecond(workDir)));
-    await run(retrieveScenario('retrieve', token, depositId));
+    // Fastify's hello-world in its own process, idle while coregate is measured.
+    const hello = lightPaths.some(selected) ? await startHelloWorld(workDir) : undefined;
+    try {
+      const helloProbe = hello && cpuProbe(hello.pid);
+      const helloWorld = async (): Promise<BaselineFigure> => {
+        const measured = await measure(hello!.url, helloWorldScenario(), load, helloProbe);
+        return { perSecond: measured.perSecond, ...(measured.cpu ? { cpuUsPerOperation: measured.cpu.serverUsPerRequest, cpu: measured.cpu } : {}) };
+      };
+      await series('Fastify hello-world', helloWorld, [
+        { name: 'retrieve', go: () => run(retrieveScenario('retrieve', token, depositId)) },
+        { name: '401 malformed token', go: () => run(malformedTokenScenario('401 malformed token', depositId)) },
+        { name: '400 invalid body', go: () => run(invalidBodyScenario('400 invalid body', token)) },
+      ]);
+    } finally {
+      await hello?.stop();
+    }
     if (selected('retrieve DPoP')) {
       const dpopToken = await fapiToken(server.url, fapi);
       await run(await dpopRetrieveScenario('retrieve DPoP', server.url, fapi, dpopToken, depositId, fapiCount(8_000)));
     }
-    await run(malformedTokenScenario('401 malformed token', depositId));
-    await run(invalidBodyScenario('400 invalid body', token));
-    return { scenarios, baselines, peakRssMiB: server.peakRssMiB() };
+    // The other refusals, each against the retrieve's CPU a request (issue 28: no dearer than a retrieve).
+    await run(badSignatureScenario('401 forged signature, replayed', token, depositId));
+    await run(badSignatureScenario('401 forged signature, each unique', token, depositId, { unique: true }));
+    await run(notFoundScenario('404 unknown route'));
+    await run(unsupportedMediaScenario('415 text/plain, audited', token));
+    await run(tooLargeScenario('413 body over 64 KiB, audited', token));
+    return { scenarios, baselines, judged, peakRssMiB: server.peakRssMiB() };
   } finally {
     await server.stop();
   }
 }
 
-async function logged(name: string, measuring: Promise<number> | number): Promise<number> {
-  const value = await measuring;
-  step(`  baseline, ${name}: ${value}/s`);
-  return value;
-}
-
-/** Fastify's hello-world in its own process, under the same load as the scenarios. */
-async function helloWorldPerSecond(workDir: string): Promise<number> {
-  const hello = await startHelloWorld(workDir);
-  try {
-    return (await measure(hello.url, helloWorldScenario(), load)).perSecond;
-  } finally {
-    await hello.stop();
-  }
-}
+/** The paths judged against hello-world. */
+const lightPaths = ['retrieve', '401 malformed token', '400 invalid body'];
 
 async function main(): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), 'coregate-bench-'));

@@ -1,5 +1,6 @@
 /** The measured requests: every scenario of the performance table, built against one server. */
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { benchCustomers, client, depositBody, loanBody, loanPath, narrowClient, realms } from './data.js';
 import type { Scenario } from './load.js';
 
@@ -12,14 +13,36 @@ const runId = randomUUID().slice(0, 8);
 
 export async function obtainToken(url: string, realm: string = realms.rs256, who: { clientId: string; secret: string } = client): Promise<string> {
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: who.clientId, client_secret: who.secret }).toString();
-  const response = await fetch(`${url}${tokenPath(realm)}`, { method: 'POST', headers: formHeaders, body: form });
+  const response = await fetchAgain(`${url}${tokenPath(realm)}`, { method: 'POST', headers: formHeaders, body: form });
   if (!response.ok) throw new Error(`token request to ${realm} answered ${response.status}: ${await response.text()}`);
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
+/**
+ * A request on a connection of its own (node:http, no agent), closed after the answer: fetch's
+ * pool kept sockets of the server stopped just before on the same port, and the next server's
+ * first calls met "other side closed".
+ */
+function fetchAgain(url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<{ ok: boolean; status: number; text(): Promise<string>; json(): Promise<unknown> }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: init.method, headers: { ...init.headers, connection: 'close' }, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        const status = response.statusCode ?? 0;
+        resolve({ ok: status >= 200 && status < 300, status, text: async () => text, json: async () => JSON.parse(text) as unknown });
+      });
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(init.body);
+  });
+}
+
 /** One deposit to retrieve in the retrieve scenario. */
 export async function createDeposit(url: string, token: string): Promise<string> {
-  const response = await fetch(`${url}/v1/term-deposits/initiate`, {
+  const response = await fetchAgain(`${url}/v1/term-deposits/initiate`, {
     method: 'POST',
     headers: { ...jsonHeaders(token), 'x-correlation-id': `bench-${runId}-seed-${randomUUID()}` },
     body: depositBody(customers[0]!),
@@ -104,10 +127,14 @@ export function notFoundScenario(name: string): Scenario {
   return { name, expect: [404], request: (i) => ({ method: 'GET', path: `/v1/no-such-resource/${i % 100}`, headers: {} }) };
 }
 
-/** A valid token and a body over 64 KiB: 413, audited (CONTRACT §8: the attempt passed authentication). */
+/**
+ * A valid token and a body over 64 KiB: 413, audited (CONTRACT §8: the attempt passed
+ * authentication). Fastify answers on the Content-Length without reading the body and closes the
+ * connection: each request costs a new connection, and the client meets resets.
+ */
 export function tooLargeScenario(name: string, token: string): Scenario {
   const body = JSON.stringify({ customerReference: 'B0001', padding: 'x'.repeat(70 * 1024) });
-  return { name, expect: [413], request: (i) => ({ method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body }) };
+  return { name, expect: [413], closesConnection: true, request: (i) => ({ method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body }) };
 }
 
 /** A valid token and a text/plain body: 415, audited. */

@@ -25,9 +25,14 @@ const scenarioNames = [
   'hot account',
   'loan installment execution',
   'retrieve',
-  'retrieve DPoP',
   '401 malformed token',
   '400 invalid body',
+  'retrieve DPoP',
+  '401 forged signature, replayed',
+  '401 forged signature, each unique',
+  '404 unknown route',
+  '415 text/plain, audited',
+  '413 body over 64 KiB, audited',
 ];
 
 test('npm run bench --smoke: every scenario on both stores, every baseline, the report files', { timeout: 240_000 }, async () => {
@@ -50,11 +55,30 @@ test('npm run bench --smoke: every scenario on both stores, every baseline, the 
     }
     assert.ok(run.peakRssMiB > 0);
   }
-  // Each store's run measures the baselines of its own ratios, just before the scenarios they judge.
+  // Each store's run measures the baselines of its own ratios just before and just after each path they judge.
   for (const store of stores) {
-    const baselines = result.stores[store as 'sqlite' | 'postgres']?.baselines ?? {};
-    const names = ['joseRs256PerSecond', 'joseEs256PerSecond', store === 'sqlite' ? 'sqliteTransfersPerSecond' : 'pgbenchTps', 'helloWorldPerSecond'] as const;
-    for (const name of names) assert.ok((baselines[name] ?? 0) > 0, `${store}: baseline ${name} measured`);
+    const run = result.stores[store as 'sqlite' | 'postgres'];
+    const depositBaseline = store === 'sqlite' ? 'better-sqlite3 TPC-B-like (WAL, FULL)' : 'pgbench TPC-B, same connections';
+    const expected: Array<[string, string]> = [
+      ['token RS256', 'jose RS256 signing on all cores'],
+      ['token ES256', 'jose ES256 signing on all cores'],
+      ['term deposit initiation', depositBaseline],
+      ['retrieve', 'Fastify hello-world'],
+      ['401 malformed token', 'Fastify hello-world'],
+      ['400 invalid body', 'Fastify hello-world'],
+    ];
+    assert.deepEqual(run?.judged.map((judged) => [judged.scenario, judged.baseline]), expected, `${store}: the judged paths and their baselines`);
+    for (const judged of run?.judged ?? []) assert.ok(judged.before > 0 && judged.after > 0, `${store} ${judged.scenario}: ${judged.baseline} measured before and after`);
+    // hello-world around each of its three paths: four measurements, shared between neighbours.
+    assert.equal(run?.baselines.filter((baseline) => baseline.name === 'Fastify hello-world').length, 4);
+    if (process.platform === 'linux') {
+      // Beside every closed-loop throughput, the CPU a request cost the server (and PostgreSQL).
+      for (const scenario of run?.scenarios ?? []) {
+        if (scenario.name.endsWith('at half rate')) continue;
+        assert.ok(scenario.cpu && scenario.cpu.serverUsPerRequest > 0, `${store} ${scenario.name}: the server's CPU a request`);
+        if (store === 'postgres') assert.ok(scenario.cpu.postgresUsPerRequest !== undefined, `${store} ${scenario.name}: PostgreSQL's CPU a request`);
+      }
+    }
   }
   const ratioRows = result.table.filter((row) => row.ratio !== undefined);
   assert.ok(ratioRows.length >= 6 * stores.length, 'a ratio for every path against its baseline');
@@ -66,4 +90,7 @@ test('npm run bench --smoke: every scenario on both stores, every baseline, the 
   assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| token, private_key_jwt \+ DPoP, ES256 \(SQLite\) \| .* \| the secret-and-bearer ES256 token, /);
   assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| retrieve, DPoP-bound token, a proof each \(SQLite\) \| .* \| the bearer retrieve, /);
   assert.match(stdout, /ratio\s+target/, 'the summary table is printed');
+  // Each ratio to hello-world is given with its range against the baseline before and after, and what bounded the run.
+  assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| retrieve, reused token \(SQLite\) \| .* µs \| Fastify hello-world, .* before, .* after \| [\d.]+ % \([\d.]+ %–[\d.]+ %\) \| ≥ 40 % \| (met|\*\*missed\*\*) \| [a-z'’ ]+/);
+  assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| 404 unknown route \(SQLite\) \| .* \| the retrieve's CPU, .* µs a request \|/);
 });
