@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { postgresTicks, type CpuUse } from './cpu.js';
+import { postgresTicks, postgresTicksSince, type CpuUse } from './cpu.js';
 
 /** A baseline's throughput and the CPU each of its operations took (this process's, or PostgreSQL's for pgbench), µs. */
 export interface BaselineFigure {
@@ -40,7 +40,7 @@ export function pgbench(databaseUrl: string, connections: number, seconds: numbe
   pgbenchInit(databaseUrl);
   const before = postgresTicks();
   const tps = pgbenchRun(databaseUrl, connections, seconds);
-  const spent = postgresTicks() - before;
+  const spent = postgresTicksSince(before);
   const transactions = tps * Math.max(1, Math.round(seconds));
   return { perSecond: tps, ...(spent > 0 ? { cpuUsPerOperation: Math.round(((spent / 100) * 1e6 / Math.max(1, transactions)) * 10) / 10 } : {}) };
 }

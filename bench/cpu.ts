@@ -57,16 +57,26 @@ function serverTicks(pid: number): { all: number; main: number } {
   return { all, main: statTicks(`/proc/${pid}/task/${pid}/stat`)?.ticks ?? 0 };
 }
 
-/** User + system ticks of every PostgreSQL process (its backends do the store's work on PostgreSQL). */
-export function postgresTicks(): number {
-  if (!linux) return 0;
-  let ticks = 0;
+/** User + system ticks of every PostgreSQL process (its backends do the store's work on PostgreSQL), by pid. */
+export function postgresTicks(): Map<number, number> {
+  const ticks = new Map<number, number>();
+  if (!linux) return ticks;
   for (const entry of readdirSync('/proc')) {
     if (entry.charCodeAt(0) > 0x39) continue;
     const stat = statTicks(`/proc/${entry}/stat`);
-    if (stat?.command === 'postgres') ticks += stat.ticks;
+    if (stat?.command === 'postgres') ticks.set(Number(entry), stat.ticks);
   }
   return ticks;
+}
+
+/**
+ * The ticks PostgreSQL's processes spent since `before`: a backend started meanwhile counts whole,
+ * one that ended meanwhile is lost (its last ticks cannot be read), never negative.
+ */
+export function postgresTicksSince(before: Map<number, number>): number {
+  let spent = 0;
+  for (const [pid, ticks] of postgresTicks()) spent += Math.max(0, ticks - (before.get(pid) ?? 0));
+  return spent;
 }
 
 /** Busy and total jiffies of every core (/proc/stat's first line). */
@@ -85,7 +95,7 @@ export function cpuProbe(serverPid: number, options: { postgres?: boolean } = {}
     if (!linux) return () => undefined;
     const startedAt = performance.now();
     const server = serverTicks(serverPid);
-    const postgres = options.postgres ? postgresTicks() : 0;
+    const postgres = options.postgres ? postgresTicks() : new Map<number, number>();
     const generator = process.cpuUsage();
     const machine = machineTicks();
     return (requests) => {
@@ -103,7 +113,7 @@ export function cpuProbe(serverPid: number, options: { postgres?: boolean } = {}
         machineBusy: round((machineNow.busy - machine.busy) / Math.max(1, machineNow.total - machine.total), 2),
       };
       if (options.postgres) {
-        const spent = postgresTicks() - postgres;
+        const spent = postgresTicksSince(postgres);
         use.postgresUsPerRequest = perRequestUs(spent);
         use.postgresCores = cores(spent);
       }
