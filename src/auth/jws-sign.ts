@@ -7,7 +7,7 @@
 import { constants, sign, type KeyObject } from 'node:crypto';
 import type { SigningAlgorithm } from './signing-algorithms.js';
 
-interface SignatureParameters {
+export interface SignatureParameters {
   /** The digest for `crypto.sign`: null for EdDSA, which hashes internally. */
   digest: string | null;
   /** JWS wants ECDSA signatures as r || s (RFC 7518 §3.4), not DER. */
@@ -16,7 +16,8 @@ interface SignatureParameters {
   pss?: true;
 }
 
-const parameters: Record<SigningAlgorithm, SignatureParameters> = {
+/** How node:crypto signs and verifies each JWS algorithm (jws-verify.ts verifies with the same). */
+export const signatureParameters: Record<SigningAlgorithm, SignatureParameters> = {
   RS256: { digest: 'sha256' },
   PS256: { digest: 'sha256', pss: true },
   ES256: { digest: 'sha256', dsaEncoding: 'ieee-p1363' },
@@ -25,7 +26,7 @@ const parameters: Record<SigningAlgorithm, SignatureParameters> = {
 
 export function signCompactJws(alg: SigningAlgorithm, key: KeyObject, header: object, payload: object): Promise<string> {
   const signingInput = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
-  const { digest, dsaEncoding, pss } = parameters[alg];
+  const { digest, dsaEncoding, pss } = signatureParameters[alg];
   const signingKey = dsaEncoding ? { key, dsaEncoding } : pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : key;
   return new Promise((resolve, reject) => {
     sign(digest, Buffer.from(signingInput), signingKey, (error, signature) => {

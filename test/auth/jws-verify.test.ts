@@ -1,0 +1,100 @@
+/**
+ * src/auth/jws-verify.ts checks coregate's own realms' tokens with node:crypto instead of jose's
+ * jwtVerify (issue 28: a forged token cost a fifth as much). Its answers must be jose's: for every
+ * token here — valid, forged, malformed, each claim wrong in each way — both accept with the same
+ * claims, or both refuse with the same error code and claim, for every algorithm a realm signs with.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { generateKeyPair, jwtVerify, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { KeyObject } from 'node:crypto';
+import { signCompactJws } from '../../src/auth/jws-sign.js';
+import { JwtCheckFailed, verifyCompactJwt } from '../../src/auth/jws-verify.js';
+import { signingAlgorithms } from '../../src/auth/signing-algorithms.js';
+
+const issuer = 'https://coregate.test/realms/bank';
+const audience = 'coregate-api';
+const tolerance = 30;
+const now = 1_800_000_000;
+
+type Outcome = { accepted: Record<string, unknown> } | { refused: { code: string; claim: string | undefined } };
+
+async function joseOutcome(token: string, alg: string, key: CryptoKey): Promise<Outcome> {
+  try {
+    const { payload } = await jwtVerify(token, key, { issuer, audience, algorithms: [alg], clockTolerance: tolerance, currentDate: new Date(now * 1000), requiredClaims: ['exp'] });
+    return { accepted: { ...payload } };
+  } catch (error) {
+    const { code, claim } = error as { code: string; claim?: string };
+    return { refused: { code, claim } };
+  }
+}
+
+async function ownOutcome(token: string, alg: (typeof signingAlgorithms)[number], key: CryptoKey): Promise<Outcome> {
+  try {
+    return { accepted: { ...(await verifyCompactJwt(token, alg, key, { issuer, audience, clockToleranceSeconds: tolerance, nowSeconds: now })) } };
+  } catch (error) {
+    assert.ok(error instanceof JwtCheckFailed, `a JwtCheckFailed, got ${String(error)}`);
+    return { refused: { code: error.code, claim: error.claim } };
+  }
+}
+
+const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+
+describe('jws-verify.ts answers as jose jwtVerify does', () => {
+  for (const alg of signingAlgorithms) {
+    test(`${alg}: valid, forged, malformed and every claim case — same acceptance, same code and claim`, async () => {
+      const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+      const other = await generateKeyPair(alg, { extractable: true });
+      const claims = { iss: issuer, aud: audience, client_id: 'app', iat: now - 10, exp: now + 300 };
+      const sign = (payload: Record<string, unknown>, header: Record<string, unknown> = {}, key: CryptoKey = privateKey) =>
+        new SignJWT(payload as JWTPayload).setProtectedHeader({ alg, typ: 'JWT', kid: 'k1', ...header }).sign(key);
+      const valid = await sign(claims);
+      const [header, payload, signature = ''] = valid.split('.');
+      const flipped = `${header}.${payload}.${signature.slice(0, 5)}${signature[5] === 'A' ? 'B' : 'A'}${signature.slice(6)}`;
+      const without = (name: string) => Object.fromEntries(Object.entries(claims).filter(([key]) => key !== name));
+      const tokens: Record<string, string> = {
+        valid,
+        'aud as an array holding ours': await sign({ ...claims, aud: ['other', audience] }),
+        'flipped signature bit': flipped,
+        'signed by another key': await sign(claims, {}, other.privateKey),
+        'payload swapped under the signature': `${header}.${b64({ ...claims, client_id: 'admin' })}.${signature}`,
+        'empty signature': `${header}.${payload}.`,
+        'truncated signature': `${header}.${payload}.${signature.slice(0, 20)}`,
+        'four segments': `${valid}.AAAA`,
+        'header alg differs from the key': `${b64({ alg: alg === 'RS256' ? 'ES256' : 'RS256', typ: 'JWT' })}.${payload}.${signature}`,
+        'header without alg': `${b64({ typ: 'JWT' })}.${payload}.${signature}`,
+        'header not JSON': `${b64('not json')}.${payload}.${signature}`,
+        // jose will not sign an unknown extension: signed here with node:crypto.
+        'header crit, unknown extension': await signCompactJws(alg, KeyObject.from(privateKey as never), { alg, crit: ['x-ext'], 'x-ext': 1 }, claims),
+        'header crit, not an array': await signCompactJws(alg, KeyObject.from(privateKey as never), { alg, crit: 'x-ext', 'x-ext': 1 }, claims),
+        'header crit, empty': await signCompactJws(alg, KeyObject.from(privateKey as never), { alg, crit: [] }, claims),
+        'payload an array': await signCompactJws(alg, KeyObject.from(privateKey as never), { alg, typ: 'JWT' }, [1, 2]),
+        'payload invalid UTF-8': await (async () => {
+          const input = `${header}.${Buffer.from([0x7b, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d]).toString('base64url')}`;
+          return `${input}.${signature}`; // the signature cannot match: both refuse it at the signature
+        })(),
+        'no iss': await sign(without('iss')),
+        'no aud': await sign(without('aud')),
+        'no exp': await sign(without('exp')),
+        'no iss, no aud, no exp': await sign({ client_id: 'app' }),
+        'another issuer': await sign({ ...claims, iss: 'https://elsewhere.test' }),
+        'another audience': await sign({ ...claims, aud: 'partner-api' }),
+        'aud array without ours': await sign({ ...claims, aud: ['a', 'b'] }),
+        'aud a number': await sign({ ...claims, aud: 7 }),
+        'iat a string': await sign({ ...claims, iat: 'yesterday' }),
+        'nbf a string': await sign({ ...claims, nbf: 'soon' }),
+        'exp a string': await sign({ ...claims, exp: 'later' }),
+        'nbf 31 s ahead': await sign({ ...claims, nbf: now + 31 }),
+        'nbf 30 s ahead': await sign({ ...claims, nbf: now + 30 }),
+        'exp 30 s ago': await sign({ ...claims, exp: now - 30 }),
+        'exp 29 s ago': await sign({ ...claims, exp: now - 29 }),
+        'exp now': await sign({ ...claims, exp: now }),
+        'iat far in the future (checked by bearer-auth, not here)': await sign({ ...claims, iat: now + 3600 }),
+      };
+      for (const [name, token] of Object.entries(tokens)) {
+        assert.deepEqual(await ownOutcome(token, alg, publicKey), await joseOutcome(token, alg, publicKey), `${alg}: ${name}`);
+      }
+      assert.ok('accepted' in (await ownOutcome(valid, alg, publicKey)), 'the valid token is accepted');
+    });
+  }
+});
