@@ -13,7 +13,7 @@ import { ExpectedError } from '../core/expected-error.js';
 import { verifyCompactJwt } from '../auth/jws-verify.js';
 import type { SigningAlgorithm } from '../auth/signing-algorithms.js';
 import { LruMap } from '../cache/lru-map.js';
-import { refusedTokensMax, verifiedTokensMax, type VerifiedToken } from '../cache/verified-tokens.js';
+import { refusedTokenCharsMax, refusedTokensMax, verifiedTokensMax, type VerifiedToken } from '../cache/verified-tokens.js';
 import type { Realm } from '../store/realms.js';
 
 export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -110,9 +110,13 @@ export class TokenVerifier {
     if (refused !== undefined && refused.token === token) throw new TokenRejected(refused.message, true);
   }
 
-  /** Keeps a lasting refusal of `token` (cache/verified-tokens.ts) and answers it, to be thrown. */
+  /**
+   * Keeps a lasting refusal of `token` (cache/verified-tokens.ts) and answers it, to be thrown. A
+   * token longer than any realm issues is not kept: memory stays bounded by refusedTokensMax ×
+   * refusedTokenCharsMax whatever a client sends.
+   */
   #remember(token: string, error: unknown): unknown {
-    if (error instanceof TokenRejected && error.lasting) this.#refused.set(cacheKeyOf(token), { token, message: error.message });
+    if (error instanceof TokenRejected && error.lasting && token.length <= refusedTokenCharsMax) this.#refused.set(cacheKeyOf(token), { token, message: error.message });
     return error;
   }
 
@@ -120,7 +124,7 @@ export class TokenVerifier {
     const verified = this.#lookUp(token);
     if (verified === undefined) {
       // Garbage is refused here, at once: a rejected promise per bad token cost a 401 a tenth.
-      if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT', true);
+      if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
       // A token refused for good before (expired, forged...) is refused again without a promise.
       this.#refuseAgain(token);
       return undefined;
@@ -149,7 +153,8 @@ export class TokenVerifier {
     const verified = this.#lookUp(token);
     if (verified !== undefined && (await this.#stillValid(token, verified))) return verified.principal;
     // Most garbage is refused here, before jose would build (and throw) an error for it.
-    if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT', true);
+    // Not kept: the shape is cheaper to check again than to look up.
+    if (!compactJwsShape.test(token)) throw new TokenRejected('The token is not a JWT');
     let unverified: JWTPayload;
     let header: { alg?: string | undefined; kid?: string | undefined };
     try {
@@ -235,7 +240,9 @@ async function verifyWith(
     refuseIssuedInTheFuture(payload, clock);
     return payload;
   } catch (error) {
-    throw rejectionOf(error);
+    // An external issuer's keys are jose's cache, refetched only for an unknown kid: a signature
+    // that fails against them may pass once they are fetched again. Not lasting.
+    throw rejectionOf(error, { keysMayChange: true });
   }
 }
 
@@ -258,7 +265,7 @@ function refuseIssuedInTheFuture(payload: JWTPayload, clock: Clock): void {
 }
 
 /** The refusal of a verification's failure (jose's, or jws-verify.ts's shaped as jose's). */
-function rejectionOf(error: unknown): TokenRejected {
+function rejectionOf(error: unknown, options: { keysMayChange?: boolean } = {}): TokenRejected {
   if (error instanceof TokenRejected) return error;
   const code = (error as { code?: string }).code;
   if (code === 'ERR_JWT_EXPIRED') return new TokenRejected('The token has expired', true);
@@ -272,7 +279,7 @@ function rejectionOf(error: unknown): TokenRejected {
   if (code === 'ERR_JWKS_TIMEOUT' || code === 'ERR_JOSE_GENERIC') return new TokenRejected('The token\'s issuer keys cannot be fetched');
   // The signature checked against the key its kid names, or the token not well formed: for good.
   // Anything else (a failed fetch of a remote issuer's keys...) may pass when sent again.
-  return new TokenRejected('The token signature is invalid', code !== undefined && tokenFaultCodes.has(code));
+  return new TokenRejected('The token signature is invalid', options.keysMayChange !== true && code !== undefined && tokenFaultCodes.has(code));
 }
 
 /** jose's errors that are the token's own fault with the key it names: its refusal is lasting. */

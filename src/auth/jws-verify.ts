@@ -57,14 +57,24 @@ export async function verifyCompactJwt(token: string, alg: SigningAlgorithm, key
   const parts = token.split('.');
   if (parts.length !== 3) throw new JwtCheckFailed('Invalid Compact JWS', 'ERR_JWS_INVALID');
   const [encodedHeader = '', encodedPayload = '', encodedSignature = ''] = parts;
-  const header = parseObject(encodedHeader);
+  // Buffer's base64url decoder skips what it does not know and drops a lone last character;
+  // jose's refuses both. Only the alphabet, and no length that no encoding produces.
+  const header = isBase64url(encodedHeader) ? parseObject(encodedHeader) : undefined;
   if (header === undefined) throw new JwtCheckFailed('JWS Protected Header is invalid', 'ERR_JWS_INVALID');
   if (header.crit !== undefined) refuseCritical(header.crit);
   if (typeof header.alg !== 'string' || header.alg === '') throw new JwtCheckFailed('JWS "alg" (Algorithm) Header Parameter missing or invalid', 'ERR_JWS_INVALID');
   if (header.alg !== alg) throw new JwtCheckFailed('"alg" (Algorithm) Header Parameter value not allowed', 'ERR_JOSE_ALG_NOT_ALLOWED');
+  if (!isBase64url(encodedSignature)) throw new JwtCheckFailed('Failed to base64url decode the signature', 'ERR_JWS_INVALID');
+  // A payload with characters outside base64url is refused before the signature, as jose does for
+  // any payload a realm signs (128 characters or more; below, jose finds the signature wrong: the
+  // same refusal, under another code).
+  // From here on every character is ASCII: the signing input is the segments' bytes as sent.
+  if (!base64urlAlphabet.test(encodedPayload)) throw new JwtCheckFailed('non-ASCII or non-base64url payload', 'ERR_JWS_INVALID');
   if (!(await signatureVerifies(alg, keyObjectOf(key), `${encodedHeader}.${encodedPayload}`, Buffer.from(encodedSignature, 'base64url')))) {
     throw new JwtCheckFailed('signature verification failed', 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED');
   }
+  // jose decodes the payload after the signature: a length no encoding produces fails there.
+  if (!isBase64url(encodedPayload)) throw new JwtCheckFailed('Failed to base64url decode the payload', 'ERR_JWS_INVALID');
   const payload = parseObject(encodedPayload);
   if (payload === undefined) throw new JwtCheckFailed('JWT Claims Set must be a top-level JSON object', 'ERR_JWT_INVALID');
   checkClaims(payload, expected);
@@ -74,7 +84,9 @@ export async function verifyCompactJwt(token: string, alg: SigningAlgorithm, key
 /**
  * coregate's realms never sign with critical extensions. jose refuses a malformed `crit` as an
  * invalid JWS and an unknown extension as not supported; it knows `b64` (RFC 7797), which a JWT
- * cannot use unencoded and has no reason to declare: refused here as invalid.
+ * cannot use unencoded and has no reason to declare: refused here as invalid (jose would accept
+ * `crit: ["b64"], b64: true`, a token only the realm's key could have signed and never does).
+ * Only the refusal's code can differ from jose's, never whether the token passes otherwise.
  */
 function refuseCritical(crit: unknown): never {
   if (!Array.isArray(crit) || crit.length === 0 || crit.some((name) => typeof name !== 'string' || name === '')) {
@@ -86,18 +98,24 @@ function refuseCritical(crit: unknown): never {
   throw new JwtCheckFailed('The "b64" (base64url-encode payload) Header Parameter is not accepted', 'ERR_JWS_INVALID');
 }
 
-/** In libuv's thread pool (the callback form), as jws-sign.ts signs: the event loop only encodes. */
+/**
+ * In libuv's thread pool (the callback form), as jws-sign.ts signs: the event loop only encodes.
+ * A signature that does not verify answers false; a failure of the check itself (OpenSSL,
+ * memory) is thrown as it is, so that the refusal it causes is not taken for the token's own.
+ */
 function signatureVerifies(alg: SigningAlgorithm, key: KeyObject, signingInput: string, signature: Buffer): Promise<boolean> {
   const { digest, dsaEncoding, pss } = signatureParameters[alg];
   const verifyKey = dsaEncoding ? { key, dsaEncoding } : pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : key;
-  return new Promise((resolve) => {
-    try {
-      // A signature of the wrong length or shape for the key does not verify.
-      verify(digest, Buffer.from(signingInput, 'ascii'), verifyKey, signature, (error, valid) => resolve(error === null && valid));
-    } catch {
-      resolve(false);
-    }
+  return new Promise((resolve, reject) => {
+    verify(digest, Buffer.from(signingInput, 'ascii'), verifyKey, signature, (error, valid) => (error ? reject(error) : resolve(valid)));
   });
+}
+
+const base64urlAlphabet = /^[A-Za-z0-9_-]*$/;
+
+/** base64url without padding, of a length some bytes encode to (never 4k + 1). */
+function isBase64url(segment: string): boolean {
+  return segment.length % 4 !== 1 && base64urlAlphabet.test(segment);
 }
 
 /** jose reads the claims set as strict UTF-8: invalid bytes fail it. */
@@ -117,7 +135,7 @@ function parseObject(segment: string): Record<string, unknown> | undefined {
 function checkClaims(payload: Record<string, unknown>, expected: JwtExpectations): void {
   // jose checks presence in this order: iss, aud, then the required claims.
   for (const claim of ['iss', 'aud', 'exp']) {
-    if (!(claim in payload)) throw new JwtCheckFailed(`missing required "${claim}" claim`, 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim);
+    if (!Object.hasOwn(payload, claim)) throw new JwtCheckFailed(`missing required "${claim}" claim`, 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim);
   }
   if (payload.iss !== expected.issuer) throw new JwtCheckFailed('unexpected "iss" claim value', 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'iss');
   const audience = payload.aud;

@@ -28,3 +28,5 @@ export interface VerifiedToken<P> {
  * once (CONTRACT §11).
  */
 export const refusedTokensMax = 10_000;
+/** A refused token longer than this is not kept (a realm's tokens are about 1 KiB): at most ~40 MiB. */
+export const refusedTokenCharsMax = 4_096;

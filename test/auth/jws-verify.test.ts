@@ -61,6 +61,11 @@ describe('jws-verify.ts answers as jose jwtVerify does', () => {
         'empty signature': `${header}.${payload}.`,
         'truncated signature': `${header}.${payload}.${signature.slice(0, 20)}`,
         'four segments': `${valid}.AAAA`,
+        // Buffer's decoder would drop a lone last character; jose refuses the length.
+        'one character added to the signature': `${valid}A`,
+        'one character added to the payload': `${header}.${payload}A.${signature}`,
+        'a character outside base64url in the signature': `${header}.${payload}.${signature.slice(0, -1)}ł`,
+        'a character outside base64url in the payload': `${header}.${(payload ?? "").slice(0, -1)}ł.${signature}`,
         'header alg differs from the key': `${b64({ alg: alg === 'RS256' ? 'ES256' : 'RS256', typ: 'JWT' })}.${payload}.${signature}`,
         'header without alg': `${b64({ typ: 'JWT' })}.${payload}.${signature}`,
         'header not JSON': `${b64('not json')}.${payload}.${signature}`,
