@@ -1,17 +1,17 @@
 /**
  * Verification of a compact JWS JWT signed by one of coregate's own realms' keys, with
- * node:crypto's one-shot `verify` on the event loop. jose verifies through WebCrypto: a signature
- * check in the thread pool and a chain of promises, 89–109 µs of CPU for a forged token against
- * 18 µs for `crypto.verify` alone (RS256; docs/performance.md, issue 28) — and a forged token is
- * what an attacker sends, a different one each time. jose still verifies external issuers' tokens
- * (their JWKS, fetched and cached by jose) and decodes tokens.
+ * node:crypto's `verify` in libuv's thread pool (its callback form), as jws-sign.ts signs. jose
+ * verifies through WebCrypto: 100–109 µs of CPU a forged token against 76–77 µs here, and 40 %
+ * more forgeries answered a second (docs/performance.md, issue 28) — a forged token is what an
+ * attacker sends, a different one each time. jose still verifies external issuers' tokens (their
+ * JWKS, fetched and cached by jose) and decodes tokens.
  *
  * The checks, their order and the failures are jose's `jwtVerify` (compactVerify, then the claims
  * set) for the options bearer-auth.ts gives it, so that every answer stays the same: the header's
- * `alg` must be the key's and no critical extension is accepted (refuseCritical); then the signature; then the payload, a JSON
- * object; then `iss`, `aud` and `exp` present, `iss` and `aud` as expected, `iat`, `nbf`, `exp`
- * numbers when present, `nbf` not later than now plus the tolerance, `exp` later than now minus
- * it. A failure is thrown as jose throws it (its `code`, and `claim` for a claim), for
+ * `alg` must be the key's and no critical extension is accepted (refuseCritical); then the
+ * signature; then the payload, a JSON object; then `iss`, `aud` and `exp` present, `iss` and
+ * `aud` as expected, `iat`, `nbf`, `exp` numbers when present, `nbf` not later than now plus the
+ * tolerance, `exp` later than now minus it. A failure is thrown as jose throws it (its `code`, and `claim` for a claim), for
  * bearer-auth.ts's one mapping to refusals.
  */
 import { constants, KeyObject, verify } from 'node:crypto';
