@@ -134,7 +134,7 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
     besideRow(`retrieve, DPoP-bound token, a proof each (${label})`, find('retrieve DPoP'), 'the bearer retrieve', retrieve);
     ratioRow(`401, malformed token (${label})`, find('401 malformed token'), judgedOf('401 malformed token'), 0.6);
     ratioRow(`400, valid token, invalid body, audited (${label})`, find('400 invalid body'), judgedOf('400 invalid body'), 0.3);
-    for (const name of ['401 forged signature, replayed', '401 forged signature, each unique', '404 unknown route', '415 text/plain, audited', '413 body over 64 KiB, audited']) {
+    for (const name of ['401 forged signature, replayed', '401 forged signature, each unique', '403 scope', '404 unknown route', '415 text/plain, audited', '413 body over 64 KiB, audited']) {
       costRow(`${name} (${label})`, find(name), retrieve);
     }
     const spread = find('term deposit initiation');

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { joseSigning, pgbench, sqliteTransfers, type BaselineFigure } from './baselines.js';
 import { cpuProbe } from './cpu.js';
-import { realms, writeBenchData } from './data.js';
+import { narrowClient, realms, writeBenchData } from './data.js';
 import { dpopRetrieveScenario, fapiKeys, fapiRealmData, fapiToken, fapiTokenScenario, type FapiKeys } from './fapi.js';
 import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
 import { measurePaced } from './paced-load.js';
@@ -32,6 +32,7 @@ import {
   badSignatureScenario,
   createDeposit,
   depositScenario,
+  forbiddenScenario,
   helloWorldScenario,
   invalidBodyScenario,
   loanScenario,
@@ -120,6 +121,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
   };
   try {
     const token = await obtainToken(server.url);
+    const narrowToken = await obtainToken(server.url, realms.rs256, narrowClient);
     await series('jose RS256 signing on all cores', () => joseSigning('RS256', baselineSeconds), [{ name: 'token RS256', go: () => run(tokenScenario('token RS256', realms.rs256)) }]);
     await series('jose ES256 signing on all cores', () => joseSigning('ES256', baselineSeconds), [{ name: 'token ES256', go: () => run(tokenScenario('token ES256', realms.es256)) }]);
     // CONTRACT §13: private_key_jwt and a DPoP proof per request (their pools made just before).
@@ -160,6 +162,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     // The other refusals, each against the retrieve's CPU a request (issue 28: no dearer than a retrieve).
     await run(badSignatureScenario('401 forged signature, replayed', token, depositId));
     await run(badSignatureScenario('401 forged signature, each unique', token, depositId, { unique: true }));
+    await run(forbiddenScenario('403 scope', narrowToken, depositId));
     await run(notFoundScenario('404 unknown route'));
     await run(unsupportedMediaScenario('415 text/plain, audited', token));
     await run(tooLargeScenario('413 body over 64 KiB, audited', token));

@@ -1,48 +1,26 @@
 /** The measured requests: every scenario of the performance table, built against one server. */
 import { randomUUID } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { benchCustomers, client, depositBody, loanBody, loanPath, narrowClient, realms } from './data.js';
 import type { Scenario } from './load.js';
 
 const customers = benchCustomers();
 const tokenPath = (realm: string) => `/realms/${realm}/protocol/openid-connect/token`;
 const tokenForm = new URLSearchParams({ grant_type: 'client_credentials', client_id: client.clientId, client_secret: client.secret }).toString();
-const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' };
+/** Copied for every request: autocannon writes the body's Content-Length into the headers it is given. */
+const formHeaders = { 'content-type': 'application/x-www-form-urlencoded' } as const;
 /** Unique per run and request: the server's duplicate protection must never answer 409. */
 const runId = randomUUID().slice(0, 8);
 
 export async function obtainToken(url: string, realm: string = realms.rs256, who: { clientId: string; secret: string } = client): Promise<string> {
   const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: who.clientId, client_secret: who.secret }).toString();
-  const response = await fetchAgain(`${url}${tokenPath(realm)}`, { method: 'POST', headers: formHeaders, body: form });
+  const response = await fetch(`${url}${tokenPath(realm)}`, { method: 'POST', headers: { ...formHeaders }, body: form });
   if (!response.ok) throw new Error(`token request to ${realm} answered ${response.status}: ${await response.text()}`);
   return ((await response.json()) as { access_token: string }).access_token;
 }
 
-/**
- * A request on a connection of its own (node:http, no agent), closed after the answer: fetch's
- * pool kept sockets of the server stopped just before on the same port, and the next server's
- * first calls met "other side closed".
- */
-function fetchAgain(url: string, init: { method: string; headers: Record<string, string>; body: string }): Promise<{ ok: boolean; status: number; text(): Promise<string>; json(): Promise<unknown> }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method: init.method, headers: { ...init.headers, connection: 'close' }, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        const status = response.statusCode ?? 0;
-        resolve({ ok: status >= 200 && status < 300, status, text: async () => text, json: async () => JSON.parse(text) as unknown });
-      });
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(init.body);
-  });
-}
-
 /** One deposit to retrieve in the retrieve scenario. */
 export async function createDeposit(url: string, token: string): Promise<string> {
-  const response = await fetchAgain(`${url}/v1/term-deposits/initiate`, {
+  const response = await fetch(`${url}/v1/term-deposits/initiate`, {
     method: 'POST',
     headers: { ...jsonHeaders(token), 'x-correlation-id': `bench-${runId}-seed-${randomUUID()}` },
     body: depositBody(customers[0]!),
@@ -62,7 +40,7 @@ function correlation(name: string, i: number): Record<string, string> {
 }
 
 export function tokenScenario(name: string, realm: string): Scenario {
-  return { name, expect: [200], request: () => ({ method: 'POST', path: tokenPath(realm), headers: formHeaders, body: tokenForm }) };
+  return { name, expect: [200], request: () => ({ method: 'POST', path: tokenPath(realm), headers: { ...formHeaders }, body: tokenForm }) };
 }
 
 /** Deposits spread over the 200 customers' accounts, or all debiting one (`hot`). */

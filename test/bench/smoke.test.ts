@@ -30,6 +30,7 @@ const scenarioNames = [
   'retrieve DPoP',
   '401 forged signature, replayed',
   '401 forged signature, each unique',
+  '403 scope',
   '404 unknown route',
   '415 text/plain, audited',
   '413 body over 64 KiB, audited',
@@ -92,5 +93,5 @@ test('npm run bench --smoke: every scenario on both stores, every baseline, the 
   assert.match(stdout, /ratio\s+target/, 'the summary table is printed');
   // Each ratio to hello-world is given with its range against the baseline before and after, and what bounded the run.
   assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| retrieve, reused token \(SQLite\) \| .* µs \| Fastify hello-world, .* before, .* after \| [\d.]+ % \([\d.]+ %–[\d.]+ %\) \| ≥ 40 % \| (met|\*\*missed\*\*) \| [a-z'’ ]+/);
-  assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| 404 unknown route \(SQLite\) \| .* \| the retrieve's CPU, .* µs a request \|/);
+  assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| 403 scope \(SQLite\) \| .* \| the retrieve's CPU, .* µs a request \|/);
 });
