@@ -19,23 +19,13 @@ export interface BaselineFigure {
   cpu?: CpuUse;
 }
 
-/** Runs `work` (answering how many operations it did) and adds this process's CPU per operation. */
-async function withOwnCpu(work: () => Promise<number> | number, seconds: number): Promise<BaselineFigure> {
-  const before = process.cpuUsage();
-  const done = await work();
+/** `done` operations in `seconds`, and this process's CPU (all its threads) spent since `before`. */
+function figure(done: number, seconds: number, before: NodeJS.CpuUsage): BaselineFigure {
   const spent = process.cpuUsage(before);
   return { perSecond: Math.round(done / seconds), cpuUsPerOperation: Math.round(((spent.user + spent.system) / Math.max(1, done)) * 10) / 10 };
 }
 
-export function joseSigning(alg: 'RS256' | 'ES256', seconds: number): Promise<BaselineFigure> {
-  return withOwnCpu(async () => (await joseSigningPerSecond(alg, seconds)) * seconds, seconds);
-}
-
-export function sqliteTransfers(dir: string, seconds: number): Promise<BaselineFigure> {
-  return withOwnCpu(() => sqliteTransfersPerSecond(dir, seconds) * seconds, seconds);
-}
-
-/** pgbench's TPC-B with PostgreSQL's own CPU per transaction (every `postgres` process, /proc). */
+/** pgbench's TPC-B (scale 1) in a scratch database, with PostgreSQL's own CPU per transaction (every `postgres` process, /proc). */
 export function pgbench(databaseUrl: string, connections: number, seconds: number): BaselineFigure {
   pgbenchInit(databaseUrl);
   const before = postgresTicks();
@@ -45,7 +35,9 @@ export function pgbench(databaseUrl: string, connections: number, seconds: numbe
   return { perSecond: tps, ...(spent > 0 ? { cpuUsPerOperation: Math.round(((spent / 100) * 1e6 / Math.max(1, transactions)) * 10) / 10 } : {}) };
 }
 
-export async function joseSigningPerSecond(alg: 'RS256' | 'ES256', seconds: number): Promise<number> {
+/** jose signing on every core, one worker thread each; the CPU counts the workers' start too. */
+export async function joseSigning(alg: 'RS256' | 'ES256', seconds: number): Promise<BaselineFigure> {
+  const before = process.cpuUsage();
   const threads = availableParallelism();
   const counts = await Promise.all(
     Array.from({ length: threads }, () => {
@@ -56,14 +48,14 @@ export async function joseSigningPerSecond(alg: 'RS256' | 'ES256', seconds: numb
       }).finally(() => void worker.terminate());
     }),
   );
-  return Math.round(counts.reduce((sum, count) => sum + count, 0) / seconds);
+  return figure(counts.reduce((sum, count) => sum + count, 0), seconds, before);
 }
 
 /**
  * TPC-B's transaction on the embedded store coregate uses: debit an account, read it back,
  * credit a teller and a branch, append a history row; one commit, made durable, each time.
  */
-export function sqliteTransfersPerSecond(dir: string, seconds: number): number {
+export function sqliteTransfers(dir: string, seconds: number): BaselineFigure {
   // A fresh file each time: the bench measures it before and after the deposits.
   const file = join(dir, 'tpcb.db');
   for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
@@ -94,28 +86,26 @@ export function sqliteTransfersPerSecond(dir: string, seconds: number): number {
       branch.run(delta);
       history.run(account, tellerId, delta, new Date().toISOString());
     });
+    // The CPU of the transfers only, not of the table's filling above.
+    const before = process.cpuUsage();
     const deadline = performance.now() + seconds * 1000;
     let done = 0;
     while (performance.now() < deadline) {
       transfer(1 + ((done * 7919) % accountsCount), 1 + (done % 10), 5);
       done += 1;
     }
-    return Math.round(done / seconds);
+    return figure(done, seconds, before);
   } finally {
     db.close();
   }
 }
 
-/** pgbench's TPC-B (scale 1) in a scratch database, with the bench's connection count. */
-export function pgbenchTps(databaseUrl: string, connections: number, seconds: number): number {
-  pgbenchInit(databaseUrl);
-  return pgbenchRun(databaseUrl, connections, seconds);
-}
-
+/** pgbench's TPC-B tables (scale 1) in the scratch database. */
 function pgbenchInit(databaseUrl: string): void {
   execFileSync('pgbench', ['-i', '-s', '1', '-q', databaseUrl], { stdio: 'pipe' });
 }
 
+/** pgbench's TPC-B with the bench's connection count: its tps. */
 function pgbenchRun(databaseUrl: string, connections: number, seconds: number): number {
   const output = execFileSync('pgbench', ['-n', '-c', String(connections), '-j', String(availableParallelism()), '-T', String(Math.max(1, Math.round(seconds))), databaseUrl], {
     encoding: 'utf8',

@@ -12,11 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { boundBy, cpuProbe } from './cpu.js';
-import { realms, writeBenchData } from './data.js';
+import { narrowClient, realms, writeBenchData } from './data.js';
 import { measure, type Scenario } from './load.js';
 import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
-import { narrowClient } from './data.js';
 import {
   badSignatureScenario,
   createDeposit,
@@ -93,12 +92,12 @@ async function main(dir: string, db: string): Promise<void> {
       retrieve: () => retrieveScenario('retrieve', token, depositId),
       '401': () => malformedTokenScenario('401 malformed token', depositId),
       '400': () => invalidBodyScenario('400 invalid body', token),
-      '401sig': () => badSignatureScenario('401 bad signature', token, depositId),
-      '401forged': () => badSignatureScenario('401 forged, each unique', token, depositId, { unique: true }),
+      '401sig': () => badSignatureScenario('401 forged signature, replayed', token, depositId),
+      '401forged': () => badSignatureScenario('401 forged signature, each unique', token, depositId, { unique: true }),
       '403': () => forbiddenScenario('403 scope', narrowToken, depositId),
       '404': () => notFoundScenario('404 unknown route'),
-      '413': () => tooLargeScenario('413 body too large', token),
-      '415': () => unsupportedMediaScenario('415 text/plain', token),
+      '413': () => tooLargeScenario('413 body over 64 KiB, audited', token),
+      '415': () => unsupportedMediaScenario('415 text/plain, audited', token),
     };
     for (const name of positionals) {
       const make = scenarios[name];

@@ -130,7 +130,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, fapiCount(4_000)));
     const deposits = { name: 'term deposit initiation', go: () => run(depositScenario('term deposit initiation', token)) };
     if (store === 'sqlite') {
-      await series('better-sqlite3 TPC-B-like (WAL, FULL)', () => sqliteTransfers(workDir, baselineSeconds), [deposits]);
+      await series('better-sqlite3 TPC-B-like (WAL, FULL)', async () => sqliteTransfers(workDir, baselineSeconds), [deposits]);
     } else {
       await series('pgbench TPC-B, same connections', () => withScratchDatabase(pgServerUrl, 'pgbench', async (url) => pgbench(url, load.connections, baselineSeconds)), [deposits]);
     }
@@ -139,19 +139,20 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     await run(depositScenario('hot account', token, { hot: true }));
     await run(loanScenario('loan installment execution', token));
     const depositId = await createDeposit(server.url, token);
-    // Fastify's hello-world in its own process, idle while coregate is measured.
-    const hello = lightPaths.some(selected) ? await startHelloWorld(workDir) : undefined;
+    // The paths judged against hello-world, which runs in its own process, idle while coregate is measured.
+    const lightPaths = [
+      { name: 'retrieve', go: () => run(retrieveScenario('retrieve', token, depositId)) },
+      { name: '401 malformed token', go: () => run(malformedTokenScenario('401 malformed token', depositId)) },
+      { name: '400 invalid body', go: () => run(invalidBodyScenario('400 invalid body', token)) },
+    ];
+    const hello = lightPaths.some((path) => selected(path.name)) ? await startHelloWorld(workDir) : undefined;
     try {
       const helloProbe = hello && cpuProbe(hello.pid);
       const helloWorld = async (): Promise<BaselineFigure> => {
         const measured = await measure(hello!.url, helloWorldScenario(), load, helloProbe);
         return { perSecond: measured.perSecond, ...(measured.cpu ? { cpuUsPerOperation: measured.cpu.serverUsPerRequest, cpu: measured.cpu } : {}) };
       };
-      await series('Fastify hello-world', helloWorld, [
-        { name: 'retrieve', go: () => run(retrieveScenario('retrieve', token, depositId)) },
-        { name: '401 malformed token', go: () => run(malformedTokenScenario('401 malformed token', depositId)) },
-        { name: '400 invalid body', go: () => run(invalidBodyScenario('400 invalid body', token)) },
-      ]);
+      await series('Fastify hello-world', helloWorld, lightPaths);
     } finally {
       await hello?.stop();
     }
@@ -171,9 +172,6 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     await server.stop();
   }
 }
-
-/** The paths judged against hello-world. */
-const lightPaths = ['retrieve', '401 malformed token', '400 invalid body'];
 
 async function main(): Promise<void> {
   const workDir = mkdtempSync(join(tmpdir(), 'coregate-bench-'));
