@@ -6,10 +6,10 @@
  * transaction would serialize them all on the chain's head. Batches of refusals, which have no
  * business transaction, take the chain's lock and are chained as they are inserted.
  */
-import { createHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { preparedQuery } from '../store/prepared.js';
-import { canonicalJson } from '../core/canonical-json.js';
+import { canonicalJsonOfFields } from '../core/canonical-json.js';
 import { sleep, type Clock } from '../core/clock.js';
 import type { Store } from '../store/connect.js';
 import { getSetting, putSetting } from '../store/settings.js';
@@ -70,22 +70,25 @@ function lockAuditChain(store: Store, trx: Queryable, timeoutMs: number): Promis
   return Promise.all([localLockTimeout.execute(trx, `${timeoutMs}ms`), chainLock.execute(trx)]);
 }
 
+/** The hashed fields of a record, in RFC 8785 order (every field of AuditEntry: test/audit/audit-hash.test.ts). */
+export const auditHashedFields = [
+  'backboneUser',
+  'clientId',
+  'correlationId',
+  'details',
+  'durationMs',
+  'httpStatus',
+  'id',
+  'operation',
+  'outcome',
+  'recordedAt',
+  'reference',
+  'workstation',
+] as const satisfies ReadonlyArray<keyof AuditEntry>;
+
+/** SHA-256 of the previous hash and the record's canonical JSON (its fields named in auditHashedFields, nothing else). */
 export function auditHash(prevHash: string, entry: AuditEntry): string {
-  const content: AuditEntry = {
-    id: entry.id,
-    recordedAt: entry.recordedAt,
-    clientId: entry.clientId,
-    backboneUser: entry.backboneUser,
-    workstation: entry.workstation,
-    operation: entry.operation,
-    correlationId: entry.correlationId,
-    reference: entry.reference,
-    httpStatus: entry.httpStatus,
-    outcome: entry.outcome,
-    durationMs: entry.durationMs,
-    details: entry.details,
-  };
-  return createHash('sha256').update(`${prevHash}\n${canonicalJson(content)}`).digest('hex');
+  return oneShotHash('sha256', `${prevHash}\n${canonicalJsonOfFields(entry, auditHashedFields)}`, 'hex');
 }
 
 /** Chains every committed, unchained record; answers how many it chained. */

@@ -5,14 +5,15 @@
  * request hash, so that concurrent identical requests cannot all pass the first check.
  */
 import type { Clock } from '../core/clock.js';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { findOperationByCorrelation, findRecentDuplicate, lockRequestHash, type OperationRecord } from '../store/operations.js';
 import type { Queryable } from '../store/realms.js';
 import type { StoreUnitOfWork } from '../store/unit-of-work.js';
 
 export function requestHash(path: string, body: unknown): string {
-  return createHash('sha256').update(`${path}\n${canonicalJson(body)}`).digest('hex');
+  // The one-shot hash: no Hash object per request.
+  return hash('sha256', `${path}\n${canonicalJson(body)}`, 'hex');
 }
 
 export class DuplicateWindow {

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { canonicalJson } from '../../src/core/canonical-json.js';
+import { canonicalJson, canonicalJsonOfFields } from '../../src/core/canonical-json.js';
 
 /** The first implementation, kept as the reference: audit chains hashed with it must verify forever. */
 function referenceCanonicalJson(value: unknown): string {
@@ -37,5 +37,32 @@ test('byte for byte what the first implementation made, for any JSON value', () 
       assert.equal(canonicalJson(value), referenceCanonicalJson(value));
     }),
     { numRuns: 2_000 },
+  );
+});
+
+test('strings that need escaping (quotes, backslashes, controls, lone surrogates) are written as JSON.stringify writes them; others only quoted', () => {
+  for (const value of ['plain', '', 'a"b', 'a\\b', '\u0000\u001f', '\ud800', 'x\udfffy', '\ud83d\ude00', '\u2028\u2029', '\u007f']) {
+    assert.equal(canonicalJson(value), JSON.stringify(value));
+    assert.equal(canonicalJson({ [value]: value }), `{${JSON.stringify(value)}:${JSON.stringify(value)}}`);
+  }
+  assert.equal(canonicalJson(-0), '0');
+  assert.equal(canonicalJson(1e21), '1e+21');
+  assert.equal(canonicalJson([5e-7, 0.1, -1.5]), '[5e-7,0.1,-1.5]');
+});
+
+test('byte for byte what the first implementation made, for any JSON value with any strings (full Unicode, lone surrogates)', () => {
+  fc.assert(
+    fc.property(fc.jsonValue({ stringUnit: 'binary' }), (value) => {
+      assert.equal(canonicalJson(value), referenceCanonicalJson(value));
+    }),
+    { numRuns: 2_000 },
+  );
+});
+
+test('canonicalJsonOfFields writes what canonicalJson writes for an object of those fields', () => {
+  fc.assert(
+    fc.property(fc.record({ a: fc.option(fc.jsonValue(), { nil: undefined }), b: fc.string({ unit: 'binary' }), c: fc.jsonValue() }), (value) => {
+      assert.equal(canonicalJsonOfFields(value, ['a', 'b', 'c']), canonicalJson(value));
+    }),
   );
 });
