@@ -12,6 +12,7 @@ import { createLogger } from '../log.js';
 import { prepareStore } from '../main.js';
 import { Vault } from '../auth/vault.js';
 import { freePort } from './free-port.js';
+import { NewDatabaseFiles } from './new-database-files.js';
 
 /** The port every worker listens on, chosen by the primary (for --port 0 too). */
 export const clusterPortVariable = 'COREGATE_CLUSTER_PORT';
@@ -26,9 +27,13 @@ const restartDelayMaxMs = 10_000;
 
 /** Extra time past the shutdown grace for the workers to exit before the primary gives up. */
 const exitMarginMs = 5_000;
+const startupFailure = 'startup failure';
 
 export async function superviseWorkers(config: Config): Promise<void> {
   const logger = createLogger({ level: config.logLevel });
+  // As serve.ts does for one process: a deployment whose workers all fail to start (a port in
+  // use) leaves no database of the supervisor's making behind, for the next start to take as its own.
+  const newFiles = NewDatabaseFiles.before(config.db);
   const { store } = await prepareStore(config, new Vault(config.masterKey), logger);
   await store.close();
   const port = config.port === 0 ? await freePort(config.host) : config.port;
@@ -49,7 +54,7 @@ export async function superviseWorkers(config: Config): Promise<void> {
       if (listening < config.workers) {
         // A worker that fails before it serves will fail again: stop rather than loop.
         logger.error({ worker: worker.id, code, signal }, 'a worker failed to start: stopping');
-        stop('startup failure', 1);
+        stop(startupFailure, 1);
         return;
       }
       const now = Date.now();
@@ -66,6 +71,8 @@ export async function superviseWorkers(config: Config): Promise<void> {
   const stop = (reason: string, exitCode = 0) => {
     if (stopping) return;
     stopping = true;
+    // A worker that listened may have written to the database: it is kept then.
+    const neverServed = reason === startupFailure && listening === 0;
     logger.info({ reason }, 'stopping the workers: they finish their in-flight requests');
     const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
     const exits = workers.map((worker) => new Promise<number>((resolve) => (worker.isDead() ? resolve(worker.process.exitCode ?? 0) : worker.once('exit', (code) => resolve(code ?? 1)))));
@@ -77,6 +84,11 @@ export async function superviseWorkers(config: Config): Promise<void> {
     force.unref();
     void Promise.all(exits).then((codes) => {
       logger.info('stopped');
+      // No worker ever listened: the workers have exited (their stores closed), the supervisor's store is closed.
+      if (neverServed) {
+        const removed = newFiles.removeCreated();
+        if (removed.length > 0) process.stderr.write(`coregate: the start failed, so the database it had created is removed (${removed.join(', ')})\n`);
+      }
       process.exit(codes.some((code) => code !== 0) ? 1 : exitCode);
     });
   };

@@ -63,3 +63,12 @@ test('issue 27 item 2: serve refuses a missing TLS file naming the flag, the fil
   assert.doesNotMatch(result.stderr, /ENOENT/);
   assert.equal(existsSync(directory), false, 'nothing was created');
 });
+
+test('serve --workers 2 on a port in use: the workers fail to listen, the supervisor stops and removes the SQLite database it had created', async () => {
+  const directory = join(dir, 'workers-store');
+  const result = await serveOn(`sqlite:${join(directory, 'coregate.db')}`, '--workers', '2');
+  assert.notEqual(result.code, 0, result.stdout);
+  assert.match(result.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
+  assert.match(result.stderr, /^coregate: the start failed, so the database it had created is removed \(.*coregate\.db.*\)$/m);
+  assert.equal(existsSync(directory), false, `left behind: ${existsSync(directory) ? readdirSync(directory).join(', ') : ''}`);
+});
