@@ -33,7 +33,7 @@ export interface SandboxResetFlags {
 export async function sandboxReset(flags: SandboxResetFlags, io: CommandIo): Promise<ResetSummary | undefined> {
   const dbUrl = flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl;
   // The file is checked before anything is asked or deleted: a typo must not empty the store.
-  const data = readSandboxFile(flags.data);
+  const data = readSandboxFile(flags.data, '--data');
   const webhookTargets = { allowPrivate: webhookAllowPrivateSetting(flags.webhookAllowPrivate, flags.env) };
   if (!flags.yes && !(await confirmed(io, redactUrl(dbUrl), flags.data))) return undefined;
   const vault = new Vault(flags.env.COREGATE_MASTER_KEY);

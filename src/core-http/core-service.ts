@@ -39,7 +39,7 @@ export async function openReferenceCore(
   tracer?: Tracer,
   clock: Clock = systemClock,
 ): Promise<{ store: Store; core: ReferenceCore }> {
-  const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
+  const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile, '--data / COREGATE_CORE_DATA');
   const opened = await openStore(config.db);
   const store = tracer ? tracedStore(opened, tracer) : opened;
   try {

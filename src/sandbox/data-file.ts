@@ -156,12 +156,16 @@ export class DataFileError extends Error {
   }
 }
 
-export function readSandboxFile(file: string): SandboxData {
+/**
+ * `named` says where the file's name came from, for a file that does not exist: the flag and
+ * variable of the command that read it (`coregate serve`'s by default).
+ */
+export function readSandboxFile(file: string, named = '--data / COREGATE_DATA'): SandboxData {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new DataFileError(file, '', unreadable(file, error as NodeJS.ErrnoException));
+    throw new DataFileError(file, '', unreadable(file, error as NodeJS.ErrnoException, named));
   }
   let value: unknown;
   try {
@@ -173,11 +177,11 @@ export function readSandboxFile(file: string): SandboxData {
 }
 
 /** Why the file cannot be read, and what to do, in words (issue 12: "cannot be read (ENOENT)"). */
-function unreadable(file: string, error: NodeJS.ErrnoException): string {
+function unreadable(file: string, error: NodeJS.ErrnoException, named: string): string {
   const where = `(looked for ${resolve(file)})`;
   switch (error.code) {
     case 'ENOENT':
-      return `does not exist ${where}: check --data / COREGATE_DATA; the demo data is demo/sandbox.json`;
+      return `does not exist ${where}: check ${named}; the demo data is demo/sandbox.json`;
     case 'EACCES':
     case 'EPERM':
       return `cannot be read: permission denied ${where}`;

@@ -78,3 +78,9 @@ test('coregate core serve refuses a bad setting with a message naming it', async
   assert.notEqual(result.code, 0);
   assert.match(result.stderr, /--business-date \/ COREGATE_CORE_BUSINESS_DATE/);
 });
+
+test('coregate core serve with a data file that does not exist names its own flag and variable (COREGATE_CORE_DATA, not serve\'s COREGATE_DATA)', async () => {
+  const result = await runCliProcess(['core', 'serve', '--port', '0', '--data', 'no-such-core-data.json', '--db', 'sqlite::memory:']);
+  assert.notEqual(result.code, 0);
+  assert.match(result.stderr, /no-such-core-data\.json: does not exist \(looked for .*\): check --data \/ COREGATE_CORE_DATA; the demo data is demo\/sandbox\.json/);
+});

@@ -306,6 +306,12 @@ describe('malformed data files are refused with an error naming the field', () =
     });
   });
 
+  test('missing file: the core service\'s and `sandbox reset`\'s messages name their own flag and variable', () => {
+    const file = join(tmpdir(), `coregate-no-such-file-${process.pid}.json`);
+    assert.throws(() => readSandboxFile(file, '--data / COREGATE_CORE_DATA'), /does not exist \(looked for .*\): check --data \/ COREGATE_CORE_DATA; the demo data is demo\/sandbox\.json$/);
+    assert.throws(() => readSandboxFile(file, '--data'), /: check --data; the demo data/);
+  });
+
   test('a JSON array instead of an object', () => {
     assert.throws(() => parseSandboxData([], 'array.json'), (error: unknown) => error instanceof DataFileError && /^data file array\.json: /.test(error.message));
   });
