@@ -340,6 +340,7 @@ async function serveOn(
       requestLog,
     },
     version: version,
+    publicUrl: config.publicUrl,
     isClosing: () => closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: config.clientCertificates && readFileSync(config.clientCertificates.caFile) },
     connectionLimits: config.connectionLimits,

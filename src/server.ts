@@ -60,6 +60,11 @@ export interface ServerParts {
   docsRealm?: string | undefined;
   /** A server span per request (src/tracing); none, and no hook, when absent. */
   tracer?: Tracer | undefined;
+  /**
+   * The public base URL configured (--public-url): the Postman collection's default baseUrl. Absent,
+   * the request's own scheme and host (behind a proxy that is the internal host, hence the setting).
+   */
+  publicUrl?: string | undefined;
 }
 
 /**
@@ -212,7 +217,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     derive: (document) => postmanCollection(document, ''),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => (await docs.current()).document);
-  app.get(postmanCollectionPath, { schema: { hide: true } }, async (request) => withBaseUrl((await docs.current()).derived, `${request.protocol}://${request.host}`));
+  app.get(postmanCollectionPath, { schema: { hide: true } }, async (request) => withBaseUrl((await docs.current()).derived, parts.publicUrl ?? `${request.protocol}://${request.host}`));
 
   // The routes without an error handler of their own (the console's login, the docs, health):
   // a database outage is 503, a failure of ours a 500 that names no internal detail (fastify's

@@ -101,3 +101,19 @@ test('newman runs the served collection green against a fresh sandbox, twice in 
   assertGreen(again, served);
   assert.deepEqual(again.run.executions.map((execution) => execution.response?.code), requestsOf(served).map(() => 200));
 });
+
+test('behind a proxy: with --public-url the collection\'s baseUrl is the public URL, not the Host the request reached this instance by', async () => {
+  if (!sqlite) throw new Error('no SQLite store target');
+  const store = await sqlite.create();
+  const proxied = await startTestServer({ db: store.url, deployment: 'embedded', publicUrl: 'https://api.bank.example' });
+  try {
+    const response = await fetch(`${proxied.url}/collections/postman.json`, { headers: { host: 'coregate-7.internal:8080' } });
+    assert.equal(response.status, 200);
+    const served = (await response.json()) as Json;
+    const variables = Object.fromEntries((served.variable as Json[]).map((variable) => [variable.key, variable.value]));
+    assert.equal(variables.baseUrl, 'https://api.bank.example');
+  } finally {
+    await proxied.close();
+    await store.drop();
+  }
+});
