@@ -7,9 +7,6 @@
 import { toBigInt } from './bigint.js';
 import type { Queryable } from './realms.js';
 
-/** Rows answered per list at most (each list's own `limit` is bounded by it). */
-export const listRowsMax = 500;
-
 /** `{issuer}#{clientId}` → the client's realm (for coregate's own issuers), id and issuer. */
 export function clientOfKey(clientKey: string): { realm: string | null; clientId: string; issuer: string } {
   const hash = clientKey.lastIndexOf('#');
@@ -104,13 +101,15 @@ export async function listAuditRecords(db: Queryable, limit: number, offset: num
 }
 
 /** Every realm's clients: scopes, state, technical user, default workstation. Never the secret's hash. */
-export async function listClientViews(db: Queryable) {
+/** A page of every realm's clients, by realm and client id: `limit` rows from `offset` (the caller asks one more to know whether more follow). */
+export async function listClientViews(db: Queryable, page: { limit: number; offset: number }) {
   const rows = await db
     .selectFrom('clients')
     .select(['realm', 'client_id', 'enabled', 'grants', 'scopes', 'technical_user', 'default_workstation', 'created_at', 'updated_at'])
     .orderBy('realm')
     .orderBy('client_id')
-    .limit(listRowsMax)
+    .limit(page.limit)
+    .offset(page.offset)
     .execute();
   return rows.map((row) => ({
     realm: row.realm,

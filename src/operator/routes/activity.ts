@@ -8,7 +8,7 @@ import { verifyAuditChain, type ChainVerification } from '../../audit/chain.js';
 import type { Store } from '../../store/connect.js';
 import { findOperationView, listAuditRecords, listClientViews, listOperations, operationsPerMinute } from '../../store/operator-queries.js';
 import { OperatorError } from '../errors.js';
-import { logLimitDefault, pageFromAll, pageFromOneMore, pageParameters, pageQuery, recordsLimitDefault } from './query.js';
+import { logLimitDefault, pageFromOneMore, pageParameters, pageQuery, recordsLimitDefault } from './query.js';
 import type { Clock } from '../../core/clock.js';
 
 export interface ActivityRoutesOptions {
@@ -82,12 +82,13 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
       return { ...(await result), verifiedAt: new Date(at).toISOString() };
     });
 
-    // The store answers the first 500 clients (by realm and client id); a page is cut from them.
+    // Paged in the store (by realm and client id), as the operations and audit records are.
     app.get<{ Querystring: { limit?: string; offset?: string } }>(
       '/clients',
       { schema: { hide: true, querystring: { type: 'object', additionalProperties: false, properties: pageQuery } } },
       async (request) => {
-        const page = pageFromAll(await listClientViews(store.db), pageParameters(request.query, { limitDefault: recordsLimitDefault }));
+        const { limit, offset } = pageParameters(request.query, { limitDefault: recordsLimitDefault });
+        const page = pageFromOneMore(await listClientViews(store.db, { limit: limit + 1, offset }), limit);
         return { clients: page.items, more: page.more };
       },
     );
