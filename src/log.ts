@@ -5,6 +5,7 @@
  */
 import { levels, pino, stdSerializers, symbols, type DestinationStream, type Logger } from 'pino';
 import { standardOutputDestination } from './log-destination.js';
+import { isoTimestamp } from './core/iso-timestamp.js';
 
 export type { Logger } from 'pino';
 
@@ -82,7 +83,7 @@ export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
     if (!stream || !logger.isLevelEnabled('info')) return;
     const reqId = JSON.stringify(line.reqId);
     let text =
-      `{"level":${infoLevel},"time":"${new Date().toISOString()}"${bindings},"reqId":${reqId},` +
+      `{"level":${infoLevel},"time":"${isoTimestamp(Date.now())}"${bindings},"reqId":${reqId},` +
       `"req":{"id":${reqId},"method":${JSON.stringify(line.method)},"url":${JSON.stringify(maskQuery(line.url))}` +
       `${line.remoteAddress === undefined ? '' : `,"remoteAddress":${JSON.stringify(line.remoteAddress)}`}},` +
       `"res":{"statusCode":${line.statusCode}},"responseTime":${line.responseTimeMs}`;

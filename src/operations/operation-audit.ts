@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
+import { isoTimestamp } from '../core/iso-timestamp.js';
 import type { AuditChainer } from '../audit/chain.js';
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
 import { insertAuditEntry, type AuditEntry } from '../store/audit.js';
@@ -23,7 +24,7 @@ export interface AuditContext {
 
 /** A new audit record, recorded at `recordedAtMs` (the caller's clock). */
 export function auditEntry(fields: Omit<AuditEntry, 'id' | 'recordedAt'>, recordedAtMs: number): AuditEntry {
-  return { id: timeOrderedUuid(), recordedAt: new Date(recordedAtMs).toISOString(), ...fields };
+  return { id: timeOrderedUuid(), recordedAt: isoTimestamp(recordedAtMs), ...fields };
 }
 
 export function operationAuditEntry(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry: ErrorEntry | undefined, nowMs: number): AuditEntry {
