@@ -20,11 +20,6 @@ export interface Scenario {
   request: (i: number) => RequestShape;
   /** Statuses that count as the scenario's intended answer. */
   expect: readonly number[];
-  /**
-   * The server closes the connection with its answer (a 413: the body is not read), so the client
-   * meets resets while it still sends: counted apart, not as unexpected answers.
-   */
-  closesConnection?: boolean;
 }
 
 export interface Measurement {
@@ -35,8 +30,6 @@ export interface Measurement {
   requests: number;
   /** Answers with an unexpected status, connection errors and time-outs. */
   unexpected: number;
-  /** Connection errors of a scenario whose answers close the connection (Scenario.closesConnection). */
-  connectionErrors?: number;
   statuses: Record<string, number>;
   /** CPU spent during the measured run (bench/cpu.ts), when a probe was given. */
   cpu?: CpuUse;
@@ -74,8 +67,7 @@ export async function measure(url: string, scenario: Scenario, options: LoadOpti
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     requests: answered,
-    unexpected: answered - expected + (scenario.closesConnection ? 0 : result.errors) + result.timeouts,
-    ...(scenario.closesConnection ? { connectionErrors: result.errors } : {}),
+    unexpected: answered - expected + result.errors + result.timeouts,
     statuses,
   };
 }

@@ -107,12 +107,12 @@ export function notFoundScenario(name: string): Scenario {
 
 /**
  * A valid token and a body over 64 KiB: 413, audited (CONTRACT §8: the attempt passed
- * authentication). Fastify answers on the Content-Length without reading the body and closes the
- * connection: each request costs a new connection, and the client meets resets.
+ * authentication). Answered on the Content-Length; the connection is kept and the rest of the
+ * body read and discarded (src/body-refusal-connection.ts).
  */
 export function tooLargeScenario(name: string, token: string): Scenario {
   const body = JSON.stringify({ customerReference: 'B0001', padding: 'x'.repeat(70 * 1024) });
-  return { name, expect: [413], closesConnection: true, request: (i) => ({ method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body }) };
+  return { name, expect: [413], request: (i) => ({ method: 'POST', path: '/v1/term-deposits/initiate', headers: { ...jsonHeaders(token), ...correlation(name, i) }, body }) };
 }
 
 /** A valid token and a text/plain body: 415, audited. */

@@ -1,0 +1,128 @@
+/**
+ * A refused body keeps its connection when its length was declared and bounded (issue 28,
+ * src/body-refusal-connection.ts): fastify closed the connection after every 413 and every
+ * malformed JSON body, so a client paid a new connection per refusal and, still sending, met a
+ * reset. Node reads and discards the rest of a declared body once the answer is sent; past
+ * bodySkipBytesMax, or for a chunked body, the connection is still closed. Real sockets through a
+ * keep-alive agent against a started server.
+ */
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { after, before, test } from 'node:test';
+import { bodySkipBytesMax } from '../../src/body-refusal-connection.js';
+import { depositBody } from '../helpers/bodies.js';
+import { initiatePath } from '../helpers/http.js';
+import { demoToken, startTestServer, type TestServer } from '../helpers/server.js';
+import { storeTargets } from '../helpers/stores.js';
+
+const sqlite = storeTargets.find((target) => target.name === 'sqlite');
+let server: TestServer;
+let drop: (() => Promise<void>) | undefined;
+let token: string;
+
+before(async () => {
+  if (!sqlite) throw new Error('no SQLite store target');
+  const store = await sqlite.create();
+  drop = store.drop;
+  server = await startTestServer({ db: store.url, deployment: 'embedded', flags: { sandbox: true } });
+  token = await demoToken(server);
+});
+after(async () => {
+  await server?.close();
+  await drop?.();
+});
+
+interface Answer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: string;
+  reusedSocket: boolean;
+}
+
+/** One request through `agent`; `body` is written whole, or `sent` bytes of a declared `declared`. */
+function exchange(agent: Agent, options: { method: string; path: string; headers?: Record<string, string>; body?: Buffer; declared?: number }): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.declared !== undefined) headers['content-length'] = String(options.declared);
+    const request = httpRequest(`${server.url}${options.path}`, { method: options.method, headers, agent }, (response) => {
+      const parts: Buffer[] = [];
+      response.on('data', (part: Buffer) => parts.push(part));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(parts).toString('utf8'), reusedSocket: request.reusedSocket }));
+      response.on('error', reject);
+    });
+    // A reset while the rest of a refused body is still being written is what the closing case shows.
+    request.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+    if (options.body) request.write(options.body);
+    if (options.declared === undefined) request.end();
+  });
+}
+
+const businessHeaders = () => ({ authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-correlation-id': randomUUID() });
+
+function paddedBody(bytes: number): Buffer {
+  const base = JSON.stringify({ ...depositBody(), padding: '' });
+  return Buffer.from(JSON.stringify({ ...depositBody(), padding: 'x'.repeat(bytes - Buffer.byteLength(base)) }));
+}
+
+test('a 413 for a declared body over 64 KiB keeps the connection: the next request on it is answered on the same socket', async () => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const body = paddedBody(70 * 1024);
+    const refused = await exchange(agent, { method: 'POST', path: initiatePath, headers: { ...businessHeaders(), 'content-length': String(body.length) }, body });
+    assert.equal(refused.status, 413, refused.body);
+    assert.equal((JSON.parse(refused.body) as { reason?: string }).reason, 'PAYLOAD_TOO_LARGE');
+    assert.notEqual(refused.headers.connection, 'close');
+    const next = await exchange(agent, { method: 'GET', path: '/health/live' });
+    assert.equal(next.status, 200);
+    assert.equal(next.reusedSocket, true, 'the refused request\'s connection served the next one');
+  } finally {
+    agent.destroy();
+  }
+});
+
+test('a 400 for malformed JSON keeps the connection too (its body was read whole)', async () => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const body = Buffer.from('{"customerReference": ');
+    const refused = await exchange(agent, { method: 'POST', path: initiatePath, headers: { ...businessHeaders(), 'content-length': String(body.length) }, body });
+    assert.equal(refused.status, 400, refused.body);
+    assert.notEqual(refused.headers.connection, 'close');
+    const next = await exchange(agent, { method: 'GET', path: '/health/live' });
+    assert.equal(next.reusedSocket, true);
+  } finally {
+    agent.destroy();
+  }
+});
+
+test(`a declared body over ${bodySkipBytesMax} bytes is not read to keep the connection: 413 with Connection: close`, async () => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const refused = await exchange(agent, { method: 'POST', path: initiatePath, headers: businessHeaders(), body: Buffer.alloc(16 * 1024, 0x20), declared: bodySkipBytesMax + 1 });
+    assert.equal(refused.status, 413, refused.body);
+    assert.equal(refused.headers.connection, 'close');
+  } finally {
+    agent.destroy();
+  }
+});
+
+test('a chunked body over 64 KiB (its end unknown) is answered 413 with Connection: close', async () => {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const refused = await new Promise<Answer>((resolve, reject) => {
+      const request = httpRequest(`${server.url}${initiatePath}`, { method: 'POST', headers: businessHeaders(), agent }, (response) => {
+        const parts: Buffer[] = [];
+        response.on('data', (part: Buffer) => parts.push(part));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(parts).toString('utf8'), reusedSocket: false }));
+      });
+      request.on('error', (error) => ((error as NodeJS.ErrnoException).code === 'EPIPE' || (error as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(error)));
+      const body = paddedBody(80 * 1024);
+      request.write(body.subarray(0, 40_000));
+      request.write(body.subarray(40_000));
+    });
+    assert.equal(refused.status, 413, refused.body);
+    assert.equal(refused.headers.connection, 'close');
+  } finally {
+    agent.destroy();
+  }
+});
