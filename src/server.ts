@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import { frameworkError, pathParameterCharsMax } from './api/framework-errors.js';
-import { refusedBodyCanBeSkipped } from './body-refusal-connection.js';
+import { boundBodySkipping, refusedBodyCanBeSkipped } from './body-refusal-connection.js';
 import { applyConnectionLimits, defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
 import { readCorrelation } from './api/guards.js';
@@ -170,7 +170,10 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   app.addHook('onSend', (request, reply, payload, done) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
     // Set only by fastify's refusal of a body it could not take (body-refusal-connection.ts).
-    else if (reply.statusCode < 500 && reply.hasHeader('connection') && refusedBodyCanBeSkipped(request)) void reply.removeHeader('connection');
+    else if (reply.statusCode < 500 && reply.hasHeader('connection') && refusedBodyCanBeSkipped(request)) {
+      void reply.removeHeader('connection');
+      boundBodySkipping(request.raw, limits.requestTimeoutMs);
+    }
     done(null, payload);
   });
   if (parts.metrics) countHttpRequests(app, parts.metrics.metrics);

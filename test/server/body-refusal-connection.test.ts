@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { after, before, test } from 'node:test';
 import { bodySkipBytesMax } from '../../src/body-refusal-connection.js';
 import { depositBody } from '../helpers/bodies.js';
@@ -124,5 +125,35 @@ test('a chunked body over 64 KiB (its end unknown) is answered 413 with Connecti
     assert.equal(refused.headers.connection, 'close');
   } finally {
     agent.destroy();
+  }
+});
+
+test('the skipped rest of a refused body has the request time-out: a client trickling it (slow loris) loses the connection', async () => {
+  if (!sqlite) throw new Error('no SQLite store target');
+  const store = await sqlite.create();
+  const strict = await startTestServer({ db: store.url, deployment: 'embedded', flags: { sandbox: true }, env: { COREGATE_REQUEST_TIMEOUT_MS: '1500', COREGATE_HEADERS_TIMEOUT_MS: '1000' } });
+  try {
+    const strictToken = await demoToken(strict);
+    const url = new URL(strict.url);
+    const socket = connect(Number(url.port), url.hostname);
+    const answered = new Promise<string>((resolve) => socket.once('data', (data: Buffer) => resolve(data.toString('latin1').split('\r\n')[0] ?? '')));
+    const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    socket.on('error', () => undefined);
+    socket.write(`POST ${initiatePath} HTTP/1.1\r\nhost: coregate\r\nauthorization: Bearer ${strictToken}\r\ncontent-type: application/json\r\ncontent-length: 500000\r\n\r\n`);
+    // 100 bytes every 50 ms: 500,000 bytes would take over four minutes.
+    const trickle = setInterval(() => socket.writable && socket.write('x'.repeat(100)), 50);
+    try {
+      assert.equal(await answered, 'HTTP/1.1 413 Payload Too Large');
+      let limit: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([closed.then(() => 'closed by the server'), new Promise((resolve) => (limit = setTimeout(resolve, 20_000, 'still open after 20 s')))]);
+      clearTimeout(limit);
+      assert.equal(outcome, 'closed by the server');
+    } finally {
+      clearInterval(trickle);
+      socket.destroy();
+    }
+  } finally {
+    await strict.close();
+    await store.drop();
   }
 });
