@@ -108,7 +108,7 @@ export function notFoundScenario(name: string): Scenario {
 /**
  * A valid token and a body over 64 KiB: 413, audited (CONTRACT §8: the attempt passed
  * authentication). Answered on the Content-Length; the connection is kept and the rest of the
- * body read and discarded (src/body-refusal-connection.ts).
+ * body read and discarded (src/skipped-bodies.ts).
  */
 export function tooLargeScenario(name: string, token: string): Scenario {
   const body = JSON.stringify({ customerReference: 'B0001', padding: 'x'.repeat(70 * 1024) });

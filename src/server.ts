@@ -5,7 +5,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { randomUUID } from 'node:crypto';
 import { frameworkError, pathParameterCharsMax } from './api/framework-errors.js';
-import { boundBodySkipping, refusedBodyCanBeSkipped } from './body-refusal-connection.js';
+import { refusedBodyCanBeSkipped, SkippedBodies } from './skipped-bodies.js';
 import { applyConnectionLimits, defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { businessApi, sharedSchemas, type BusinessApiOptions } from './api/plugin.js';
 import { readCorrelation } from './api/guards.js';
@@ -167,14 +167,20 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   applyConnectionLimits(app.server, limits);
   rememberRouteFacts(app);
   if (parts.tracer) traceHttpRequests(app, { tracer: parts.tracer, factsOf: requestSpanFacts });
+  const skippedBodies = new SkippedBodies();
   app.addHook('onSend', (request, reply, payload, done) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
-    // Set only by fastify's refusal of a body it could not take (body-refusal-connection.ts).
+    // Set only by fastify's refusal of a body it could not take (skipped-bodies.ts).
     else if (reply.statusCode < 500 && reply.hasHeader('connection') && refusedBodyCanBeSkipped(request)) {
       void reply.removeHeader('connection');
-      boundBodySkipping(request.raw, limits.requestTimeoutMs);
+      // The request's deadline, counted from when fastify received it.
+      skippedBodies.skip(request.raw, limits.requestTimeoutMs - reply.elapsedTime);
     }
     done(null, payload);
+  });
+  app.addHook('preClose', (done) => {
+    skippedBodies.closeAll();
+    done();
   });
   if (parts.metrics) countHttpRequests(app, parts.metrics.metrics);
   for (const schema of sharedSchemas) app.addSchema(schema);
