@@ -43,18 +43,16 @@ export class SkippedBodies {
       this.#skipping.delete(socket);
     };
     // Only while the refused body is incomplete: the connection cannot have moved on to another request.
-    const timer = setTimeout(() => {
+    const close = () => {
       done();
       if (!request.complete) socket.destroy();
-    }, Math.max(0, withinMs));
+    };
+    const timer = setTimeout(close, Math.max(0, withinMs));
     timer.unref();
     request.once('end', done);
     // A client that hangs up: Node emits neither 'end' nor 'close' on an answered request then.
     socket.once('close', done);
-    this.#skipping.set(socket, () => {
-      done();
-      if (!request.complete) socket.destroy();
-    });
+    this.#skipping.set(socket, close);
   }
 
   /** Shutting down: the connections still skipping a refused body are closed (server.close() waits for no idle one). */

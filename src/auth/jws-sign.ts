@@ -7,7 +7,7 @@
 import { constants, sign, type KeyObject } from 'node:crypto';
 import type { SigningAlgorithm } from './signing-algorithms.js';
 
-export interface SignatureParameters {
+interface SignatureParameters {
   /** The digest for `crypto.sign`: null for EdDSA, which hashes internally. */
   digest: string | null;
   /** JWS wants ECDSA signatures as r || s (RFC 7518 §3.4), not DER. */
@@ -16,18 +16,23 @@ export interface SignatureParameters {
   pss?: true;
 }
 
-/** How node:crypto signs and verifies each JWS algorithm (jws-verify.ts verifies with the same). */
-export const signatureParameters: Record<SigningAlgorithm, SignatureParameters> = {
+/** How node:crypto signs and verifies each JWS algorithm (signatureKey: jws-verify.ts verifies with the same). */
+const signatureParameters: Record<SigningAlgorithm, SignatureParameters> = {
   RS256: { digest: 'sha256' },
   PS256: { digest: 'sha256', pss: true },
   ES256: { digest: 'sha256', dsaEncoding: 'ieee-p1363' },
   EdDSA: { digest: null },
 };
 
+/** The digest and the key with its options, as `crypto.sign` and `crypto.verify` take them for `alg`. */
+export function signatureKey(alg: SigningAlgorithm, key: KeyObject) {
+  const { digest, dsaEncoding, pss } = signatureParameters[alg];
+  return { digest, key: dsaEncoding ? { key, dsaEncoding } : pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : key };
+}
+
 export function signCompactJws(alg: SigningAlgorithm, key: KeyObject, header: object, payload: object): Promise<string> {
   const signingInput = `${base64url(JSON.stringify(header))}.${base64url(JSON.stringify(payload))}`;
-  const { digest, dsaEncoding, pss } = signatureParameters[alg];
-  const signingKey = dsaEncoding ? { key, dsaEncoding } : pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : key;
+  const { digest, key: signingKey } = signatureKey(alg, key);
   return new Promise((resolve, reject) => {
     sign(digest, Buffer.from(signingInput), signingKey, (error, signature) => {
       if (error) reject(error);

@@ -14,10 +14,10 @@
  * tolerance, `exp` later than now minus it. A failure is thrown as jose throws it (its `code`, and `claim` for a claim), for
  * bearer-auth.ts's one mapping to refusals.
  */
-import { constants, KeyObject, verify } from 'node:crypto';
+import { KeyObject, verify } from 'node:crypto';
 import type { CryptoKey } from 'jose';
 import { ExpectedError } from '../core/expected-error.js';
-import { signatureParameters } from './jws-sign.js';
+import { signatureKey } from './jws-sign.js';
 import type { SigningAlgorithm } from './signing-algorithms.js';
 
 /** A verification failure, shaped as jose's errors (code, claim) are. */
@@ -104,8 +104,7 @@ function refuseCritical(crit: unknown): never {
  * memory) is thrown as it is, so that the refusal it causes is not taken for the token's own.
  */
 function signatureVerifies(alg: SigningAlgorithm, key: KeyObject, signingInput: string, signature: Buffer): Promise<boolean> {
-  const { digest, dsaEncoding, pss } = signatureParameters[alg];
-  const verifyKey = dsaEncoding ? { key, dsaEncoding } : pss ? { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : key;
+  const { digest, key: verifyKey } = signatureKey(alg, key);
   return new Promise((resolve, reject) => {
     verify(digest, Buffer.from(signingInput, 'ascii'), verifyKey, signature, (error, valid) => (error ? reject(error) : resolve(valid)));
   });

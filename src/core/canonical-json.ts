@@ -20,16 +20,7 @@ export function canonicalJson(value: unknown): string {
  * passes every field of its type (test/core/canonical-json.test.ts compares them).
  */
 export function canonicalJsonOfFields<T extends object>(value: T, sortedNames: ReadonlyArray<keyof T & string>): string {
-  let text = '{';
-  let first = true;
-  for (const name of sortedNames) {
-    const member: unknown = value[name];
-    if (member === undefined) continue;
-    if (!first) text += ',';
-    first = false;
-    text = appendCanonical(`${text}${quoted(name)}:`, member);
-  }
-  return `${text}}`;
+  return appendMembers('', value as Record<string, unknown>, sortedNames);
 }
 
 /** Characters JSON.stringify writes otherwise than as themselves: the quote, the backslash, controls, and surrogates (a lone one is escaped). */
@@ -60,15 +51,19 @@ function appendCanonical(text: string, value: unknown): string {
   }
   const record = value as Record<string, unknown>;
   // Array.prototype.sort without a comparator orders strings by UTF-16 code units, as RFC 8785 asks.
-  const keys = Object.keys(record).sort();
+  return appendMembers(text, record, Object.keys(record).sort());
+}
+
+/** The object's members named by `sortedNames`, in that order, undefined ones left out. */
+function appendMembers(text: string, record: Record<string, unknown>, sortedNames: readonly string[]): string {
   text += '{';
   let first = true;
-  for (const key of keys) {
-    const member = record[key];
+  for (const name of sortedNames) {
+    const member = record[name];
     if (member === undefined) continue;
     if (!first) text += ',';
     first = false;
-    text = appendCanonical(`${text}${quoted(key)}:`, member);
+    text = appendCanonical(`${text}${quoted(name)}:`, member);
   }
   return `${text}}`;
 }
