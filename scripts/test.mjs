@@ -27,6 +27,7 @@ import { newRunId, prepareTemplates } from './test-templates.mjs';
  * process file; one that starts `coregate serve`, kills a process or runs the entry itself is.
  */
 const processLane = [
+  'test/audit/audit-spool-crash.test.ts',
   'test/auth/jwks-and-keys.test.ts',
   'test/bench/',
   'test/cli/first-contact.test.ts',

@@ -4,6 +4,7 @@
  */
 import { defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 import { isCalendarDate } from './core/calendar-date.js';
 import { isRedisUrl, redactRedisUrl } from './limits/redis-url.js';
 
@@ -81,9 +82,23 @@ export interface Config {
    * included: a sandbox served to integration teams is as exposed as a production instance.
    */
   webhookAllowPrivate: boolean;
+  /**
+   * The audit spool's directory (src/audit/audit-spool.ts, docs/deployment.md): refused requests'
+   * audit records answered during a database outage are kept there, on local disk, until the
+   * database is back. Several processes may share it; it must be local to the host.
+   */
+  auditSpool: string;
 }
 
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
+/** Next to the default SQLite file: what `./data` holds is what a single host backs up. */
+export const defaultAuditSpool = './data/audit-spool';
+/**
+ * The longest spool directory path, absolute: each process's liveness socket in it
+ * (`<12 hex>.sock`, 18 bytes with the separator) must fit the system's bound on a socket path
+ * (src/audit/liveness-socket.ts: 103 bytes).
+ */
+export const auditSpoolPathBytesMax = 85;
 
 /** Flag values as commander gives them; every one optional. */
 export interface ConfigFlags {
@@ -118,6 +133,7 @@ export interface ConfigFlags {
   sandbox?: boolean;
   operatorApi?: boolean;
   webhookAllowPrivate?: boolean;
+  auditSpool?: string;
 }
 
 export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env): Config {
@@ -209,7 +225,20 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
     connectionLimits: connectionLimitsSetting(env),
     sandbox,
     operatorApi: sandbox || (flags.operatorApi ?? booleanSetting('COREGATE_OPERATOR_API', env.COREGATE_OPERATOR_API)),
+    auditSpool: auditSpoolSetting(flags.auditSpool ?? env.COREGATE_AUDIT_SPOOL ?? defaultAuditSpool),
   };
+}
+
+/** A directory path (made at start when missing), short enough for the sockets it holds. */
+function auditSpoolSetting(value: string): string {
+  if (value.trim() === '' || value.includes('\0')) throw new Error(`--audit-spool / COREGATE_AUDIT_SPOOL must be a directory path, got "${value}"`);
+  const absolute = resolve(value);
+  if (Buffer.byteLength(absolute) > auditSpoolPathBytesMax) {
+    throw new Error(
+      `--audit-spool / COREGATE_AUDIT_SPOOL must be a directory whose absolute path is at most ${auditSpoolPathBytesMax} bytes (it holds each process's liveness socket, whose path the system bounds), got "${absolute}" (${Buffer.byteLength(absolute)} bytes)`,
+    );
+  }
+  return value;
 }
 
 /** Time-outs and the connection cap (src/connection-limits.ts). A head must be able to arrive within the request's time. */

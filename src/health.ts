@@ -16,14 +16,26 @@ export interface Readiness {
   check(): Promise<Record<string, ProbeReport>>;
 }
 
-/** A named readiness probe failed (store, core): the 503 says which. */
+/** A named readiness probe failed (store, core, audit_spool): the 503 says which. */
 export class NotReady extends Error {
   constructor(
     readonly check: string,
     cause: unknown,
+    /** What is wrong, for the 503's reason, when not that the probe did not answer ("is full"). */
+    readonly problem = 'did not answer',
   ) {
     super(`${check} is not ready`, { cause });
     this.name = 'NotReady';
+  }
+}
+
+/**
+ * The audit spool (src/audit/audit-spool.ts) is full: a refused request answered now would leave
+ * no audit record (docs/api.md, Audit), so the instance asks to receive no traffic until the spool drains.
+ */
+export function auditSpoolReadiness(spool: { full: boolean; directory: string } | undefined): void {
+  if (spool?.full) {
+    throw new NotReady('audit_spool', new Error(`the audit spool ${spool.directory} is full: refused requests' audit records cannot be kept until it drains`), 'is full: refused requests cannot be audited until the database is back and the spool drains');
   }
 }
 
@@ -61,7 +73,7 @@ export async function healthRoutes(app: FastifyInstance, options: { readiness: R
     } catch (error) {
       request.log.warn({ err: error }, 'not ready');
       // The reason is named, its details stay in the log: this answer is public.
-      const reason = error instanceof NotReady ? `${error.check} did not answer` : error instanceof Error ? error.message : 'not ready';
+      const reason = error instanceof NotReady ? `${error.check} ${error.problem}` : error instanceof Error ? error.message : 'not ready';
       return reply.code(503).send(error instanceof NotReady ? { status: 'unavailable', check: error.check, reason } : { status: 'unavailable', reason });
     }
   });

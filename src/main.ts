@@ -31,9 +31,13 @@ import { SenderConstraint } from './api/sender-constraint.js';
 import { RateLimiter } from './api/rate-limit.js';
 import { AuditChainer } from './audit/chain.js';
 import { RefusalAudit } from './audit/refusal-audit.js';
+import { AuditSpool, type AuditSpoolBounds } from './audit/audit-spool.js';
+import { AuditSpoolDrain } from './audit/audit-spool-drain.js';
+import { spoolDatabaseId } from './audit/spool-database-id.js';
+import { insertAuditEntriesOnce } from './store/audit.js';
 import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, type CoreBankingPort } from './core/port.js';
 import type { HttpCore } from './core-http/http-core-adapter.js';
-import { probe } from './health.js';
+import { auditSpoolReadiness, probe } from './health.js';
 import { Claims } from './operations/correlation.js';
 import { DuplicateWindow } from './operations/duplicate-window.js';
 import { OperationSettlement } from './operations/operation-settlement.js';
@@ -63,8 +67,10 @@ import { bankRoutes } from './operator/routes/bank.js';
 import { businessDateRoutes } from './operator/routes/business-date.js';
 import { webhookRoutes } from './operator/routes/webhooks.js';
 import { sandboxRoutes } from './operator/routes/sandbox.js';
+import { clientRoutes } from './operator/routes/clients.js';
 import { scenarioCore } from './sandbox/scenario-core.js';
 import { RequestLog } from './sandbox/request-log.js';
+import { warnOfDemoSecrets } from './sandbox/demo-secrets.js';
 import { requestLogRoutes } from './operator/routes/request-log.js';
 import type { Scenario } from './operations/scenario.js';
 import { WebhookService } from './webhooks/webhook-service.js';
@@ -115,6 +121,10 @@ export interface Background {
   /** Relay of the core's events, fan-out and delivery of signed events. */
   readonly webhooks: WebhookService;
   readonly auditChainer: AuditChainer;
+  /** Refused requests' audit records: idle() waits for the writes under way (to the database or the spool). */
+  readonly refusalAudit: RefusalAudit;
+  /** The audit spool's drain (src/audit/audit-spool-drain.ts); undefined on an auth-only instance. */
+  readonly auditSpool: AuditSpoolDrain | undefined;
 }
 
 export interface StartOptions {
@@ -138,6 +148,8 @@ export interface StartOptions {
    * its last spans sent, when the instance closes. Absent: nothing is traced.
    */
   tracing?: Tracing | undefined;
+  /** The audit spool's bounds (src/audit/audit-spool.ts), smaller in a test that fills it. */
+  auditSpoolBounds?: Partial<AuditSpoolBounds>;
 }
 
 /** How long one webhook POST may take before it counts as failed (and is retried). */
@@ -177,6 +189,8 @@ export async function prepareStore(
       }
     }
     for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm, clock.now(), keys);
+    // Sample secrets are for a sandbox: outside one, the clients that still have them are named (docs/deployment.md §1).
+    if (!config.sandbox) await warnOfDemoSecrets(store.db, secretHashKey, data, logger);
     return { store, data, secretHashKey };
   } catch (error) {
     await store.close();
@@ -244,9 +258,13 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const store = options.tracing ? tracedStore(prepared.store, options.tracing.tracer) : prepared.store;
   const { data, secretHashKey } = prepared;
   const limits = await openLimits({ redisUrl: config.redisUrl, keyPrefix: config.redisKeyPrefix, commandTimeoutMs: config.redisCommandTimeoutMs, logger, clock });
+  let spool: AuditSpool | undefined;
   try {
-    return await serveOn(config, options, clock, logger, vault, store, data, secretHashKey, limits);
+    // The business API's refusals are audited through it during an outage; an auth-only instance has none.
+    spool = config.role === 'auth' ? undefined : await openAuditSpool(config, store, options);
+    return await serveOn(config, options, clock, logger, vault, store, data, secretHashKey, limits, spool);
   } catch (error) {
+    await spool?.close();
     await limits.close();
     await store.close();
     throw error;
@@ -263,6 +281,7 @@ async function serveOn(
   data: SandboxData | undefined,
   secretHashKey: Buffer,
   limits: Limits,
+  spool: AuditSpool | undefined,
 ): Promise<Coregate> {
 
   let publicUrl = config.publicUrl ?? '';
@@ -299,7 +318,9 @@ async function serveOn(
   }
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
-  const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics);
+  const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics, spool);
+  const spoolDrain = spool && new AuditSpoolDrain({ spool, append: (entries) => insertAuditEntriesOnce(store.db, entries), chainer, clock, logger });
+  if (spool) metrics.setAuditSpoolSource(() => spool.stats(clock.now()));
   const webhooks = new WebhookService({
     store,
     clock,
@@ -320,8 +341,10 @@ async function serveOn(
     audience: config.audience,
   });
   // Sandbox mode only (CONTRACT §14): what a client sent and was answered, for its own debugging.
-  const requestLog = config.sandbox ? new RequestLog({ store, clock, logger, clientCertificateHeader: config.clientCertificates?.header }) : undefined;
-  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, replay: auth.replay, proofs: auth.dpopProofs, clientCertificates: auth.clientCertificates });
+  // A client's own secret sent in any header is recognised by its stored hash, read from the auth snapshot when a batch is written.
+  const clientSecrets = { hashKey: secretHashKey, publicUrl: () => publicUrl, client: (realm: string, clientId: string) => auth.snapshot.client(realm, clientId) };
+  const requestLog = config.sandbox ? new RequestLog({ store, clock, logger, clientCertificateHeader: config.clientCertificates?.header, clientSecrets }) : undefined;
+  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, replay: auth.replay, proofs: auth.dpopProofs, realms: auth.snapshot, nonces: auth.dpopNonces, clientCertificates: auth.clientCertificates });
   const app = await buildServer({
     metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,
@@ -347,6 +370,7 @@ async function serveOn(
     operator: config.operatorApi
       ? operatorParts(config, store, core, verifier, constraint, () => publicUrl, clock, [
           activityRoutes({ store, clock }),
+          clientRoutes({ store, clock, snapshot: auth.snapshot }),
           webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
           sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core, clock, ...(options.signingKeys === undefined ? {} : { signingKeys: options.signingKeys }) }),
           ...(requestLog ? [requestLogRoutes({ requestLog })] : []),
@@ -357,6 +381,8 @@ async function serveOn(
     readiness: {
       check: async () => {
         if (closing) throw new Error('shutting down');
+        // First: with a full spool an answered refusal leaves no audit record, whatever else answers.
+        auditSpoolReadiness(spool);
         return {
           store: await probe('store', () => store.ping(), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }),
           core: await probe('core', () => core.ping(), { core: config.coreUrl === undefined ? 'embedded reference core' : 'remote core' }),
@@ -391,6 +417,7 @@ async function serveOn(
     reconciler.start();
     webhooks.start();
     requestLog?.start();
+    spoolDrain?.start();
     if (config.webhookAllowPrivate) logger.warn('webhooks may be sent to loopback and private addresses (--webhook-allow-private): for a sandbox whose receivers run on this machine or network only');
   }
   chainer.schedule();
@@ -417,7 +444,7 @@ async function serveOn(
     metricsUrl,
     webhooks,
     clock,
-    background: { execution, reconciler, pendingWorker: worker, webhooks, auditChainer: chainer },
+    background: { execution, reconciler, pendingWorker: worker, webhooks, auditChainer: chainer, refusalAudit: audit.refusals, auditSpool: spoolDrain },
     close: async () => {
       if (closing) return;
       closing = true;
@@ -429,7 +456,11 @@ async function serveOn(
       await webhooks.stop();
       await requestLog?.stop();
       await remoteCore?.close();
+      await spoolDrain?.stop();
+      // Refusals' records answered without waiting (a 503's) are written or kept before the spool closes.
+      await audit.refusals.idle();
       await chainer.idle();
+      await spool?.close();
       await limits.close();
       await store.close();
       await options.tracing?.shutdown();
@@ -479,10 +510,11 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
 }
 
 /** The application layer: claims, execution, the pending worker, the reconciler and the runner. */
-function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics) {
+function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreBankingPort, chainer: AuditChainer, logger: Logger, metrics: Metrics, spool: AuditSpool | undefined) {
   const window = new DuplicateWindow(config.duplicateWindowSeconds, clock);
   const claims = new Claims(window);
-  const audit = new OperationAudit(chainer, new RefusalAudit(store, chainer), clock);
+  const refusals = new RefusalAudit(store, chainer, { spool, onLost: (reason) => metrics.auditRecordLost(reason) });
+  const audit = new OperationAudit(chainer, refusals, clock);
   const observeCoreCall: CoreCallObserver = (call, result, seconds) => metrics.observeCoreCall(call, result === 'error' ? 'protocol_error' : result, seconds);
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
   // One settlement for every final transition, whoever makes it (execution, worker, reconciler).
@@ -524,4 +556,18 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
     onOutcome: settled,
   });
   return { runner, execution, reconciler, worker, audit };
+}
+
+/**
+ * The audit spool of this instance (src/audit/audit-spool.ts): its directory is made and its
+ * liveness socket listens before the instance serves, so that a directory that cannot be used
+ * stops the start instead of failing in the middle of an outage.
+ */
+async function openAuditSpool(config: Config, store: Store, options: StartOptions): Promise<AuditSpool> {
+  const databaseId = await spoolDatabaseId(store.db);
+  try {
+    return await AuditSpool.open({ directory: config.auditSpool, databaseId, bounds: options.auditSpoolBounds });
+  } catch (error) {
+    throw new Error(`the audit spool directory ${config.auditSpool} (--audit-spool / COREGATE_AUDIT_SPOOL) cannot be used: ${(error as Error).message}`, { cause: error });
+  }
 }

@@ -16,9 +16,11 @@ import { authRoutes } from './auth/routes.js';
 import { postOnlyEndpoints } from './auth/method-not-allowed.js';
 import { homeRoute } from './web/home.js';
 import { rememberRouteFacts, routeFactsOf } from './route-facts.js';
+import { originFormOf, refuseUnroutableTargets } from './request-target.js';
 import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import { DatedDocument } from './docs-page/dated-document.js';
+import { servedDocument } from './docs-page/example-secret.js';
 import { demoCalendar } from './docs-page/demo-examples.js';
 import { postmanCollection, postmanCollectionPath, withBaseUrl } from './docs-page/postman-collection.js';
 import type { Role } from './config.js';
@@ -149,6 +151,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     loggerInstance: parts.logger as FastifyBaseLogger,
     bodyLimit: bodyBytesMax,
     routerOptions: { maxParamLength: pathParameterCharsMax },
+    // The absolute form of a target read as its path (src/request-target.ts).
+    rewriteUrl: originFormOf,
     frameworkErrors: frameworkError,
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
@@ -166,6 +170,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   });
   applyConnectionLimits(app.server, limits);
   rememberRouteFacts(app);
+  refuseUnroutableTargets(app);
   if (parts.tracer) traceHttpRequests(app, { tracer: parts.tracer, factsOf: requestSpanFacts });
   const skippedBodies = new SkippedBodies();
   app.addHook('onSend', (request, reply, payload, done) => {
@@ -223,10 +228,10 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   // The document's examples are dated by the core's business date (built again when it moves), and
   // the Postman collection is made from that document (CONTRACT §14), wherever the document is served.
   const docs = new DatedDocument({
-    base: () => app.swagger() as Record<string, unknown>,
+    base: () => servedDocument(app.swagger() as Record<string, unknown>, parts.api.sandbox),
     businessDate: () => parts.api.core.businessDate(),
     fallbackBusinessDate: demoCalendar.businessDate,
-    derive: (document) => postmanCollection(document, ''),
+    derive: (document) => postmanCollection(document, '', { sandbox: parts.api.sandbox }),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => (await docs.current()).document);
   app.get(postmanCollectionPath, { schema: { hide: true } }, async (request) => withBaseUrl((await docs.current()).derived, parts.publicUrl ?? `${request.protocol}://${request.host}`));

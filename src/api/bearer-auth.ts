@@ -1,13 +1,16 @@
 /**
  * Bearer token validation (CONTRACT §3). Tokens of coregate's own realms are checked against the
  * realm's published keys (the key cache is the JWKS cache, refreshed when the realm's key
- * generation changes) and the realm's not-before; tokens of external issuers (a Keycloak realm)
- * against the issuer's JWKS, fetched, cached and refetched on an unknown `kid` at most every 30 s.
+ * generation changes), the realm's not-before and their client: unknown, disabled, or with its
+ * tokens revoked since (`iat` before the client's not-before: docs/auth.md, "Client revocation"),
+ * the token is refused; tokens of external issuers (a Keycloak realm) against the issuer's JWKS,
+ * fetched, cached and refetched on an unknown `kid` at most every 30 s, and nothing else.
  * Only asymmetric algorithms: `none` and HMAC are refused whatever the token says.
  */
 import { dateOf, epochSecondsOf, type Clock } from '../core/clock.js';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { AuthSnapshot } from '../auth/auth-snapshot.js';
+import type { Client } from '../store/clients.js';
 import type { Keyring } from '../auth/keyring.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { verifyCompactJwt } from '../auth/jws-verify.js';
@@ -31,6 +34,8 @@ export interface Principal {
   clientKey: string;
   clientId: string;
   issuer: string;
+  /** The coregate realm that issued the token (its name), or undefined for an external issuer's token. */
+  realm: string | undefined;
   scopes: ReadonlySet<string>;
   backboneUser: string | undefined;
   workstation: string | undefined;
@@ -57,8 +62,8 @@ export interface TokenVerifierOptions {
   keyring: Keyring;
   /** Whose time decides whether a token has expired (src/core/clock.ts). */
   clock: Clock;
-  /** Realms, read at most a second old (the auth service's snapshot, which also holds its clients). */
-  snapshot: AuthSnapshot;
+  /** Realms and clients, read at most a second old (the auth service's snapshot). */
+  snapshot: Pick<AuthSnapshot, 'realm' | 'peekRealm' | 'client' | 'peekClient'>;
   /** The auth service's public base URL: issuers `{publicUrl}/realms/{realm}` are local. */
   publicUrl: () => string;
   trustedIssuers: readonly string[];
@@ -89,9 +94,9 @@ export class TokenVerifier {
 
   /**
    * The principal of a token verified before, when everything that could refuse it now is at
-   * hand without a read: its expiry and, for a coregate realm, the realm fresh in the snapshot.
-   * Undefined means "ask `verify`" (never "refused"); a refusal it can decide at once (a token
-   * that is no JWT at all, or expired, or revoked) throws as `verify` does. This is
+   * hand without a read: its expiry and, for a coregate realm, the realm and the client fresh in
+   * the snapshot. Undefined means "ask `verify`" (never "refused"); a refusal it can decide at
+   * once (a token that is no JWT at all, or expired, or revoked) throws as `verify` does. This is
    * the request path's common case, answered with no promise.
    */
   #lookUp(token: string): VerifiedToken<Principal> | undefined {
@@ -134,10 +139,16 @@ export class TokenVerifier {
       throw this.#remember(token, new TokenRejected('The token has expired', true));
     }
     if (verified.realm === undefined) return verified.principal;
-    const realm = this.#options.snapshot.peekRealm(verified.realm.name);
+    const { snapshot } = this.#options;
+    const realm = snapshot.peekRealm(verified.realm.name);
     if (realm?.value === undefined || realm.value.key_generation !== verified.realm.keyGeneration) return undefined;
     if (verified.issuedAt < realm.value.not_before) throw new TokenRejected(revokedMessage);
-    return verified.principal;
+    const client = snapshot.peekClient(verified.realm.name, verified.principal.clientId);
+    if (client === undefined) return undefined;
+    refuseRevokedByClient(client.value, verified.issuedAt);
+    // Unknown or disabled here is read again before the refusal (`verify`): a client just
+    // created or enabled works at once.
+    return client.value?.enabled === true ? verified.principal : undefined;
   }
 
   async verify(token: string): Promise<Principal> {
@@ -167,16 +178,19 @@ export class TokenVerifier {
     const issuer = typeof unverified.iss === 'string' ? unverified.iss : '';
     const local = await this.#verifyLocal(token, issuer, header.kid);
     const payload = local?.payload ?? (await this.#verifyRemote(token, issuer));
-    const principal = principalOf(payload, issuer);
+    const principal = principalOf(payload, issuer, local?.realm.name);
     const entry: VerifiedToken<Principal> = { principal, expiresAt: payload.exp ?? 0, issuedAt: payload.iat ?? 0 };
     if (local) entry.realm = { name: local.realm.name, keyGeneration: local.realm.key_generation };
+    // Kept before the revocations are checked: a revoked token sent again is refused without its
+    // signature being checked again (`verifyCached`), its revocation still decided on every use.
     this.#verified.set(cacheKeyOf(token), { token, verified: entry });
+    if (local) await this.#refuseRevoked(local.realm, entry);
     return principal;
   }
 
   /**
    * A token verified before: still unexpired, its realm's keys unchanged (else it is verified
-   * again) and issued after the realm's current not-before.
+   * again), and neither the realm nor its client has revoked it since.
    */
   async #stillValid(token: string, verified: VerifiedToken<Principal>): Promise<boolean> {
     if (epochSecondsOf(this.#options.clock) > verified.expiresAt + clockSkewSeconds) {
@@ -189,8 +203,26 @@ export class TokenVerifier {
       this.#forget(token);
       return false;
     }
-    if (verified.issuedAt < realm.not_before) throw new TokenRejected(revokedMessage);
+    await this.#refuseRevoked(realm, verified);
     return true;
+  }
+
+  /**
+   * Throws when the realm's not-before or the token's client refuses a token of `realm`: a client
+   * unknown or disabled is read again from the store before the refusal (what grants access works
+   * at once); a not-before only rises, so the snapshot's refuses without a read.
+   */
+  async #refuseRevoked(realm: Realm, verified: VerifiedToken<Principal>): Promise<void> {
+    if (verified.issuedAt < realm.not_before) throw new TokenRejected(revokedMessage);
+    const { snapshot } = this.#options;
+    const clientId = verified.principal.clientId;
+    let client = await snapshot.client(realm.name, clientId);
+    refuseRevokedByClient(client, verified.issuedAt);
+    if (client?.enabled === true) return;
+    client = await snapshot.client(realm.name, clientId, true);
+    refuseRevokedByClient(client, verified.issuedAt);
+    if (client === undefined) throw new TokenRejected('The token\'s client does not exist');
+    if (!client.enabled) throw new TokenRejected('The token\'s client is disabled');
   }
 
   async #verifyLocal(token: string, issuer: string, kid: string | undefined): Promise<{ payload: JWTPayload; realm: Realm } | undefined> {
@@ -211,7 +243,6 @@ export class TokenVerifier {
     // another API (audience "partner-api") issues tokens this API must refuse. Checked here with
     // node:crypto (auth/jws-verify.ts: a forged token cost a fifth as much as through jose).
     const payload = await verifyLocally(token, key.alg, key.publicKey, { issuer, audience: this.#options.audience }, this.#options.clock);
-    if ((payload.iat ?? 0) < realm.not_before) throw new TokenRejected(revokedMessage);
     return { payload, realm };
   }
 
@@ -293,6 +324,16 @@ function cacheKeyOf(token: string): string {
 }
 
 const revokedMessage = 'The token was issued before the realm\'s not-before and is revoked';
+const clientRevokedMessage = 'The token was issued before its client\'s not-before and is revoked';
+
+/**
+ * Throws when `client` revoked the token: it was issued before the client's not-before (set when
+ * the client is disabled, given a new secret or new keys, or has its tokens revoked). Not a
+ * lasting refusal (cache/verified-tokens.ts): it depends on the store, as the realm's does.
+ */
+function refuseRevokedByClient(client: Client | undefined, issuedAt: number): void {
+  if (client !== undefined && issuedAt < client.tokensNotBefore) throw new TokenRejected(clientRevokedMessage);
+}
 
 /** The realm part of a local issuer; a malformed escape names no realm rather than failing. */
 function realmNameOf(encoded: string): string {
@@ -303,13 +344,14 @@ function realmNameOf(encoded: string): string {
   }
 }
 
-function principalOf(payload: JWTPayload, issuer: string): Principal {
+function principalOf(payload: JWTPayload, issuer: string, realm: string | undefined): Principal {
   const clientId = stringClaim(payload, 'client_id') ?? stringClaim(payload, 'azp');
   if (clientId === undefined) throw new TokenRejected('The token names no client (client_id or azp)', true);
   return {
     clientKey: `${issuer}#${clientId}`,
     clientId,
     issuer,
+    realm,
     scopes: new Set((stringClaim(payload, 'scope') ?? '').split(' ').filter((scope) => scope !== '')),
     backboneUser: stringClaim(payload, 'backbone_user'),
     workstation: stringClaim(payload, 'workstation'),

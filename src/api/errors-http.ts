@@ -8,6 +8,7 @@ import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/e
 import { ApiError } from './error-record.js';
 import { freeTextPattern, identifierPattern } from '../operations/schemas/field-limits.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
+import { AuditSpoolFull } from '../audit/audit-spool.js';
 
 export interface MappedError {
   entry: ErrorEntry;
@@ -45,6 +46,17 @@ export function mapError(error: unknown): MappedError {
       headers: { 'retry-after': String(databaseRetryAfterSeconds) },
       unexpected: false,
       outage: true,
+    };
+  }
+  if (error instanceof AuditSpoolFull) {
+    // The refusal's audit record could not be kept (docs/api.md, Audit): the database has been down long
+    // enough to fill the audit spool, and readiness says so. Not an outage met by this request:
+    // its own audit is attempted (and, failing, logged) before the answer.
+    return {
+      entry: E.databaseUnavailable,
+      message: 'The service\'s database has been unavailable long enough that it cannot audit requests now; repeat the request with the same x-correlation-id later',
+      headers: { 'retry-after': String(databaseRetryAfterSeconds) },
+      unexpected: false,
     };
   }
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };

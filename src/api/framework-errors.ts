@@ -15,16 +15,21 @@ export const pathParameterCharsMax = 2_048;
 const loanOperationPrefix = '/v1/merchandising-loan/';
 
 export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const rawPath = request.raw.url?.split('?')[0] ?? '';
-  // The path as received, bounded: it is echoed in the record.
-  const shownPath = rawPath.length > 200 ? `${rawPath.slice(0, 200)}…` : rawPath;
-  const path = `${request.method} ${shownPath}`;
   const message =
     error.code === 'FST_ERR_MAX_PARAM_LENGTH'
       ? `A path parameter is longer than ${pathParameterCharsMax} characters`
       : error.code === 'FST_ERR_BAD_URL'
         ? 'The path has a malformed percent-escape'
         : 'The request cannot be routed';
+  return frameworkRefusal(message, request, reply);
+}
+
+/** A 400 before any route runs, in the answer's shape for the path: an OAuth error under `/realms`, the error record elsewhere. */
+export function frameworkRefusal(message: string, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const rawPath = request.raw.url?.split('?')[0] ?? '';
+  // The path as received, bounded: it is echoed in the record.
+  const shownPath = rawPath.length > 200 ? `${rawPath.slice(0, 200)}…` : rawPath;
+  const path = `${request.method} ${shownPath}`;
   // The auth service answers in OAuth's words (RFC 6749 §5.2), as its own routes do.
   if (rawPath.startsWith('/realms/')) return reply.code(400).header('Cache-Control', 'no-store').send({ error: 'invalid_request', error_description: message });
   if (rawPath.startsWith('/v1/') || rawPath === '/v1') readCorrelation(request, reply);

@@ -82,9 +82,10 @@ async function authenticateSlowly(
   } catch (error) {
     throw invalidTokenError(error, scheme);
   }
-  // A sender-constrained token proves its key before anything else is decided (CONTRACT §13);
-  // the proof's use is recorded once the request has passed its other checks.
-  const proofUse = constraint.needed(principal, scheme) ? await constraint.check(request, principal, scheme, token) : undefined;
+  // Authenticated only once a sender-constrained token proved its key and its proof was recorded
+  // used (sender-constraint.ts): until then the request names no client, so it is charged to no
+  // rate limit and kept in no request log or audit trail (each reads request.principal).
+  if (constraint.needed(principal, scheme)) await constraint.check(request, principal, scheme, token);
   request.principal = principal;
   const allowance = await limiter.take(request.principal.clientKey);
   if (!allowance.allowed) {
@@ -94,11 +95,6 @@ async function authenticateSlowly(
   }
   if (config.scope !== undefined) requireScope(request, config.scope);
   await checkDirectory(request, directory);
-  // Last: a request refused for its correlation id (400) leaves the proof's jti unused too.
-  if (proofUse !== undefined) {
-    requireValidCorrelation(request);
-    await constraint.record(proofUse);
-  }
 }
 
 /** The token of the request and its scheme (Bearer, or DPoP: CONTRACT §13), or the 400/401 that says what is wrong with its Authorization header. */

@@ -143,7 +143,6 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     const config = routeFactsOf(request).config.business;
     const mapped = mapError(error);
     if (mapped.unexpected) request.log.error({ err: error }, 'business API request failed');
-    else if (mapped.outage) request.log.warn({ err: error }, 'business API request met a database outage');
     const record = errorRecord(mapped.entry, mapped.message, `${request.method} ${request.url.split('?')[0] ?? ''}`, config?.family, mapped.details);
     const send = () =>
       reply
@@ -152,8 +151,15 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
         .send(errorBody(record, { family: config?.family, wrapped: config?.wrapped ?? false }));
     // Only a refusal that must be audited waits for a write; the others are answered at once. A
     // 503 of a database outage is audited too, but not waited for: the write goes to the database
-    // that just failed, and waiting (up to the connect time-out) would only delay the answer.
+    // that just failed (failing, to the audit spool: src/audit/refusal-audit.ts), and waiting (up
+    // to the connect time-out) would only delay the answer.
     const audit = auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
+    // Says whether this 503 is audited (not when the outage came before authentication finished)
+    // and its correlation id: the failover torture matches the 503s it received to audit records by them.
+    if (mapped.outage) {
+      const correlationId = request.correlation?.valid ? request.correlation.id : undefined;
+      request.log.warn({ err: error, correlationId, refusalAudited: audit !== undefined }, 'business API request met a database outage');
+    }
     return audit === undefined || mapped.outage ? send() : audit.then(send);
   });
 

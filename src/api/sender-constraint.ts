@@ -1,15 +1,23 @@
 /**
- * Sender-constrained tokens at the business API (CONTRACT §13): a token bound to a DPoP key
- * (`cnf.jkt`, RFC 9449 §7) comes as `Authorization: DPoP <token>` with a proof of that key for
- * this request, used once on any instance; a token bound to a TLS client certificate
- * (`cnf["x5t#S256"]`, RFC 8705 §3) comes over a connection with that certificate. Bearer tokens
- * without `cnf` are untouched (CONTRACT §3).
+ * Sender-constrained tokens at the business API and the operator API (docs/auth.md, "DPoP at the
+ * API"): a token bound to a DPoP key (`cnf.jkt`, RFC 9449 §7) comes as `Authorization: DPoP
+ * <token>` with a proof of that key for this request, used once on any instance; a token bound to
+ * a TLS client certificate (`cnf["x5t#S256"]`, RFC 8705 §3) comes over a connection with that
+ * certificate. Bearer tokens without `cnf` are untouched.
+ *
+ * The constraint is part of authentication: a request is authenticated only once its proof
+ * verified, carried the realm's nonce when the realm demands nonces, and was recorded as used for
+ * the first time (or its certificate matched). Until then nothing is charged to or recorded for
+ * the token's client — its rate limit, the sandbox's request log, the audit trail — so that someone
+ * replaying a captured token and proof spends nothing of its victim (docs/security.md).
  */
 import type { FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
+import type { AuthSnapshot } from '../auth/auth-snapshot.js';
 import type { ClientCertificates } from '../auth/client-certificates.js';
-import { dpopAlgorithms, DpopProofRejected, singleProof, type DpopProofVerifier } from '../auth/dpop-proof.js';
-import type { ReplayMark, ReplayRecord } from '../auth/replay-record.js';
+import type { DpopNonces } from '../auth/dpop-nonce.js';
+import { dpopAlgorithms, DpopProofRejected, singleProof, type DpopProofVerifier, type ProofExpectation } from '../auth/dpop-proof.js';
+import type { ReplayRecord } from '../auth/replay-record.js';
 import type { Principal } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
 
@@ -22,6 +30,10 @@ export interface SenderConstraintOptions {
   replay: ReplayRecord;
   /** The instance's proof verifier (its keys imported once per session). */
   proofs: DpopProofVerifier;
+  /** Realms, at most a second old: whether a realm demands DPoP nonces (`dpopNonce`). */
+  realms: Pick<AuthSnapshot, 'peekRealm' | 'realm'>;
+  /** The realms' server nonces, the same on every instance (the token endpoint's). */
+  nonces: Pick<DpopNonces, 'accepts' | 'current'>;
   /** Requests' TLS client certificates; absent: the service takes none. */
   clientCertificates?: ClientCertificates | undefined;
 }
@@ -41,11 +53,11 @@ export class SenderConstraint {
   }
 
   /**
-   * The request proves it holds the key its token is bound to; throws the 401 that says what is
-   * wrong. Answers the DPoP proof's use, to `record` once the request passed its other checks (so
-   * that a request refused for its scope or its rate leaves the proof's `jti` unused).
+   * The request proves it holds the key its token is bound to, and its proof's use is recorded:
+   * resolves once the constraint holds, throws the 401 that says what is wrong otherwise. A proof
+   * refused for any reason is not recorded; one that passed is spent, whatever the request's fate.
    */
-  async check(request: FastifyRequest, principal: Principal, scheme: TokenScheme, token: string): Promise<ReplayMark | undefined> {
+  async check(request: FastifyRequest, principal: Principal, scheme: TokenScheme, token: string): Promise<void> {
     const confirmation = principal.confirmation;
     if (confirmation?.x5tS256 !== undefined) {
       const certificate = this.#options.clientCertificates?.of(request.raw);
@@ -55,25 +67,44 @@ export class SenderConstraint {
     }
     if (confirmation?.jkt === undefined) {
       if (scheme === 'DPoP') throw invalidToken('The token is not DPoP-bound: send it as "Authorization: Bearer <token>"', 'DPoP');
-      return undefined;
+      return;
     }
     if (scheme === 'Bearer') throw invalidToken('The token is DPoP-bound: send it as "Authorization: DPoP <token>" with a DPoP proof', 'DPoP');
+    const realm = principal.realm;
+    let replay;
     try {
       const proof = singleProof(request.raw.rawHeaders);
       if (proof === undefined) throw new DpopProofRejected('A DPoP-bound token needs a DPoP proof in the DPoP header');
-      const url = `${this.#options.publicUrl()}${request.url.split('?')[0] ?? ''}`;
-      const verified = await this.#options.proofs.verify(proof, { method: request.method, url, accessToken: token });
+      const expected: ProofExpectation = { method: request.method, url: this.#expectedUrl(request), accessToken: token };
+      // RFC 9449 §9: a realm that demands nonces at its token endpoint demands them here too.
+      if (realm !== undefined && (await this.#demandsNonce(realm))) expected.acceptsNonce = (nonce) => this.#options.nonces.accepts(realm, nonce);
+      const verified = await this.#options.proofs.verify(proof, expected);
       if (verified.jkt !== confirmation.jkt) throw new DpopProofRejected('The DPoP proof is signed by another key than the one the token is bound to');
-      return verified.replay;
+      replay = verified.replay;
     } catch (error) {
-      if (error instanceof DpopProofRejected) throw invalidProof(error.message);
-      throw error;
+      if (!(error instanceof DpopProofRejected)) throw error;
+      if (error.useNonce && realm !== undefined) throw useNonce(error.message, this.#options.nonces.current(realm));
+      throw invalidProof(error.message);
     }
+    if (!(await this.#options.replay.firstUse(replay))) throw invalidProof('The DPoP proof was used before (its jti)');
   }
 
-  /** Records a proof's use (`check`'s answer): a second use, on any instance, is refused. */
-  async record(mark: ReplayMark | undefined): Promise<void> {
-    if (mark !== undefined && !(await this.#options.replay.firstUse(mark))) throw invalidProof('The DPoP proof was used before (its jti)');
+  /**
+   * The `htu` a proof of this request must name: the public URL and the request's path, without
+   * its query (RFC 9449 §4.3). The target is in origin form here (src/request-target.ts): an
+   * absolute target's own scheme and host are never what the proof is compared with.
+   */
+  #expectedUrl(request: FastifyRequest): string {
+    const target = request.url;
+    const queryAt = target.indexOf('?');
+    return `${this.#options.publicUrl()}${queryAt < 0 ? target : target.slice(0, queryAt)}`;
+  }
+
+  /** Whether the realm demands DPoP nonces: from the snapshot without a promise when it is fresh. */
+  async #demandsNonce(realm: string): Promise<boolean> {
+    const peeked = this.#options.realms.peekRealm(realm);
+    const value = peeked === undefined ? await this.#options.realms.realm(realm) : peeked.value;
+    return value?.dpop_nonce === 1;
   }
 }
 
@@ -87,6 +118,12 @@ export function challenge(scheme: TokenScheme, error: string, description: strin
 
 function invalidProof(message: string): ApiError {
   return new ApiError(E.invalidDpopProof, message, { 'WWW-Authenticate': challenge('DPoP', 'invalid_dpop_proof', message) });
+}
+
+/** RFC 9449 §9: the proof lacks the realm's current nonce; the client repeats with the one of `DPoP-Nonce`. */
+function useNonce(message: string, nonce: string): ApiError {
+  const described = `${message}: repeat the request with a new proof carrying the nonce of the DPoP-Nonce header`;
+  return new ApiError(E.useDpopNonce, described, { 'WWW-Authenticate': challenge('DPoP', 'use_dpop_nonce', described), 'DPoP-Nonce': nonce });
 }
 
 function invalidToken(message: string, scheme: TokenScheme): ApiError {

@@ -28,10 +28,11 @@ export async function signAccessToken(
   nowSeconds: number,
 ): Promise<IssuedToken> {
   if (!key.signingKey) throw new Error(`key ${key.kid} cannot sign`);
-  // A token is never issued before the realm's not-before, so it is never born revoked.
-  const issuedAt = Math.max(nowSeconds, realm.not_before);
-  const expiresAt = issuedAt + realm.lifespan_seconds;
   const { client, scopes, user, confirmation } = subject;
+  // A token is never issued before the realm's not-before nor its client's (docs/auth.md, "Realm
+  // not-before", "Client revocation"), so it is never born revoked: at most a second ahead of now.
+  const issuedAt = Math.max(nowSeconds, realm.not_before, client.tokensNotBefore);
+  const expiresAt = issuedAt + realm.lifespan_seconds;
   const claims: Record<string, unknown> = {
     typ: 'Bearer',
     azp: client.clientId,

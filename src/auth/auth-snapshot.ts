@@ -2,9 +2,12 @@
  * Clients as the token endpoint authenticates them, and realms as the token endpoint and Bearer
  * validation use them: from snapshots at most `authSnapshotMaxAgeMs` old instead of reads on
  * every request (a realm read was a database round trip per token on PostgreSQL). Only the JWKS
- * reads its realm afresh: a key must be published before any instance signs with it. A change made by the CLI
- * or another instance (a realm's not-before, a disabled client, a new secret)
- * takes effect within that bound on every instance (CONTRACT §11: caches bounded in time).
+ * reads its realm afresh: a key must be published before any instance signs with it. Bearer
+ * validation reads the clients here too: a token whose client is unknown, disabled or revoked is
+ * refused (docs/auth.md, "Client revocation"). A change made by the CLI or another instance (a
+ * realm's not-before, a disabled client, a new secret or new keys, a client's revoked tokens)
+ * takes effect within that bound on every instance (CONTRACT §11: caches bounded in time); one
+ * made by this instance (the operator API) at once, by `forgetClient`.
  * What grants access is re-read before a refusal: a new client, secret or an enabled client
  * work at once; only a revoked grant may still be honoured for up to that bound.
  */
@@ -47,8 +50,22 @@ export class AuthSnapshot {
 
   /** `fresh`: read the store now (and refresh the snapshot), e.g. before refusing a client. */
   client(realm: string, clientId: string, fresh = false): Promise<Client | undefined> {
-    const key = `${realm}\u0000${clientId}`;
+    const key = clientKey(realm, clientId);
     if (fresh) this.#clients.invalidate(key);
     return this.#clients.get(key);
   }
+
+  /** The client as `client` would answer it, when the snapshot holds it fresh (Snapshot.peek): Bearer validation's common case, without a promise. */
+  peekClient(realm: string, clientId: string): { value: Client | undefined } | undefined {
+    return this.#clients.peek(clientKey(realm, clientId));
+  }
+
+  /** Forgets a client this instance has just changed (a revocation through the operator API): the next read is the store's. */
+  forgetClient(realm: string, clientId: string): void {
+    this.#clients.invalidate(clientKey(realm, clientId));
+  }
+}
+
+function clientKey(realm: string, clientId: string): string {
+  return `${realm}\u0000${clientId}`;
 }

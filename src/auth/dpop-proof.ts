@@ -106,7 +106,7 @@ export class DpopProofVerifier {
     if (iat > nowSeconds + proofFutureMaxSeconds) throw new DpopProofRejected('The DPoP proof\'s iat is in the future');
     if (iat < nowSeconds - proofAgeMaxSeconds) throw new DpopProofRejected(`The DPoP proof's iat is more than ${proofAgeMaxSeconds} s old`);
     if (htm !== expected.method) throw new DpopProofRejected(`The DPoP proof's htm is not ${expected.method}`);
-    if (typeof htu !== 'string' || !sameResource(htu, expected.url)) throw new DpopProofRejected(`The DPoP proof's htu is not ${withoutQuery(expected.url)}`);
+    if (typeof htu !== 'string' || !sameResource(htu, expected.url)) throw new DpopProofRejected(`The DPoP proof's htu is not ${withoutQuery(expected.url) ?? expected.url}`);
     if (expected.accessToken !== undefined) {
       const ath = createHash('sha256').update(expected.accessToken).digest('base64url');
       if (payload.ath !== ath) throw new DpopProofRejected('The DPoP proof\'s ath is not the access token\'s hash');
@@ -151,16 +151,18 @@ export class DpopProofVerifier {
 
 /** RFC 9449 §4.3: the URIs compared without their query and fragment, as URLs (case of the host, default ports). */
 function sameResource(claimed: string, actual: string): boolean {
-  try {
-    return withoutQuery(claimed) === withoutQuery(actual);
-  } catch {
-    return false;
-  }
+  const resource = withoutQuery(claimed);
+  return resource !== undefined && resource === withoutQuery(actual);
 }
 
-function withoutQuery(url: string): string {
-  const parsed = new URL(url);
-  return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+/** The URL without its query and fragment; undefined for text that is no URL (never a throw: it names a refusal). */
+function withoutQuery(url: string): string | undefined {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** What jose found wrong, in words a client's developer can act on (never the key material). */

@@ -1,7 +1,9 @@
 /**
  * Token introspection (RFC 7662), client-authenticated. A token is active when a published key
- * of the realm verifies it, it has not expired, it was issued at or after the realm's not-before
- * and its client is still enabled. Anything else answers `{ active: false }` and nothing more.
+ * of the realm verifies it, it has not expired, it was issued at or after the realm's not-before,
+ * and its client still exists, is enabled and had not had its tokens revoked when it was issued
+ * (`iat` at or after the client's not-before: docs/auth.md, "Client revocation"). Anything else
+ * answers `{ active: false }` and nothing more.
  */
 import { dateOf } from '../core/clock.js';
 import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
@@ -49,8 +51,10 @@ export async function verifyRealmToken(ctx: AuthContext, realm: Realm, token: st
     });
     if ((payload.iat ?? 0) < realm.not_before) return undefined;
     const clientId = typeof payload.azp === 'string' ? payload.azp : undefined;
+    // Read afresh, as the realm is: "active" is the client as stored now.
     const client = clientId === undefined ? undefined : await findClient(ctx.store.db, realm.name, clientId);
     if (!client?.enabled) return undefined;
+    if ((payload.iat ?? 0) < client.tokensNotBefore) return undefined;
     return payload;
   } catch {
     return undefined;

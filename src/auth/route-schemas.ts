@@ -10,8 +10,11 @@ import { formValueCharsMax } from './form-body.js';
 const tags = ['Auth service'];
 const formMediaType = 'application/x-www-form-urlencoded';
 
-/** The demo client of demo/sandbox.json: the examples succeed on the demo data. */
+/** The demo client of demo/sandbox.json: the examples succeed on the demo data (in a sandbox: docs/collections.md). */
 const demoClient = { client_id: 'treasury-app', client_secret: 'treasury-app-secret-change-me-0123456789abcdef' };
+
+/** The secret the examples show; a server outside sandbox mode serves a placeholder instead (src/docs-page/example-secret.ts). */
+export const exampleClientSecret = demoClient.client_secret;
 
 const realmParams = {
   type: 'object',

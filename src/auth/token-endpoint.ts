@@ -68,6 +68,9 @@ export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request
 
   const key = await ctx.keyring.activeKey(realm);
   const nowSeconds = epochSecondsOf(ctx.clock);
+  // Issued at max(now, the realm's not-before, the client's) (access-token.ts): the client as its
+  // authentication read it, from the store whenever the snapshot's would have refused it (a client
+  // just enabled, or given a new secret or keys), so that its new token is not born revoked.
   const token = await signAccessToken(realm, ctx.issuer(realm.name), key, subject, nowSeconds);
   return {
     access_token: token.jwt,

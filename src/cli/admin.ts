@@ -1,6 +1,6 @@
 /**
- * Operator commands that work on the store directly: client onboarding, key rotation, realm
- * not-before. A generated secret is printed once, to stdout, and never again.
+ * Operator commands that work on the store directly: client onboarding, key rotation, realm and
+ * client not-before. A generated secret is printed once, to stdout, and never again.
  */
 import { randomUUID } from 'node:crypto';
 import { systemClock } from '../clock/system-clock.js';
@@ -9,7 +9,7 @@ import { KeyFileError, readPublicKeys } from './key-file.js';
 import { isSigningAlgorithm, realmDefaults, signingAlgorithms, type SigningAlgorithm } from '../auth/signing-algorithms.js';
 import { clientMetadataProblem, isTokenEndpointAuthMethod, realmAlgorithmProblem, realmProfiles, tokenEndpointAuthMethods, usesSecret, type ClientAuthentication, type ClientJwks, type RealmProfile } from '../auth/client-metadata.js';
 import { loadSecretHashKey } from '../auth/secret-hash-key.js';
-import { findClient, insertClientIfMissing, listClients, setClientEnabled, updateClientSecretHash } from '../store/clients.js';
+import { findClient, insertClientIfMissing, listClients, revokeClientTokens, setClientEnabled, updateClientJwks, updateClientSecretHash } from '../store/clients.js';
 import { openStore, type Store } from '../store/connect.js';
 import { findRealm, insertRealmIfMissing, listRealms, setRealmNotBefore } from '../store/realms.js';
 import { listSigningKeys } from '../store/signing-keys.js';
@@ -173,18 +173,60 @@ export async function rotateClientSecret(flags: StoreFlags & { realm: string; cl
       throw new CommandError(`Client "${flags.clientId}" authenticates with ${existing.authentication.method}: it has no secret to rotate (replace its keys or certificate instead)`);
     }
     const secret = generateClientSecret();
-    const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret));
+    // The tokens obtained with the old secret are revoked with it (docs/auth.md, "Client revocation").
+    const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret), systemClock.now());
     if (!updated) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
     return secret;
   });
 }
 
+/** Enables or disables a client; disabling revokes its tokens, and enabling it again does not bring them back. */
 export async function setClientState(flags: StoreFlags & { realm: string; clientId: string }, enabled: boolean): Promise<void> {
   await withSealingStore(flags, async (store) => {
     await requireRealm(store, flags.realm);
-    if (!(await setClientEnabled(store.db, flags.realm, flags.clientId, enabled))) {
+    if (!(await setClientEnabled(store.db, flags.realm, flags.clientId, enabled, systemClock.now()))) {
       throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
     }
+  });
+}
+
+/**
+ * Revokes every token one client holds, leaving the realm's other clients alone: its not-before
+ * becomes the first whole second after now (docs/auth.md, "Client revocation"). Answers it.
+ */
+export async function revokeClientTokensCommand(flags: StoreFlags & { realm: string; clientId: string }): Promise<number> {
+  return withSealingStore(flags, async (store) => {
+    await requireRealm(store, flags.realm);
+    const notBefore = await revokeClientTokens(store.db, flags.realm, flags.clientId, systemClock.now());
+    if (notBefore === undefined) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
+    return notBefore;
+  });
+}
+
+/**
+ * Replaces a private_key_jwt client's public keys (`--jwks`: a JWK set, a JWK or a PEM public key),
+ * checked as `clients create` checks them; the tokens obtained with the old keys are revoked.
+ */
+export async function setClientKeys(flags: StoreFlags & { realm: string; clientId: string; jwks: string }): Promise<{ clientId: string; kids: string[]; tokensNotBefore: number }> {
+  let jwks: ClientJwks;
+  try {
+    jwks = readPublicKeys('--jwks', flags.jwks);
+  } catch (error) {
+    if (error instanceof KeyFileError) throw new CommandError(error.message);
+    throw error;
+  }
+  return withSealingStore(flags, async (store) => {
+    const realm = await requireRealm(store, flags.realm);
+    const existing = await findClient(store.db, flags.realm, flags.clientId);
+    if (!existing) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
+    if (existing.authentication.method !== 'private_key_jwt') {
+      throw new CommandError(`Client "${flags.clientId}" authenticates with ${existing.authentication.method}: only a private_key_jwt client has keys${usesSecret(existing.authentication.method) ? ' (coregate clients rotate-secret gives it a new secret)' : ''}`);
+    }
+    const problem = clientMetadataProblem(realm.profile as RealmProfile | null, { ...existing.authentication, jwks }, false);
+    if (problem) throw new CommandError(`--jwks: ${problem.field.startsWith('jwks.') ? `${problem.field} ` : ''}${problem.message}`);
+    await updateClientJwks(store.db, flags.realm, flags.clientId, jwks, systemClock.now());
+    const stored = await findClient(store.db, flags.realm, flags.clientId);
+    return { clientId: flags.clientId, kids: jwks.keys.map((key) => (typeof key.kid === 'string' ? key.kid : '-')), tokensNotBefore: stored?.tokensNotBefore ?? 0 };
   });
 }
 
@@ -204,6 +246,7 @@ export async function describeClients(flags: StoreFlags & { realm: string }) {
       tokenEndpointAuthMethod: client.authentication.method,
       dpopBoundAccessTokens: client.authentication.dpopBound,
       tlsClientCertificateBoundAccessTokens: client.authentication.certificateBound,
+      tokensNotBefore: client.tokensNotBefore,
     }));
   });
 }
@@ -300,12 +343,12 @@ export async function checkStore(flags: StoreFlags & { coreUrl?: string; coreDb?
   if (!Number.isInteger(ageLimitSeconds) || ageLimitSeconds < 1) throw new CommandError(`--unknown-age-limit must be a positive integer, got "${flags.unknownAgeLimit}"`);
   if (flags.coreDb !== undefined && coreUrlOf(flags) !== undefined) throw new CommandError('--core-url and --core-db name the core twice: give one (--core-url when the core runs as a service)');
   return withStoreReadOnly(flags, async (store) => {
-    if (flags.coreDb !== undefined) return withEmbeddedCore(flags.coreDb, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
-    if (coreUrlOf(flags) !== undefined) return withCore(flags, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
+    if (flags.coreDb !== undefined) return withEmbeddedCore(flags.coreDb, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY }));
+    if (coreUrlOf(flags) !== undefined) return withCore(flags, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY }));
     const recorded = await recordedRemoteCore(store.db);
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal('coregate check', recorded));
     // The embedded core on the same database, through the port like any other core.
-    return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds));
+    return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY }));
   });
 }
 

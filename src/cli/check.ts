@@ -8,12 +8,19 @@
  * - every Executed operation has its postings (by reference) and the audit record of its success;
  * - no operation has stayed unknown (or in flight) past the age limit;
  * - the audit chain is valid.
+ * And it lists, as a warning that does not fail the check, the clients whose secret is a demo one
+ * (src/sandbox/demo-secrets.ts): expected in a sandbox, a hole in production, and a store cannot
+ * tell which of the two it serves.
  */
 import { extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
 import { formatMinor } from '../core/money.js';
 import type { CoreRecords, LedgerReport } from '../core/port.js';
 import type { Store } from '../store/connect.js';
 import { findAuditedSuccesses, listExecutedReferences, listUnsettledOperations } from '../store/operations.js';
+import { secretHashKeySetting } from '../auth/secret-hash-key.js';
+import { Vault } from '../auth/vault.js';
+import { clientsWithDemoSecrets, demoSecretMarker, knownDemoSecrets } from '../sandbox/demo-secrets.js';
+import { getSetting } from '../store/settings.js';
 
 /** References checked per query. */
 const pageSize = 500;
@@ -31,10 +38,21 @@ export interface CheckReport {
     unsettledPastAgeLimit: Array<{ reference: string; status: string; createdAt: string }>;
   };
   audit: Awaited<ReturnType<typeof verifyAuditChain>>;
+  /**
+   * Clients whose stored secret hash verifies a demo secret (`realm/clientId`). A warning: it does
+   * not make `ok` false. `checked` is false when the store's secret-hash key could not be opened
+   * (sealed, and COREGATE_MASTER_KEY missing or another), `note` says why.
+   */
+  clientSecrets: { checked: boolean; demoSecrets: string[]; note?: string };
+}
+
+export interface CheckOptions {
+  /** Opens the sealed secret-hash key for the demo-secret warning: the command's COREGATE_MASTER_KEY (none: an unsealed key only). */
+  masterKey: string | undefined;
 }
 
 /** `store`: the API's own (operations, audit); `core`: the core's records, through the port. */
-export async function checkEverything(store: Store, core: CoreRecords, unknownAgeLimitSeconds: number): Promise<CheckReport> {
+export async function checkEverything(store: Store, core: CoreRecords, unknownAgeLimitSeconds: number, options: CheckOptions): Promise<CheckReport> {
   const ledgerCheck = await core.checkLedger(findingsListedMax);
   const ledgerOk =
     ledgerCheck.unbalancedMovements.length === 0 &&
@@ -66,6 +84,7 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
     if (!isChainBusy(error)) throw error;
   }
   const audit = await verifyAuditChain(store);
+  const clientSecrets = await demoSecretClients(store, options.masterKey);
   const operationsOk = withoutPostings.length === 0 && withoutAudit.length === 0 && unsettled.length === 0;
   return {
     ok: ledgerOk && operationsOk && audit.ok,
@@ -78,7 +97,23 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
       unsettledPastAgeLimit: unsettled.map((record) => ({ reference: record.reference, status: record.status, createdAt: record.createdAt })),
     },
     audit,
+    clientSecrets,
   };
+}
+
+/** The demo-secret warning's part of the report: read-only (the hash key is never created here). */
+async function demoSecretClients(store: Store, masterKey: string | undefined): Promise<CheckReport['clientSecrets']> {
+  const sealed = await getSetting(store.db, secretHashKeySetting);
+  // No key: no client secret was ever hashed in this store.
+  if (sealed === undefined) return { checked: true, demoSecrets: [] };
+  let hashKey: Buffer;
+  try {
+    hashKey = Buffer.from(new Vault(masterKey).open(sealed), 'base64');
+  } catch (error) {
+    return { checked: false, demoSecrets: [], note: `the store's secret-hash key could not be opened (${(error as Error).message})` };
+  }
+  const clients = await clientsWithDemoSecrets(store.db, hashKey, knownDemoSecrets());
+  return { checked: true, demoSecrets: clients.map((client) => `${client.realm}/${client.clientId}`) };
 }
 
 /**
@@ -87,7 +122,7 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
  * what to do. `--json` prints the report itself for scripts.
  */
 export function describeReport(report: CheckReport): string {
-  const sections = [describeLedger(report.ledger), describeOperations(report.operations), describeAudit(report.audit)];
+  const sections = [describeLedger(report.ledger), describeOperations(report.operations), describeAudit(report.audit), describeClientSecrets(report.clientSecrets)];
   if (!report.ok) sections.push('Run `coregate check --json` for the full report as JSON.');
   return sections.join('\n');
 }
@@ -135,6 +170,17 @@ function describeAudit(audit: CheckReport['audit']): string {
   return section('Audit chain BROKEN', [`${where}: ${audit.problem?.issue ?? 'the chain does not verify'}`], [
     [undefined, 'a record was altered, removed or reordered after it was chained. Keep the database as it is for the investigation and compare with an earlier `coregate audit export`; `coregate audit verify` repeats this check alone.'],
   ]);
+}
+
+function describeClientSecrets(clientSecrets: CheckReport['clientSecrets']): string {
+  if (!clientSecrets.checked) return `Client secrets not checked for demo secrets: ${clientSecrets.note ?? 'the secret-hash key could not be opened'}; set COREGATE_MASTER_KEY to check them.`;
+  const count = clientSecrets.demoSecrets.length;
+  if (count === 0) return 'Client secrets OK: no client has a demo secret.';
+  return [
+    `Client secrets WARNING: ${count} client${count === 1 ? ' has' : 's have'} a demo secret (sample data containing ${demoSecretMarker}), which does not fail the check.`,
+    ...clientSecrets.demoSecrets.map((client) => `  - ${client}`),
+    '  What to do: nothing in a sandbox (npm start, serve --sandbox), which is what they are for. In production anyone who has read the demo data can obtain their tokens: rotate each (`coregate clients rotate-secret --realm REALM --client-id CLIENT`) or disable it.',
+  ].join('\n');
 }
 
 /** What to do, and the findings it is for when a part has several kinds. */

@@ -87,6 +87,7 @@ export function coregateProgram(io: CommandIo): Command {
     .option('--audience <aud>', 'audience required of external issuers\' tokens (env COREGATE_AUDIENCE, default coregate-api)')
     .option('--metrics-port <port>', 'serve GET /metrics on this port (same host) instead of the main one, 0 for any (env COREGATE_METRICS_PORT)')
     .option('--workers <n>', 'processes serving the port, or auto for one per core (env COREGATE_WORKERS, default 1)')
+    .option('--audit-spool <dir>', 'local directory where refused requests\' audit records are kept during a database outage until it is back; shared by the processes of one host (env COREGATE_AUDIT_SPOOL, default ./data/audit-spool)')
     .option('--sandbox', 'sandbox mode: operator API and console on, one-time console login URL in the banner, sandbox reset allowed (env COREGATE_SANDBOX)')
     .option('--operator-api', 'serve the operator API and the console (/operator/v1, /console) outside sandbox mode (env COREGATE_OPERATOR_API)')
     .option('--webhook-allow-private', 'webhooks may go to loopback and private addresses, for receivers on this machine or network; off by default, sandbox mode included (env COREGATE_WEBHOOK_ALLOW_PRIVATE)')
@@ -137,7 +138,7 @@ export function coregateProgram(io: CommandIo): Command {
     .option('--default-workstation <id>', 'workstation used when a token request sends none')
     .option('--create-missing', 'add the technical user and default workstation to the directory (Active) when they are not in it')
     .option('--auth-method <method>', 'client_secret_basic (default: a generated secret), private_key_jwt or tls_client_auth (CONTRACT §13)')
-    .option('--jwks <file>', 'private_key_jwt: the client\'s public keys, a JSON file {"keys": [...]}')
+    .option('--jwks <file>', 'private_key_jwt: the client\'s public keys, a JWK set {"keys": [...]}, one JWK, or a PEM public key (its kid: the RFC 7638 thumbprint); no private member')
     .option('--tls-subject-dn <dn>', 'tls_client_auth: the subject DN of the client\'s certificate (RFC 4514, e.g. "CN=app,O=Bank,C=DE")')
     .option('--dpop', 'its tokens are DPoP-bound: a DPoP proof is required at the token endpoint')
     .option('--certificate-bound', 'its tokens are bound to its TLS client certificate')
@@ -154,7 +155,7 @@ export function coregateProgram(io: CommandIo): Command {
     });
   clients
     .command('rotate-secret')
-    .description('replace a client\'s secret and print the new one once')
+    .description('replace a client\'s secret and print the new one once; the tokens obtained with the old one are refused within a second')
     .addOption(realmOption())
     .requiredOption('--client-id <id>', 'client id')
     .addOption(dbOption())
@@ -167,7 +168,11 @@ export function coregateProgram(io: CommandIo): Command {
   for (const [name, enabled] of [['disable', false], ['enable', true]] as const) {
     clients
       .command(name)
-      .description(`${name} a client (${enabled ? 'it can obtain tokens again' : 'its token requests and introspection fail'})`)
+      .description(
+        enabled
+          ? 'enable a client: it can obtain tokens again (the tokens it held when disabled stay refused)'
+          : 'disable a client: its token requests fail, and the tokens it holds are refused within a second',
+      )
       .addOption(realmOption())
       .requiredOption('--client-id <id>', 'client id')
       .addOption(dbOption())
@@ -176,6 +181,31 @@ export function coregateProgram(io: CommandIo): Command {
         print(`Client ${flags.clientId} ${enabled ? 'enabled' : 'disabled'}.`);
       });
   }
+  clients
+    .command('revoke-tokens')
+    .description('refuse every token one client holds (within a second, on every instance); the realm\'s other clients keep theirs, and its new tokens work')
+    .addOption(realmOption())
+    .requiredOption('--client-id <id>', 'client id')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (flags) => {
+      const notBefore = await (await admin()).revokeClientTokensCommand(flags);
+      if (flags.json) return print({ realm: flags.realm, clientId: flags.clientId, tokensNotBefore: notBefore });
+      print(`Tokens of client ${flags.clientId} issued before ${new Date(notBefore * 1000).toISOString()} are now refused (client not-before ${notBefore}).`);
+    });
+  clients
+    .command('set-keys')
+    .description('replace a private_key_jwt client\'s public keys; the tokens obtained with the old ones are refused within a second')
+    .addOption(realmOption())
+    .requiredOption('--client-id <id>', 'client id')
+    .requiredOption('--jwks <file>', 'the client\'s new public keys, as clients create takes them: a JWK set {"keys": [...]}, one JWK, or a PEM public key (its kid: the RFC 7638 thumbprint); no private member')
+    .addOption(dbOption())
+    .addOption(jsonOption())
+    .action(async (flags) => {
+      const result = await (await admin()).setClientKeys(flags);
+      if (flags.json) return print({ realm: flags.realm, ...result });
+      print(`Client ${result.clientId} now authenticates with key${result.kids.length === 1 ? '' : 's'} ${result.kids.join(', ')}; its tokens issued before ${new Date(result.tokensNotBefore * 1000).toISOString()} are refused.`);
+    });
   clients
     .command('list')
     .description('list a realm\'s clients (never their secrets)')
@@ -481,7 +511,7 @@ export function coregateProgram(io: CommandIo): Command {
   addClientOptions(termDeposit.command('retrieve').description('show a term deposit').argument('<termDepositId>'))
     .action(async (termDepositId: string, flags: ClientFlags) => {
       const { client, identity } = await clientFrom(flags, io);
-      const deposit = await client.session(identity).termDeposits.retrieve(termDepositId);
+      const { result: deposit } = await client.session(identity).termDeposits.retrieve(termDepositId);
       if (flags.json) return print(deposit);
       print(
         `Term deposit ${deposit.termDepositAccount} (${deposit.termDepositStatus}) of customer ${deposit.customerReference}\n` +
@@ -510,7 +540,7 @@ export function coregateProgram(io: CommandIo): Command {
   addClientOptions(program.command('operations').description('business operations: their state and outcome (client of a running server)').command('get').description('state of an operation (e.g. after a 202)').argument('<reference>'))
     .action(async (reference: string, flags: ClientFlags) => {
       const { client, identity } = await clientFrom(flags, io);
-      const view = await client.session(identity).operations.get(reference);
+      const { result: view } = await client.session(identity).operations.get(reference);
       if (flags.json) return print(view);
       print(`Operation ${view.reference} (${view.operation}): ${view.status}${view.error ? ` — ${view.error.status} ${view.error.message}` : ''}`);
       if (view.result !== undefined) print(JSON.stringify(view.result, null, 2));

@@ -5,7 +5,9 @@
  * in the document's order and grouped by tag. Each request checks its documented success status;
  * a fresh x-correlation-id per request (`{{$guid}}`) keeps a second run from being a duplicate.
  * The document's links become collection variables: the initiation stores the contract number
- * that the retrieve then reads.
+ * that the retrieve then reads. Outside sandbox mode the `clientSecret` variable is empty: the demo
+ * client's secret is sample data for a sandbox, and a production server hands out no secret (the
+ * user fills in their client's).
  */
 import { operationsOf, parameterExample, type OpenApiDocument } from './dated-document.js';
 
@@ -115,12 +117,20 @@ function businessItem(path: string, method: string, operation: Json, linked: Map
   };
 }
 
+export interface PostmanOptions {
+  /**
+   * Sandbox mode: `clientSecret` defaults to the token request's example (the demo client's secret).
+   * Otherwise the variable is present and empty, for the user to fill in.
+   */
+  sandbox: boolean;
+}
+
 /**
  * The collection for one served document. `baseUrl` is the default of the `baseUrl` variable
- * (the server's own URL as the client reached it); client id and secret default to the token
- * request's example (the demo client of demo/sandbox.json).
+ * (the server's own URL as the client reached it); the client id defaults to the token request's
+ * example (the demo client of demo/sandbox.json), and so does its secret in a sandbox only.
  */
-export function postmanCollection(doc: OpenApiDocument, baseUrl: string): PostmanCollection {
+export function postmanCollection(doc: OpenApiDocument, baseUrl: string, options: PostmanOptions): PostmanCollection {
   const token = tokenItem(doc);
   const linked = linkedParameters(doc);
   const folders = new Map<string, Item[]>([[String(doc.tags?.[0]?.name ?? 'Auth service'), [token.item]]]);
@@ -135,14 +145,16 @@ export function postmanCollection(doc: OpenApiDocument, baseUrl: string): Postma
   return {
     info: {
       name: String(doc.info?.title ?? 'coregate API'),
-      description: `Made from /openapi.json (version ${String(doc.info?.version ?? '')}). Run "Obtain an access token" first (or the whole collection): it keeps the token in accessToken. Set baseUrl, clientId and clientSecret for another server or client.`,
+      description: `Made from /openapi.json (version ${String(doc.info?.version ?? '')}). ${options.sandbox ? '' : 'Set clientSecret to your client\'s secret first (this server gives none). '}Run "Obtain an access token" first (or the whole collection): it keeps the token in accessToken. Set baseUrl, clientId and clientSecret for another server or client.`,
       schema: schemaUrl,
     },
     auth: { type: 'bearer', bearer: [{ key: 'token', value: '{{accessToken}}', type: 'string' }] },
     variable: [
       { key: 'baseUrl', value: baseUrl, description: 'The server, without a trailing slash' },
       { key: 'clientId', value: token.clientId, description: 'A client of the realm (the demo client by default)' },
-      { key: 'clientSecret', value: token.clientSecret, description: 'Its secret (the demo data\'s by default)' },
+      options.sandbox
+        ? { key: 'clientSecret', value: token.clientSecret, description: 'Its secret (the demo data\'s by default)' }
+        : { key: 'clientSecret', value: '', description: 'Its secret: fill it in (a server outside sandbox mode hands out none)' },
       { key: 'accessToken', value: '', description: 'Set by "Obtain an access token"' },
       ...[...linkedDefaults].map(([key, value]) => ({ key, value, description: 'Set by the request that creates it; the example until then' })),
     ],

@@ -19,6 +19,19 @@ export type CoreCallResult = 'ok' | 'refused' | 'timeout' | 'unavailable' | 'pro
 export type ReconcilerResult = 'Executed' | 'Rejected' | 'Unresolved' | 'Failed';
 /** A circuit breaker's state. */
 export type CircuitState = 'closed' | 'open' | 'half_open';
+/**
+ * Why an audit record of a refused request was lost (src/audit/refusal-audit.ts): the spool was at
+ * its bound, writing to the spool failed, or the database refused it for another reason than an
+ * outage (or too many were waiting for it).
+ */
+export type AuditLossReason = 'spool_full' | 'spool_failed' | 'write_failed';
+const auditLossReasons: readonly AuditLossReason[] = ['spool_full', 'spool_failed', 'write_failed'];
+/** What the audit spool holds now (src/audit/audit-spool.ts). */
+export interface AuditSpoolReading {
+  records: number;
+  bytes: number;
+  oldestAgeSeconds: number;
+}
 /** Operations the reconciler still has to settle; `overAge`: unknown ones older than the alert age. */
 export interface ReconcilerBacklog {
   unknown: number;
@@ -74,6 +87,7 @@ export class Metrics {
   readonly #reconcilerSettled: Counter<'result'>;
   readonly #circuitState: Gauge<'target' | 'state'>;
   readonly #sourceErrors: Counter<'source'>;
+  readonly #auditRecordsLost: Counter<'reason'>;
 
   #backlogSource: (() => Promise<ReconcilerBacklog>) | undefined;
   /** One backlog read shared by the two gauges it feeds, for the scrape in progress. */
@@ -81,6 +95,7 @@ export class Metrics {
   #auditUnchainedSource: (() => Promise<number>) | undefined;
   #poolSource: (() => PoolStats | undefined) | undefined;
   #limitsDegradedSource: (() => boolean) | undefined;
+  #auditSpoolSource: (() => AuditSpoolReading) | undefined;
   /** Scrape-time reads under way, which the source error counter waits for. */
   readonly #readsInFlight = new Set<Promise<unknown>>();
 
@@ -199,6 +214,38 @@ export class Metrics {
         degradedGauge.set(degraded === undefined ? Number.NaN : degraded ? 1 : 0);
       },
     });
+    const spoolRecordsGauge: Gauge = new Gauge({
+      name: 'coregate_audit_spool_records',
+      help: 'Audit records kept in this instance\'s local spool during a database outage, waiting to be appended to the audit trail; 0 normally.',
+      registers,
+      collect: () => {
+        spoolRecordsGauge.set(this.#auditSpoolSource?.().records ?? 0);
+      },
+    });
+    const spoolBytesGauge: Gauge = new Gauge({
+      name: 'coregate_audit_spool_bytes',
+      help: 'Bytes of the audit spool\'s files held by this instance.',
+      registers,
+      collect: () => {
+        spoolBytesGauge.set(this.#auditSpoolSource?.().bytes ?? 0);
+      },
+    });
+    const spoolAgeGauge: Gauge = new Gauge({
+      name: 'coregate_audit_spool_oldest_record_age_seconds',
+      help: 'Seconds since the oldest record in the audit spool was recorded; 0 when the spool is empty.',
+      registers,
+      collect: () => {
+        spoolAgeGauge.set(this.#auditSpoolSource?.().oldestAgeSeconds ?? 0);
+      },
+    });
+    this.#auditRecordsLost = new Counter({
+      name: 'coregate_audit_records_lost_total',
+      help: 'Audit records of refused requests that could not be kept, by reason: spool_full, spool_failed (writing to the spool), write_failed (the database, not an outage).',
+      labelNames: ['reason'],
+      registers,
+    });
+    // Every reason from 0, so that an alert on increase() sees the first loss.
+    for (const reason of auditLossReasons) this.#auditRecordsLost.inc({ reason }, 0);
     // Registered after the gauges so that their reads have started when this one is collected:
     // it waits for them, and a failure shows in the same scrape as its empty gauge.
     this.#sourceErrors = new Counter({
@@ -299,6 +346,20 @@ export class Metrics {
    */
   setLimitsDegradedSource(source: () => boolean): void {
     this.#limitsDegradedSource = source;
+  }
+
+  /**
+   * Where the audit spool's size is read at each scrape (`coregate_audit_spool_records`,
+   * `coregate_audit_spool_bytes`, `coregate_audit_spool_oldest_record_age_seconds`): an in-memory
+   * reading, no I/O. They read 0 until set (an auth-only instance has no spool).
+   */
+  setAuditSpoolSource(source: () => AuditSpoolReading): void {
+    this.#auditSpoolSource = source;
+  }
+
+  /** An audit record of a refused request could not be kept (`coregate_audit_records_lost_total{reason}`). */
+  auditRecordLost(reason: AuditLossReason): void {
+    this.#auditRecordsLost.inc({ reason });
   }
 
   /** Both backlog gauges are collected in the same scrape: they share one read of the source. */

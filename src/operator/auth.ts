@@ -94,11 +94,11 @@ async function bearerIdentity(options: OperatorAuthOptions, request: FastifyRequ
   const schemeChallenge = (error: string, description: string, extra = '') => (scheme === 'DPoP' ? challenge('DPoP', error, description, extra) : `${bearerChallenge}, error="${error}"${extra}`);
   try {
     const principal = await options.verifier.verify(token);
-    const proofUse = options.constraint.needed(principal, scheme) ? await options.constraint.check(request, principal, scheme, token) : undefined;
+    // Authenticated once the token's sender constraint holds and its proof is recorded used, as at the business API.
+    if (options.constraint.needed(principal, scheme)) await options.constraint.check(request, principal, scheme, token);
     if (!principal.scopes.has(operatorScope)) {
       throw new OperatorError(403, `The token lacks the scope ${operatorScope}`, { 'www-authenticate': schemeChallenge('insufficient_scope', `The token lacks the scope ${operatorScope}`, `, scope="${operatorScope}"`) });
     }
-    await options.constraint.record(proofUse);
     return { via: 'bearer', clientId: principal.clientId, issuer: principal.issuer };
   } catch (error) {
     if (error instanceof TokenRejected) throw new OperatorError(401, error.message, { 'www-authenticate': schemeChallenge('invalid_token', error.message) });

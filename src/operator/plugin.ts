@@ -31,6 +31,11 @@ export interface OperatorApiOptions {
 }
 
 export async function operatorApi(app: FastifyInstance, options: OperatorApiOptions): Promise<void> {
+  // The operator API is documented in docs/console.md, not in the business API's public document
+  // (/openapi.json, the Postman collection): every route of this scope is hidden from it.
+  app.addHook('onRoute', (route) => {
+    route.schema = { ...route.schema, hide: true };
+  });
   app.decorateRequest('operator', undefined);
   app.setErrorHandler(handleOperatorError);
   app.addHook('onRequest', operatorAuthHook({ store: options.store, verifier: options.verifier, publicUrl: options.publicUrl, clock: options.clock, constraint: options.constraint }));

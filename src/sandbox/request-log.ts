@@ -2,7 +2,11 @@
  * The sandbox's request log (CONTRACT §14): every authenticated business API request and its
  * answer, as the client sent and received it, so that a team can see what its code actually
  * sent. Never a credential: `Authorization`, `DPoP`, cookies, the client-certificate header and
- * any header named like a secret are left out before anything is kept.
+ * any header named like a secret are left out before anything is kept; and whatever a header's
+ * name (`x-jwt`, `x-amzn-oidc-data`, ...), a value that is a credential is replaced by
+ * `[redacted: ...]` (redactedValue): a JWT, a `Bearer`/`DPoP`/`Basic` credential, a secret shaped
+ * like those coregate generates, or the logging client's own secret, which is recognised as the
+ * token endpoint recognises it (its stored HMAC) just before the batch is written.
  *
  * Kept off the request's path: entries are buffered and written in one statement per batch, after
  * the answer went out; a failed write loses log lines (logged), never a request. Kept 7 days and
@@ -15,6 +19,7 @@ import type { Logger } from '../log.js';
 import { Periodic } from '../operations/periodic.js';
 import type { Store } from '../store/connect.js';
 import { insertRequestLogRows, listRequestLog, pruneRequestLog, type RequestLogFilter, type RequestLogRow } from '../store/request-log.js';
+import { verifyClientSecret } from '../auth/client-secret.js';
 
 export const requestLogRetentionMs = 7 * 24 * 60 * 60 * 1000;
 export const requestLogPerClientMax = 10_000;
@@ -31,12 +36,45 @@ const credentialHeaders = new Set(['authorization', 'proxy-authorization', 'dpop
 /** Names that say they carry a credential (a challenge names none: it is kept). */
 const secretLikeName = /secret|token|passw|auth|key|assertion|hmac|signature|session|credential|dpop|cert/i;
 
+/** Why a header's value was not kept, whatever the header's name (docs/sandbox.md). */
+export type RedactionRule = 'jwt' | 'authorization-credential' | 'generated-secret' | 'client-secret';
+
+/** What the log keeps instead of a value a rule redacted: the rule's kind, never a part of the value. */
+export const redactedValue: Readonly<Record<RedactionRule, string>> = {
+  jwt: '[redacted: JWT]',
+  'authorization-credential': '[redacted: credential]',
+  'generated-secret': '[redacted: secret]',
+  'client-secret': '[redacted: secret]',
+};
+
+/** A data file's client secrets have 16 to 512 characters (src/sandbox/data-file.ts); generated ones 43. */
+const clientSecretChars = { min: 16, max: 512 };
+
+/** A credential of an HTTP authentication scheme that carries one (RFC 9110 §11, RFC 9449): `Bearer x`, `DPoP x`, `Basic x`, any case. */
+const schemeCredential = /(?:^|,)\s*(?:bearer|dpop|basic)\s+[A-Za-z0-9\-._~+/]/i;
+
+/**
+ * The clients' stored secrets, for the client-secret rule: a header value the logging client's
+ * stored hash verifies is its secret. Read from the auth service's snapshot (at most a second old,
+ * no database read per entry) when a batch is written, after the answers went out.
+ */
+export interface ClientSecretLookup {
+  /** The store's secret-hash key (src/auth/secret-hash-key.ts). */
+  hashKey: Buffer;
+  /** The auth service's public base URL: `{publicUrl}/realms/{realm}` issues the tokens of this service's own clients. */
+  publicUrl: () => string;
+  /** The client as the token endpoint reads it; undefined when unknown. */
+  client: (realm: string, clientId: string) => Promise<{ secretHash: string } | undefined>;
+}
+
 export interface RequestLogOptions {
   store: Store;
   clock: Clock;
   logger: Logger;
   /** The trusted proxy's client-certificate header (--client-certificate-header), never kept. */
   clientCertificateHeader?: string | undefined;
+  /** Without it the client-secret rule is not applied (the shape rules still are). */
+  clientSecrets?: ClientSecretLookup | undefined;
 }
 
 /** What one answered request leaves in the log (the hooks of src/api/plugin.ts make it). */
@@ -124,7 +162,8 @@ export class RequestLog {
       this.#dropped = 0;
     }
     if (batch.length === 0) return Promise.resolve();
-    const writing = insertRequestLogRows(this.#options.store.db, batch).then(
+    // A batch whose clients' secrets cannot be read is not written: a secret may be in it.
+    const writing = this.#withoutClientSecrets(batch).then(() => insertRequestLogRows(this.#options.store.db, batch)).then(
       () => undefined,
       (error: unknown) => this.#options.logger.warn({ err: error, entries: batch.length }, 'request log entries not written'),
     );
@@ -159,10 +198,104 @@ export class RequestLog {
       if (value === undefined) continue;
       const lower = name.toLowerCase();
       if (this.#excluded.has(lower) || (secretLikeName.test(lower) && lower !== 'www-authenticate')) continue;
-      kept[lower] = Array.isArray(value) ? value.join(', ') : String(value);
+      const text = Array.isArray(value) ? value.join(', ') : String(value);
+      const rule = credentialShapeOf(text, lower);
+      kept[lower] = rule === undefined ? text : redactedValue[rule];
     }
     return kept;
   }
+
+  /**
+   * The client-secret rule, applied to a batch before it is written: a header value (or a part of
+   * one) that the logging client's stored secret hash verifies is replaced. One snapshot read per
+   * client in the batch; only this service's own clients have a secret here.
+   */
+  async #withoutClientSecrets(batch: RequestLogRow[]): Promise<void> {
+    const lookup = this.#options.clientSecrets;
+    if (lookup === undefined) return;
+    const hashes = new Map<string, string | undefined>();
+    for (const row of batch) {
+      if (!hashes.has(row.clientKey)) hashes.set(row.clientKey, await storedSecretHash(lookup, row.clientKey));
+      const hash = hashes.get(row.clientKey);
+      if (hash === undefined || hash === '') continue;
+      redactClientSecret(row.requestHeaders, lookup.hashKey, hash);
+      redactClientSecret(row.responseHeaders, lookup.hashKey, hash);
+    }
+  }
+}
+
+/**
+ * The rule a header's value falls under whatever the header's name, or undefined for an ordinary
+ * value (a correlation id, a UUID, a content type). `name` only spares `x-correlation-id` the
+ * generated-secret shape: the entry shows its correlation id anyway (its own field), and a client
+ * may choose 43 characters of base64url for it.
+ */
+export function credentialShapeOf(value: string, name = ''): RedactionRule | undefined {
+  if (schemeCredential.test(value)) return 'authorization-credential';
+  if (value.includes('.') && holdsCompactJose(value)) return 'jwt';
+  if (name !== 'x-correlation-id' && holdsGeneratedSecret(value)) return 'generated-secret';
+  return undefined;
+}
+
+/** Three or five dot-separated base64(url) segments, not part of a longer run of such characters. */
+const compactJose = /(?<![A-Za-z0-9_\-+/])[A-Za-z0-9_\-+/]{4,}=*(?:\.[A-Za-z0-9_\-+/]*=*){2}(?:(?:\.[A-Za-z0-9_\-+/]*=*){2})?(?![A-Za-z0-9_\-+/.=])/g;
+
+/**
+ * A compact JWS (three segments) or JWE (five), anywhere in the value: base64url segments
+ * separated by dots (padding tolerated: AWS's ALB pads its `x-amzn-oidc-data`), the first the
+ * encoding of a JSON object (its header: `{"` is `eyJ`). Payload and signature may be empty (an
+ * unsecured or detached JWS is still a token).
+ */
+function holdsCompactJose(value: string): boolean {
+  for (const match of value.matchAll(compactJose)) {
+    const header = match[0].slice(0, match[0].indexOf('.'));
+    if (/^\s*\{/.test(Buffer.from(header, 'base64').toString('latin1'))) return true;
+  }
+  return false;
+}
+
+/**
+ * A secret shaped like those coregate generates: a client secret (`clients create`,
+ * `rotate-secret`: 32 random bytes in base64url, 43 characters; a console session's the same), or
+ * a webhook signing secret (`whsec_` and base64). 43 characters of base64url with upper- and
+ * lower-case letters: a generated one lacks either with a chance of about 2 in 10^10; a UUID, a
+ * hex digest or a word never has that shape.
+ */
+function holdsGeneratedSecret(value: string): boolean {
+  if (value.includes('whsec_')) return true;
+  if (value.length < 43) return false;
+  for (const part of value.split(/[^A-Za-z0-9_-]+/)) {
+    if (part.length === 43 && /[A-Z]/.test(part) && /[a-z]/.test(part)) return true;
+  }
+  return false;
+}
+
+/** The stored hash of the client that `clientKey` names when it is this service's own; undefined otherwise (an external issuer's client). */
+async function storedSecretHash(lookup: ClientSecretLookup, clientKey: string): Promise<string | undefined> {
+  const prefix = `${lookup.publicUrl()}/realms/`;
+  const hash = clientKey.lastIndexOf('#');
+  if (!clientKey.startsWith(prefix) || hash < prefix.length) return undefined;
+  let realm: string;
+  try {
+    realm = decodeURIComponent(clientKey.slice(prefix.length, hash));
+  } catch {
+    return undefined;
+  }
+  return (await lookup.client(realm, clientKey.slice(hash + 1)))?.secretHash;
+}
+
+/** Replaces, in place, every value that is (or holds, between separators) the secret `storedHash` verifies. */
+function redactClientSecret(headers: Record<string, string>, hashKey: Buffer, storedHash: string): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (value.length < clientSecretChars.min || value.startsWith('[redacted: ')) continue;
+    if (candidateSecrets(value).some((candidate) => verifyClientSecret(hashKey, candidate, storedHash))) headers[name] = redactedValue['client-secret'];
+  }
+}
+
+/** The value itself, and its parts between spaces, commas, semicolons, colons and equals signs, of a client secret's length. */
+function candidateSecrets(value: string): string[] {
+  const candidates = new Set([value.trim(), ...value.split(/[\s,;]+/), ...value.split(/[\s,;:=]+/)]);
+  return [...candidates].filter((candidate) => candidate.length >= clientSecretChars.min && candidate.length <= clientSecretChars.max);
 }
 
 /**

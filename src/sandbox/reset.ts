@@ -10,7 +10,8 @@
  * - the sealed client-secret hash key (a `settings` row): every running instance holds it in
  *   memory from its start; a new key would make them refuse every client secret until restarted.
  *   The other settings (business date, calendar, audit chain head, ...) are deleted and the data
- *   file writes them again;
+ *   file writes them again, except the database's id for the audit spool (src/audit/audit-spool.ts):
+ *   running instances name their spool files by it;
  * - the realms the data file still declares, with their signing keys, key generation and
  *   not-before: tokens already issued stay verifiable until they expire and the JWKS clients have
  *   cached stays valid, so that no instance refuses a token for a key it has not seen yet. The
@@ -28,6 +29,7 @@ import { recordedRemoteCore, remoteCoreSetting } from './core-placement.js';
 import { realmDefaults } from '../auth/signing-algorithms.js';
 import { loadSandboxDataWithin, type LoadSummary, type SandboxLoadOptions } from './load.js';
 import { sleep } from '../core/clock.js';
+import { spoolDatabaseIdSetting } from '../audit/spool-database-id.js';
 import { systemClock } from '../clock/system-clock.js';
 
 /** Tables a reset leaves alone entirely: the migrator's bookkeeping and the console's sessions. */
@@ -35,7 +37,7 @@ const untouchedTables: ReadonlySet<string> = new Set(['kysely_migration', 'kysel
 /** Tables a reset prunes by rule rather than empties (see the module comment). */
 const prunedTables: ReadonlySet<string> = new Set(['settings', 'realms', 'signing_keys']);
 /** Settings that survive a reset. */
-const keptSettings: readonly string[] = [secretHashKeySetting, remoteCoreSetting];
+const keptSettings: readonly string[] = [secretHashKeySetting, remoteCoreSetting, spoolDatabaseIdSetting];
 
 export interface ResetSummary extends LoadSummary {
   /** Tables emptied, in alphabetical order. */

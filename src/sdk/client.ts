@@ -94,6 +94,13 @@ export type Execution<TDone, TAccepted> =
   | { status: 204; result: undefined; correlationId: string }
   | { status: 202; accepted: TAccepted; reference: string; correlationId: string };
 
+/** A read's answer, in the shape of an execution's: the 200 body in `result`. */
+export interface Read<T> {
+  status: 200;
+  result: T;
+  correlationId: string;
+}
+
 export type TermDepositInitiation = Execution<TermDepositInitiationResponse, TermDepositAccepted>;
 export type LoanInstallmentExecution = Execution<LoanExecutionResponse, LoanExecutionAccepted>;
 
@@ -124,8 +131,8 @@ export class CoregateSession {
   readonly termDeposits = {
     initiate: (request: TermDepositInitiationRequest, options: CallOptions = {}): Promise<TermDepositInitiation> =>
       this.#client.execute(this.#identity, 'POST', '/v1/term-deposits/initiate', request, options) as Promise<TermDepositInitiation>,
-    retrieve: async (termDepositId: string, options: CallOptions = {}): Promise<TermDepositRetrieveResponse> =>
-      (await this.#client.read(this.#identity, `/v1/term-deposits/${encodeURIComponent(termDepositId)}/retrieve`, options)) as TermDepositRetrieveResponse,
+    retrieve: (termDepositId: string, options: CallOptions = {}): Promise<Read<TermDepositRetrieveResponse>> =>
+      this.#client.read(this.#identity, `/v1/term-deposits/${encodeURIComponent(termDepositId)}/retrieve`, options) as Promise<Read<TermDepositRetrieveResponse>>,
   };
 
   readonly merchandisingLoans = {
@@ -145,8 +152,8 @@ export class CoregateSession {
   };
 
   readonly operations = {
-    get: async (reference: string, options: CallOptions = {}): Promise<OperationView> =>
-      (await this.#client.read(this.#identity, `/v1/operations/${encodeURIComponent(reference)}`, options)) as OperationView,
+    get: (reference: string, options: CallOptions = {}): Promise<Read<OperationView>> =>
+      this.#client.read(this.#identity, `/v1/operations/${encodeURIComponent(reference)}`, options) as Promise<Read<OperationView>>,
   };
 }
 
@@ -161,6 +168,8 @@ export class CoregateClient {
   readonly #clientId: string;
   readonly #now: () => number;
   readonly #default: CoregateSession;
+  /** The business API's last DPoP nonce (RFC 9449 §9: its `DPoP-Nonce` header), sent in the next proofs. */
+  #resourceNonce: string | undefined;
 
   constructor(options: CoregateClientOptions) {
     assertServerSide('CoregateClient');
@@ -242,11 +251,11 @@ export class CoregateClient {
     throw error;
   }
 
-  /** @internal A read: the 200 body, or a thrown CoregateApiError. */
-  async read(identity: SessionIdentity, path: string, options: CallOptions): Promise<unknown> {
+  /** @internal A read: its 200 body as `result`, or a thrown CoregateApiError. */
+  async read(identity: SessionIdentity, path: string, options: CallOptions): Promise<Read<unknown>> {
     const correlationId = options.correlationId ?? crypto.randomUUID();
     const exchange = await this.#withRetries(identity, 'GET', path, undefined, { ...options, correlationId }, '', () => {});
-    if (exchange.status === 200) return exchange.body;
+    if (exchange.status === 200) return { status: 200, result: exchange.body, correlationId };
     throw apiErrorFrom(exchange.body, exchange.status, correlationId) ?? new CoregateApiError({ status: exchange.status, reason: 'UNKNOWN', message: `HTTP ${exchange.status}`, path: `GET ${path}` }, correlationId, false);
   }
 
@@ -257,7 +266,7 @@ export class CoregateClient {
   async #resolveOwnDuplicate(identity: SessionIdentity, exchange: Exchange, error: CoregateApiError, options: CallOptions): Promise<Execution<unknown, unknown>> {
     const reference = (exchange.headers.get('location') ?? '').split('/').pop() || /operation ([0-9a-f-]{36})/.exec(error.message)?.[1];
     if (!reference) throw error;
-    const view = (await this.read(identity, `/v1/operations/${encodeURIComponent(reference)}`, { ...options, correlationId: undefined })) as OperationView;
+    const view = (await this.read(identity, `/v1/operations/${encodeURIComponent(reference)}`, { ...options, correlationId: undefined })).result as OperationView;
     const correlationId = error.correlationId ?? '';
     if (view.status === 'Executed') return view.result === undefined ? { status: 204, result: undefined, correlationId } : { status: 200, result: view.result, correlationId };
     if (view.status === 'Pending') return { status: 202, accepted: acceptedBody(view.operation, reference), reference, correlationId };
@@ -274,6 +283,7 @@ export class CoregateClient {
     onRetry: () => void,
   ): Promise<Exchange> {
     let renewedAfter401 = false;
+    let nonceRetried = false;
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     for (let attempt = 1; ; attempt += 1) {
       const credentials = await this.#token(identity, options.signal, timeoutMs);
@@ -287,6 +297,13 @@ export class CoregateClient {
           continue;
         }
         throw error;
+      }
+      if (exchange.status === 401 && credentials.dpop !== undefined && !nonceRetried && asksForNonce(exchange)) {
+        // RFC 9449 §9: the realm demands the server's nonce in proofs; the refused request executed
+        // nothing (it was not authenticated), and it is repeated once with a proof carrying it.
+        nonceRetried = true;
+        attempt -= 1;
+        continue;
       }
       if (exchange.status === 401 && !renewedAfter401) {
         // The token may have been revoked or rotated away: renew once and repeat.
@@ -335,7 +352,7 @@ export class CoregateClient {
       'x-correlation-id': options.correlationId,
     };
     // A DPoP-bound token: a new proof of the session's key for each attempt (its jti is used once).
-    if (dpop !== undefined) headers.dpop = await dpop.proof(method, `${this.#baseUrl}${path}`, this.#now(), { accessToken });
+    if (dpop !== undefined) headers.dpop = await dpop.proof(method, `${this.#baseUrl}${path}`, this.#now(), { accessToken, nonce: this.#resourceNonce });
     if (options.generated) headers['x-correlation-id-generated'] = 'true';
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (prefer) headers.prefer = prefer;
@@ -361,6 +378,8 @@ export class CoregateClient {
       throw new CoregateNetworkError(`${method} ${this.#baseUrl}${path} failed: ${networkCause(error)}`, { cause: error });
     }
     this.#emit(method, path, response.status, options.correlationId, attempt, started);
+    // A server that demands nonces may hand out the next one on any answer (RFC 9449 §8.2).
+    this.#resourceNonce = response.headers.get('dpop-nonce') ?? this.#resourceNonce;
     let parsed: unknown;
     try {
       parsed = text === '' ? undefined : JSON.parse(text);
@@ -403,6 +422,11 @@ function anySignal(signals: AbortSignal[]): AbortSignal {
     signal.addEventListener('abort', () => controller.abort(signal.reason), { once: true });
   }
   return controller.signal;
+}
+
+/** A 401 whose challenge is `DPoP error="use_dpop_nonce"` with a `DPoP-Nonce` to use (RFC 9449 §9). */
+function asksForNonce(exchange: Exchange): boolean {
+  return exchange.headers.get('dpop-nonce') !== null && /\berror="use_dpop_nonce"/.test(exchange.headers.get('www-authenticate') ?? '');
 }
 
 /** The 202 body of an operation known only by its reference (a retry met its pending original). */

@@ -34,7 +34,10 @@ export class CoregateApiError extends Error {
   }
 }
 
-/** The token endpoint refused the client (OAuth `error` / `error_description`). */
+/**
+ * The token endpoint refused the client (OAuth `error` / `error_description`), or the SDK refused
+ * the client's own credentials before any request (`status` 0: a private key it cannot sign with).
+ */
 export class CoregateAuthError extends Error {
   override name = 'CoregateAuthError';
   constructor(
@@ -42,7 +45,7 @@ export class CoregateAuthError extends Error {
     readonly error: string,
     readonly description: string,
   ) {
-    super(`token request refused: ${error}${description ? ` (${description})` : ''}`);
+    super(status === 0 ? `coregate SDK: ${description}` : `token request refused: ${error}${description ? ` (${description})` : ''}`);
   }
 }
 

@@ -8,6 +8,7 @@ export type {
   CoregateClientOptions,
   Execution,
   LoanInstallmentExecution,
+  Read,
   RetryOptions,
   SdkEvent,
   TermDepositInitiation,
@@ -16,7 +17,7 @@ export { TokenProvider } from './token-provider.js';
 export { verifyWebhook, WebhookSignatureError } from './webhooks.js';
 export type { WebhookEvent, WebhookEventType, WebhookHeaders } from './webhooks.js';
 export type { SessionCredentials, SessionIdentity, TokenProviderOptions } from './token-provider.js';
-export type { ClientPrivateKey, DpopAlgorithm } from './proof-of-possession.js';
+export type { ClientPrivateKey, ClientSigningAlgorithm, DpopAlgorithm } from './proof-of-possession.js';
 export { CoregateApiError, CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
 export type { ErrorDetail } from './errors.js';
 export type { OperationView, ErrorRecordBody } from '../operations/schemas/common.js';

@@ -6,23 +6,40 @@
 import { createHash, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 
+/** What a key given to the SDK is, once read (src/sdk/private-key.ts). */
+export type SigningKey = CryptoKey | KeyObject;
+
+/** The algorithms a client assertion may be signed with: PS256, ES256 or EdDSA in a `fapi2` realm; RS256 too elsewhere. */
+export type ClientSigningAlgorithm = 'PS256' | 'ES256' | 'EdDSA' | 'RS256';
+
 /** A client's private key for `private_key_jwt`: the key, the `kid` it was registered with, and its algorithm. */
 export interface ClientPrivateKey {
-  key: CryptoKey | KeyObject;
+  /**
+   * A PEM private key (string or Buffer: what `openssl` and `coregate` write), a node:crypto
+   * KeyObject, a WebCrypto CryptoKey (jose's) or a private JWK. Checked when the client is made.
+   */
+  key: CryptoKey | KeyObject | string | Buffer | JWK;
   /** The `kid` of the registered public key (recommended: the server picks the key by it). */
   kid?: string;
-  /** PS256, ES256 or EdDSA (a `fapi2` realm's); RS256 elsewhere. Default ES256. */
-  alg?: 'PS256' | 'ES256' | 'EdDSA' | 'RS256';
+  /** Default: the key's own (ES256 for P-256, EdDSA for Ed25519, PS256 for RSA). */
+  alg?: ClientSigningAlgorithm;
+}
+
+/** A client's key as the SDK signs with it (src/sdk/private-key.ts `clientSigningKey`). */
+export interface ClientSigningKey {
+  key: SigningKey;
+  alg: ClientSigningAlgorithm;
+  kid: string | undefined;
 }
 
 /** The algorithms a DPoP key may have (CONTRACT §13). */
 export type DpopAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
 
 /** A client assertion for the realm `audience` (its issuer identifier), valid for 60 s. */
-export function clientAssertion(clientId: string, audience: string, privateKey: ClientPrivateKey, nowMs: number): Promise<string> {
+export function clientAssertion(clientId: string, audience: string, privateKey: ClientSigningKey, nowMs: number): Promise<string> {
   const now = Math.floor(nowMs / 1000);
   return new SignJWT({ jti: randomUUID() })
-    .setProtectedHeader({ alg: privateKey.alg ?? 'ES256', ...(privateKey.kid === undefined ? {} : { kid: privateKey.kid }) })
+    .setProtectedHeader({ alg: privateKey.alg, ...(privateKey.kid === undefined ? {} : { kid: privateKey.kid }) })
     .setIssuer(clientId)
     .setSubject(clientId)
     .setAudience(audience)

@@ -10,7 +10,8 @@
  * realm that asks for a server nonce (`use_dpop_nonce`) is asked again once with it.
  */
 import { CoregateAuthError, CoregateNetworkError, CoregateTimeoutError, networkCause } from './errors.js';
-import type { ClientPrivateKey, DpopAlgorithm, DpopKey } from './proof-of-possession.js';
+import type { ClientPrivateKey, ClientSigningKey, DpopAlgorithm, DpopKey } from './proof-of-possession.js';
+import { clientSigningKey } from './private-key.js';
 
 /** jose loads with the first assertion or proof: a client with a secret and bearer tokens never needs it (nor the CLI's other commands). */
 const proofs = () => import('./proof-of-possession.js');
@@ -72,7 +73,7 @@ export class TokenProvider {
   readonly #tokenUrl: string;
   readonly #clientId: string;
   readonly #clientSecret: string | undefined;
-  readonly #privateKey: ClientPrivateKey | undefined;
+  readonly #privateKey: ClientSigningKey | undefined;
   readonly #dpopAlgorithm: DpopAlgorithm | undefined;
   /** The realm's last DPoP nonce (DPoP-Nonce), sent with the next proofs. */
   #nonce: string | undefined;
@@ -88,7 +89,8 @@ export class TokenProvider {
     this.#tokenUrl = options.tokenUrl;
     this.#clientId = options.clientId;
     this.#clientSecret = options.clientSecret || undefined;
-    this.#privateKey = options.privateKey;
+    // A key the SDK cannot sign with is refused here, not at the first token request.
+    this.#privateKey = options.privateKey === undefined ? undefined : clientSigningKey(options.privateKey);
     this.#dpopAlgorithm = options.dpop === true ? 'ES256' : options.dpop || undefined;
     this.#marginSeconds = Math.max(0, options.refreshMarginSeconds ?? defaultMarginSeconds);
     this.#timeoutMs = options.timeoutMs ?? defaultTimeoutMs;

@@ -67,6 +67,21 @@ export async function insertAuditEntries(db: Queryable, entries: readonly AuditE
   for (let start = 0; start < rows.length; start += preparedInsertRowsMax) await auditInsert.executeRows(db, rows.slice(start, start + preparedInsertRowsMax));
 }
 
+/**
+ * Inserts records unchained, each at most once: a record whose id is stored already is left as it
+ * is. For the audit spool's drain (src/audit/audit-spool-drain.ts), which appends a file's records
+ * again after a crash between their commit and the file's removal.
+ */
+export async function insertAuditEntriesOnce(db: Queryable, entries: readonly AuditEntry[]): Promise<void> {
+  if (entries.length === 0) return;
+  if (entries.length > auditRowsPerStatementMax) throw new RangeError(`at most ${auditRowsPerStatementMax} audit rows per statement`);
+  await db
+    .insertInto('audit_records')
+    .values(entries.map((entry) => auditRow(entry, undefined)))
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute();
+}
+
 /** The row as it is stored (an absent value is NULL), so that `toEntry` of it is the entry as it reads back. */
 function auditRow(entry: AuditEntry, link: ChainLink | undefined): Insertable<AuditRecordTable> {
   return {

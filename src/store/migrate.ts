@@ -18,6 +18,7 @@ import * as m0007 from './migrations/0007_webhooks.js';
 import * as m0008 from './migrations/0008_operator_sessions.js';
 import * as m0009 from './migrations/0009_fapi2.js';
 import * as m0010 from './migrations/0010_sandbox_scenarios.js';
+import * as m0011 from './migrations/0011_client_tokens_not_before.js';
 import type { Store } from './connect.js';
 import { databaseProblem } from './engine/database-problem.js';
 
@@ -33,6 +34,7 @@ const migrations: Record<string, Migration> = {
   '0008_operator_sessions': m0008,
   '0009_fapi2': m0009,
   '0010_sandbox_scenarios': m0010,
+  '0011_client_tokens_not_before': m0011,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -45,6 +45,11 @@ export interface ClientTable {
   dpop_bound: number;
   /** 1: its tokens are bound to its TLS client certificate. */
   certificate_bound: number;
+  /**
+   * Epoch seconds (migration 0011); the client's tokens issued before it are refused. Raised on
+   * disable, secret rotation, a key change and `clients revoke-tokens`. 0 when never set.
+   */
+  tokens_not_before: Generated<number>;
 }
 
 export interface SigningKeyTable {

@@ -8,6 +8,11 @@
  * balancer's on the API, the API's core call on the remote core. The span's context is made
  * active for the rest of the request, so that the store's transactions and the core calls the
  * request makes become its children (src/store/traced-store.ts, the remote core's adapter).
+ *
+ * The caller's `tracestate` is dropped here, at the trust boundary: it is text the caller chose
+ * (vendors' entries this service does not own, which W3C Trace Context lets a participant drop).
+ * Kept, it would be in the span's context, exported to the bank's trace back end with every span
+ * and sent on to the remote core beside `traceparent` (docs/deployment.md §9).
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -62,7 +67,7 @@ export function traceHttpRequests(app: FastifyInstance, options: HttpSpanOptions
     const method = knownMethods.has(request.method) ? request.method : '_OTHER';
     const attributes: Attributes = { [attribute.httpRequestMethod]: method, [attribute.urlScheme]: request.protocol };
     if (route !== undefined) attributes[attribute.httpRoute] = route;
-    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const parent = withoutTraceState(propagation.extract(ROOT_CONTEXT, request.headers));
     const span = tracer.startSpan(route === undefined ? method : `${method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
     const spanContext = trace.setSpan(parent, span);
     request.traceSpan = { span, context: spanContext };
@@ -88,6 +93,18 @@ export function traceHttpRequests(app: FastifyInstance, options: HttpSpanOptions
     }
     done();
   });
+}
+
+/**
+ * The caller's trace context (its trace id, its span as the parent, its sampled flag) without its
+ * `tracestate`: a span takes its parent's trace state, exports it and propagates it, so none is
+ * kept from a caller.
+ */
+export function withoutTraceState(extracted: Context): Context {
+  const caller = trace.getSpanContext(extracted);
+  if (caller?.traceState === undefined) return extracted;
+  const { traceId, spanId, traceFlags, isRemote } = caller;
+  return trace.setSpanContext(extracted, { traceId, spanId, traceFlags, ...(isRemote === undefined ? {} : { isRemote }) });
 }
 
 function endSpan(request: FastifyRequest, statusCode: number, factsOf: HttpSpanOptions['factsOf']): void {

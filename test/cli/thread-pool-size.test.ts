@@ -27,7 +27,7 @@ test('the pool has one thread per core, at least two; an operator\'s UV_THREADPO
 /** The threads of a `coregate serve` process once it listens. */
 async function serverThreads(env: NodeJS.ProcessEnv): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'coregate-pool-'));
-  const child = spawn(process.execPath, [cliPath, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', demoDataFile, '--db', `sqlite:${join(dir, 'coregate.db')}`], {
+  const child = spawn(process.execPath, [cliPath, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', demoDataFile, '--db', `sqlite:${join(dir, 'coregate.db')}`, '--audit-spool', join(dir, 'spool')], {
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -133,7 +133,7 @@ for (const target of storeTargets) {
           ],
         );
       }
-      const report2 = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300);
+      const report2 = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300, { masterKey: undefined });
       assert.equal(report2.ledger.ok, true, JSON.stringify(report2.ledger));
     });
 
@@ -227,7 +227,7 @@ for (const target of storeTargets) {
     });
 
     test('CONTRACT §12: coregate check passes after the advances (matured deposits at zero, active ones holding their principal)', async () => {
-      const report = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300);
+      const report = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300, { masterKey: undefined });
       assert.equal(report.ledger.ok, true, JSON.stringify(report.ledger));
       assert.deepEqual(report.ledger.termDepositMismatches, []);
     });

@@ -9,7 +9,7 @@
 import { execFile } from 'node:child_process';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { runCommand } from '../../src/cli/run-command.js';
-import { cliPath, repoRoot } from './server.js';
+import { cliPath, repoRoot, testAuditSpool } from './server.js';
 
 export interface CliResult {
   code: number;
@@ -79,7 +79,8 @@ export function runCliProcess(args: string[], options: CliOptions = {}): Promise
       [cliPath, ...args],
       {
         cwd: options.cwd ?? repoRoot,
-        env: options.env ?? { ...process.env },
+        // A `serve` it starts spools to the test process's own directory, never the repository's.
+        env: { COREGATE_AUDIT_SPOOL: testAuditSpool(), ...(options.env ?? process.env) },
         timeout: options.timeoutMs ?? 30_000,
         ...(options.maxBuffer === undefined ? {} : { maxBuffer: options.maxBuffer }),
       },

@@ -16,6 +16,8 @@ export interface ReceivedSpan {
   spanId: string;
   /** Empty for a root span. */
   parentSpanId: string;
+  /** The span context's W3C trace state as exported (`traceState`), empty when it has none. */
+  traceState: string;
   name: string;
   kind: number;
   attributes: Record<string, string | number | boolean>;
@@ -38,7 +40,7 @@ interface OtlpExport {
   resourceSpans?: Array<{
     resource?: { attributes?: OtlpAttribute[] };
     scopeSpans?: Array<{
-      spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: OtlpAttribute[]; status?: { code?: number } }>;
+      spans?: Array<{ traceId: string; spanId: string; parentSpanId?: string; traceState?: string; name: string; kind: number; attributes?: OtlpAttribute[]; status?: { code?: number } }>;
     }>;
   }>;
 }
@@ -100,6 +102,7 @@ export class OtlpReceiver {
             traceId: span.traceId,
             spanId: span.spanId,
             parentSpanId: span.parentSpanId ?? '',
+            traceState: span.traceState ?? '',
             name: span.name,
             kind: span.kind,
             attributes: attributesOf(span.attributes),

@@ -3,7 +3,7 @@
  * from the compiled CLI (scripts/test.mjs builds dist/ first), readiness, and their output.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cliPath, repoRoot } from './server.js';
+import { cliPath, repoRoot, testAuditSpool } from './server.js';
 import { waitFor } from './wait.js';
 
 import { freePort } from '../../src/cli/free-port.js';
@@ -31,7 +31,7 @@ export async function spawnCoregate(
   const port = options.port ?? (await freePort());
   const child = spawn(process.execPath, [cliPath, ...args, '--port', String(port), '--host', '127.0.0.1'], {
     cwd: repoRoot,
-    env: { ...process.env, ...options.env },
+    env: { COREGATE_AUDIT_SPOOL: testAuditSpool(), ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

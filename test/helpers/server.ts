@@ -14,8 +14,27 @@ import type { CoreBankingPort } from '../../src/core/port.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 import { repoRoot } from './repo-root.js';
 import { join } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 
 export const demoDataFile = join(repoRoot, 'demo/sandbox.json');
+
+let spoolDirectory: string | undefined;
+
+/**
+ * The audit spool directory (docs/deployment.md, "The audit spool") of this test file's servers,
+ * in-process and spawned: one per test process, made on first use and removed when the process
+ * exits, so that no test writes to the repository's ./data/audit-spool, and a server restarted by
+ * its test finds what the one before it spooled. A test about the spool gives its own.
+ */
+export function testAuditSpool(): string {
+  if (spoolDirectory === undefined) {
+    const made = mkdtempSync(join(tmpdir(), 'coregate-spool-'));
+    spoolDirectory = made;
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+  }
+  return spoolDirectory;
+}
 
 export const demo = {
   realm: 'sandbox',
@@ -80,7 +99,7 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
     },
   });
   const deployment = options.deployment ?? testDeployment;
-  const flags: ConfigFlags = { port: '0', host: '127.0.0.1', db: options.db, ...options.flags };
+  const flags: ConfigFlags = { port: '0', host: '127.0.0.1', db: options.db, auditSpool: testAuditSpool(), ...options.flags };
   if (options.data !== null) flags.data = options.data ?? demoDataFile;
   if (options.publicUrl) flags.publicUrl = options.publicUrl;
   const closers: Array<() => Promise<void>> = [];

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
-import { repoRoot } from '../helpers/server.js';
+import { cliPath, repoRoot } from '../helpers/server.js';
 
 const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
 const dir = mkdtempSync(join(tmpdir(), 'coregate-readme-'));
@@ -30,6 +30,15 @@ function quickStart(): string {
   assert.ok(block, 'the README has a quick-start block');
   assert.match(block, /^BASE=http:\/\/localhost:8080$/m, 'the block starts from the default URL');
   return block.replace(/^BASE=http:\/\/localhost:8080$/m, `BASE=${server.url}`);
+}
+
+/** The CLI paragraph's block, right after the curl lines in the README, with the default URL replaced by the test server's. */
+function quickStartCli(): string {
+  const block = /<!-- quick-start-cli -->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(block, 'the README has the CLI\'s quick-start block');
+  assert.match(block, /COREGATE_URL=http:\/\/localhost:8080 /, 'the block names the default URL');
+  // `npx coregate` runs the built CLI (what `npx coregate` runs in this repository); the rest runs as written.
+  return `npx() { if [ "$1" = coregate ]; then shift; node ${JSON.stringify(cliPath)} "$@"; else command npx "$@"; fi; }\n${block.replaceAll('http://localhost:8080', server.url)}`;
 }
 
 function bash(script: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -60,6 +69,21 @@ test('issue 12: pasting the quick start again makes a second deposit (a new corr
   assert.equal(run.code, 0, run.stderr);
   const [deposit] = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
   assert.match(String(deposit?.termDepositAccount), /^TD\d+$/, run.stdout);
+});
+
+test('the README\'s CLI lines, run right after the curl lines as the README has them, make their own deposit, retrieve it, pay an installment and show the operation (no 409: each call gives its own correlation id)', async () => {
+  const run = await bash(`${quickStart()}\n${quickStartCli()}`);
+  assert.equal(run.code, 0, run.stdout + run.stderr);
+  const lines = run.stdout.trim().split('\n');
+  const curlDeposit = JSON.parse(lines[0] ?? '{}') as Record<string, any>;
+  const cli = lines.slice(4).join('\n');
+  const initiated = /^Term deposit (TD\d+) constituted: 10000 USD, .*, operation ([0-9a-f-]+)$/m.exec(cli);
+  assert.ok(initiated, `the CLI constitutes a deposit: ${run.stdout}${run.stderr}`);
+  assert.notEqual(initiated[1], curlDeposit.termDepositAccount, 'a deposit of its own, not the curl lines\' one');
+  assert.match(cli, new RegExp(`^Term deposit ${initiated[1]} \\(Active\\) of customer C0001$`, 'm'));
+  assert.match(cli, /^Installment 1 of 7000000001: PartiallyExecuted, /m);
+  assert.match(cli, new RegExp(`^Operation ${initiated[2]} \\(initiateTermDeposit\\): Executed$`, 'm'));
+  assert.doesNotMatch(run.stderr, /409|CONFLICT/);
 });
 
 test('issue 12: the README and docs point at nothing outside the repository (no SPEC.md or CONTRACT.md), and the examples it uses exist', () => {

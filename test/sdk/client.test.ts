@@ -88,7 +88,7 @@ function accepted<TDone, TAccepted>(outcome: Execution<TDone, TAccepted>): { acc
 /** Runs the pending worker of every instance, then answers the operation, which has left Pending. */
 async function settled(server: TestServer, client: CoregateClient, reference: string): Promise<OperationView> {
   await runPendingWorkers(server);
-  const view = await client.operations.get(reference);
+  const { result: view } = await client.operations.get(reference);
   assert.notEqual(view.status, 'Pending', `operation ${reference} still Pending after the pending workers ran`);
   return view;
 }
@@ -299,7 +299,11 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
   test('termDeposits.retrieve → the contract with its status and the interest expected at maturity', async () => {
     const client = clientFor(server().url);
     const deposit = done(await client.termDeposits.initiate(depositBody(1700)));
-    const retrieved = await client.termDeposits.retrieve(deposit.termDepositAccount);
+    const read = await client.termDeposits.retrieve(deposit.termDepositAccount);
+    // One shape for every call: a read answers { status, result, correlationId } as an execution does.
+    assert.equal(read.status, 200);
+    assert.equal(typeof read.correlationId, 'string');
+    const retrieved = read.result;
     assert.equal(retrieved.termDepositAccount, deposit.termDepositAccount);
     assert.equal(retrieved.customerReference, 'C0001');
     assert.deepEqual(retrieved.principalAmount, deposit.principalAmount);
@@ -324,7 +328,7 @@ describeEachStore('SDK client: typed calls', ({ server }) => {
     assert.match(execution.executionReference, uuidPattern);
     assert.equal(typeof execution.merchandisingLoanOperationId, 'string');
     assert.ok(!Number.isNaN(Date.parse(execution.executionDateTime)));
-    const view = await client.operations.get(execution.executionReference);
+    const { result: view } = await client.operations.get(execution.executionReference);
     assert.deepEqual(view, { reference: execution.executionReference, operation: 'executeMerchandisingLoanPayment', status: 'Executed', result: execution });
   });
 

@@ -169,7 +169,7 @@ describeEachStore(
       const tokensBefore = tokenRequests(server());
       const retrievesBefore = businessRequests(server(), `/v1/term-deposits/${id}/retrieve`);
       for (let call = 0; call < 200; call += 1) {
-        const deposit = await client.termDeposits.retrieve(id);
+        const { result: deposit } = await client.termDeposits.retrieve(id);
         assert.equal(deposit.termDepositAccount, id);
       }
       assert.equal(businessRequests(server(), `/v1/term-deposits/${id}/retrieve`) - retrievesBefore, 200, 'every call reached the server');
@@ -206,7 +206,7 @@ describeEachStore(
       const before = tokenRequests(server());
       const deposits = await Promise.all(Array.from({ length: 50 }, () => client.termDeposits.retrieve(id)));
       assert.equal(deposits.length, 50);
-      for (const deposit of deposits) assert.equal(deposit.termDepositAccount, id);
+      for (const deposit of deposits) assert.equal(deposit.result.termDepositAccount, id);
       assert.equal(tokenRequests(server()) - before, 1);
     });
 
@@ -433,7 +433,7 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
 
     const tokensBefore = tokenRequests(server());
     const correlationId = randomUUID();
-    const deposit = await client.termDeposits.retrieve(id, { correlationId });
+    const { result: deposit } = await client.termDeposits.retrieve(id, { correlationId });
     assert.equal(deposit.termDepositAccount, id);
     assert.equal(tokenRequests(server()) - tokensBefore, 1);
     const sent = recording.bearers.filter((entry) => entry.correlationId === correlationId);

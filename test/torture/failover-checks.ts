@@ -104,3 +104,88 @@ export async function checkAfterFailovers(options: {
   }
   return anomalies;
 }
+
+/** The API's warning for a request that met an outage (src/api/plugin.ts): its correlation id and whether its 503 is audited. */
+export interface OutageLine {
+  correlationId: string | undefined;
+  refusalAudited: boolean;
+}
+
+/** The outage warnings among a process's log lines (JSON, one per line); other lines are ignored. */
+export function outageLinesOf(text: string): OutageLine[] {
+  const found: OutageLine[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.includes('business API request met a database outage')) continue;
+    try {
+      const parsed = JSON.parse(line) as { msg?: string; correlationId?: string; refusalAudited?: boolean };
+      if (parsed.msg === 'business API request met a database outage') found.push({ correlationId: parsed.correlationId, refusalAudited: parsed.refusalAudited === true });
+    } catch {
+      // A line cut by the output's bound: not one of ours.
+    }
+  }
+  return found;
+}
+
+export interface UnavailableAudit {
+  /** 503s the clients received for operations. */
+  answered: number;
+  /** Of those, the ones the API refused before authentication had finished (its warning says so): no record is owed. */
+  beforeAuthentication: number;
+  /** Audit records of 503s for the clients' correlation ids. */
+  audited: number;
+  anomalies: string[];
+}
+
+/**
+ * The audit rule through the outages (docs/api.md "Audit"): every 503 a client received for an
+ * operation that passed authentication ends as an audit record with its correlation id and status
+ * 503, once the database is back; those kept in an instance's audit spool meanwhile are appended
+ * by its drain within seconds, so this waits for them up to `boundMs`. A 503 the API answered
+ * before authentication had finished (the token's realm could not be read) owes no record: the
+ * instance's warning for it says so (`refusalAudited: false`), and it is not counted.
+ */
+export async function checkUnavailableAudited(options: {
+  db: Kysely<Database>;
+  /** 503s received, per correlation id. */
+  received: ReadonlyMap<string, number>;
+  /** The API processes' outage warnings. */
+  outageLines: readonly OutageLine[];
+  boundMs: number;
+}): Promise<UnavailableAudit> {
+  const excused = new Map<string, number>();
+  for (const line of options.outageLines) {
+    if (line.refusalAudited || line.correlationId === undefined) continue;
+    excused.set(line.correlationId, (excused.get(line.correlationId) ?? 0) + 1);
+  }
+  const answered = [...options.received.values()].reduce((sum, count) => sum + count, 0);
+  let beforeAuthentication = 0;
+  const owed = new Map<string, number>();
+  for (const [correlationId, count] of options.received) {
+    const unowed = Math.min(count, excused.get(correlationId) ?? 0);
+    beforeAuthentication += unowed;
+    if (count > unowed) owed.set(correlationId, count - unowed);
+  }
+  const deadline = Date.now() + options.boundMs;
+  for (;;) {
+    let audited: Map<string, number> | undefined;
+    try {
+      const rows = await options.db.selectFrom('audit_records').select('correlation_id').where('http_status', '=', 503).execute();
+      audited = new Map();
+      for (const row of rows) {
+        if (row.correlation_id !== null && options.received.has(row.correlation_id)) audited.set(row.correlation_id, (audited.get(row.correlation_id) ?? 0) + 1);
+      }
+    } catch {
+      // The checker's own connection may have met the last blip; ask again.
+    }
+    const short = audited === undefined ? [...owed.keys()] : [...owed].filter(([correlationId, count]) => (audited.get(correlationId) ?? 0) < count).map(([correlationId]) => correlationId);
+    if (short.length === 0 || Date.now() > deadline) {
+      const auditedCount = audited === undefined ? 0 : [...audited.values()].reduce((sum, count) => sum + count, 0);
+      const anomalies = short
+        .slice(0, 20)
+        .map((correlationId) => `503 for correlation ${correlationId} answered ${owed.get(correlationId)} time(s) after authentication, audited ${audited?.get(correlationId) ?? 0} time(s) ${options.boundMs / 1000} s after the load: an unaudited refusal`);
+      if (short.length > 20) anomalies.push(`... and ${short.length - 20} more unaudited 503s`);
+      return { answered, beforeAuthentication, audited: auditedCount, anomalies };
+    }
+    await sleep(500);
+  }
+}

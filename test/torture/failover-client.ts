@@ -32,6 +32,8 @@ export interface OperationRequest {
 
 /** What a request's answer was, counted by the harness: an HTTP status, or the failure's name. */
 export type AnswerCounter = (answer: string) => void;
+/** Told of every 503 an operation's attempt was answered, with the attempt's correlation id: each must end as an audit record. */
+export type UnavailableObserver = (correlationId: string) => void;
 
 /** The longest a single attempt may take before the client gives up on it and repeats. */
 const attemptTimeoutMs = 10_000;
@@ -50,11 +52,13 @@ interface Answer {
 export class FailoverClient {
   readonly #baseUrls: readonly string[];
   readonly #count: AnswerCounter;
+  readonly #onUnavailable: UnavailableObserver;
   #token: { value: string; expiresAtMs: number } | undefined;
 
-  constructor(baseUrls: readonly string[], count: AnswerCounter) {
+  constructor(baseUrls: readonly string[], count: AnswerCounter, onUnavailable: UnavailableObserver = () => {}) {
     this.#baseUrls = baseUrls;
     this.#count = count;
+    this.#onUnavailable = onUnavailable;
   }
 
   /**
@@ -82,6 +86,7 @@ export class FailoverClient {
         continue;
       }
       this.#count(String(answer.status));
+      if (answer.status === 503) this.#onUnavailable(correlationId);
       if (answer.location) reference = answer.location.split('/').pop();
       const atMs = Date.now();
       if (answer.status === 200) {

@@ -1,6 +1,6 @@
 /**
- * The failover drill's own tools, checked on their own: the TCP proxy (the address that moves) and
- * the PostgreSQL primary with its synchronous standby. The cluster's tests skip without the
+ * The failover drill's own tools, checked on their own: the TCP proxy (the address that moves),
+ * the PostgreSQL primary with its synchronous standby, and the check that every 503 is audited. The cluster's tests skip without the
  * PostgreSQL binaries or root, unless CI=true (test/helpers/pg-cluster.ts).
  */
 import assert from 'node:assert/strict';
@@ -15,6 +15,11 @@ import { freePort } from '../helpers/processes.js';
 import { repoRoot } from '../helpers/server.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitFor } from '../helpers/wait.js';
+import { migrateEmbedded } from '../helpers/migrate-embedded.js';
+import { auditEntry } from '../../src/operations/operation-audit.js';
+import { insertAuditEntries } from '../../src/store/audit.js';
+import { openStore } from '../../src/store/connect.js';
+import { checkUnavailableAudited, outageLinesOf } from './failover-checks.js';
 
 /** A server that answers each connection with its name, then echoes. */
 async function namedServer(name: string): Promise<{ server: Server; port: number; sockets: Set<Socket> }> {
@@ -153,6 +158,39 @@ describe('PostgreSQL primary and synchronous standby', { skip: clusterSkip }, ()
       await cluster.stop();
       await cluster.stop();
       for (const dir of dirs) assert.equal(existsSync(dir), false, `${dir} removed`);
+    }
+  });
+});
+
+describe('the audit check of the 503s', () => {
+  test('every 503 received after authentication must have its audit record; those the API refused before authentication owe none; a missing one is named', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'coregate-unavailable-audit-'));
+    const store = await openStore(`sqlite:${join(dir, 'coregate.db')}`);
+    try {
+      await migrateEmbedded(store);
+      const record = (correlationId: string) =>
+        auditEntry({ operation: 'termDeposit.initiate', clientId: 'c', backboneUser: null, workstation: null, correlationId, reference: null, httpStatus: 503, outcome: 'Refused', durationMs: 1, details: {} }, Date.now());
+      await insertAuditEntries(store.db, [record('audited'), record('twice'), record('twice')]);
+      const log = [
+        JSON.stringify({ level: 40, msg: 'business API request met a database outage', correlationId: 'before-auth', refusalAudited: false }),
+        JSON.stringify({ level: 40, msg: 'business API request met a database outage', correlationId: 'audited', refusalAudited: true }),
+        '{"level":40,"msg":"business API request met a database outa', // cut by the output's bound
+        JSON.stringify({ level: 30, msg: 'request completed', correlationId: 'audited' }),
+      ].join('\n');
+      const outageLines = outageLinesOf(log);
+      assert.deepEqual(outageLines, [
+        { correlationId: 'before-auth', refusalAudited: false },
+        { correlationId: 'audited', refusalAudited: true },
+      ]);
+      const passing = await checkUnavailableAudited({ db: store.db, received: new Map([['audited', 1], ['twice', 2], ['before-auth', 1]]), outageLines, boundMs: 0 });
+      assert.deepEqual(passing, { answered: 4, beforeAuthentication: 1, audited: 3, anomalies: [] });
+      const failing = await checkUnavailableAudited({ db: store.db, received: new Map([['twice', 3], ['missing', 1]]), outageLines, boundMs: 0 });
+      assert.equal(failing.anomalies.length, 2);
+      assert.match(failing.anomalies.join('\n'), /correlation twice answered 3 time\(s\) after authentication, audited 2 time\(s\)/);
+      assert.match(failing.anomalies.join('\n'), /correlation missing answered 1 time\(s\) after authentication, audited 0 time\(s\)/);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

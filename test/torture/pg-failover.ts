@@ -9,15 +9,21 @@
  * proxy moved to it and a new standby built from it with pg_basebackup; between failovers every
  * connection through the proxy is cut at once (a network blip, a pgbouncer restart). An API
  * process that exits is an anomaly (it is restarted, as a supervisor would, so the run goes on).
- * At the end the new primary's rows are checked (failover-checks.ts).
+ * At the end the new primary's rows are checked (failover-checks.ts), and every 503 a client
+ * received for an operation is found in the audit trail by its correlation id (docs/api.md "Audit": the
+ * instances keep refusals answered during an outage in their audit spool, one directory shared by
+ * both, and append them once the database is back).
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { PgCluster } from '../helpers/pg-cluster.js';
 import { freePort, spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { sleep } from '../helpers/wait.js';
-import { checkAfterFailovers, waitUntilSettled } from './failover-checks.js';
+import { checkAfterFailovers, checkUnavailableAudited, outageLinesOf, waitUntilSettled, type OutageLine } from './failover-checks.js';
 import { FailoverClient, type ClientOutcome, type OperationRequest } from './failover-client.js';
 import { randomPrincipal, tortureAccounts, tortureDepositBody, tortureFacility, tortureInstallmentAmount, tortureInstallmentBody, writeTortureDataFile } from './torture-data.js';
 
@@ -51,6 +57,8 @@ export interface FailoverTortureReport {
   answers: Record<string, number>;
   /** The longest a client waited between acknowledgements across a failover, ms. */
   longestAcknowledgementGapMs: number;
+  /** 503s the clients received for operations, those refused before authentication had finished (no record owed), and the audit records of 503s found for them. */
+  unavailable: { answered: number; beforeAuthentication: number; audited: number };
   anomalies: string[];
 }
 
@@ -62,6 +70,8 @@ const operationBudgetMs = 60_000;
 const settleBoundMs = 120_000;
 /** A failover's detection time: the primary is dead and the address has not moved yet. */
 const detectionMs = 1_000;
+/** The bound on the instances' audit spools being drained into the audit trail after the load. */
+const auditedBoundMs = 60_000;
 
 export async function runPgFailoverTorture(options: FailoverTortureOptions): Promise<FailoverTortureReport> {
   const startedAt = Date.now();
@@ -74,6 +84,9 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
   };
   const outcomes: ClientOutcome[] = [];
   const principalMinorByCorrelation = new Map<string, bigint>();
+  /** 503s received for operations, by correlation id. */
+  const unavailableReceived = new Map<string, number>();
+  const onUnavailable = (correlationId: string) => unavailableReceived.set(correlationId, (unavailableReceived.get(correlationId) ?? 0) + 1);
   const figures = { failovers: 0, kills: 0, blips: 0, connectionsCut: 0, standbysRebuilt: 0, processExits: 0 };
   let firstFailoverDoneAtMs = Number.POSITIVE_INFINITY;
 
@@ -81,6 +94,8 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
   let proxy: TcpProxy | undefined;
   const instances: Instance[] = [];
   let checker: Store | undefined;
+  // Shared by both instances, as by the processes of one host (docs/deployment.md).
+  const auditSpool = mkdtempSync(join(tmpdir(), 'coregate-failover-spool-'));
   try {
     const database = `coregate_failover_${randomBytes(4).toString('hex')}`;
     await cluster.createDatabase(database);
@@ -94,7 +109,7 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
     );
     const ports = [await freePort(), await freePort()];
     const publicUrl = `http://127.0.0.1:${ports[0]}`;
-    const args = ['serve', '--db', dbUrl, '--data', dataFile, '--public-url', publicUrl, '--reconcile-interval-ms', '500'];
+    const args = ['serve', '--db', dbUrl, '--data', dataFile, '--public-url', publicUrl, '--reconcile-interval-ms', '500', '--audit-spool', auditSpool];
     const env = { COREGATE_LOG_LEVEL: 'warn', COREGATE_RECONCILE_BACKOFF_MAX_MS: '2000', COREGATE_SHUTDOWN_GRACE_MS: '3000' };
     for (const [index, port] of ports.entries()) {
       instances.push(new Instance(index + 1, () => spawnCoregate(args, { port, env }), (line) => {
@@ -125,7 +140,7 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
     let lastAcknowledgedAtMs = Date.now();
     let longestAcknowledgementGapMs = 0;
     const worker = async (index: number) => {
-      const client = new FailoverClient(baseUrls, count);
+      const client = new FailoverClient(baseUrls, count, onUnavailable);
       while (Date.now() < deadline) {
         const request = nextRequest();
         const outcome = await client.perform(request, index % baseUrls.length, Date.now() + operationBudgetMs, (correlationId) => {
@@ -209,6 +224,13 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
         ledger: { sourceAccount: tortureAccounts.source, sourceOpeningMinor: BigInt(sourceOpening) * 100n, principalMinorByCorrelation },
       })),
     );
+    const unavailable = await checkUnavailableAudited({
+      db: checker.db,
+      received: unavailableReceived,
+      outageLines: instances.flatMap((instance) => instance.outageLines),
+      boundMs: auditedBoundMs,
+    });
+    anomalies.push(...unavailable.anomalies);
     const operations = await checker.db.selectFrom('operations').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
     const acknowledged = outcomes.filter((outcome) => outcome.kind === 'executed' || outcome.kind === 'accepted');
     return {
@@ -222,6 +244,7 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
       ...figures,
       answers,
       longestAcknowledgementGapMs,
+      unavailable: { answered: unavailable.answered, beforeAuthentication: unavailable.beforeAuthentication, audited: unavailable.audited },
       anomalies,
     };
   } finally {
@@ -229,6 +252,7 @@ export async function runPgFailoverTorture(options: FailoverTortureOptions): Pro
     await Promise.all(instances.map((instance) => instance.stop()));
     await proxy?.close();
     await cluster.stop();
+    rmSync(auditSpool, { recursive: true, force: true });
   }
 }
 
@@ -240,6 +264,8 @@ class Instance {
   #process: CoregateProcess | undefined;
   #starting: Promise<void> | undefined;
   #stopping = false;
+  /** The outage warnings of every process this instance ran, read as its output streams (a long run's output outgrows the kept tail). */
+  readonly outageLines: OutageLine[] = [];
 
   constructor(
     readonly number: number,
@@ -254,6 +280,7 @@ class Instance {
         try {
           const started = await this.spawn();
           this.#process = started;
+          this.#readOutageLines(started);
           void started.exit.then((exit) => this.#exited(started, exit));
           return;
         } catch (error) {
@@ -277,6 +304,18 @@ class Instance {
     this.#stopping = true;
     await this.#starting;
     await this.#process?.stop('SIGKILL');
+  }
+
+  #readOutageLines(process: CoregateProcess): void {
+    // What it wrote while it started, then each chunk as it comes; a line cut between two is joined.
+    let pending = process.output().stdout;
+    const take = (text: string) => {
+      const lines = (pending + text).split('\n');
+      pending = lines.pop() ?? '';
+      this.outageLines.push(...outageLinesOf(lines.join('\n')));
+    };
+    take('');
+    process.child.stdout?.on('data', (chunk) => take(String(chunk)));
   }
 
   #exited(process: CoregateProcess, exit: { code: number | null; signal: NodeJS.Signals | null }): void {
@@ -322,6 +361,7 @@ export function describePgFailover(report: FailoverTortureReport): string {
     `kills: ${report.kills} (primary), api process exits: ${report.processExits}`,
     `blips: ${report.blips}, connections cut: ${report.connectionsCut}, standbys rebuilt: ${report.standbysRebuilt}`,
     `longest wait between acknowledgements: ${report.longestAcknowledgementGapMs} ms`,
+    `503s: ${report.unavailable.answered} answered, ${report.unavailable.beforeAuthentication} of them before authentication (no record owed), ${report.unavailable.audited} audit records of 503s found for them`,
     `answers: ${answers}`,
     `anomalies: ${report.anomalies.length}`,
     ...report.anomalies.slice(0, 20).map((anomaly) => `  - ${anomaly}`),
