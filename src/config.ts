@@ -4,7 +4,6 @@
  */
 import { defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
 import { isCalendarDate } from './core/calendar-date.js';
 import { isRedisUrl, redactRedisUrl } from './limits/redis-url.js';
 
@@ -93,13 +92,6 @@ export interface Config {
 export const defaultDbUrl = 'sqlite:./data/coregate.db';
 /** Next to the default SQLite file: what `./data` holds is what a single host backs up. */
 export const defaultAuditSpool = './data/audit-spool';
-/**
- * The longest spool directory path, absolute: each process's liveness socket in it
- * (`<12 hex>.sock`, 18 bytes with the separator) must fit the system's bound on a socket path
- * (src/audit/liveness-socket.ts: 103 bytes).
- */
-export const auditSpoolPathBytesMax = 85;
-
 /** Flag values as commander gives them; every one optional. */
 export interface ConfigFlags {
   port?: string;
@@ -229,15 +221,9 @@ export function resolveConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = proce
   };
 }
 
-/** A directory path (made at start when missing), short enough for the sockets it holds. */
+/** A directory path (made at start when missing: src/audit/audit-spool.ts checks it can be used, only where a spool is opened). */
 function auditSpoolSetting(value: string): string {
   if (value.trim() === '' || value.includes('\0')) throw new Error(`--audit-spool / COREGATE_AUDIT_SPOOL must be a directory path, got "${value}"`);
-  const absolute = resolve(value);
-  if (Buffer.byteLength(absolute) > auditSpoolPathBytesMax) {
-    throw new Error(
-      `--audit-spool / COREGATE_AUDIT_SPOOL must be a directory whose absolute path is at most ${auditSpoolPathBytesMax} bytes (it holds each process's liveness socket, whose path the system bounds), got "${absolute}" (${Buffer.byteLength(absolute)} bytes)`,
-    );
-  }
   return value;
 }
 

@@ -319,7 +319,7 @@ async function serveOn(
   const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
   const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics, spool);
-  const spoolDrain = spool && new AuditSpoolDrain({ spool, append: (entries) => insertAuditEntriesOnce(store.db, entries), chainer, clock, logger });
+  const spoolDrain = spool && new AuditSpoolDrain({ spool, append: (entries) => insertAuditEntriesOnce(store.db, entries), chainer, clock, logger, onLost: (reason) => metrics.auditRecordLost(reason) });
   if (spool) metrics.setAuditSpoolSource(() => spool.stats(clock.now()));
   const webhooks = new WebhookService({
     store,

@@ -20,7 +20,7 @@ import { originFormOf, refuseUnroutableTargets } from './request-target.js';
 import { coregateIconSvg, coregateLogoSvg } from './docs-page/logo.js';
 import { apiDescription, apiTags, securitySchemes } from './docs-page/openapi-info.js';
 import { DatedDocument } from './docs-page/dated-document.js';
-import { servedDocument } from './docs-page/example-secret.js';
+import { documentedSchema } from './docs-page/example-secret.js';
 import { demoCalendar } from './docs-page/demo-examples.js';
 import { postmanCollection, postmanCollectionPath, withBaseUrl } from './docs-page/postman-collection.js';
 import type { Role } from './config.js';
@@ -198,7 +198,8 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => (typeof json.$id === 'string' ? json.$id : `def-${index}`) },
     // The probes declare no schema of their own: they get their tag here rather than "default".
-    transform: ({ schema, url }) => ({ schema: url.startsWith('/health') ? { ...schema, tags: ['Health'] } : schema, url }),
+    // Outside sandbox mode the examples show no usable secret (docs-page/example-secret.ts).
+    transform: ({ schema, url }) => ({ schema: documentedSchema(url.startsWith('/health') ? { ...schema, tags: ['Health'] } : schema, parts.api.sandbox), url }),
   });
   await app.register(swaggerUi, {
     routePrefix: '/docs',
@@ -228,7 +229,7 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   // The document's examples are dated by the core's business date (built again when it moves), and
   // the Postman collection is made from that document (CONTRACT §14), wherever the document is served.
   const docs = new DatedDocument({
-    base: () => servedDocument(app.swagger() as Record<string, unknown>, parts.api.sandbox),
+    base: () => app.swagger() as Record<string, unknown>,
     businessDate: () => parts.api.core.businessDate(),
     fallbackBusinessDate: demoCalendar.businessDate,
     derive: (document) => postmanCollection(document, '', { sandbox: parts.api.sandbox }),

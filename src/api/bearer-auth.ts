@@ -63,7 +63,7 @@ export interface TokenVerifierOptions {
   /** Whose time decides whether a token has expired (src/core/clock.ts). */
   clock: Clock;
   /** Realms and clients, read at most a second old (the auth service's snapshot). */
-  snapshot: Pick<AuthSnapshot, 'realm' | 'peekRealm' | 'client' | 'peekClient'>;
+  snapshot: Pick<AuthSnapshot, 'realm' | 'peekRealm' | 'client' | 'peekClient' | 'clientBeforeRefusal'>;
   /** The auth service's public base URL: issuers `{publicUrl}/realms/{realm}` are local. */
   publicUrl: () => string;
   trustedIssuers: readonly string[];
@@ -219,7 +219,7 @@ export class TokenVerifier {
     let client = await snapshot.client(realm.name, clientId);
     refuseRevokedByClient(client, verified.issuedAt);
     if (client?.enabled === true) return;
-    client = await snapshot.client(realm.name, clientId, true);
+    client = await snapshot.clientBeforeRefusal(realm.name, clientId);
     refuseRevokedByClient(client, verified.issuedAt);
     if (client === undefined) throw new TokenRejected('The token\'s client does not exist');
     if (!client.enabled) throw new TokenRejected('The token\'s client is disabled');

@@ -8,7 +8,7 @@ import { errorCatalogue as E, BusinessRefusal, type ErrorEntry } from '../core/e
 import { ApiError } from './error-record.js';
 import { freeTextPattern, identifierPattern } from '../operations/schemas/field-limits.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
-import { AuditSpoolFull } from '../audit/audit-spool.js';
+import { AuditUnavailable } from '../audit/audit-unavailable.js';
 
 export interface MappedError {
   entry: ErrorEntry;
@@ -17,6 +17,8 @@ export interface MappedError {
   unexpected: boolean;
   /** An outage met by the request (the database): logged as a warning, not as a defect. */
   outage?: boolean;
+  /** The request's own audit record could not be kept (AuditUnavailable): it is not attempted again. */
+  auditUnavailable?: boolean;
   /** Every problem found, the first being entry/message: a request's validation reports them all. */
   details?: ReadonlyArray<{ entry: ErrorEntry; message: string }>;
 }
@@ -48,15 +50,17 @@ export function mapError(error: unknown): MappedError {
       outage: true,
     };
   }
-  if (error instanceof AuditSpoolFull) {
-    // The refusal's audit record could not be kept (docs/api.md, Audit): the database has been down long
-    // enough to fill the audit spool, and readiness says so. Not an outage met by this request:
-    // its own audit is attempted (and, failing, logged) before the answer.
+  if (error instanceof AuditUnavailable) {
+    // An audit record the request owed before its answer could not be kept (docs/api.md, Audit):
+    // the audit spool is full (the database has been down long enough, and readiness says so), its
+    // disk failed, or the service is shutting down. The record's loss is logged and counted where
+    // it happened; the request is not audited again.
     return {
       entry: E.databaseUnavailable,
-      message: 'The service\'s database has been unavailable long enough that it cannot audit requests now; repeat the request with the same x-correlation-id later',
+      message: 'The service cannot audit requests now; repeat the request with the same x-correlation-id later',
       headers: { 'retry-after': String(databaseRetryAfterSeconds) },
       unexpected: false,
+      auditUnavailable: true,
     };
   }
   const fastifyError = error as FastifyError & { validation?: ValidationIssue[]; validationContext?: string };

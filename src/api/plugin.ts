@@ -81,6 +81,9 @@ export const sharedSchemas = [
   LoanExecutionAcceptedSchema,
 ];
 
+/** The error line of an audit record that could not be kept (docs/api.md, Audit). */
+const auditLostMessage = 'audit record of a refused request could not be written';
+
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
   const { store, clock, core, verifier, constraint, runner, refusals, limiter, sandbox, requestLog } = options;
   // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
@@ -153,6 +156,11 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     // 503 of a database outage is audited too, but not waited for: the write goes to the database
     // that just failed (failing, to the audit spool: src/audit/refusal-audit.ts), and waiting (up
     // to the connect time-out) would only delay the answer.
+    // An audit that already failed for this request (AuditUnavailable) is not tried a second time.
+    if (mapped.auditUnavailable) {
+      request.audited = true;
+      request.log.error({ err: error }, auditLostMessage);
+    }
     const audit = auditRefusal(request, mapped.entry.status, record.errordetail?.[0]?.code ?? null);
     // Says whether this 503 is audited (not when the outage came before authentication finished)
     // and its correlation id: the failover torture matches the 503s it received to audit records by them.
@@ -189,7 +197,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
         }, clock.now()),
       );
     } catch (error) {
-      request.log.error({ err: error }, 'audit record of a refused request could not be written');
+      request.log.error({ err: error }, auditLostMessage);
     }
   }
 

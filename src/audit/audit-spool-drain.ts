@@ -19,7 +19,8 @@ import type { Logger } from '../log.js';
 import { Periodic } from '../operations/periodic.js';
 import { auditRowsPerStatementMax, type AuditEntry } from '../store/audit.js';
 import { isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
-import type { AuditSpool } from './audit-spool.js';
+import type { AuditSpool, SpoolFile } from './audit-spool.js';
+import type { AuditLossReason } from './audit-unavailable.js';
 
 /** How often the drain looks at the spool: a pass over an empty spool costs nothing. */
 export const auditSpoolDrainIntervalMs = 1_000;
@@ -35,6 +36,8 @@ export interface AuditSpoolDrainOptions {
   clock: Clock;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   intervalMs?: number;
+  /** Told of every record of a file set aside (AuditSpool.quarantine): it will not reach the chain. */
+  onLost?: (reason: AuditLossReason) => void;
 }
 
 export class AuditSpoolDrain {
@@ -82,10 +85,23 @@ export class AuditSpoolDrain {
         for (const file of files) {
           if (this.#periodic.stopped) break;
           let skipped = 0;
-          for await (const batch of spool.batchesOf(file, auditRowsPerStatementMax, () => (skipped += 1))) {
-            await this.#options.append(batch);
-            appended += batch.length;
+          let fromFile = 0;
+          try {
+            for await (const batch of spool.batchesOf(file, auditRowsPerStatementMax, () => (skipped += 1))) {
+              await this.#options.append(batch);
+              appended += batch.length;
+              fromFile += batch.length;
+              // A stop ends the pass after this batch: the file stays, and its next drain adds only the rest.
+              if (this.#periodic.stopped) break;
+            }
+          } catch (error) {
+            if (isDatabaseUnavailable(error)) throw error;
+            // Refused for another reason than an outage: every pass would meet it again, and the
+            // spool, never emptied, would fill. Set aside, the rest drains.
+            await this.#quarantine(file, file.records - fromFile, error);
+            continue;
           }
+          if (this.#periodic.stopped) break;
           if (skipped > 0) logger.warn({ file: file.name, lines: skipped }, 'audit spool lines that are not a whole record were skipped (a write cut by a crash: never acknowledged)');
           await spool.remove(file);
         }
@@ -100,6 +116,16 @@ export class AuditSpoolDrain {
     }
     if (appended > 0) logger.info({ records: appended }, 'audit records kept in the spool during an outage were appended to the audit trail');
     this.#waitingForDatabase = false;
+  }
+
+  async #quarantine(file: SpoolFile, notAppended: number, cause: unknown): Promise<void> {
+    const { spool, logger } = this.#options;
+    const name = await spool.quarantine(file);
+    for (let lost = 0; lost < notAppended; lost += 1) this.#options.onLost?.('spool_quarantined');
+    logger.error(
+      { err: cause, file: name, records: file.records, notAppended, directory: spool.directory },
+      'an audit spool file the database refused (not an outage) was set aside; its records that were not appended are not in the audit trail: see the file',
+    );
   }
 
   async #claimOrphansWhenDue(): Promise<void> {

@@ -22,6 +22,7 @@ import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { AuditEntry } from '../store/audit.js';
+import { AuditUnavailable } from './audit-unavailable.js';
 import { LivenessSocket, ownerState } from './liveness-socket.js';
 
 /**
@@ -56,7 +57,7 @@ export interface AuditSpoolStats {
 }
 
 /** A record that could not be kept: the spool is at its bound. */
-export class AuditSpoolFull extends Error {
+export class AuditSpoolFull extends AuditUnavailable {
   override name = 'AuditSpoolFull';
 }
 
@@ -164,7 +165,7 @@ export class AuditSpool {
    * Records arriving while a write is under way share the next write and fsync.
    */
   keep(entries: readonly AuditEntry[]): Promise<void> {
-    if (this.#closed) return Promise.reject(new Error('the audit spool is closed'));
+    if (this.#closed) return Promise.reject(new AuditUnavailable('the audit spool is closed'));
     if (entries.length === 0) return Promise.resolve();
     const text = entries.map((entry) => `${JSON.stringify(entry)}\n`).join('');
     const bytes = Buffer.byteLength(text);
@@ -226,6 +227,25 @@ export class AuditSpool {
       this.#records -= file.records;
       this.#bytes -= file.bytes;
       this.#refusedForRoom = false;
+    });
+  }
+
+  /**
+   * Sets aside a sealed file the database refused for another reason than an outage (a record it
+   * cannot take: a file copied by hand, a schema it no longer fits): renamed `quarantined-<name>`,
+   * which no process drains or claims, and no longer held, so that the spool goes on draining and
+   * taking records. It stays on disk for an operator (docs/deployment.md, "The audit spool").
+   */
+  async quarantine(file: SpoolFile): Promise<string> {
+    return this.#serially(async () => {
+      const name = `quarantined-${file.name}`;
+      await rename(join(this.directory, file.name), join(this.directory, name));
+      const index = this.#sealed.indexOf(file);
+      if (index >= 0) this.#sealed.splice(index, 1);
+      this.#records -= file.records;
+      this.#bytes -= file.bytes;
+      this.#refusedForRoom = false;
+      return name;
     });
   }
 
@@ -396,12 +416,20 @@ export class AuditSpool {
   }
 
   async *#recordsOf(path: string): AsyncGenerator<{ entry: AuditEntry | undefined; line: number }> {
-    const lines = createInterface({ input: createReadStream(path, { encoding: 'utf8' }), crlfDelay: Number.POSITIVE_INFINITY });
-    let number = 0;
-    for await (const text of lines) {
-      number += 1;
-      if (text === '') continue;
-      yield { entry: parseEntry(text), line: number };
+    const input = createReadStream(path, { encoding: 'utf8' });
+    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+    try {
+      let number = 0;
+      for await (const text of lines) {
+        number += 1;
+        if (text === '') continue;
+        yield { entry: parseEntry(text), line: number };
+      }
+    } finally {
+      // A reader stopped early (a drain whose append failed) closes its file: readline's close
+      // leaves the stream, and its descriptor, open.
+      lines.close();
+      input.destroy();
     }
   }
 }

@@ -13,13 +13,26 @@
  */
 import { createServer, connect, type Server } from 'node:net';
 import { link, rm } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 
 /**
  * The longest socket path the system takes (sun_path: 108 bytes with its terminating NUL on
  * Linux, 104 on macOS and the BSDs: the smaller one).
  */
 export const socketPathBytesMax = 103;
+
+/**
+ * How a socket at `path` is bound and reached: by its absolute path, or, when that is too long for
+ * the system, relative to the working directory (the system resolves it as it does any path, and
+ * coregate never changes its working directory). The default spool, `./data/audit-spool`, then
+ * works under a working directory of any length. Throws when neither form fits.
+ */
+export function socketAddress(path: string): string {
+  if (Buffer.byteLength(path) <= socketPathBytesMax) return path;
+  const fromHere = relative(process.cwd(), path);
+  if (Buffer.byteLength(fromHere) <= socketPathBytesMax) return fromHere;
+  throw new Error(`the socket path ${path} is longer than the system's ${socketPathBytesMax} bytes, from the working directory too: choose a shorter directory`);
+}
 
 export class LivenessSocket {
   private constructor(
@@ -34,8 +47,9 @@ export class LivenessSocket {
    * Refused (EEXIST) when `path` exists: another process's socket is never replaced.
    */
   static async listen(path: string): Promise<LivenessSocket> {
-    if (Buffer.byteLength(path) > socketPathBytesMax) throw new Error(`the socket path ${path} is longer than ${socketPathBytesMax} bytes, the system's bound`);
-    const binding = join(dirname(path), `.${basename(path)}.tmp`);
+    // Shorter than the socket's own name (`.<name>.t`), so that whatever form reaches the socket reaches this too.
+    const binding = join(dirname(path), `.${basename(path, '.sock')}.t`);
+    socketAddress(path);
     await rm(binding, { force: true });
     // Nothing is read or written: a connection proves the owner lives and is closed at once.
     const server = createServer((socket) => socket.destroy());
@@ -43,7 +57,7 @@ export class LivenessSocket {
       server.once('error', reject);
       // exclusive: in a worker of node:cluster the worker listens itself; shared through the
       // primary, the socket would outlive the worker that owns the files.
-      server.listen({ path: binding, exclusive: true }, () => {
+      server.listen({ path: socketAddress(binding), exclusive: true }, () => {
         server.off('error', reject);
         resolve();
       });
@@ -78,7 +92,13 @@ export class LivenessSocket {
  */
 export function ownerState(path: string): Promise<'alive' | 'dead' | 'unknown'> {
   return new Promise((resolve) => {
-    const socket = connect({ path });
+    let address: string;
+    try {
+      address = socketAddress(path);
+    } catch {
+      return resolve('unknown');
+    }
+    const socket = connect({ path: address });
     socket.once('connect', () => {
       socket.destroy();
       resolve('alive');

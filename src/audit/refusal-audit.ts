@@ -12,12 +12,14 @@
  * its records go to the audit spool (audit-spool.ts) instead, durably on local disk, and its
  * callers are answered once they are kept there. While the spool holds records, new ones go there
  * too, after them, until its drain (audit-spool-drain.ts) has appended them all to the audit table:
- * the chain keeps the order the attempts were answered in (docs/api.md "Audit").
+ * a process's records reach the chain in the order it kept them (docs/api.md "Audit"); records of
+ * several processes, or a batch still committing beside one being spooled, may interleave otherwise.
  */
 import type { Store } from '../store/connect.js';
 import { auditRowsPerStatementMax, insertAuditEntries, type AuditEntry } from '../store/audit.js';
 import { isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 import { AuditSpoolFull, type AuditSpool } from './audit-spool.js';
+import { AuditUnavailable, type AuditLossReason } from './audit-unavailable.js';
 import { chainLockTimeoutMs, insertAuditEntriesChained, isChainLockTimeout, type AuditChainer } from './chain.js';
 
 interface Waiting {
@@ -37,8 +39,6 @@ export const refusalAuditQueueMax = 10_000;
  */
 export const refusalAuditBatchesInFlightMax = 4;
 
-/** Why a record was lost (coregate_audit_records_lost_total{reason}). */
-export type AuditLossReason = 'spool_full' | 'spool_failed' | 'write_failed';
 
 export interface RefusalAuditOptions {
   lockTimeoutMs?: number;
@@ -77,7 +77,7 @@ export class RefusalAudit {
     if (this.#spool?.holdsRecords) return this.#track(this.#keep([entry]));
     if (this.#queue.length >= refusalAuditQueueMax) {
       this.#onLost('write_failed');
-      return Promise.reject(new Error(`more than ${refusalAuditQueueMax} refusal audit records are waiting to be written`));
+      return Promise.reject(new AuditUnavailable(`more than ${refusalAuditQueueMax} refusal audit records are waiting to be written`));
     }
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ entry, resolve, reject });
@@ -109,7 +109,7 @@ export class RefusalAudit {
       await spool.keep(entries);
     } catch (error) {
       for (let lost = 0; lost < entries.length; lost += 1) this.#onLost(error instanceof AuditSpoolFull ? 'spool_full' : 'spool_failed');
-      throw error;
+      throw error instanceof AuditUnavailable ? error : new AuditUnavailable(`the audit spool could not keep the record: ${(error as Error).message}`, { cause: error });
     }
   }
 

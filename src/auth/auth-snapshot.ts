@@ -18,6 +18,8 @@ import type { Queryable, Realm } from '../store/realms.js';
 import { findRealm } from '../store/realms.js';
 
 export const authSnapshotMaxAgeMs = 1_000;
+/** A client whose token is about to be refused is read again from the store unless such a read did so this recently. */
+export const clientReadAgainMs = 100;
 /** Clients remembered, unknown ids included (a flood of made-up ids evicts the oldest). */
 const clientsMax = 10_000;
 const realmsMax = 1_000;
@@ -48,11 +50,21 @@ export class AuthSnapshot {
     return this.#realms.peek(name);
   }
 
-  /** `fresh`: read the store now (and refresh the snapshot), e.g. before refusing a client. */
+  /** `fresh`: read the store now (and refresh the snapshot), e.g. before refusing a client at the token endpoint. */
   client(realm: string, clientId: string, fresh = false): Promise<Client | undefined> {
     const key = clientKey(realm, clientId);
     if (fresh) this.#clients.invalidate(key);
     return this.#clients.get(key);
+  }
+
+  /**
+   * The client read again from the store before Bearer validation refuses its token (a client just
+   * created or enabled works at once), unless such a read answered less than `clientReadAgainMs`
+   * ago: tokens of a client refused for good (deleted, disabled), sent over and over, cost a few
+   * reads a second, not one each.
+   */
+  clientBeforeRefusal(realm: string, clientId: string): Promise<Client | undefined> {
+    return this.#clients.refresh(clientKey(realm, clientId), clientReadAgainMs);
   }
 
   /** The client as `client` would answer it, when the snapshot holds it fresh (Snapshot.peek): Bearer validation's common case, without a promise. */

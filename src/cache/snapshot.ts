@@ -10,6 +10,8 @@ import { LruMap } from './lru-map.js';
 interface Entry<V> {
   value: Promise<V>;
   loadedAtMs: number;
+  /** Loaded by `refresh` (a refusal's read again), not by an expired entry's `get`. */
+  forced: boolean;
   /** Set once the load has answered: `peek` reads it without a promise. */
   loaded?: { value: V };
 }
@@ -38,8 +40,24 @@ export class Snapshot<K, V> {
     const now = this.#clock.now();
     const entry = this.#entries.get(key);
     if (entry !== undefined && now - entry.loadedAtMs < this.#maxAgeMs) return entry.value;
+    return this.#loadNow(key, now, false);
+  }
+
+  /**
+   * Reads `key` from the store now, unless a read forced this way answered it less than
+   * `minIntervalMs` ago: what a refusal reads again before it refuses, so that a flood of refused
+   * requests for one key costs a few reads a second, not one each.
+   */
+  refresh(key: K, minIntervalMs: number): Promise<V> {
+    const now = this.#clock.now();
+    const entry = this.#entries.get(key);
+    if (entry?.forced === true && now - entry.loadedAtMs < minIntervalMs) return entry.value;
+    return this.#loadNow(key, now, true);
+  }
+
+  #loadNow(key: K, now: number, forced: boolean): Promise<V> {
     const value = this.#load(key);
-    const loading: Entry<V> = { value, loadedAtMs: now };
+    const loading: Entry<V> = { value, loadedAtMs: now, forced };
     this.#entries.set(key, loading);
     value.then(
       (loaded) => {

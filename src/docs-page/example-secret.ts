@@ -1,18 +1,22 @@
 /**
- * The served OpenAPI document outside sandbox mode names no usable secret. Its token request and
+ * The API document outside sandbox mode names no usable secret. The token request and
  * introspection examples show the demo client's secret, so that "Try it out" works on the demo data
  * in a sandbox; a production server that still holds the demo clients (a start with the demo data,
- * which it warns about: docs/deployment.md §1) would otherwise publish a working credential on
- * /openapi.json and /docs. There the examples carry a placeholder, as the Postman collection's
- * `clientSecret` is empty (docs/collections.md).
+ * which it warns about: docs/deployment.md §1) would otherwise publish a working credential. There
+ * the examples carry a placeholder, in every form the document is served (/openapi.json, /docs,
+ * /docs/yaml), as the Postman collection's `clientSecret` is empty (docs/collections.md).
  */
 import { exampleClientSecret } from '../auth/route-schemas.js';
-import type { OpenApiDocument } from './dated-document.js';
 
 export const exampleSecretPlaceholder = 'your-client-secret';
 
-/** The document as served: unchanged in a sandbox, the example secret replaced by a placeholder elsewhere. */
-export function servedDocument(document: OpenApiDocument, sandbox: boolean): OpenApiDocument {
-  if (sandbox) return document;
-  return JSON.parse(JSON.stringify(document).replaceAll(exampleClientSecret, exampleSecretPlaceholder)) as OpenApiDocument;
+/**
+ * A route's schema as the document shows it (@fastify/swagger's `transform`): unchanged in a
+ * sandbox, the example secret replaced by the placeholder elsewhere. Only the document's copy
+ * changes: the route validates with its own schema.
+ */
+export function documentedSchema<T>(schema: T, sandbox: boolean): T {
+  if (sandbox || schema === undefined) return schema;
+  const text = JSON.stringify(schema);
+  return text.includes(exampleClientSecret) ? (JSON.parse(text.replaceAll(exampleClientSecret, exampleSecretPlaceholder)) as T) : schema;
 }

@@ -10,6 +10,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { PoolStats } from '../store/connect.js';
 import { LabelBudget } from './label-budget.js';
 import { RequestSeries } from './request-series.js';
+import { auditLossReasons, type AuditLossReason } from '../audit/audit-unavailable.js';
 
 /** How an operation request ended, as the operations layer reports it. */
 export type OperationOutcome = 'Executed' | 'Rejected' | 'Unknown' | 'Pending' | 'Duplicate' | 'Refused';
@@ -19,13 +20,6 @@ export type CoreCallResult = 'ok' | 'refused' | 'timeout' | 'unavailable' | 'pro
 export type ReconcilerResult = 'Executed' | 'Rejected' | 'Unresolved' | 'Failed';
 /** A circuit breaker's state. */
 export type CircuitState = 'closed' | 'open' | 'half_open';
-/**
- * Why an audit record of a refused request was lost (src/audit/refusal-audit.ts): the spool was at
- * its bound, writing to the spool failed, or the database refused it for another reason than an
- * outage (or too many were waiting for it).
- */
-export type AuditLossReason = 'spool_full' | 'spool_failed' | 'write_failed';
-const auditLossReasons: readonly AuditLossReason[] = ['spool_full', 'spool_failed', 'write_failed'];
 /** What the audit spool holds now (src/audit/audit-spool.ts). */
 export interface AuditSpoolReading {
   records: number;
@@ -240,7 +234,7 @@ export class Metrics {
     });
     this.#auditRecordsLost = new Counter({
       name: 'coregate_audit_records_lost_total',
-      help: 'Audit records of refused requests that could not be kept, by reason: spool_full, spool_failed (writing to the spool), write_failed (the database, not an outage).',
+      help: 'Audit records of refused requests that could not be kept, by reason: spool_full, spool_failed (writing to the spool), write_failed (the database, not an outage), spool_quarantined (a spool file the database refused, set aside).',
       labelNames: ['reason'],
       registers,
     });

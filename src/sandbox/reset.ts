@@ -16,7 +16,9 @@
  *   not-before: tokens already issued stay verifiable until they expire and the JWKS clients have
  *   cached stays valid, so that no instance refuses a token for a key it has not seen yet. The
  *   realm's audience and token lifespan are taken from the file again. A realm the file no longer
- *   declares is deleted with its keys.
+ *   declares is deleted with its keys;
+ * - the clients' not-befores (docs/auth.md, "Client revocation"), for the clients the file declares
+ *   again: a token revoked before the reset stays refused.
  */
 import { sql, type Transaction } from 'kysely';
 import { secretHashKeySetting } from '../auth/secret-hash-key.js';
@@ -87,6 +89,9 @@ async function resetOnce(store: Store, vault: Vault, data: SandboxData, options:
       const changed = [...tables, ...prunedTables].map((table) => sql.table(table));
       await sql`lock table ${sql.join(changed)} in access exclusive mode nowait`.execute(trx);
     }
+    // A client's revocation survives the reset, as its realm's not-before does: tokens revoked
+    // before it (a disabled client, a new secret, revoke-tokens) stay refused.
+    const clientNotBefores = await trx.selectFrom('clients').select(['realm', 'client_id', 'tokens_not_before']).where('tokens_not_before', '>', 0).execute();
     const rowsDeleted = await emptyTables(store, trx, tables);
 
     await trx.deleteFrom('settings').where('name', 'not in', keptSettings).execute();
@@ -109,6 +114,9 @@ async function resetOnce(store: Store, vault: Vault, data: SandboxData, options:
 
     // With a remote core the core's records are not here: the reset reloads the API's part only.
     const loaded = await loadSandboxDataWithin(trx, vault, data, { ...options, parts: (await recordedRemoteCore(trx)) === undefined ? 'all' : 'api' });
+    for (const client of clientNotBefores) {
+      await trx.updateTable('clients').set({ tokens_not_before: Number(client.tokens_not_before) }).where('realm', '=', client.realm).where('client_id', '=', client.client_id).execute();
+    }
     return { ...loaded, tablesEmptied: tables, rowsDeleted, realmsKept, realmsDeleted };
   });
 }

@@ -29,7 +29,7 @@ async function fixture() {
     },
   };
   const client = { realm: 'bank', clientId: 'app', enabled: true, tokensNotBefore: 0 };
-  const snapshot = { realm: async () => realm, peekRealm: () => ({ value: realm }), client: async () => client, peekClient: () => ({ value: client }) };
+  const snapshot = { realm: async () => realm, peekRealm: () => ({ value: realm }), client: async () => client, clientBeforeRefusal: async () => client, peekClient: () => ({ value: client }) };
   const verifier = new TokenVerifier({ keyring: keyring as never, clock, snapshot: snapshot as never, publicUrl: () => publicUrl, trustedIssuers: [], audience });
   const nowSeconds = () => Math.floor(clock.now() / 1000);
   const sign = (claims: Partial<JWTPayload> = {}, kid = 'k1', key: CryptoKey = privateKey) =>

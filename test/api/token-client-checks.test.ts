@@ -47,6 +47,13 @@ async function fixture() {
       }
       return state.snapshot;
     },
+    // The store read again before a refusal (AuthSnapshot.clientBeforeRefusal).
+    clientBeforeRefusal: async () => {
+      state.reads.push(true);
+      state.snapshot = state.stored;
+      state.peeked = true;
+      return state.snapshot;
+    },
     peekClient: () => (state.peeked ? { value: state.snapshot } : undefined),
   };
   const verifier = new TokenVerifier({ keyring: keyring as never, clock, snapshot: snapshot as never, publicUrl: () => publicUrl, trustedIssuers: [], audience });

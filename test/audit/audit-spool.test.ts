@@ -11,6 +11,7 @@ import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFi
 import { join } from 'node:path';
 import { afterEach, describe, test } from 'node:test';
 import { AuditSpool, AuditSpoolFull, auditSpoolBytesMax, auditSpoolRecordsMax } from '../../src/audit/audit-spool.js';
+import { socketAddress, socketPathBytesMax } from '../../src/audit/liveness-socket.js';
 import { resolveConfig } from '../../src/config.js';
 import { startCoregate } from '../../src/main.js';
 import { Writable } from 'node:stream';
@@ -296,12 +297,95 @@ describe('the audit spool', () => {
     }
   });
 
-  test('the setting: --audit-spool over COREGATE_AUDIT_SPOOL over ./data/audit-spool; an empty value or a path too long for its sockets is refused naming the setting', () => {
+  test('a drain that meets the outage in the middle of a file closes the file it was reading: passes in a long outage leak no file descriptor', async () => {
+    const clock = new FakeClock();
+    const directory = newDirectory();
+    const spool = await AuditSpool.open({ directory, databaseId });
+    try {
+      // More than one batch's worth: the first batch is handed out before the file's end.
+      await spool.keep(Array.from({ length: 450 }, (_, index) => refusal(clock, `many-${index}`)));
+      const outage = Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' });
+      const drain = new AuditSpoolDrain({ spool, append: () => Promise.reject(outage), chainer: { schedule: () => {} }, clock, logger: quietLogger });
+      const openDescriptors = () => readdirSync('/proc/self/fd').length;
+      await drain.runOnce();
+      const before = openDescriptors();
+      for (let pass = 0; pass < 30; pass += 1) await drain.runOnce();
+      assert.ok(openDescriptors() - before < 5, `descriptors after 30 failed passes: ${before} -> ${openDescriptors()}`);
+      assert.equal(spool.stats(clock.now()).records, 450, 'everything kept for the next pass');
+    } finally {
+      await spool.close();
+    }
+  });
+
+  test('a file the database refuses for another reason than an outage is set aside (quarantined-...), counted and logged; the files after it drain and the spool empties', async () => {
+    const clock = new FakeClock();
+    const store = await newStore();
+    const directory = newDirectory();
+    const spool = await AuditSpool.open({ directory, databaseId });
+    const lost: string[] = [];
+    const errors: string[] = [];
+    try {
+      await spool.keep([refusal(clock, 'bad-1'), refusal(clock, 'poison'), refusal(clock, 'bad-3')]);
+      await spool.sealForDrain();
+      await spool.keep([refusal(clock, 'good-1'), refusal(clock, 'good-2')]);
+      const chainer = new AuditChainer(store, (error) => assert.fail(String(error)), clock);
+      const drain = new AuditSpoolDrain({
+        spool,
+        // A record the database refuses (a constraint, a file copied by hand): not an outage.
+        append: async (entries) => {
+          if (entries.some((entry) => entry.correlationId === 'poison')) throw new Error('violates a constraint');
+          await insertAuditEntriesOnce(store.db, entries);
+        },
+        chainer,
+        clock,
+        logger: { ...quietLogger, error: (fields: unknown, message?: string) => void errors.push(`${message ?? ''} ${JSON.stringify(fields)}`) },
+        onLost: (reason) => lost.push(reason),
+      });
+      await drain.runOnce();
+      await chainer.idle();
+      assert.deepEqual(await chainedCorrelations(store), ['good-1', 'good-2'], 'the next file drained');
+      assert.equal(spool.holdsRecords, false, 'the spool emptied: new refusals go to the database again');
+      assert.deepEqual(lost, ['spool_quarantined', 'spool_quarantined', 'spool_quarantined']);
+      const names = readdirSync(directory).filter((name) => name.startsWith('quarantined-'));
+      assert.equal(names.length, 1);
+      assert.equal(readFileSync(join(directory, names[0] ?? ''), 'utf8').trimEnd().split('\n').length, 3, 'kept on disk for an operator');
+      assert.equal(errors.length, 1);
+      assert.match(errors[0] ?? '', /set aside/);
+      await drain.runOnce();
+      assert.equal(readdirSync(directory).filter((name) => name.startsWith('quarantined-')).length, 1, 'never drained or claimed again');
+    } finally {
+      await spool.close();
+    }
+  });
+
+  test('the setting: --audit-spool over COREGATE_AUDIT_SPOOL over ./data/audit-spool; an empty value is refused naming the setting', () => {
     assert.equal(resolveConfig({}, {}).auditSpool, './data/audit-spool');
     assert.equal(resolveConfig({}, { COREGATE_AUDIT_SPOOL: '/var/lib/coregate/spool' }).auditSpool, '/var/lib/coregate/spool');
     assert.equal(resolveConfig({ auditSpool: '/srv/spool' }, { COREGATE_AUDIT_SPOOL: '/var/lib/coregate/spool' }).auditSpool, '/srv/spool');
     assert.throws(() => resolveConfig({}, { COREGATE_AUDIT_SPOOL: ' ' }), /^Error: --audit-spool \/ COREGATE_AUDIT_SPOOL must be a directory path/);
-    assert.throws(() => resolveConfig({ auditSpool: `/${'x'.repeat(90)}` }, {}), /--audit-spool \/ COREGATE_AUDIT_SPOOL must be a directory whose absolute path is at most 85 bytes/);
+  });
+
+  test('a spool directory whose absolute path is too long for a socket works from the working directory; one too long either way is refused at open', async () => {
+    // A working directory far longer than a socket path may be (CI workspaces, release directories).
+    const deep = join(newDirectory(), 'a'.repeat(60), 'b'.repeat(60));
+    mkdirSync(deep, { recursive: true });
+    const before = process.cwd();
+    process.chdir(deep);
+    try {
+      const directory = join(deep, 'data', 'audit-spool');
+      assert.ok(Buffer.byteLength(join(directory, 'x'.repeat(12) + '.sock')) > socketPathBytesMax);
+      assert.equal(socketAddress(join(directory, 'abc.sock')), join('data', 'audit-spool', 'abc.sock'));
+      const spool = await AuditSpool.open({ directory: './data/audit-spool', databaseId: 'ab'.repeat(8) });
+      try {
+        await spool.keep([refusal(new FakeClock(), 'deep')]);
+        assert.equal(spool.holdsRecords, true);
+      } finally {
+        await spool.close();
+      }
+      assert.throws(() => socketAddress(join('/', 'x'.repeat(120), 'abc.sock')), /longer than the system's 103 bytes, from the working directory too/);
+    } finally {
+      process.chdir(before);
+    }
   });
 
   test('a spool directory that cannot be used stops the start, naming the setting', async () => {

@@ -23,7 +23,7 @@ import { tempDirectory } from '../helpers/data-files.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { clientAssertion, keyPair, type KeyPair } from '../helpers/fapi.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';
-import { demo, demoToken, postForm, startTestServer, type TestServer } from '../helpers/server.js';
+import { demo, demoDataFile, demoToken, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
 
 type Credentials = { clientId: string; secret: string };
@@ -334,6 +334,21 @@ for (const target of storeTargets) {
       assert.equal((await post(`${demo.realm}/${demo.treasury.clientId}`, { authorization: `Bearer ${await demoToken(server(), demo.branch)}`, 'content-type': 'application/json' })).status, 403);
       assert.equal((await post(`${demo.realm}/${demo.treasury.clientId}`, { 'content-type': 'application/json' })).status, 401);
       assertWorks(await use(await demoToken(server(), demo.treasury)), 'treasury-app, whose revocation every one of these refused', { operatorScope: false });
+    });
+
+    // Last of the suite: the reset empties the store (docs/sandbox.md), the data file's clients come back.
+    test('a sandbox reset keeps a client\'s revocation, as it keeps the realm\'s not-before: a token revoked before it stays refused, one obtained after it works', async () => {
+      const old = await demoToken(server(), demo.branch);
+      behindWallClock(clock);
+      await succeeded(['clients', 'revoke-tokens', '--realm', demo.realm, '--client-id', demo.branch.clientId, '--db', dbUrl()]);
+      await succeeded(['sandbox', 'reset', '--data', demoDataFile, '--db', dbUrl(), '--yes']);
+      clock.advance(authSnapshotMaxAgeMs);
+      deposit = await someDeposit(server());
+      const listed = JSON.parse(await succeeded(['clients', 'list', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as Array<{ clientId: string; tokensNotBefore: number }>;
+      assert.ok((listed.find((row) => row.clientId === demo.branch.clientId)?.tokensNotBefore ?? 0) > 0, 'the not-before survived the reset');
+      assertCutOff(await use(old), 'a token revoked before the reset');
+      const fresh = await demoToken(server(), demo.branch);
+      assert.equal((await use(fresh)).retrieve.status, 200, 'a token obtained after the reset');
     });
   });
 }

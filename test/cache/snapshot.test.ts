@@ -22,6 +22,19 @@ test('Snapshot: a value is served from memory until it is maxAgeMs old, then rea
   assert.equal(loads, 2);
 });
 
+test('Snapshot.refresh (a refusal reads again): the store is read at once after an ordinary load, and at most once per interval for a flood of refusals', async () => {
+  const time = new FakeClock(1_000);
+  let loads = 0;
+  const snapshot = new Snapshot(async (key: string) => `${key}-${++loads}`, { maxAgeMs: 1_000, entriesMax: 10, clock: time });
+  assert.equal(await snapshot.get('a'), 'a-1');
+  assert.equal(await snapshot.refresh('a', 100), 'a-2', 'an ordinary load is read again at once: a change made a moment ago is seen');
+  for (let refusal = 0; refusal < 50; refusal += 1) assert.equal(await snapshot.refresh('a', 100), 'a-2');
+  assert.equal(loads, 2, 'fifty refusals within the interval: no further read');
+  time.advance(100);
+  assert.equal(await snapshot.refresh('a', 100), 'a-3', 'the interval over: read again');
+  assert.equal(await snapshot.get('a'), 'a-3', 'and get answers what the refresh read');
+});
+
 test('Snapshot: concurrent readers of one key share one load', async () => {
   let loads = 0;
   // The load is held until every reader has asked: none of them can have been answered by then.

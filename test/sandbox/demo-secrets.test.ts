@@ -62,10 +62,12 @@ describe('outside sandbox mode, with the demo data', () => {
     for (const secret of demoSecrets) assert.ok(!text.includes(secret), 'no demo secret in the collection');
   });
 
-  test('the OpenAPI document (/openapi.json, behind /docs) carries no secret either: its examples show a placeholder', async () => {
-    const text = await (await fetch(`${server.url}/openapi.json`)).text();
-    for (const secret of demoSecrets) assert.ok(!text.includes(secret), 'no demo secret in the document');
-    assert.ok(text.includes('your-client-secret'), 'the token request example keeps a client_secret, a placeholder');
+  test('the API document carries no secret either, in any form it is served (/openapi.json, /docs/json, /docs/yaml): its examples show a placeholder', async () => {
+    for (const path of ['/openapi.json', '/docs/json', '/docs/yaml']) {
+      const text = await (await fetch(`${server.url}${path}`)).text();
+      for (const secret of demoSecrets) assert.ok(!text.includes(secret), `no demo secret in ${path}`);
+      assert.ok(text.includes('your-client-secret'), `${path}: the token request example keeps a client_secret, a placeholder`);
+    }
   });
 
   test('coregate check lists them as a warning (exit 0); after a rotation the client is no longer listed', async () => {
