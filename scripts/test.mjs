@@ -30,6 +30,7 @@ const processLane = [
   'test/audit/audit-spool-crash.test.ts',
   'test/auth/jwks-and-keys.test.ts',
   'test/bench/',
+  'test/cli/failed-start.test.ts',
   'test/cli/first-contact.test.ts',
   'test/cli/thread-pool-size.test.ts',
   'test/core-http/core-serve-cli.test.ts',

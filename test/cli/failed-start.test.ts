@@ -30,7 +30,9 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const serveOn = (db: string, ...flags: string[]) => runCliProcess(['serve', '--port', String(port), '--host', '127.0.0.1', '--log-level', 'error', '--db', db, ...flags], { env });
+// Generous: `serve --workers 2` starts three processes, which on a loaded 2-core machine (two whole
+// suites at once) took more than runCliProcess's default 30 s. A bound, not a measurement.
+const serveOn = (db: string, ...flags: string[]) => runCliProcess(['serve', '--port', String(port), '--host', '127.0.0.1', '--log-level', 'error', '--db', db, ...flags], { env, timeoutMs: 120_000 });
 
 test('issue 27 item 3: serve on a port in use names the port and the fix, and removes the SQLite database (and the directory) it had created', async () => {
   const directory = join(dir, 'new-store');
