@@ -33,6 +33,8 @@ const processLane = [
   'test/cli/failed-start.test.ts',
   'test/cli/first-contact.test.ts',
   'test/cli/thread-pool-size.test.ts',
+  'test/conformance/core-serve.test.ts',
+  'test/conformance/example-core.test.ts',
   'test/core-http/core-serve-cli.test.ts',
   'test/docs/',
   'test/end-of-day/crash.test.ts',

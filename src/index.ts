@@ -5,13 +5,21 @@
 export { startCoregate, type Coregate, type StartOptions } from './main.js';
 export { resolveConfig, type Config, type ConfigFlags } from './config.js';
 export {
+  BusinessDateBackwards,
+  CoreDataRefused,
   CoreTimeout,
   CoreUnavailable,
   isTransactional,
   type CoreBankingPort,
+  type CoreDataDocument,
+  type CoreDataLoad,
+  type CoreEvent,
+  type CoreLoadSummary,
   type CoreLookup,
   type CoreOutcome,
+  type CoreRecords,
   type DirectoryStatus,
+  type EndOfDayReport,
   type LoanInstallmentResult,
   type TermDeposit,
   type TransactionalCore,
@@ -24,3 +32,9 @@ export { HttpCore, type HttpCoreOptions } from './core-http/http-core-adapter.js
 export type { CircuitState } from './core-http/circuit-breaker.js';
 export { buildCoreServer, type CoreServerOptions } from './core-http/core-server.js';
 export { BusinessRefusal, errorCatalogue, allErrorCodes } from './core/error-catalogue.js';
+// The conformance kit (docs/conformance.md): every rule of the port, against an in-process adapter.
+export { runCoreConformance, type ConformanceOptions, type ConformanceReport, type RuleResult } from './conformance/run-core-conformance.js';
+export { readFixtureFile, type ConformanceFixtures } from './conformance/conformance-fixtures.js';
+export { conformanceRuleIds } from './conformance/conformance-rules.js';
+export { describeResult as describeConformanceResult, describeTotals as describeConformanceTotals, junitReport as conformanceJunitReport, tapReport as conformanceTapReport } from './conformance/conformance-report.js';
+export { ConformanceSetupError } from './conformance/conformance-errors.js';

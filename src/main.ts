@@ -23,7 +23,7 @@ import type { Clock } from './core/clock.js';
 import { createLogger, type LogOptions, type Logger } from './log.js';
 import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
 import { loadSandboxData, type LoadedParts } from './sandbox/load.js';
-import { corePart, recordedRemoteCore, recordRemoteCore } from './sandbox/core-placement.js';
+import { coreElsewhereRemedy, corePart, inProcessCore, recordedRemoteCore, recordRemoteCore } from './sandbox/core-placement.js';
 import { driftRemedy, findDrift } from './sandbox/drift.js';
 import { buildServer } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
@@ -74,6 +74,7 @@ import { warnOfDemoSecrets } from './sandbox/demo-secrets.js';
 import { requestLogRoutes } from './operator/routes/request-log.js';
 import type { Scenario } from './operations/scenario.js';
 import { WebhookService } from './webhooks/webhook-service.js';
+import { protocolViolationReporter } from './core-http/protocol-violation-reporter.js';
 
 export interface Coregate {
   readonly app: FastifyInstance;
@@ -141,7 +142,16 @@ export interface StartOptions {
    * pairs unless a test hands in a few made once (an RSA key pair costs ~0.25 s of CPU).
    */
   signingKeys?: SigningKeySource;
-  /** Wraps the core port: fault injection in tests, or a bank's adapter around the reference core. */
+  /**
+   * A core in this process: a TypeScript implementation of the port (docs/core-port.md, "An
+   * in-process core"). coregate runs on it instead of the reference core, which is then neither
+   * migrated nor built: as with `--core-url`, the API's database records that its core is
+   * elsewhere and holds none of the core's records (src/sandbox/core-placement.ts), and the data
+   * file's core part goes to the core's load side (`CoreDataLoad`), or stops the start when it has
+   * none. Not with `--core-url`.
+   */
+  core?: CoreBankingPort;
+  /** Wraps the core port (the reference core, a remote core's adapter, or `core`): fault injection in tests, or a bank's decorator. */
   wrapCore?: (core: CoreBankingPort) => CoreBankingPort;
   /**
    * Traces (src/tracing): a span per request, store transaction and remote core call. Shut down,
@@ -165,6 +175,8 @@ export async function prepareStore(
   prepared = false,
   clock: Clock = systemClock,
   keys: SigningKeySource = freshSigningKeys,
+  /** Where the core's records are when not here: the remote core's URL, or `inProcessCore`; undefined: the embedded core's, here. */
+  coreElsewhere: string | undefined = config.coreUrl === undefined ? undefined : redactUrl(config.coreUrl),
 ): Promise<{ store: Store; data: SandboxData | undefined; secretHashKey: Buffer }> {
   const data = config.dataFile === undefined ? undefined : readSandboxFile(config.dataFile);
   const store = await openStore(config.db);
@@ -174,7 +186,7 @@ export async function prepareStore(
     if (applied.length > 0) logger.info({ migrations: applied, db: store.displayUrl }, 'migrations applied');
     // Opening the sealed hash key first proves the master key fits before anything new is sealed.
     const secretHashKey = await loadSecretHashKey(store.db, vault);
-    const parts = await placeCoreRecords(config, store, logger);
+    const parts = await placeCoreRecords(config, store, logger, coreElsewhere);
     // The embedded core's tables are the core's own migrations' (issue 25); a remote core's API never has them.
     if (parts === 'all') await migrateEmbeddedCore(store, logger);
     if (data) {
@@ -199,14 +211,15 @@ export async function prepareStore(
 }
 
 /**
- * Where the core's records go (src/sandbox/core-placement.ts). With `--core-url` this database
- * records the core's URL and takes the data file's API part only: the core's part goes to the core
- * (loadCoreData below). A database that served a remote core never again runs an embedded core on
- * its stale tables: it is refused, naming the URL (an auth-only instance needs no core).
+ * Where the core's records go (src/sandbox/core-placement.ts). With `--core-url` (or an in-process
+ * core) this database records where the core is and takes the data file's API part only: the
+ * core's part goes to the core (loadCoreData below). A database that served a remote core never
+ * again runs an embedded core on its stale tables: it is refused, naming the URL (an auth-only
+ * instance needs no core).
  */
-async function placeCoreRecords(config: Config, store: Store, logger: Logger): Promise<LoadedParts> {
-  if (config.coreUrl !== undefined) {
-    await recordRemoteCore(store.db, redactUrl(config.coreUrl));
+async function placeCoreRecords(config: Config, store: Store, logger: Logger, coreElsewhere: string | undefined): Promise<LoadedParts> {
+  if (coreElsewhere !== undefined) {
+    await recordRemoteCore(store.db, coreElsewhere);
     // Records an embedded core (or an older coregate) left here are nobody's now: nothing reads
     // them, and no command answers from them (they are refused, naming --core-url). Said once at start.
     // A new API database has no core tables at all (the core's migrations never ran on it).
@@ -214,7 +227,7 @@ async function placeCoreRecords(config: Config, store: Store, logger: Logger): P
     if (Number(left?.count ?? 0) > 0) {
       logger.warn(
         { accounts: Number(left?.count), db: store.displayUrl },
-        'this database holds accounts of an embedded core: with --core-url the core\'s records are the remote core\'s, and nothing reads these (move them to the core, or start on a new database)',
+        'this database holds accounts of an embedded core: with --core-url (or an in-process core) the core\'s records are that core\'s, and nothing reads these (move them to the core, or start on a new database)',
       );
     }
     return 'api';
@@ -222,25 +235,26 @@ async function placeCoreRecords(config: Config, store: Store, logger: Logger): P
   const recorded = await recordedRemoteCore(store.db);
   if (recorded === undefined) return 'all';
   if (config.role === 'auth') return 'api';
-  throw new Error(
-    `the database ${store.displayUrl} belongs to an API whose core is remote (${recorded}): its core tables are not the bank's records. Start with --core-url ${recorded} (or COREGATE_CORE_URL), or use a new database for an embedded core`,
-  );
+  throw new Error(`the database ${store.displayUrl} belongs to an API ${coreElsewhereRemedy(recorded)}, or use a new database for an embedded core`);
 }
 
 /**
- * The data file's core part goes to a remote core through the port's load side: the API's database
- * keeps no copy. A core that does not take data, or refuses it, stops the start with what to do.
+ * The data file's core part goes to a remote or in-process core through the port's load side: the
+ * API's database keeps no copy. A core that does not take data, or refuses it, stops the start
+ * with what to do.
  */
-async function loadCoreData(config: Config, core: CoreBankingPort, data: SandboxData | undefined, logger: Logger): Promise<void> {
+async function loadCoreData(config: Config, coreElsewhere: string | undefined, core: CoreBankingPort, data: SandboxData | undefined, logger: Logger): Promise<void> {
   const part = data === undefined ? undefined : corePart(data);
-  if (config.coreUrl === undefined || part === undefined || config.role === 'auth') return;
-  const where = `the data file ${config.dataFile ?? ''}: its core part (${Object.keys(part).join(', ')}) belongs to the core at ${redactUrl(config.coreUrl)}`;
-  if (!hasDataLoad(core)) throw new Error(`${where}, which takes no data: load it there (coregate core serve --data FILE) and leave those sections out of this file`);
+  if (coreElsewhere === undefined || part === undefined || config.role === 'auth') return;
+  const inProcess = coreElsewhere === inProcessCore;
+  const where = `the data file ${config.dataFile ?? ''}: its core part (${Object.keys(part).join(', ')}) belongs to ${inProcess ? 'the in-process core (StartOptions.core)' : `the core at ${coreElsewhere}`}`;
+  const loadItThere = inProcess ? 'load it into that core yourself' : 'load it there (coregate core serve --data FILE)';
+  if (!hasDataLoad(core)) throw new Error(`${where}, which takes no data (it does not implement CoreDataLoad): ${loadItThere} and leave those sections out of this file`);
   try {
     const summary = await core.loadData(part);
-    logger.info({ file: config.dataFile, core: redactUrl(config.coreUrl), ...summary }, 'data file\'s core part loaded into the core');
+    logger.info({ file: config.dataFile, core: coreElsewhere, ...summary }, 'data file\'s core part loaded into the core');
   } catch (error) {
-    if (error instanceof CoreSideNotServed) throw new Error(`${where}, which takes no data (${error.message}): load it there (coregate core serve --data FILE) and leave those sections out of this file`);
+    if (error instanceof CoreSideNotServed) throw new Error(`${where}, which takes no data (${error.message}): ${loadItThere} and leave those sections out of this file`);
     if (error instanceof CoreDataRefused) throw new Error(`${where}, which refused it at ${error.field}: ${error.message}`);
     if (error instanceof CoreUnavailable || error instanceof CoreTimeout) throw new Error(`${where}, which did not take it: ${error.message}. Start the core first`);
     throw error;
@@ -253,7 +267,9 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   options.tracing?.reportProblemsTo(logger);
-  const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock, options.signingKeys);
+  if (options.core !== undefined && config.coreUrl !== undefined) throw new Error('StartOptions.core and --core-url (COREGATE_CORE_URL) both name the core: give one');
+  const coreElsewhere = options.core === undefined ? undefined : inProcessCore;
+  const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock, options.signingKeys, coreElsewhere);
   // Wrapped once, here: every part of the instance then shares the one traced store.
   const store = options.tracing ? tracedStore(prepared.store, options.tracing.tracer) : prepared.store;
   const { data, secretHashKey } = prepared;
@@ -308,10 +324,12 @@ async function serveOn(
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
   metrics.setLimitsDegradedSource(() => limits.degraded());
-  const { core: portCore, remoteCore } = await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer);
+  // An in-process core is the embedding program's: the reference core is not built beside it.
+  const { core: portCore, remoteCore } = options.core === undefined ? await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer) : { core: options.core, remoteCore: undefined };
+  const coreElsewhere = options.core !== undefined ? inProcessCore : config.coreUrl === undefined ? undefined : redactUrl(config.coreUrl);
   try {
     // Each worker of a --workers instance sends it too: the load side adds only what is missing.
-    await loadCoreData(config, portCore, data, logger);
+    await loadCoreData(config, coreElsewhere, portCore, data, logger);
   } catch (error) {
     await remoteCore?.close();
     throw error;
@@ -385,7 +403,7 @@ async function serveOn(
         auditSpoolReadiness(spool);
         return {
           store: await probe('store', () => store.ping(), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }),
-          core: await probe('core', () => core.ping(), { core: config.coreUrl === undefined ? 'embedded reference core' : 'remote core' }),
+          core: await probe('core', () => core.ping(), { core: coreElsewhere === undefined ? 'embedded reference core' : coreElsewhere === inProcessCore ? inProcessCore : 'remote core' }),
         };
       },
     },
@@ -421,7 +439,7 @@ async function serveOn(
     if (config.webhookAllowPrivate) logger.warn('webhooks may be sent to loopback and private addresses (--webhook-allow-private): for a sandbox whose receivers run on this machine or network only');
   }
   chainer.schedule();
-  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: config.coreUrl === undefined ? 'embedded' : redactUrl(config.coreUrl) }, 'coregate listening');
+  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: coreElsewhere ?? 'embedded' }, 'coregate listening');
   const metricsUrl = metricsServer?.url ?? `${url}/metrics`;
   if (metricsServer) logger.info({ metricsUrl }, 'metrics served on their own port');
 
@@ -503,6 +521,7 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
         if (state === 'closed') logger.info({ circuit: state }, 'core circuit breaker closed');
         else logger.warn({ circuit: state }, `core circuit breaker ${state}`);
       },
+      onProtocolViolation: protocolViolationReporter(logger, metrics),
     });
     return { core: remoteCore, remoteCore };
   }

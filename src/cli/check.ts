@@ -7,6 +7,9 @@
  *   on the API's database, a remote one over its protocol (`--core-url`), never a copy;
  * - every Executed operation has its postings (by reference) and the audit record of its success;
  * - no operation has stayed unknown (or in flight) past the age limit;
+ * - no operation of the last week was refused by the core with a refusal coregate cannot name
+ *   (REJECTED_BY_CORE: settled as the core said, but the core answers outside its
+ *   protocol, docs/core-protocol.md), read from the operations table, which every instance shares;
  * - the audit chain is valid.
  * And it lists, as a warning that does not fail the check, the clients whose secret is a demo one
  * (src/sandbox/demo-secrets.ts): expected in a sandbox, a hole in production, and a store cannot
@@ -21,6 +24,7 @@ import { secretHashKeySetting } from '../auth/secret-hash-key.js';
 import { Vault } from '../auth/vault.js';
 import { clientsWithDemoSecrets, demoSecretMarker, knownDemoSecrets } from '../sandbox/demo-secrets.js';
 import { getSetting } from '../store/settings.js';
+import { findUnrecognisedCoreRefusals, unrecognisedRefusalLookbackMs, type UnrecognisedCoreRefusal } from '../store/unrecognised-core-refusals.js';
 
 /** References checked per query. */
 const pageSize = 500;
@@ -36,6 +40,11 @@ export interface CheckReport {
     executedWithoutPostings: string[];
     executedWithoutAudit: string[];
     unsettledPastAgeLimit: Array<{ reference: string; status: string; createdAt: string }>;
+    /**
+     * Operations the core refused with a refusal coregate cannot name, created in the last
+     * `lookbackDays` days: `count` exact, the newest listed.
+     */
+    unrecognisedCoreRefusals: { count: number; lookbackDays: number; operations: UnrecognisedCoreRefusal[] };
   };
   audit: Awaited<ReturnType<typeof verifyAuditChain>>;
   /**
@@ -76,6 +85,7 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
     after = page[page.length - 1] ?? after;
   }
   const unsettled = await listUnsettledOperations(store.db, Date.now() - unknownAgeLimitSeconds * 1000, findingsListedMax);
+  const unrecognised = await findUnrecognisedCoreRefusals(store.db, Date.now() - unrecognisedRefusalLookbackMs, findingsListedMax);
 
   try {
     await extendAuditChain(store);
@@ -85,7 +95,7 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
   }
   const audit = await verifyAuditChain(store);
   const clientSecrets = await demoSecretClients(store, options.masterKey);
-  const operationsOk = withoutPostings.length === 0 && withoutAudit.length === 0 && unsettled.length === 0;
+  const operationsOk = withoutPostings.length === 0 && withoutAudit.length === 0 && unsettled.length === 0 && unrecognised.count === 0;
   return {
     ok: ledgerOk && operationsOk && audit.ok,
     ledger: { ok: ledgerOk, ...ledgerCheck },
@@ -95,6 +105,7 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
       executedWithoutPostings: withoutPostings.slice(0, findingsListedMax),
       executedWithoutAudit: withoutAudit.slice(0, findingsListedMax),
       unsettledPastAgeLimit: unsettled.map((record) => ({ reference: record.reference, status: record.status, createdAt: record.createdAt })),
+      unrecognisedCoreRefusals: { count: unrecognised.count, lookbackDays: unrecognisedRefusalLookbackMs / 86_400_000, operations: unrecognised.operations },
     },
     audit,
     clientSecrets,
@@ -146,11 +157,15 @@ function describeLedger(ledger: CheckReport['ledger']): string {
 
 function describeOperations(operations: CheckReport['operations']): string {
   if (operations.ok) return `Operations OK: ${operations.executed} executed operations have their postings and audit records; none unknown past the age limit.`;
+  const unrecognised = operations.unrecognisedCoreRefusals;
+  const { lookbackDays } = unrecognised;
   const findings = [
     ...operations.executedWithoutPostings.map((reference) => `operation ${reference} is Executed, but the core holds no postings for it`),
     ...operations.executedWithoutAudit.map((reference) => `operation ${reference} is Executed, but the audit trail has no record of its success`),
     ...operations.unsettledPastAgeLimit.map((o) => `operation ${o.reference} has been ${o.status} since ${o.createdAt}, past the age limit (--unknown-age-limit)`),
+    ...unrecognised.operations.map((o) => `operation ${o.reference} (${o.operation}, ${o.createdAt}) was refused by the core with a refusal coregate cannot name, settled Rejected ${o.code}: ${o.message}`),
   ];
+  if (unrecognised.count > unrecognised.operations.length) findings.push(`and ${unrecognised.count - unrecognised.operations.length} more operations refused so in the last ${lookbackDays} days`);
   const remedies: Remedy[] = [];
   if (operations.executedWithoutPostings.length > 0) {
     remedies.push(['executed without postings', 'its client was told it succeeded, but the core has no movement for it. Do not repeat the operation; compare with the core\'s records of the account (`coregate accounts show ACCOUNT`) and with the core\'s operator.']);
@@ -160,6 +175,12 @@ function describeOperations(operations: CheckReport['operations']): string {
   }
   if (operations.unsettledPastAgeLimit.length > 0) {
     remedies.push(['past the age limit', 'the reconciler settles it once the core answers. Check that a `coregate serve` runs on this database and reaches the core (GET /health/ready); `coregate operations get REFERENCE` shows where it stands.']);
+  }
+  if (unrecognised.count > 0) {
+    remedies.push([
+      'refused with a refusal coregate cannot name',
+      `nothing to repair in the ledger: the core said Rejected, and coregate settled it so (its client got 422 REJECTED_BY_CORE quoting the core's refusal, and its operation.rejected webhook). But the core answers outside its protocol: it must name its refusals with the error catalogue's names and codes of the operation's family (docs/core-protocol.md lists them; docs/errors.md). The log line "core protocol violation" names the field and the value the core sent. Mend the core (or, for a rule the catalogue lacks, have an entry added to coregate's catalogue); the finding ends once the last such refusal is ${lookbackDays} days old.`,
+    ]);
   }
   return section(`Operations BROKEN (of ${operations.executed} executed)`, findings, remedies);
 }

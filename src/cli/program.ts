@@ -8,6 +8,7 @@ import { version } from '../version.js';
 import { print as printTo, table, type CommandIo } from './command-io.js';
 import { addWebhookCommands } from './webhook-commands.js';
 import { addFapiCommands } from './fapi-commands.js';
+import { addCoreConformanceCommand } from './core-conformance-command.js';
 import type { CoreFlags } from './core-session.js';
 import { addClientOptions, callOptions, clientFrom, readJsonFile, UsageError, type ClientFlags } from './client-commands.js';
 
@@ -126,6 +127,9 @@ export function coregateProgram(io: CommandIo): Command {
       const { businessDate } = await (await import('./core-advance.js')).coreDate(flags);
       print(flags.json ? { businessDate } : businessDate);
     });
+  addCoreConformanceCommand(core, io, (code) => {
+    throw new ExitCode(code);
+  });
 
   const clients = program.command('clients').description('onboard and manage OAuth clients');
   clients

@@ -3,7 +3,10 @@
  * and for `coolDownMs` every call fails at once, without touching the network — a dead core then
  * costs the API nothing, and the core is not hammered while it recovers. After the cool-down the
  * breaker is half-open: one trial call goes through (others still fail at once); its success
- * closes the breaker, its failure opens it for another cool-down.
+ * closes the breaker, its failure opens it for another cool-down. What counts as a failure is the
+ * caller's to say (`run`'s `isFailure`): an error that is not one (the remote core's answer broke
+ * its protocol, but it answered) neither counts nor resets the count, and a half-open breaker
+ * stays half-open for the next trial.
  */
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -50,15 +53,18 @@ export class CircuitBreaker {
     return this.#failures;
   }
 
-  /** Runs `call` unless the breaker is open; a rejection of `call` counts as a failure. */
-  async run<T>(call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `call` unless the breaker is open. An answer is a success; a rejection counts as a
+   * failure when `isFailure` says so (every rejection by default), and otherwise not at all.
+   */
+  async run<T>(call: () => Promise<T>, isFailure: (error: unknown) => boolean = () => true): Promise<T> {
     const trial = this.#admit();
     try {
       const value = await call();
       this.#succeeded();
       return value;
     } catch (error) {
-      this.#failed();
+      if (isFailure(error)) this.#failed();
       throw error;
     } finally {
       if (trial) this.#trialInFlight = false;

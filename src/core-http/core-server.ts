@@ -15,8 +15,10 @@ import { hasDataLoad, hasRecords } from '../core/port.js';
 import type { Logger } from '../log.js';
 import { spanIdsOf, traceHttpRequests } from '../tracing/http-spans.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
+import type { TSchema } from '@sinclair/typebox';
 import { BadCommand, coreRoutes, type ServedCore } from './core-routes.js';
 import { identifierLengthMax, paths, ReadySchema, UnavailableSchema } from './protocol.js';
+import { withNamedSchemas } from './protocol-document.js';
 import { sharedSchemaController } from '../schema-compilers.js';
 
 /** Commands are small JSON documents. */
@@ -34,8 +36,25 @@ export interface CoreServerOptions {
 }
 
 
+/**
+ * The document's tags: what each group of routes is for, and whether a core must serve it
+ * (docs/core-protocol.md, "What a core serves").
+ */
+const protocolTags = [
+  { name: 'Term deposits', description: 'Required. Constitutions by reference (at most once), their lookups, and a contract by number.' },
+  { name: 'Merchandising loans', description: 'Required. Installment executions by reference (at most once) and their lookups.' },
+  { name: 'Reconciliation', description: 'Required. Fences: the API closes a reference whose outcome it does not know, then looks it up.' },
+  { name: 'Directory', description: 'Required: a user\'s and a workstation\'s status, checked on every business call (the lists of users and workstations are Records).' },
+  { name: 'Business days', description: 'The business date and the events are required (the API reads them on its own); the advance is optional (operators only).' },
+  { name: 'Records', description: 'Optional: the read side for operators. Without it the operator views answer 501 and coregate check cannot prove the ledger.' },
+  { name: 'Sandbox data', description: 'Optional: the load side. Without it coregate serve --core-url --data refuses to start when the file has a core part.' },
+  { name: 'Health', description: 'Required: readiness.' },
+];
+
 export async function buildCoreServer(options: CoreServerOptions): Promise<FastifyInstance> {
   const { core } = options;
+  // The bodies and answers of the routes this core serves: named components of the document.
+  const documented: TSchema[] = [ReadySchema, UnavailableSchema];
   const app = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     bodyLimit: coreBodyBytesMax,
@@ -66,9 +85,13 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
         version: options.version,
         description:
           'The CoreBankingPort over HTTP (docs/core-protocol.md). The reference in a command\'s path is its idempotency key: the same reference again answers the original outcome. ' +
-          'Amounts are integer minor units as decimal strings. No authentication: run it on a private network or behind mTLS.',
+          'Amounts are integer minor units as decimal strings. A refusal is a 200 answer {status: Rejected, refusal: {name, code, message}} whose name and code come from the list in docs/core-protocol.md (Refusals). ' +
+          'No authentication: run it on a private network or behind mTLS. The same document is checked in as docs/core-protocol.openapi.json.',
       },
+      tags: protocolTags,
     },
+    // Every titled schema a component, referred to by name (protocol-document.ts); the routes validate as before.
+    transformObject: (document) => ('openapiObject' in document ? withNamedSchemas(document.openapiObject, documented) : document.swaggerObject),
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
@@ -95,6 +118,7 @@ export async function buildCoreServer(options: CoreServerOptions): Promise<Fasti
   for (const row of coreRoutes) {
     if (row.side === 'records' && !hasRecords(core)) continue;
     if (row.side === 'data' && !hasDataLoad(core)) continue;
+    documented.push(...(row.body ? [row.body] : []), ...Object.values(row.response));
     app.route({
       method: row.method,
       url: row.path,

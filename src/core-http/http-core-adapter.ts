@@ -4,16 +4,22 @@
  * and settles it after (src/operations/execution.ts).
  *
  * Every call has a time-out covering the headers and the body (CoreTimeout, 504). A refused or
- * reset connection, any 5xx, and an answer that breaks the protocol — wrong status, not JSON, a
- * body that fails the protocol's schema, an amount that is not strict minor units, a refusal the
- * catalogue does not know, a result for another reference — are CoreUnavailable (502): the API
- * then holds the outcome as unknown and reconciles by reference. A circuit breaker stops calling a
- * core that keeps failing: while it is open every call is CoreUnavailable at once.
+ * reset connection and any 5xx are CoreUnavailable (502); so is an answer that breaks the protocol
+ * — wrong status, not JSON, a body that fails the protocol's schema, an amount that is not strict
+ * minor units, a result for another reference — as a CoreProtocolViolation: the API then holds the
+ * outcome as unknown and reconciles by reference. A Rejected answer is the core's final word even
+ * when coregate cannot name its refusal (a name the catalogue does not know, a code of the other
+ * family or of another entry): it stays a refusal, an UnrecognisedRefusal (codec.ts). Every
+ * violation, those refusals included, is told to `onProtocolViolation` (the log and the metrics).
+ * A circuit breaker stops calling a core whose transport keeps failing (time-outs, refused or
+ * reset connections, 5xx): while it is open every call is CoreUnavailable at once. An answer that
+ * breaks the protocol is an answer: it never opens the breaker.
  */
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../clock/system-clock.js';
 import { context, propagation, ROOT_CONTEXT, trace, TraceFlags, type Span, type Tracer } from '@opentelemetry/api';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { Pool, type Dispatcher } from 'undici';
@@ -64,7 +70,10 @@ import {
   loanCommandToWire,
   loanResultFromWire,
   outcomeFromWire,
+  coreText,
   ProtocolViolation,
+  UnrecognisedRefusal,
+  type ProtocolViolationKind,
   termDepositCommandToWire,
   termDepositFromWire,
   type OutcomeWire,
@@ -127,6 +136,42 @@ const keepAliveIdleMs = 4_000;
  */
 export const advanceTimeoutMs = 30_000;
 
+/**
+ * An answer of the core that broke the protocol (docs/core-protocol.md, "What the API's adapter
+ * makes of it"): CoreUnavailable, so the outcome is held unknown, but not a failure of the core's
+ * transport, so the circuit breaker does not count it.
+ */
+export class CoreProtocolViolation extends CoreUnavailable {
+  override name = 'CoreProtocolViolation';
+
+  constructor(
+    message: string,
+    readonly violation: ProtocolViolation,
+  ) {
+    super(message, { cause: violation });
+  }
+}
+
+/** What `onProtocolViolation` is told: enough for an operator to find the field, never a whole answer. */
+export interface ProtocolViolationReport {
+  kind: ProtocolViolationKind;
+  /** The protocol's route, e.g. `GET /core/v1/term-deposit-constitutions/:reference`. */
+  call: string;
+  /** The operation reference the call was about, when it was about one. */
+  reference: string | undefined;
+  /** Where in the answer: `refusal.name`, `refusal.code`, `status`, a schema path (`/result/principalMinor`), `body`. */
+  field: string;
+  /** What was there, bounded (at most 64 characters) and without control characters; absent when it says nothing (a body that is not JSON). */
+  value: string | undefined;
+  /** What the adapter made of it, in words. */
+  message: string;
+  /** Whether the outcome was settled as the core said (a refusal coregate cannot name) or held unknown (CoreProtocolViolation, 502). */
+  settled: boolean;
+}
+
+/** The most of a value from the core's answer a report quotes. */
+const reportedValueCharsMax = 64;
+
 export interface HttpCoreOptions {
   /** The core's base URL, e.g. http://core.internal:8081 (a path prefix is kept). */
   url: string;
@@ -136,6 +181,8 @@ export interface HttpCoreOptions {
   circuit?: { failuresMax: number; coolDownMs: number };
   /** Told of every breaker state change (metrics). */
   onCircuitStateChange?: (state: CircuitState) => void;
+  /** Told of every answer that broke the protocol, a refusal coregate cannot name included (the log and the metrics). */
+  onProtocolViolation?: (violation: ProtocolViolationReport) => void;
   /**
    * Whose time runs each call's time-out and the breaker's cool-down (src/core/clock.ts): the
    * system's by default; the API hands it its own, so a test's fake clock decides when a call
@@ -211,6 +258,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
   readonly #breaker: CircuitBreaker;
   readonly #tracer: Tracer | undefined;
   readonly #server: { address: string; port: number };
+  readonly #onProtocolViolation: ((violation: ProtocolViolationReport) => void) | undefined;
 
   constructor(options: HttpCoreOptions) {
     const url = new URL(options.url);
@@ -220,6 +268,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     this.#timeoutMs = options.timeoutMs;
     this.#clock = options.clock ?? systemClock;
     this.#tracer = options.tracer;
+    this.#onProtocolViolation = options.onProtocolViolation;
     this.#server = { address: url.hostname, port: Number(url.port || (url.protocol === 'https:' ? 443 : 80)) };
     this.#pool = new Pool(url.origin, {
       connections: options.connectionsMax ?? coreConnectionsMax,
@@ -275,7 +324,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     return this.#call('GET', paths.termDeposit, `/term-deposits/${encodeURIComponent(contractNumber)}`, undefined, (answer) => {
       if (isNotFound(answer)) return undefined;
       const deposit = termDepositFromWire(expect<TermDepositWire>(answer, 200, check.termDeposit));
-      if (deposit.contractNumber !== contractNumber) throw new ProtocolViolation(`asked for contract ${contractNumber}, got ${deposit.contractNumber}`);
+      if (deposit.contractNumber !== contractNumber) throw new ProtocolViolation(`asked for contract ${contractNumber}, got ${deposit.contractNumber}`, 'foreign_answer', '/contractNumber', deposit.contractNumber);
       return deposit;
     });
   }
@@ -352,7 +401,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     return this.#side('records', 'GET', recordPaths.account, `/accounts/${encodeURIComponent(accountNumber)}`, undefined, (answer) => {
       if (isNotFound(answer)) return undefined;
       const account = accountFromWire(expect<AccountWire>(answer, 200, check.account));
-      if (account.accountNumber !== accountNumber) throw new ProtocolViolation(`asked for account ${accountNumber}, got ${account.accountNumber}`);
+      if (account.accountNumber !== accountNumber) throw new ProtocolViolation(`asked for account ${accountNumber}, got ${account.accountNumber}`, 'foreign_answer', '/accountNumber', account.accountNumber);
       return account;
     });
   }
@@ -400,7 +449,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
       const answer = await this.#side('records', 'POST', recordPaths.postedReferences, '/posted-references', { references: batch }, (answer) => {
         const wire = expect<{ posted: string[] }>(answer, 200, check.posted);
         const stranger = wire.posted.find((reference) => !asked.has(reference));
-        if (stranger !== undefined) throw new ProtocolViolation(`the core answered reference ${stranger}, which was not asked`);
+        if (stranger !== undefined) throw new ProtocolViolation(`the core answered reference ${stranger}, which was not asked`, 'foreign_answer', '/posted', stranger);
         return wire.posted;
       });
       posted.push(...answer);
@@ -452,12 +501,13 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     timeoutMs: number = this.#timeoutMs,
   ): Promise<T> {
     const tracer = this.#tracer;
-    if (tracer === undefined) return this.#guarded(method, path, body, read, prefix, timeoutMs, undefined);
+    const call = { method, template, path };
+    if (tracer === undefined) return this.#guarded(call, body, read, prefix, timeoutMs, undefined);
     // A call outside any trace (the webhook relay's polls, the reconciler, the readiness probe)
     // gets no span, and tells the core not to trace it either: a trace per poll would bury the
     // requests worth following.
     if (trace.getSpan(context.active()) === undefined) {
-      return this.#guarded(method, path, body, read, prefix, timeoutMs, { span: undefined, headers: unsampledTraceHeaders() });
+      return this.#guarded(call, body, read, prefix, timeoutMs, { span: undefined, headers: unsampledTraceHeaders() });
     }
     const attributes = {
       [attribute.httpRequestMethod]: method,
@@ -468,25 +518,51 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     return inClientSpan(tracer, `${method} ${template}`, attributes, (span) => {
       const headers: Record<string, string> = {};
       propagation.inject(context.active(), headers);
-      return this.#guarded(method, path, body, read, prefix, timeoutMs, { span, headers });
+      return this.#guarded(call, body, read, prefix, timeoutMs, { span, headers });
     });
   }
 
+  /**
+   * The call through the breaker, which counts only what says the core cannot be reached (a
+   * time-out, a refused or reset connection, a 5xx): an answer that breaks the protocol is the
+   * core answering. Every violation is reported, the refusals coregate cannot name included.
+   */
   async #guarded<T>(
-    method: 'GET' | 'POST',
-    path: string,
+    call: { method: 'GET' | 'POST'; template: string; path: string },
     body: unknown,
     read: (answer: Answer) => T,
     prefix: string,
     timeoutMs: number,
     callTrace: CallTrace | undefined,
   ): Promise<T> {
+    const { method, path } = call;
+    let value: T;
     try {
-      return await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs, callTrace));
+      value = await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs, callTrace), isTransportFailure);
     } catch (error) {
       if (error instanceof CircuitOpen) throw new CoreUnavailable(error.message, { cause: error });
+      if (error instanceof CoreProtocolViolation) this.#report(call, error.violation, error.message, false);
       throw error;
     }
+    const refusal = unrecognisedRefusalOf(value);
+    if (refusal !== undefined) this.#report(call, new ProtocolViolation(refusal.message, refusal.kind, refusal.field, refusal.value), refusal.message, true);
+    return value;
+  }
+
+  #report(call: { method: string; template: string; path: string }, violation: ProtocolViolation, message: string, settled: boolean): void {
+    const report = this.#onProtocolViolation;
+    if (report === undefined) return;
+    // The reference is the last segment of the path of a call about one (paths in protocol.ts).
+    const reference = call.template.endsWith('/:reference') ? decodeURIComponent(call.path.slice(call.path.lastIndexOf('/') + 1)) : undefined;
+    report({
+      kind: violation.kind,
+      call: `${call.method} ${call.template}`,
+      reference,
+      field: violation.field,
+      value: violation.value === undefined ? undefined : coreText(violation.value, reportedValueCharsMax),
+      message,
+      settled,
+    });
   }
 
   /**
@@ -523,20 +599,22 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
       const response = await this.#send(method, path, body, controller.signal, callTrace?.headers);
       callTrace?.span?.setAttribute(attribute.httpResponseStatusCode, response.statusCode);
       const text = await readBounded(response.body);
-      if (response.statusCode >= 500) throw new CoreUnavailable(`the core answered ${what} with ${response.statusCode}: ${text.slice(0, 200)}`);
+      if (response.statusCode >= 500) throw new CoreUnavailable(`the core answered ${what} with ${response.statusCode}: ${coreText(text, 200)}`);
       const contentType = String(response.headers['content-type'] ?? '');
-      if (!/^application\/json\b/i.test(contentType)) throw new ProtocolViolation(`${response.statusCode} with Content-Type "${contentType}"`);
+      if (!/^application\/json\b/i.test(contentType)) {
+        throw new ProtocolViolation(`${response.statusCode} with Content-Type "${coreText(contentType, reportedValueCharsMax)}"`, 'malformed_answer', 'content-type', contentType);
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
-        throw new ProtocolViolation(`${response.statusCode} with a body that is not JSON`);
+        throw new ProtocolViolation(`${response.statusCode} with a body that is not JSON`, 'malformed_answer', 'body');
       }
       return read({ status: response.statusCode, body: parsed });
     } catch (error) {
       if (controller.signal.aborted) throw new CoreTimeout(`the core did not answer ${what} within ${timeoutMs} ms`, { cause: error });
       if (error instanceof CoreUnavailable) throw error;
-      if (error instanceof ProtocolViolation) throw new CoreUnavailable(`the core's answer to ${what} breaks the protocol: ${error.message}`, { cause: error });
+      if (error instanceof ProtocolViolation) throw new CoreProtocolViolation(`the core's answer to ${what} breaks the protocol: ${error.message}`, error);
       throw new CoreUnavailable(`the core could not be reached (${what}): ${(error as Error).message}`, { cause: error });
     } finally {
       timer.clear();
@@ -556,6 +634,18 @@ function unsampledTraceHeaders(): Record<string, string> {
   return headers;
 }
 
+/** What the breaker counts: the core could not be reached or did not answer in time, not an answer that broke the protocol. */
+function isTransportFailure(error: unknown): boolean {
+  return !(error instanceof CoreProtocolViolation);
+}
+
+/** The refusal of an outcome that coregate could not name, when the value is one. */
+function unrecognisedRefusalOf(value: unknown): UnrecognisedRefusal | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const refusal = (value as { status?: unknown; refusal?: unknown }).refusal;
+  return (value as { status?: unknown }).status === 'Rejected' && refusal instanceof UnrecognisedRefusal ? refusal : undefined;
+}
+
 /** A connection closed or reset before the answer began: nothing but the socket failed. */
 function isClosedConnection(error: unknown): boolean {
   const code = (error as { code?: string }).code;
@@ -570,24 +660,65 @@ async function readBounded(body: Dispatcher.ResponseData['body']): Promise<strin
     size += chunk.length;
     if (size > coreResponseBytesMax) {
       body.destroy();
-      throw new ProtocolViolation(`an answer larger than ${coreResponseBytesMax} bytes`);
+      throw new ProtocolViolation(`an answer larger than ${coreResponseBytesMax} bytes`, 'malformed_answer', 'body');
     }
     chunks.push(chunk);
   }
   try {
     return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
   } catch {
-    throw new ProtocolViolation('an answer that is not UTF-8');
+    throw new ProtocolViolation('an answer that is not UTF-8', 'malformed_answer', 'body');
   }
 }
 
 function expect<W>(answer: Answer, status: number, schema: TypeCheck<TSchema>): W {
-  if (answer.status !== status) throw new ProtocolViolation(`status ${answer.status} where ${status} was expected: ${JSON.stringify(answer.body).slice(0, 200)}`);
+  if (answer.status !== status) {
+    throw new ProtocolViolation(`status ${answer.status} where ${status} was expected: ${coreText(JSON.stringify(answer.body), 200)}`, 'unexpected_status', 'status', String(answer.status));
+  }
   if (!schema.Check(answer.body)) {
-    const first = schema.Errors(answer.body).First();
-    throw new ProtocolViolation(`the body fails the protocol's schema${first ? ` at ${first.path || '/'}: ${first.message}` : ''}`);
+    const error = deepestError(schema.Errors(answer.body));
+    const field = error ? error.path || '/' : 'body';
+    const value = error === undefined || error.value === undefined ? undefined : typeof error.value === 'string' ? error.value : JSON.stringify(error.value);
+    throw new ProtocolViolation(`the body fails the protocol's schema${error ? ` at ${field}: ${error.message}` : ''}`, 'malformed_answer', field, value === undefined ? undefined : coreText(value, reportedValueCharsMax));
   }
   return answer.body as W;
+}
+
+/** The schema errors read, at most, to name the field at fault: an answer's errors are few, a hostile one's need not be. */
+const schemaErrorsReadMax = 50;
+
+/**
+ * The error that names the field at fault, its deepest. An outcome is a union (Executed or
+ * Rejected) whose own error is at the root: the variant whose discriminator (its `status` literal)
+ * the answer has names the field (`/result/principalMinor`); when the answer has neither, the
+ * discriminator does (`/status`).
+ */
+function deepestError(errors: Iterable<ValueError>, budget = { left: schemaErrorsReadMax }): ValueError | undefined {
+  let deepest: ValueError | undefined;
+  for (const error of errors) {
+    if (budget.left-- <= 0) break;
+    let candidate: ValueError | undefined = error;
+    if (error.errors.length > 0) {
+      const variants = error.errors.map((variant) => [...take(variant, budget)]);
+      const chosen = variants.find((variant) => !variant.some((inner) => inner.type === ValueErrorType.Literal));
+      candidate = chosen === undefined ? variants.flat().find((inner) => inner.type === ValueErrorType.Literal) ?? error : deepestError(chosen, budget) ?? error;
+    }
+    if (deepest === undefined || depth(candidate) > depth(deepest)) deepest = candidate;
+  }
+  return deepest;
+}
+
+/** How deep in the answer an error is: `/result/principalMinor` is 2, the root 0. */
+function depth(error: ValueError): number {
+  return error.path.split('/').length - 1;
+}
+
+/** At most the budget's errors of an iterator. */
+function* take(errors: Iterable<ValueError>, budget: { left: number }): Iterable<ValueError> {
+  for (const error of errors) {
+    if (budget.left-- <= 0) return;
+    yield error;
+  }
 }
 
 function isNotFound(answer: Answer): boolean {
@@ -600,11 +731,12 @@ function outcome<W, T>(
   family: Family,
   fromWire: (wire: W) => T,
   referenceOf: (result: T) => string,
+  referenceField: string,
   reference: string,
 ): CoreOutcome<T> {
   const decoded = outcomeFromWire(expect<OutcomeWire<W>>(answer, 200, schema), family, fromWire);
   if (decoded.status === 'Executed' && referenceOf(decoded.result) !== reference) {
-    throw new ProtocolViolation(`asked for reference ${reference}, got the result of ${referenceOf(decoded.result)}`);
+    throw new ProtocolViolation(`asked for reference ${reference}, got the result of ${referenceOf(decoded.result)}`, 'foreign_answer', referenceField, referenceOf(decoded.result));
   }
   return decoded;
 }
@@ -613,14 +745,14 @@ function termDepositOutcome(answer: Answer, reference: string, lookup: true): Co
 function termDepositOutcome(answer: Answer, reference: string, lookup: false): CoreOutcome<TermDeposit>;
 function termDepositOutcome(answer: Answer, reference: string, lookup: boolean): CoreLookup<TermDeposit> {
   if (lookup && isNotFound(answer)) return { status: 'NotFound' };
-  return outcome<TermDepositWire, TermDeposit>(answer, check.termDepositOutcome, 'TD', termDepositFromWire, (result) => result.operationReference, reference);
+  return outcome<TermDepositWire, TermDeposit>(answer, check.termDepositOutcome, 'TD', termDepositFromWire, (result) => result.operationReference, '/result/operationReference', reference);
 }
 
 function loanOutcome(answer: Answer, reference: string, lookup: true): CoreLookup<LoanInstallmentResult>;
 function loanOutcome(answer: Answer, reference: string, lookup: false): CoreOutcome<LoanInstallmentResult>;
 function loanOutcome(answer: Answer, reference: string, lookup: boolean): CoreLookup<LoanInstallmentResult> {
   if (lookup && isNotFound(answer)) return { status: 'NotFound' };
-  return outcome<LoanInstallmentResultWire, LoanInstallmentResult>(answer, check.loanOutcome, 'ML', loanResultFromWire, (result) => result.executionReference, reference);
+  return outcome<LoanInstallmentResultWire, LoanInstallmentResult>(answer, check.loanOutcome, 'ML', loanResultFromWire, (result) => result.executionReference, '/result/executionReference', reference);
 }
 
 function directoryStatus(answer: Answer): DirectoryStatus {

@@ -102,6 +102,7 @@ export const errorCatalogue = {
   loanAccountNotCustomers: entry('ML', 422, 10, 'ACCOUNT_NOT_OWNED_BY_FACILITY_CUSTOMER', 'The payment or expense account does not belong to the facility\'s customer.'),
   // 422: both
   rejectedByCore: entry('both', 422, 90, 'REJECTED_BY_CORE', 'The core refused an operation it had accepted (answered 202): the sandbox scenario async-rejected. Nothing was posted; the reference is closed in the core.'),
+  unrecognisedCoreRefusal: entry('both', 422, 91, 'REJECTED_BY_CORE', 'The core refused the operation (a final Rejected answer), but named its refusal in a way coregate cannot map to this catalogue: a name it does not know, a refusal of the other family, or a code that is not the named entry\'s. The message quotes the core\'s refusal (its name, code and message). The operation is final: nothing was posted; the operator is told (docs/core-protocol.md, "What the API\'s adapter makes of it").'),
   // 500 / 502 / 504
   internalError: entry('both', 500, 1, 'INTERNAL_ERROR', 'Unexpected internal error; the log line with the request id has the cause.'),
   coreUnavailable: entry('both', 502, 1, 'CORE_UNAVAILABLE', 'The core banking system is unavailable or answered invalidly; the outcome is held as unknown and a repeat with the same x-correlation-id reconciles.'),

@@ -4,7 +4,7 @@
  * as bigint minor units plus an ISO 4217 currency, calendar dates as YYYY-MM-DD strings, and the
  * operation's reference, a UUID the API assigns before it calls the core.
  *
- * Rules every implementation keeps (the conformance suite in test/port checks them):
+ * Rules every implementation keeps (the conformance kit, src/conformance and docs/conformance.md, checks them):
  * - **At most once per reference.** A core executes an operation at most once per reference and
  *   keeps the reference with its postings; the same reference again answers the original
  *   outcome, executed or rejected, without a second movement.

@@ -11,6 +11,7 @@ import type { PoolStats } from '../store/connect.js';
 import { LabelBudget } from './label-budget.js';
 import { RequestSeries } from './request-series.js';
 import { auditLossReasons, type AuditLossReason } from '../audit/audit-unavailable.js';
+import { protocolViolationKinds, type ProtocolViolationKind } from '../core-http/codec.js';
 
 /** How an operation request ended, as the operations layer reports it. */
 export type OperationOutcome = 'Executed' | 'Rejected' | 'Unknown' | 'Pending' | 'Duplicate' | 'Refused';
@@ -82,6 +83,7 @@ export class Metrics {
   readonly #circuitState: Gauge<'target' | 'state'>;
   readonly #sourceErrors: Counter<'source'>;
   readonly #auditRecordsLost: Counter<'reason'>;
+  readonly #coreProtocolViolations: Counter<'kind'>;
 
   #backlogSource: (() => Promise<ReconcilerBacklog>) | undefined;
   /** One backlog read shared by the two gauges it feeds, for the scrape in progress. */
@@ -240,6 +242,14 @@ export class Metrics {
     });
     // Every reason from 0, so that an alert on increase() sees the first loss.
     for (const reason of auditLossReasons) this.#auditRecordsLost.inc({ reason }, 0);
+    this.#coreProtocolViolations = new Counter({
+      name: 'coregate_core_protocol_violations_total',
+      help: 'Answers of the remote core that broke its protocol, by kind: a refusal coregate cannot name (unknown_refusal, refusal_family_mismatch, refusal_code_mismatch: settled Rejected as the core said), or an answer held unknown (malformed_answer, unexpected_status, foreign_answer: 502).',
+      labelNames: ['kind'],
+      registers,
+    });
+    // Every kind from 0, for the same reason: the first violation is the one to alert on.
+    for (const kind of protocolViolationKinds) this.#coreProtocolViolations.inc({ kind }, 0);
     // Registered after the gauges so that their reads have started when this one is collected:
     // it waits for them, and a failure shows in the same scrape as its empty gauge.
     this.#sourceErrors = new Counter({
@@ -349,6 +359,14 @@ export class Metrics {
    */
   setAuditSpoolSource(source: () => AuditSpoolReading): void {
     this.#auditSpoolSource = source;
+  }
+
+  /**
+   * The remote core answered outside its protocol (`coregate_core_protocol_violations_total{kind}`):
+   * `kind` is one of a fixed list (src/core-http/codec.ts), never a value from the answer.
+   */
+  coreProtocolViolation(kind: ProtocolViolationKind): void {
+    this.#coreProtocolViolations.inc({ kind });
   }
 
   /** An audit record of a refused request could not be kept (`coregate_audit_records_lost_total{reason}`). */

@@ -72,6 +72,30 @@ test('a failed trial opens the breaker for another cool-down', async () => {
   assert.deepEqual(changes, ['open', 'half-open', 'open', 'half-open', 'closed']);
 });
 
+test('an error the caller does not count as a failure (an answer that broke the protocol) neither counts nor resets the count; a half-open breaker stays half-open for the next trial', async () => {
+  const { breaker, fail, clock, changes, calls } = breakerOnFakeClock(2, 1_000);
+  const answeredBadly = () =>
+    breaker.run(
+      async () => {
+        calls();
+        throw new Error('malformed answer');
+      },
+      (error) => !/malformed/.test((error as Error).message),
+    );
+  await assert.rejects(fail(), /core down/);
+  for (let answer = 0; answer < 10; answer += 1) await assert.rejects(answeredBadly(), /malformed/);
+  assert.equal(breaker.state, 'closed', 'ten malformed answers in a row do not open the breaker');
+  assert.equal(breaker.failures, 1, 'nor reset the count of transport failures');
+  await assert.rejects(fail(), /core down/);
+  assert.equal(breaker.state, 'open', 'the second transport failure in a row opens it');
+  clock.nowMs = 1_000;
+  await assert.rejects(answeredBadly(), /malformed/);
+  assert.equal(breaker.state, 'half-open', 'a trial answered badly neither closes nor opens it');
+  assert.equal(await breaker.run(async () => 'well-formed'), 'well-formed', 'the next call is a trial of its own');
+  assert.equal(breaker.state, 'closed');
+  assert.deepEqual(changes, ['open', 'half-open', 'closed']);
+});
+
 test('invalid settings are refused', () => {
   assert.throws(() => new CircuitBreaker({ failuresMax: 0, coolDownMs: 1 }));
   assert.throws(() => new CircuitBreaker({ failuresMax: 1, coolDownMs: -1 }));

@@ -75,7 +75,8 @@ class Documented {
     assert.ok(declared, `${method.toUpperCase()} ${template} → ${status} is documented`);
     const schema = declared.content?.['application/json']?.schema;
     assert.ok(schema, `${method.toUpperCase()} ${template} → ${status} documents a JSON body`);
-    const validate = this.#ajv.compile(schema);
+    // The document names its schemas (components) and refers to them: compiled with them at hand.
+    const validate = this.#ajv.compile({ ...schema, components: this.doc.components });
     assert.ok(validate(body), `${method.toUpperCase()} ${template} → ${status}: ${this.#ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`);
   }
 }

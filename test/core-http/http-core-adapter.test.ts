@@ -1,8 +1,10 @@
 /**
  * The HTTP adapter (HttpCore) against a fake core at the wire: what it makes of a core that is
- * down, slow, failing or lying. A time-out is CoreTimeout; a refused or reset connection, a 5xx
- * and any answer that breaks the protocol are CoreUnavailable; refusals and NotFound are answers.
- * The circuit breaker stops calling a core that keeps failing; connections are kept alive and
+ * down, slow, failing or lying. A time-out is CoreTimeout; a refused or reset connection and a 5xx
+ * are CoreUnavailable, and so is an answer that breaks the protocol (CoreProtocolViolation, each
+ * reported with its kind, field and value); refusals and NotFound are answers, a refusal coregate
+ * cannot name included (REJECTED_BY_CORE, reported too). The circuit breaker stops
+ * calling a core whose transport keeps failing, never for answers; connections are kept alive and
  * bounded.
  */
 import assert from 'node:assert/strict';
@@ -10,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import { after, describe, test } from 'node:test';
 import { loanResultToWire, termDepositToWire } from '../../src/core-http/codec.js';
-import { HttpCore } from '../../src/core-http/http-core-adapter.js';
+import { CoreProtocolViolation, HttpCore, type HttpCoreOptions, type ProtocolViolationReport } from '../../src/core-http/http-core-adapter.js';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
 import { CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
 import { deposit as depositCommand } from '../port/conformance.js';
@@ -99,9 +101,14 @@ const json = (status: number, body: string, contentType = 'application/json'): H
 };
 
 /** Runs `work` against a fake core answering with `handler`, then closes both. */
-async function against<T>(handler: Handler, work: (core: HttpCore, fake: Awaited<ReturnType<typeof fakeCore>>) => Promise<T>, timeoutMs = 2_000): Promise<T> {
+async function against<T>(
+  handler: Handler,
+  work: (core: HttpCore, fake: Awaited<ReturnType<typeof fakeCore>>) => Promise<T>,
+  timeoutMs = 2_000,
+  options: Partial<HttpCoreOptions> = {},
+): Promise<T> {
   const fake = await fakeCore(handler);
-  const core = new HttpCore({ url: fake.url, timeoutMs });
+  const core = new HttpCore({ url: fake.url, timeoutMs, ...options });
   try {
     return await work(core, fake);
   } finally {
@@ -260,36 +267,49 @@ describe('HttpCore: failures', () => {
   });
 
   const result = termDepositToWire(deposit) as Record<string, unknown>;
-  const breaches: Array<[string, Handler]> = [
-    ['a body that is not JSON', json(200, '<html>core says hello</html>')],
-    ['a JSON body with another Content-Type', json(200, executedBody(), 'text/plain')],
-    ['a body that is not UTF-8', (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]))],
-    ['an unknown status word', json(200, JSON.stringify({ status: 'Done', result }))],
-    ['an amount as a JSON number', json(200, executedBody({ ...result, principalMinor: 100000 }))],
-    ['an amount with a leading zero', json(200, executedBody({ ...result, principalMinor: '0100000' }))],
-    ['an amount with decimals', json(200, executedBody({ ...result, principalMinor: '1000.00' }))],
-    ['an amount in exponent notation', json(200, executedBody({ ...result, principalMinor: '1e5' }))],
-    ['a negative amount', json(200, executedBody({ ...result, expectedInterestMinor: '-1' }))],
-    ['an amount beyond 19 digits', json(200, executedBody({ ...result, principalMinor: '12345678901234567890' }))],
-    ['a date that is not YYYY-MM-DD', json(200, executedBody({ ...result, maturityDate: '01/06/2026' }))],
-    ['a missing field', json(200, executedBody(Object.fromEntries(Object.entries(result).filter(([key]) => key !== 'contractNumber'))))],
-    ['the result of another reference', json(200, executedBody({ ...result, operationReference: 'someone-else' }))],
-    ['a refusal the catalogue does not know', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'noSuchRule', code: 'TD-422-099', message: 'x' } }))],
-    ['a refusal whose code is not its entry\'s', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'insufficientFundsSource', code: 'TD-422-003', message: 'x' } }))],
-    ['a refusal of the other family', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'facilityNotFound', code: 'ML-404-001', message: 'x' } }))],
-    ['a status the protocol does not use (201)', json(201, executedBody())],
-    ['a 404 that is not {status: NotFound} (no such route: a wrong core URL)', json(404, JSON.stringify({ error: 'NO_ROUTE', message: 'No route' }))],
-    ['a 400 (the core refused the command as malformed)', json(400, JSON.stringify({ error: 'BAD_REQUEST', message: 'bad' }))],
-    ['an answer over 256 KiB', json(200, JSON.stringify({ status: 'Executed', result: { ...result, padding: 'x'.repeat(300 * 1024) } }))],
+  const breaches: Array<[string, Handler, ProtocolViolationReport['kind'], string]> = [
+    ['a body that is not JSON', json(200, '<html>core says hello</html>'), 'malformed_answer', 'body'],
+    ['a JSON body with another Content-Type', json(200, executedBody(), 'text/plain'), 'malformed_answer', 'content-type'],
+    ['a body that is not UTF-8', (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(Buffer.from([0x7b, 0xff, 0xfe, 0x7d])), 'malformed_answer', 'body'],
+    ['an unknown status word', json(200, JSON.stringify({ status: 'Done', result })), 'malformed_answer', '/status'],
+    ['an amount as a JSON number', json(200, executedBody({ ...result, principalMinor: 100000 })), 'malformed_answer', '/result/principalMinor'],
+    ['an amount with a leading zero', json(200, executedBody({ ...result, principalMinor: '0100000' })), 'malformed_answer', '/result/principalMinor'],
+    ['an amount with decimals', json(200, executedBody({ ...result, principalMinor: '1000.00' })), 'malformed_answer', '/result/principalMinor'],
+    ['an amount in exponent notation', json(200, executedBody({ ...result, principalMinor: '1e5' })), 'malformed_answer', '/result/principalMinor'],
+    ['a negative amount', json(200, executedBody({ ...result, expectedInterestMinor: '-1' })), 'malformed_answer', '/result/expectedInterestMinor'],
+    ['an amount beyond 19 digits', json(200, executedBody({ ...result, principalMinor: '12345678901234567890' })), 'malformed_answer', '/result/principalMinor'],
+    ['a date that is not YYYY-MM-DD', json(200, executedBody({ ...result, maturityDate: '01/06/2026' })), 'malformed_answer', '/result/maturityDate'],
+    ['a missing field', json(200, executedBody(Object.fromEntries(Object.entries(result).filter(([key]) => key !== 'contractNumber')))), 'malformed_answer', '/result/contractNumber'],
+    ['the result of another reference', json(200, executedBody({ ...result, operationReference: 'someone-else' })), 'foreign_answer', '/result/operationReference'],
+    ['a refusal whose name breaks the schema (not letters and digits)', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'ACCOUNT_FROZEN', code: 'TD-422-077', message: 'x' } })), 'malformed_answer', '/refusal/name'],
+    ['a status the protocol does not use (201)', json(201, executedBody()), 'unexpected_status', 'status'],
+    ['a 404 that is not {status: NotFound} (no such route: a wrong core URL)', json(404, JSON.stringify({ error: 'NO_ROUTE', message: 'No route' })), 'unexpected_status', 'status'],
+    ['a 400 (the core refused the command as malformed)', json(400, JSON.stringify({ error: 'BAD_REQUEST', message: 'bad' })), 'unexpected_status', 'status'],
+    ['an answer over 256 KiB', json(200, JSON.stringify({ status: 'Executed', result: { ...result, padding: 'x'.repeat(300 * 1024) } })), 'malformed_answer', 'body'],
   ];
-  for (const [what, handler] of breaches) {
-    test(`an answer that breaks the protocol → CoreUnavailable: ${what}`, async () => {
-      await against(handler, async (core) => {
-        await assert.rejects(core.constituteTermDeposit(reference, command), (error: unknown) => {
-          assert.ok(error instanceof CoreUnavailable, String(error));
-          return true;
-        });
-      });
+  for (const [what, handler, kind, field] of breaches) {
+    test(`an answer that breaks the protocol → CoreUnavailable (a CoreProtocolViolation), reported as ${kind} at ${field}: ${what}`, async () => {
+      const reports: ProtocolViolationReport[] = [];
+      await against(
+        handler,
+        async (core) => {
+          await assert.rejects(core.constituteTermDeposit(reference, command), (error: unknown) => {
+            assert.ok(error instanceof CoreUnavailable, String(error));
+            assert.ok(error instanceof CoreProtocolViolation, String(error));
+            return true;
+          });
+        },
+        2_000,
+        { onProtocolViolation: (report) => reports.push(report) },
+      );
+      assert.equal(reports.length, 1, JSON.stringify(reports));
+      const [report] = reports;
+      assert.equal(report?.kind, kind);
+      assert.equal(report?.field, field);
+      assert.equal(report?.settled, false);
+      assert.equal(report?.call, 'POST /core/v1/term-deposit-constitutions/:reference');
+      assert.equal(report?.reference, reference);
+      assert.ok((report?.value ?? '').length <= 64, 'a bounded quote of the answer, never the body');
     });
   }
 
@@ -312,6 +332,57 @@ describe('HttpCore: failures', () => {
     });
     await against(json(503, JSON.stringify({ status: 'unavailable' })), async (core) => {
       await assert.rejects(core.ping(), CoreUnavailable);
+    });
+  });
+});
+
+describe('HttpCore: a Rejected answer is final even when coregate cannot name its refusal (REJECTED_BY_CORE)', () => {
+  const rejected = (name: string, code: string, message = 'the account is frozen') => json(200, JSON.stringify({ status: 'Rejected', refusal: { name, code, message } }));
+  const cases: Array<[string, Handler, ProtocolViolationReport['kind'], string, string, 'TD' | 'ML']> = [
+    ['a name the catalogue does not know', rejected('accountFrozen', 'TD-422-077'), 'unknown_refusal', 'refusal.name', 'accountFrozen', 'TD'],
+    ['a known name of the other family (a loan\'s refusal for a term deposit)', rejected('facilityNotFound', 'ML-404-001'), 'refusal_family_mismatch', 'refusal.name', 'facilityNotFound', 'TD'],
+    ['a known name with a code of the other family', rejected('insufficientFundsSource', 'ML-422-002'), 'refusal_family_mismatch', 'refusal.code', 'ML-422-002', 'TD'],
+    ['a name whose code disagrees (another entry\'s)', rejected('insufficientFundsSource', 'TD-422-003'), 'refusal_code_mismatch', 'refusal.code', 'TD-422-003', 'TD'],
+    ['a loan refused with a name the catalogue does not know', rejected('collateralMissing', 'ML-422-042'), 'unknown_refusal', 'refusal.name', 'collateralMissing', 'ML'],
+  ];
+  for (const [what, handler, kind, field, value, family] of cases) {
+    test(`${what} → Rejected with REJECTED_BY_CORE (${family}-422-091), its message quoting the core's name, code and message; reported as ${kind} at ${field}`, async () => {
+      const reports: ProtocolViolationReport[] = [];
+      await against(
+        handler,
+        async (core) => {
+          const outcome = family === 'TD' ? await core.constituteTermDeposit(reference, command) : await core.executeLoanInstallment(reference, { loanId: '7000000001', sequence: 1, loanType: 'CRDE', parameterType: 'DocumentaryRemittance', maturityDate: undefined, amountMinor: 100n, currency: 'USD', paymentAccount: '1000000001', expenseAccount: '1000000002' });
+          assert.equal(outcome.status, 'Rejected');
+          const refusal = outcome.status === 'Rejected' ? outcome.refusal : undefined;
+          assert.equal(refusal?.entry, E.unrecognisedCoreRefusal);
+          assert.ok(refusal?.message.includes('the account is frozen'), refusal?.message);
+          assert.ok(refusal?.message.includes(value), refusal?.message);
+          // A lookup answers the same: the reference's outcome is the refusal.
+          const found = family === 'TD' ? await core.findTermDepositConstitution(reference) : await core.findLoanInstallmentExecution(reference);
+          assert.equal(found.status === 'Rejected' && found.refusal.entry, E.unrecognisedCoreRefusal);
+        },
+        2_000,
+        { onProtocolViolation: (report) => reports.push(report) },
+      );
+      assert.equal(reports.length, 2, 'the command and the lookup');
+      for (const report of reports) {
+        assert.equal(report.kind, kind);
+        assert.equal(report.field, field);
+        assert.equal(report.value, value);
+        assert.equal(report.settled, true);
+        assert.equal(report.reference, reference);
+      }
+    });
+  }
+
+  test('the core\'s message is quoted bounded and sanitised: no control or format characters, at most 200 characters of it', async () => {
+    const message = `frozen\u0000\u001b[31m by\r\nthe\u202eteam ${'é'.repeat(500)}`;
+    await against(rejected('accountFrozen', 'TD-422-077', message), async (core) => {
+      const outcome = await core.constituteTermDeposit(reference, command);
+      const text = outcome.status === 'Rejected' ? outcome.refusal.message : '';
+      assert.doesNotMatch(text, /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u, JSON.stringify(text));
+      assert.match(text, /"frozen \[31m by the team é+…"/);
+      assert.ok(text.length < 400, `${text.length} characters`);
     });
   });
 });
@@ -360,6 +431,27 @@ describe('HttpCore: circuit breaker', () => {
       await core.close();
       await fake.close();
     }
+  });
+
+  test('a protocol violation never counts toward the circuit breaker: ten refusals coregate cannot name in a row, then ten malformed answers in a row, leave it closed, and a well-formed call then answers', async () => {
+    let answer = JSON.stringify({ status: 'Rejected', refusal: { name: 'accountFrozen', code: 'TD-422-077', message: 'x' } });
+    const states: string[] = [];
+    await against(
+      (_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(answer),
+      async (core, fake) => {
+        for (let call = 0; call < 10; call += 1) assert.equal((await core.constituteTermDeposit(reference, command)).status, 'Rejected');
+        assert.equal(core.circuitState, 'closed');
+        answer = '<html>502 Bad Gateway</html>';
+        for (let call = 0; call < 10; call += 1) await assert.rejects(core.findTermDepositConstitution(reference), CoreProtocolViolation);
+        assert.equal(core.circuitState, 'closed');
+        answer = executedBody();
+        assert.equal((await core.constituteTermDeposit(reference, command)).status, 'Executed');
+        assert.equal(fake.requests(), 21, 'every call reached the core');
+      },
+      2_000,
+      { circuit: { failuresMax: 5, coolDownMs: 5_000 }, onCircuitStateChange: (state) => states.push(state) },
+    );
+    assert.deepEqual(states, [], 'the breaker never moved');
   });
 
   test('refusals, NotFound and time-outs: refusals and NotFound are answers that never open the breaker; time-outs are failures that do', async () => {

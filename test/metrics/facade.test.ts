@@ -180,3 +180,18 @@ test('default metrics (event-loop lag, memory, CPU) are in the instance registry
   }
   assert.deepEqual(samplesOf(await samples(fresh()), 'nodejs_eventloop_lag_seconds'), []);
 });
+
+test('coreProtocolViolation counts coregate_core_protocol_violations_total by kind, every kind exported from 0 so that an alert on increase() sees the first', async () => {
+  const metrics = fresh();
+  const before = await samples(metrics);
+  for (const kind of ['unknown_refusal', 'refusal_family_mismatch', 'refusal_code_mismatch', 'malformed_answer', 'unexpected_status', 'foreign_answer']) {
+    assert.equal(valueOf(before, 'coregate_core_protocol_violations_total', { kind }), 0, kind);
+  }
+  metrics.coreProtocolViolation('unknown_refusal');
+  metrics.coreProtocolViolation('unknown_refusal');
+  metrics.coreProtocolViolation('malformed_answer');
+  const after = await samples(metrics);
+  assert.equal(valueOf(after, 'coregate_core_protocol_violations_total', { kind: 'unknown_refusal' }), 2);
+  assert.equal(valueOf(after, 'coregate_core_protocol_violations_total', { kind: 'malformed_answer' }), 1);
+  assert.equal(samplesOf(after, 'coregate_core_protocol_violations_total').length, 6, 'a fixed set of kinds, never a value of the answer');
+});

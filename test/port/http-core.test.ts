@@ -1,23 +1,23 @@
 /**
- * The port conformance suite against the HTTP adapter (HttpCore) in front of a started core
- * server (`coregate core serve`, in-process), on each store: the remote core protocol carries
- * every rule of the port, at most once included.
+ * The conformance kit's rules (test/port/conformance.ts) against the HTTP adapter (HttpCore) in
+ * front of a started core server (`coregate core serve`, in-process), on each store: the remote
+ * core protocol carries every rule of the port, at most once included; and the reference core's
+ * read side over the demo data through the protocol (records-conformance.ts).
  */
 import { HttpCore } from '../../src/core-http/http-core-adapter.js';
 import { startTestCoreServer } from '../helpers/core-server.js';
 import { storeTargets } from '../helpers/stores.js';
-import { conformanceDataFile, describeCorePortConformance } from './conformance.js';
+import { conformanceDataFile, describeCoreConformance } from './conformance.js';
 import { describeCoreRecordsConformance } from './records-conformance.js';
 
 for (const target of storeTargets) {
-  // One opener for both suites: the records suite reads the same core, without balanceOf.
   const open = async () => {
     const created = await target.create();
     const server = await startTestCoreServer({ db: created.url, data: conformanceDataFile });
     const port = new HttpCore({ url: server.url, timeoutMs: 10_000 });
     return {
       port,
-      balanceOf: (accountNumber: string) => server.balanceOf(accountNumber),
+      coreUrl: server.url,
       async close() {
         await port.close();
         await server.close();
@@ -25,6 +25,6 @@ for (const target of storeTargets) {
       },
     };
   };
-  describeCorePortConformance(`HTTP adapter in front of a core server [${target.name}]`, open, { skip: target.skip });
+  describeCoreConformance(`HTTP adapter in front of a core server [${target.name}]`, open, { skip: target.skip });
   describeCoreRecordsConformance(`HTTP adapter in front of a core server [${target.name}]`, open, { skip: target.skip });
 }

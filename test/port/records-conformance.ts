@@ -1,15 +1,15 @@
 /**
- * The conformance suite of the port's read side for operators and its load side for sandbox data
- * (src/core/port.ts CoreRecords, CoreDataLoad; docs/core-port.md): what the console, the operator
- * API and toolkit, `coregate check` and the sandbox loader rely on, run against the embedded
- * reference core and against the HTTP adapter in front of a core server. Only domain values cross
- * the port: balances and postings as bigint minor units, ordered and paged lists.
+ * The reference core's read side over the demo data (src/core/port.ts CoreRecords; docs/core-port.md),
+ * embedded and through the protocol: exactly the demo data's customers, directory, accounts (the
+ * bank's own negative balances included) and facility, in order and paged. The read side's and
+ * the load side's rules for any core are the conformance kit's (src/conformance/records-rules.ts,
+ * run by conformance.ts): an operation showing in the records, the balanced ledger, loading
+ * again, a refused document.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { CoreDataRefused, hasDataLoad, hasRecords, type CoreBankingPort, type CoreDataLoad, type CoreRecords } from '../../src/core/port.js';
-import { deposit } from './conformance.js';
+import { hasDataLoad, hasRecords, type CoreBankingPort, type CoreDataLoad, type CoreRecords } from '../../src/core/port.js';
 
 export interface RecordsUnderTest {
   port: CoreBankingPort;
@@ -94,35 +94,6 @@ export function describeCoreRecordsConformance(name: string, setup: () => Promis
       assert.equal(await core.listPostings('9999999999', everything), undefined);
     });
 
-    test('an operation shows in the records: the source account\'s postings newest first with the balance after each, the contract listed, its reference posted', async () => {
-      const reference = randomUUID();
-      const outcome = await core.constituteTermDeposit(reference, deposit({ principalMinor: 123_456n }));
-      assert.equal(outcome.status, 'Executed');
-      const contract = outcome.status === 'Executed' ? outcome.result : undefined;
-      assert.ok(contract);
-      assert.equal((await core.findAccount('1000000001'))?.balanceMinor, 25_000_000n - 123_456n);
-      const postings = await core.listPostings('1000000001', everything);
-      assert.ok(postings);
-      const [newest, opening] = postings.items;
-      assert.equal(newest?.reference, reference);
-      assert.equal(newest?.amountMinor, -123_456n);
-      assert.equal(newest?.balanceAfterMinor, 25_000_000n - 123_456n);
-      assert.equal(opening?.amountMinor, 25_000_000n);
-      assert.equal(opening?.balanceAfterMinor, 25_000_000n, 'the balance after the opening posting');
-      assert.equal(postings.more, false);
-      const paged = await core.listPostings('1000000001', { limit: 1, offset: 1 });
-      assert.deepEqual(paged, { items: [opening], more: false }, 'a page further down keeps the running balance exact');
-
-      const listed = await core.listTermDeposits({ contractNumber: contract.contractNumber }, everything);
-      assert.equal(listed.items.length, 1);
-      assert.equal(listed.items[0]?.principalMinor, 123_456n);
-      assert.equal(listed.items[0]?.expectedInterestMinor, contract.expectedInterestMinor);
-      assert.equal(listed.items[0]?.operationReference, reference);
-      assert.match(listed.items[0]?.createdAt ?? '', /^\d{4}-\d{2}-\d{2}T/);
-      assert.deepEqual((await core.listTermDeposits({ status: 'Matured' }, everything)).items, []);
-      assert.deepEqual((await core.postedReferences([reference, randomUUID()])).sort(), [reference]);
-    });
-
     test('loan facilities with their installments in minor units; a payment shows as paid and used limit', async () => {
       const before = await core.listLoanFacilities({}, everything);
       assert.equal(before.items.length, 1);
@@ -151,55 +122,6 @@ export function describeCoreRecordsConformance(name: string, setup: () => Promis
       assert.equal(afterPayment?.installments[0]?.paidMinor, 500_000n);
       assert.equal(afterPayment?.executedTotalMinor, 500_000n);
       assert.deepEqual((await core.listLoanFacilities({ loanId: 'no-such-loan' }, everything)).items, []);
-    });
-
-    test('the ledger proves itself after operations: balanced movements, balances equal to their postings, no finding', async () => {
-      const report = await core.checkLedger(100);
-      assert.ok(report.movements >= 7, `the openings and the operations: ${report.movements}`);
-      assert.ok(report.accounts >= 5);
-      assert.deepEqual(
-        { unbalanced: report.unbalancedMovements, mismatches: report.balanceMismatches, negative: report.negativeCustomerAccounts, deposits: report.termDepositMismatches },
-        { unbalanced: [], mismatches: [], negative: [], deposits: [] },
-      );
-    });
-
-    test('CONTRACT §9: the load side adds only what is missing, answers what it added, and never overwrites a balance', async () => {
-      const document = {
-        customers: [
-          { customerReference: 'C0100', name: 'Loaded Ltd', status: 'Active' },
-          { customerReference: 'C0001', name: 'Renamed in the file', status: 'Active' },
-        ],
-        accounts: [
-          { accountNumber: '3000000001', customerReference: 'C0100', currency: 'USD', balance: 12.34, status: 'Active' },
-          { accountNumber: '1000000001', customerReference: 'C0001', currency: 'USD', balance: 1, status: 'Active' },
-        ],
-      };
-      const balanceBefore = (await core.findAccount('1000000001'))?.balanceMinor;
-      assert.deepEqual(await core.loadData(document), { accountsAdded: 1 });
-      assert.equal((await core.findAccount('3000000001'))?.balanceMinor, 1234n);
-      assert.equal((await core.findAccount('1000000001'))?.balanceMinor, balanceBefore, 'an existing account keeps its balance');
-      assert.deepEqual(await core.loadData(document), { accountsAdded: 0 }, 'loading again adds nothing');
-      assert.equal((await core.listCustomers(everything)).items.find((customer) => customer.customerReference === 'C0001')?.name, 'Acme Exports Ltd', 'an existing customer is kept as it is');
-      assert.deepEqual(await core.checkLedger(10).then((report) => report.balanceMismatches), []);
-    });
-
-    test('CONTRACT §9: a document the core refuses names the field and loads nothing; the API\'s part (realms, webhooks) is refused', async () => {
-      await assert.rejects(
-        core.loadData({ customers: [{ customerReference: 'C0200', status: 'Active' }], accounts: [{ accountNumber: '3000000002', customerReference: 'C0200', currency: 'XXQ', balance: 1, status: 'Active' }] }),
-        (error: unknown) => {
-          assert.ok(error instanceof CoreDataRefused, String(error));
-          assert.match(error.field, /accounts/);
-          return true;
-        },
-      );
-      assert.equal(await core.findAccount('3000000002'), undefined);
-      assert.equal((await core.listCustomers(everything)).items.some((customer) => customer.customerReference === 'C0200'), false, 'nothing of a refused document is loaded');
-      await assert.rejects(core.loadData({ realms: [{ name: 'sandbox' }] }), (error: unknown) => {
-        assert.ok(error instanceof CoreDataRefused, String(error));
-        assert.equal(error.field, 'realms');
-        assert.match(error.message, /API/);
-        return true;
-      });
     });
   });
 }

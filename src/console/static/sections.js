@@ -159,6 +159,23 @@ function OperationRows({ operation, open, setOpen }) {
       </td></tr>` : null}`;
 }
 
+/**
+ * Operations the core refused with a refusal coregate cannot name (REJECTED_BY_CORE): a
+ * finding of `coregate check`, shown above the operations while there are any in the look-back
+ * window. Read every 30 s: it scans the week's rejected operations.
+ */
+function UnrecognisedCoreRefusals() {
+  const found = usePoll('/findings/unrecognised-core-refusals', 30000);
+  if (found === null || found.status !== 200 || found.body.count === 0) return null;
+  const { count, lookbackDays, operations } = found.body;
+  return html`
+    <div class="error" data-unrecognised-core-refusals=${count}>
+      <p><strong>${plural(count, 'operation')} in the last ${lookbackDays} days refused by the core with a refusal coregate cannot name</strong>
+        (${found.body.reason}): settled Rejected as the core said, but the core answers outside its protocol. Its refusals must use the error catalogue's names and codes (docs/core-protocol.md); <code>coregate check</code> reports it.</p>
+      <ul>${operations.map((operation) => html`<li key=${operation.reference}><a href=${`#operations?reference=${operation.reference}`}>${operation.reference}</a> ${operation.code}: ${operation.message}</li>`)}</ul>
+    </div>`;
+}
+
 const operationHeader = html`<thead><tr><th>Created</th><th>Operation</th><th>Status</th><th>Scenario</th><th>Client</th><th>User</th><th>Workstation</th><th>Correlation id</th><th>Reference</th></tr></thead>`;
 
 export function OperationsSection({ params = {} }) {
@@ -173,6 +190,7 @@ export function OperationsSection({ params = {} }) {
   return html`
     <section class="panel" id="operations">
       <h2>Operations</h2>
+      <${UnrecognisedCoreRefusals} />
       ${params.reference !== undefined ? html`
         <p class="hint">Operation ${params.reference} · <a href="#operations">all operations</a></p>
         ${reference === undefined ? html`<p class="error">Not an operation reference.</p>` : html`<${Answer} answer=${one}>${(operation) => html`

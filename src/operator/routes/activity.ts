@@ -1,12 +1,15 @@
 /**
  * The API's own records as the console shows them (issue 11): operations with their outcome, the
- * audit trail and its chain's verification, the clients (never a secret), operations per minute.
+ * audit trail and its chain's verification, the clients (never a secret), operations per minute,
+ * and the operations the core refused with a refusal coregate cannot name (a finding of
+ * `coregate check`, src/store/unrecognised-core-refusals.ts).
  * They read the API's store, so they work with the embedded and with a remote core alike.
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { verifyAuditChain, type ChainVerification } from '../../audit/chain.js';
 import type { Store } from '../../store/connect.js';
 import { findOperationView, listAuditRecords, listClientViews, listOperations, operationsPerMinute } from '../../store/operator-queries.js';
+import { findUnrecognisedCoreRefusals, unrecognisedRefusalLookbackMs } from '../../store/unrecognised-core-refusals.js';
 import { OperatorError } from '../errors.js';
 import { logLimitDefault, pageFromOneMore, pageParameters, pageQuery, recordsLimitDefault } from './query.js';
 import type { Clock } from '../../core/clock.js';
@@ -22,6 +25,8 @@ export interface ActivityRoutesOptions {
  * serves every asker for this long (the page shows when it was verified).
  */
 const chainVerificationReuseMs = 5_000;
+/** Operations listed with the count of refusals coregate cannot name: the newest, enough to follow one (the count is exact). */
+const unrecognisedRefusalsListedMax = 20;
 /** limit (default 50) and offset of a log that only grows: operations, audit records. */
 const logPageOf = (query: { limit?: string; offset?: string }) => pageParameters(query, { limitDefault: logLimitDefault });
 
@@ -92,6 +97,12 @@ export function activityRoutes(options: ActivityRoutesOptions): FastifyPluginAsy
         return { clients: page.items, more: page.more };
       },
     );
+
+    // What `coregate check` reports as a finding (src/cli/check.ts): the core answers outside its protocol.
+    app.get('/findings/unrecognised-core-refusals', { schema: { hide: true } }, async () => {
+      const found = await findUnrecognisedCoreRefusals(store.db, clock.now() - unrecognisedRefusalLookbackMs, unrecognisedRefusalsListedMax);
+      return { reason: 'REJECTED_BY_CORE', lookbackDays: unrecognisedRefusalLookbackMs / 86_400_000, ...found };
+    });
 
     app.get('/metrics/operations-per-minute', { schema: { hide: true } }, async () => operationsPerMinute(store.db, clock.now()));
   };
