@@ -23,6 +23,7 @@ import { openReferenceCore } from '../src/core-http/core-service.js';
 import { ReadySchema, UnavailableSchema, paths } from '../src/core-http/protocol.js';
 import { withNamedSchemas } from '../src/core-http/protocol-document.js';
 import { errorCatalogue, errorCode, type ErrorEntry, type ErrorName } from '../src/core/error-catalogue.js';
+import { coreRefusalNames } from '../src/core/core-refusals.js';
 import { maturityEventData } from '../src/core/end-of-day/maturity.js';
 import { overdueEventData } from '../src/core/end-of-day/overdue.js';
 import { createLogger } from '../src/log.js';
@@ -99,20 +100,28 @@ function refusalRows(names: ErrorName[]): string[] {
 
 export function renderRefusals(): string {
   const decided = decidedByTheCore();
+  // The names a core may send (src/core/core-refusals.ts): what the rules decide, and rejectedByCore.
+  const mayRefuse = new Set<string>([...decided, 'rejectedByCore']);
+  const listed = [...coreRefusalNames].sort();
+  if (listed.join() !== [...mayRefuse].sort().join()) throw new Error(`src/core/core-refusals.ts lists ${listed.join(', ')}; the reference core's rules refuse with ${[...mayRefuse].sort().join(', ')}: make them agree`);
   const all = (Object.keys(errorCatalogue) as ErrorName[]).sort((a, b) => {
     const [x, y] = [errorCatalogue[a] as ErrorEntry, errorCatalogue[b] as ErrorEntry];
     return x.status - y.status || x.number - y.number || (a < b ? -1 : 1);
   });
   return [
-    'The refusals a core decides: the rules that need the core\'s records, and the fence. The reference core refuses with exactly these',
-    '(read from its rule modules, `src/core/term-deposits/constitution-rules.ts` and `src/core/loans/installment-rules.ts`, and its fence).',
+    'The refusals a core decides: the rules that need the core\'s records, the fence, and `rejectedByCore` for a refusal the core',
+    'gives no rule for. The reference core refuses with exactly these (read from its rule modules,',
+    '`src/core/term-deposits/constitution-rules.ts` and `src/core/loans/installment-rules.ts`, and its fence); the adapter takes',
+    'exactly these (`src/core/core-refusals.ts`).',
     '',
-    ...refusalRows(all.filter((name) => decided.has(name))),
+    ...refusalRows(all.filter((name) => coreRefusalNames.has(name))),
     '',
-    'The other names of the catalogue describe what the API answers on its own (a malformed request, a token, a duplicate, its',
-    'own failures): the adapter reads them like any name, but a core has no reason to send them.',
+    'The other names of the catalogue are what the API answers on its own (a malformed request, a token, a duplicate, its own',
+    'failures). A core that sends one of them as its refusal answers outside the protocol: the adapter settles the operation as',
+    'rejected with `unrecognisedCoreRefusal` (`REJECTED_BY_CORE`, below: "What the API\'s adapter makes of it"), never as the',
+    'API\'s own answer.',
     '',
-    ...refusalRows(all.filter((name) => !decided.has(name))),
+    ...refusalRows(all.filter((name) => !coreRefusalNames.has(name))),
   ].join('\n');
 }
 

@@ -35,7 +35,7 @@ import { AuditSpool, type AuditSpoolBounds } from './audit/audit-spool.js';
 import { AuditSpoolDrain } from './audit/audit-spool-drain.js';
 import { spoolDatabaseId } from './audit/spool-database-id.js';
 import { insertAuditEntriesOnce } from './store/audit.js';
-import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, type CoreBankingPort } from './core/port.js';
+import { CoreDataRefused, CoreSideNotServed, CoreTimeout, CoreUnavailable, hasDataLoad, isTransactional, type CoreBankingPort } from './core/port.js';
 import type { HttpCore } from './core-http/http-core-adapter.js';
 import { auditSpoolReadiness, probe } from './health.js';
 import { Claims } from './operations/correlation.js';
@@ -268,6 +268,9 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   options.tracing?.reportProblemsTo(logger);
   if (options.core !== undefined && config.coreUrl !== undefined) throw new Error('StartOptions.core and --core-url (COREGATE_CORE_URL) both name the core: give one');
+  // A core that joins the API's units of work writes in the API's database, which an in-process
+  // core's database records as holding none of the core's records: that is the embedded core's way.
+  if (options.core !== undefined && isTransactional(options.core)) throw new Error('StartOptions.core must keep its own storage: a TransactionalCore (with within()) writes in the API\'s database; start without StartOptions.core for the embedded reference core');
   const coreElsewhere = options.core === undefined ? undefined : inProcessCore;
   const prepared = await prepareStore(config, vault, logger, options.storePrepared, clock, options.signingKeys, coreElsewhere);
   // Wrapped once, here: every part of the instance then shares the one traced store.
@@ -521,7 +524,7 @@ async function coreOf(config: Config, store: Store, clock: Clock, logger: Logger
         if (state === 'closed') logger.info({ circuit: state }, 'core circuit breaker closed');
         else logger.warn({ circuit: state }, `core circuit breaker ${state}`);
       },
-      onProtocolViolation: protocolViolationReporter(logger, metrics),
+      onProtocolViolation: protocolViolationReporter(logger, metrics, clock),
     });
     return { core: remoteCore, remoteCore };
   }

@@ -5,8 +5,8 @@
  * breaker is half-open: one trial call goes through (others still fail at once); its success
  * closes the breaker, its failure opens it for another cool-down. What counts as a failure is the
  * caller's to say (`run`'s `isFailure`): an error that is not one (the remote core's answer broke
- * its protocol, but it answered) neither counts nor resets the count, and a half-open breaker
- * stays half-open for the next trial.
+ * its protocol, but it answered) neither counts nor resets the count while the breaker is closed,
+ * and closes a half-open breaker as a success does: the trial reached the core.
  */
 export type CircuitState = 'closed' | 'open' | 'half-open';
 
@@ -65,6 +65,9 @@ export class CircuitBreaker {
       return value;
     } catch (error) {
       if (isFailure(error)) this.#failed();
+      // Not a failure (the core answered, outside its protocol): a half-open trial proved the core
+      // reachable, so the breaker closes rather than stay half-open, refusing every other call.
+      else if (trial) this.#succeeded();
       throw error;
     } finally {
       if (trial) this.#trialInFlight = false;

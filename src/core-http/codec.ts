@@ -9,6 +9,7 @@
  * adapter makes of it").
  */
 import { BusinessRefusal, errorCatalogue, errorCode, errorNameOf, isErrorName, type Family } from '../core/error-catalogue.js';
+import { coreRefusalNames } from '../core/core-refusals.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import type {
   AccountRecord,
@@ -35,6 +36,7 @@ import type {
   TermDepositCommandWire,
   TermDepositWire,
 } from './protocol.js';
+import { textLengthMax } from './protocol.js';
 
 /**
  * The ways a core's answer can break the protocol, as the metrics count them
@@ -285,6 +287,8 @@ export class UnrecognisedRefusal extends BusinessRefusal {
  */
 export function refusalFromWire(wire: RefusalWire, family: Family): BusinessRefusal {
   if (!isErrorName(wire.name)) return new UnrecognisedRefusal('unknown_refusal', 'refusal.name', wire.name, wire, `${wire.name} is not in the error catalogue`);
+  // The API's own answers (a time-out, an outage, a token...) are never a core's refusal.
+  if (!coreRefusalNames.has(wire.name)) return new UnrecognisedRefusal('unknown_refusal', 'refusal.name', wire.name, wire, `${wire.name} is one of the API's own answers, not a refusal a core decides`);
   const entry = errorCatalogue[wire.name];
   if (entry.family !== 'both' && entry.family !== family) {
     return new UnrecognisedRefusal('refusal_family_mismatch', 'refusal.name', wire.name, wire, `${wire.name} is not a ${family} refusal`);
@@ -292,7 +296,7 @@ export function refusalFromWire(wire: RefusalWire, family: Family): BusinessRefu
   if (!wire.code.startsWith(`${family}-`)) return new UnrecognisedRefusal('refusal_family_mismatch', 'refusal.code', wire.code, wire, `${wire.code} is not a ${family} code`);
   const expected = errorCode(entry, family);
   if (expected !== wire.code) return new UnrecognisedRefusal('refusal_code_mismatch', 'refusal.code', wire.code, wire, `the code of ${wire.name} is ${expected}`);
-  return new BusinessRefusal(entry, wire.message);
+  return new BusinessRefusal(entry, coreText(wire.message, textLengthMax));
 }
 
 export type OutcomeWire<W> = { status: 'Executed'; result: W } | { status: 'Rejected'; refusal: RefusalWire };

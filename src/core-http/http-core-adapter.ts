@@ -23,7 +23,7 @@ import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { Pool, type Dispatcher } from 'undici';
-import type { Family } from '../core/error-catalogue.js';
+import type { BusinessRefusal, Family } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import {
   BusinessDateBackwards,
@@ -71,6 +71,7 @@ import {
   loanResultFromWire,
   outcomeFromWire,
   coreText,
+  refusalFromWire,
   ProtocolViolation,
   UnrecognisedRefusal,
   type ProtocolViolationKind,
@@ -112,6 +113,9 @@ import {
   paths,
   protocolPrefix,
   ReadySchema,
+  refusalCodePattern,
+  refusalNamePattern,
+  textLengthMax,
   TermDepositOutcomeSchema,
   TermDepositSchema,
   type DirectoryEntryWire,
@@ -342,7 +346,9 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
   }
 
   async advanceBusinessDate(to: string): Promise<EndOfDayReport> {
-    const answer = await this.#call(
+    // Optional (docs/core-protocol.md, "What a core must serve"): a core without it answers NO_ROUTE.
+    const answer = await this.#side(
+      'advance',
       'POST',
       paths.businessDateAdvance,
       '/business-date/advance',
@@ -352,7 +358,6 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
         if (answer.status === 409 && check.backwards.Check(answer.body)) return { refused: answer.body as BackwardsWire };
         return { report: reportFromWire(expect<EndOfDayReportWire>(answer, 200, check.report), to) };
       },
-      protocolPrefix,
       Math.max(this.#timeoutMs, advanceTimeoutMs),
     );
     if ('refused' in answer) throw new BusinessDateBackwards(answer.refused.businessDate, answer.refused.requested);
@@ -468,11 +473,15 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     return answer;
   }
 
-  /** A call to a side beyond operations: a core without it answers 404 NO_ROUTE, which is said as such. */
-  async #side<T>(side: 'records' | 'data', method: 'GET' | 'POST', template: string, path: string, body: unknown, read: (answer: Answer) => T): Promise<T> {
-    const answer = await this.#call(method, template, path, body, (answer) => (isNoRoute(answer) ? notServed : read(answer)));
+  /**
+   * A call to a side beyond operations: a core without it answers 404 NO_ROUTE, which is said as
+   * such. Its failures do not count toward the breaker: an operator's slow ledger check or a core
+   * that serves no read side must not open the circuit that the business operations go through.
+   */
+  async #side<T>(side: 'records' | 'data' | 'advance', method: 'GET' | 'POST', template: string, path: string, body: unknown, read: (answer: Answer) => T, timeoutMs = this.#timeoutMs): Promise<T> {
+    const answer = await this.#call(method, template, path, body, (answer) => (isNoRoute(answer) ? notServed : read(answer)), protocolPrefix, timeoutMs, false);
     if (answer === notServed) {
-      const what = side === 'records' ? 'the read side for operators' : 'the load side for sandbox data';
+      const what = side === 'records' ? 'the read side for operators' : side === 'data' ? 'the load side for sandbox data' : 'the business-date advance';
       throw new CoreSideNotServed(side, `the core does not serve ${what} (${method} ${template} answered 404 NO_ROUTE): see docs/core-protocol.md`);
     }
     return answer as T;
@@ -499,9 +508,10 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     read: (answer: Answer) => T,
     prefix: string = protocolPrefix,
     timeoutMs: number = this.#timeoutMs,
+    countsForBreaker = true,
   ): Promise<T> {
     const tracer = this.#tracer;
-    const call = { method, template, path };
+    const call = { method, template, path, countsForBreaker };
     if (tracer === undefined) return this.#guarded(call, body, read, prefix, timeoutMs, undefined);
     // A call outside any trace (the webhook relay's polls, the reconciler, the readiness probe)
     // gets no span, and tells the core not to trace it either: a trace per poll would bury the
@@ -528,7 +538,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
    * core answering. Every violation is reported, the refusals coregate cannot name included.
    */
   async #guarded<T>(
-    call: { method: 'GET' | 'POST'; template: string; path: string },
+    call: { method: 'GET' | 'POST'; template: string; path: string; countsForBreaker: boolean },
     body: unknown,
     read: (answer: Answer) => T,
     prefix: string,
@@ -538,7 +548,7 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     const { method, path } = call;
     let value: T;
     try {
-      value = await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs, callTrace), isTransportFailure);
+      value = await this.#breaker.run(() => this.#exchange(method, `${this.#prefix}${prefix}${path}`, body, read, timeoutMs, callTrace), call.countsForBreaker ? isTransportFailure : neverCounted);
     } catch (error) {
       if (error instanceof CircuitOpen) throw new CoreUnavailable(error.message, { cause: error });
       if (error instanceof CoreProtocolViolation) this.#report(call, error.violation, error.message, false);
@@ -635,6 +645,11 @@ function unsampledTraceHeaders(): Record<string, string> {
 }
 
 /** What the breaker counts: the core could not be reached or did not answer in time, not an answer that broke the protocol. */
+/** An optional side's failure (#side): never a breaker failure. */
+function neverCounted(): boolean {
+  return false;
+}
+
 function isTransportFailure(error: unknown): boolean {
   return !(error instanceof CoreProtocolViolation);
 }
@@ -653,7 +668,7 @@ function isClosedConnection(error: unknown): boolean {
 }
 
 /** The body as UTF-8 text, refusing more than coreResponseBytesMax and bytes that are not UTF-8. */
-async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {
+export async function readBounded(body: Dispatcher.ResponseData['body']): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -734,11 +749,40 @@ function outcome<W, T>(
   referenceField: string,
   reference: string,
 ): CoreOutcome<T> {
+  const loose = answer.status === 200 && !schema.Check(answer.body) ? looseRefusal(answer.body, family) : undefined;
+  if (loose !== undefined) return { status: 'Rejected', refusal: loose };
   const decoded = outcomeFromWire(expect<OutcomeWire<W>>(answer, 200, schema), family, fromWire);
   if (decoded.status === 'Executed' && referenceOf(decoded.result) !== reference) {
     throw new ProtocolViolation(`asked for reference ${reference}, got the result of ${referenceOf(decoded.result)}`, 'foreign_answer', referenceField, referenceOf(decoded.result));
   }
   return decoded;
+}
+
+/** The longest refusal name or code quoted from a refusal the protocol's schema refuses. */
+const looseRefusalCharsMax = 64;
+
+/**
+ * A Rejected outcome whose refusal breaks the schema's patterns or bounds (a name such as
+ * `INSUFFICIENT_FUNDS_SOURCE_ACCOUNT`, a code `"422"`, a message over 2,048 characters): the core
+ * still said Rejected, which is final for its reference, so it is settled as what the core said,
+ * an unrecognised refusal quoting it (docs/core-protocol.md, "What the API's adapter makes of it").
+ * Undefined for anything else: an outcome without a refusal object is malformed, and the schema's
+ * own check then names the field.
+ */
+function looseRefusal(body: unknown, family: Family): BusinessRefusal | undefined {
+  if (typeof body !== 'object' || body === null || (body as { status?: unknown }).status !== 'Rejected') return undefined;
+  const refusal = (body as { refusal?: unknown }).refusal;
+  if (typeof refusal !== 'object' || refusal === null || Array.isArray(refusal)) return undefined;
+  const { name, code, message } = refusal as Record<string, unknown>;
+  const text = (value: unknown) => (typeof value === 'string' ? coreText(value, looseRefusalCharsMax) : JSON.stringify(value ?? null).slice(0, looseRefusalCharsMax));
+  const wire = { name: text(name), code: text(code), message: typeof message === 'string' ? coreText(message, textLengthMax) : '' };
+  const nameFits = typeof name === 'string' && refusalNamePattern.test(name);
+  const codeFits = typeof code === 'string' && refusalCodePattern.test(code);
+  // Name and code of the protocol's shape (a message too long, or missing): mapped as any refusal.
+  if (nameFits && codeFits) return refusalFromWire({ name, code, message: wire.message }, family);
+  return nameFits
+    ? new UnrecognisedRefusal('unknown_refusal', 'refusal.code', wire.code, wire, `its code ${wire.code} is not a code of the protocol`)
+    : new UnrecognisedRefusal('unknown_refusal', 'refusal.name', wire.name, wire, `its name ${wire.name} is not a name of the protocol`);
 }
 
 function termDepositOutcome(answer: Answer, reference: string, lookup: true): CoreLookup<TermDeposit>;

@@ -215,13 +215,17 @@ export const LoanInstallmentResultSchema = Type.Object(
   },
 );
 
+/** A refusal's name and code as the protocol writes them (RefusalSchema). */
+export const refusalNamePattern = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
+export const refusalCodePattern = /^(TD|ML)-[0-9]{3}-[0-9]{3}$/;
+
 export const RefusalSchema = Type.Object(
   {
     name: Type.String({
-      pattern: '^[A-Za-z][A-Za-z0-9]{0,63}$',
+      pattern: refusalNamePattern.source,
       description: 'The refusal\'s name in the error catalogue, e.g. insufficientFundsSource: every name with its code per family is listed in docs/core-protocol.md, Refusals',
     }),
-    code: Type.String({ pattern: '^(TD|ML)-[0-9]{3}-[0-9]{3}$', description: 'The name\'s code in the operation\'s family: TD-... for a term deposit reference, ML-... for a loan installment reference (TD-422-002)' }),
+    code: Type.String({ pattern: refusalCodePattern.source, description: 'The name\'s code in the operation\'s family: TD-... for a term deposit reference, ML-... for a loan installment reference (TD-422-002)' }),
     message: Type.String({ maxLength: textLengthMax, description: 'The concrete reason, for the client' }),
   },
   {

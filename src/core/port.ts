@@ -313,7 +313,7 @@ export class BusinessDateBackwards extends Error {
 export class CoreSideNotServed extends Error {
   override name = 'CoreSideNotServed';
   constructor(
-    readonly side: 'records' | 'data',
+    readonly side: 'records' | 'data' | 'advance',
     message: string,
   ) {
     super(message);

@@ -53,7 +53,9 @@ describe('console: refusals of the core that coregate cannot name', { skip: 'ski
     await page.goto((await loginUrl(server)).url);
     await page.click('[data-section-link="operations"]');
     await page.locator('section#operations :is(table, .hint)').first().waitFor();
-    assert.equal(await page.locator('[data-unrecognised-core-refusals]').count(), 0);
+    // The finding was read, and there is none: its empty marker, and no banner.
+    await page.locator('[data-unrecognised-core-refusals="0"]').waitFor({ state: 'attached' });
+    assert.equal(await page.locator('.error[data-unrecognised-core-refusals]').count(), 0);
 
     const token = await demoToken(server);
     const refusal = { kind: 'respond' as const, status: 200, body: JSON.stringify({ status: 'Rejected', refusal: { name: 'accountFrozen', code: 'TD-422-077', message: 'frozen by compliance' } }) };
@@ -70,7 +72,7 @@ describe('console: refusals of the core that coregate cannot name', { skip: 'ski
     // The finding is read when the section mounts (and every 30 s): a reload shows it at once.
     await page.reload();
     await page.click('[data-section-link="operations"]');
-    const finding = page.locator('[data-unrecognised-core-refusals]');
+    const finding = page.locator('.error[data-unrecognised-core-refusals]');
     await finding.waitFor();
     assert.equal(await finding.getAttribute('data-unrecognised-core-refusals'), '1');
     const text = await finding.innerText();

@@ -162,6 +162,8 @@ for (const target of storeTargets) {
       { what: 'a name whose code disagrees (another entry\'s)', loan: false, fault: refusal('insufficientFundsSource', 'TD-422-005'), kind: 'refusal_code_mismatch', field: 'refusal.code', value: 'TD-422-005', code: 'TD-422-091' },
       { what: 'a loan refused with a term deposit\'s refusal name', loan: true, fault: refusal('customerBlocked', 'TD-422-001'), kind: 'refusal_family_mismatch', field: 'refusal.name', value: 'customerBlocked', code: 'ML-422-091' },
       { what: 'a loan refused with a name the catalogue does not know', loan: true, fault: refusal('collateralMissing', 'ML-422-042'), kind: 'unknown_refusal', field: 'refusal.name', value: 'collateralMissing', code: 'ML-422-091' },
+      { what: 'a refusal whose name breaks the protocol\'s pattern (upper case and underscores)', loan: false, fault: refusal('ACCOUNT_FROZEN', 'TD-422-077'), kind: 'unknown_refusal', field: 'refusal.name', value: 'ACCOUNT_FROZEN', code: 'TD-422-091' },
+      { what: 'one of the API\'s own answers sent as a refusal (coreUnavailable)', loan: false, fault: refusal('coreUnavailable', 'TD-502-001'), kind: 'unknown_refusal', field: 'refusal.name', value: 'coreUnavailable', code: 'TD-422-091' },
     ];
 
     for (const { what, loan, fault, kind, field, value, code } of unrecognisedCases) {
@@ -217,7 +219,6 @@ for (const target of storeTargets) {
       { what: 'an HTTP status the protocol does not answer (201)', fault: answer({ status: 'Executed', result: depositResult({}) }, 201), kind: 'unexpected_status', field: 'status' },
       { what: 'the result of another reference', fault: answer({ status: 'Executed', result: depositResult({}) }), kind: 'foreign_answer', field: '/result/operationReference' },
       { what: 'an Executed result whose money is not strict minor units', fault: answer({ status: 'Executed', result: depositResult({ principalMinor: '1000.00' }) }), kind: 'malformed_answer', field: '/result/principalMinor' },
-      { what: 'a refusal whose name breaks the schema', fault: refusal('ACCOUNT_FROZEN', 'TD-422-077'), kind: 'malformed_answer', field: '/refusal/name' },
     ];
 
     for (const { what, fault, kind, field } of malformedCases) {
@@ -343,7 +344,16 @@ for (const target of storeTargets) {
     });
 
     test('coregate check reports the operations the core refused with a refusal coregate cannot name, read from the operations table, with what to do; --json counts them; the operator API answers them for the console', async () => {
-      assert.ok(unrecognised.length >= 2, 'earlier tests settled some');
+      // Its own refusals, besides those the tests before it settled (it may run alone).
+      const token = await demoToken(server());
+      for (const loan of [false, true]) {
+        const id = randomUUID();
+        const call = () => (loan ? executeLoan(server(), token, id, 500) : initiate(server(), token, id, depositBody(1234)));
+        const response = await wire().withFault(onRequests(loan ? isLoanCommand : isDepositCommand, refusal('accountFrozen', loan ? 'ML-422-077' : 'TD-422-077')), call);
+        assert.equal(response.status, 422, JSON.stringify(response.body));
+        const record = await operationOf(id);
+        if (!unrecognised.includes(record.reference)) unrecognised.push(record.reference);
+      }
       const cli = (args: string[]) => runCli(['check', '--db', apiDbUrl, '--core-url', coreServer().url, '--unknown-age-limit', '31536000', ...args], { env: { ...process.env, COREGATE_LOG_LEVEL: 'error' } });
       const check = await cli([]);
       assert.equal(check.code, 1, check.stdout + check.stderr);

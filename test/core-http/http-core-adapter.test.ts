@@ -14,7 +14,7 @@ import { after, describe, test } from 'node:test';
 import { loanResultToWire, termDepositToWire } from '../../src/core-http/codec.js';
 import { CoreProtocolViolation, HttpCore, type HttpCoreOptions, type ProtocolViolationReport } from '../../src/core-http/http-core-adapter.js';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
-import { CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
+import { CoreSideNotServed, CoreTimeout, CoreUnavailable, type LoanInstallmentResult, type TermDeposit } from '../../src/core/port.js';
 import { deposit as depositCommand } from '../port/conformance.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 
@@ -281,7 +281,6 @@ describe('HttpCore: failures', () => {
     ['a date that is not YYYY-MM-DD', json(200, executedBody({ ...result, maturityDate: '01/06/2026' })), 'malformed_answer', '/result/maturityDate'],
     ['a missing field', json(200, executedBody(Object.fromEntries(Object.entries(result).filter(([key]) => key !== 'contractNumber')))), 'malformed_answer', '/result/contractNumber'],
     ['the result of another reference', json(200, executedBody({ ...result, operationReference: 'someone-else' })), 'foreign_answer', '/result/operationReference'],
-    ['a refusal whose name breaks the schema (not letters and digits)', json(200, JSON.stringify({ status: 'Rejected', refusal: { name: 'ACCOUNT_FROZEN', code: 'TD-422-077', message: 'x' } })), 'malformed_answer', '/refusal/name'],
     ['a status the protocol does not use (201)', json(201, executedBody()), 'unexpected_status', 'status'],
     ['a 404 that is not {status: NotFound} (no such route: a wrong core URL)', json(404, JSON.stringify({ error: 'NO_ROUTE', message: 'No route' })), 'unexpected_status', 'status'],
     ['a 400 (the core refused the command as malformed)', json(400, JSON.stringify({ error: 'BAD_REQUEST', message: 'bad' })), 'unexpected_status', 'status'],
@@ -384,6 +383,85 @@ describe('HttpCore: a Rejected answer is final even when coregate cannot name it
       assert.match(text, /"frozen \[31m by the team é+…"/);
       assert.ok(text.length < 400, `${text.length} characters`);
     });
+  });
+});
+
+describe('HttpCore: a Rejected answer whose refusal breaks the schema is still final; the API\'s own answers are never a core\'s refusal', () => {
+  const rejectedWith = (refusal: unknown): Handler => json(200, JSON.stringify({ status: 'Rejected', refusal }));
+  const cases: Array<[string, unknown, string, string]> = [
+    ['a name in the catalogue\'s reason style (INSUFFICIENT_FUNDS_SOURCE_ACCOUNT)', { name: 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT', code: 'TD-422-002', message: 'no funds' }, 'refusal.name', 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT'],
+    ['a code that is no code of the protocol ("422")', { name: 'insufficientFundsSource', code: '422', message: 'no funds' }, 'refusal.code', '422'],
+    ['a name that is not text', { name: 42, code: 'TD-422-002', message: 'no funds' }, 'refusal.name', '42'],
+    ['one of the API\'s own answers (coreTimeout)', { name: 'coreTimeout', code: 'TD-504-001', message: 'slow' }, 'refusal.name', 'coreTimeout'],
+    ['one of the API\'s own answers (duplicateCorrelationId)', { name: 'duplicateCorrelationId', code: 'TD-409-001', message: 'again' }, 'refusal.name', 'duplicateCorrelationId'],
+  ];
+  for (const [what, refusal, field, value] of cases) {
+    test(`${what} → Rejected with REJECTED_BY_CORE (TD-422-091), reported at ${field}: never an unknown outcome`, async () => {
+      const reports: ProtocolViolationReport[] = [];
+      await against(
+        rejectedWith(refusal),
+        async (core) => {
+          const outcome = await core.constituteTermDeposit(reference, command);
+          assert.equal(outcome.status === 'Rejected' && outcome.refusal.entry, E.unrecognisedCoreRefusal);
+          assert.equal(core.circuitState, 'closed');
+        },
+        2_000,
+        { onProtocolViolation: (report) => reports.push(report) },
+      );
+      assert.equal(reports.length, 1);
+      assert.equal(reports[0]?.field, field);
+      assert.equal(reports[0]?.value, value);
+      assert.equal(reports[0]?.settled, true);
+    });
+  }
+
+  test('a known refusal with a message over 2,048 characters is that refusal, its message cut; control characters are never quoted', async () => {
+    const message = `no\u001b[31m funds ${'x'.repeat(3_000)}`;
+    await against(rejectedWith({ name: 'insufficientFundsSource', code: 'TD-422-002', message }), async (core) => {
+      const outcome = await core.constituteTermDeposit(reference, command);
+      const refusal = outcome.status === 'Rejected' ? outcome.refusal : undefined;
+      assert.equal(refusal?.entry, E.insufficientFundsSource);
+      assert.ok((refusal?.message.length ?? 0) <= 2_048);
+      assert.doesNotMatch(refusal?.message ?? '', /\p{Cc}/u);
+    });
+  });
+
+  test('a Rejected without a refusal object is malformed: the outcome stays unknown (502)', async () => {
+    await against(json(200, JSON.stringify({ status: 'Rejected' })), async (core) => {
+      await assert.rejects(core.constituteTermDeposit(reference, command), CoreProtocolViolation);
+    });
+  });
+});
+
+describe('HttpCore: the optional sides never open the breaker the operations go through', () => {
+  test('a core that serves no business-date advance: NO_ROUTE is CoreSideNotServed, not a violation', async () => {
+    const reports: ProtocolViolationReport[] = [];
+    await against(
+      json(404, JSON.stringify({ error: 'NO_ROUTE', message: 'no such route' })),
+      async (core) => {
+        await assert.rejects(core.advanceBusinessDate('2026-03-03'), (error: Error) => error instanceof CoreSideNotServed && error.side === 'advance');
+      },
+      2_000,
+      { onProtocolViolation: (report) => reports.push(report) },
+    );
+    assert.deepEqual(reports, []);
+  });
+
+  test('read-side and advance failures (5xx, time-outs) leave the breaker closed; operations\' failures still open it', async () => {
+    await against(
+      json(503, '{}'),
+      async (core) => {
+        for (let attempt = 0; attempt < 8; attempt += 1) {
+          await assert.rejects(core.checkLedger(10), CoreUnavailable);
+          await assert.rejects(core.advanceBusinessDate('2026-03-03'), CoreUnavailable);
+        }
+        assert.equal(core.circuitState, 'closed', 'sixteen optional failures');
+        for (let attempt = 0; attempt < 5; attempt += 1) await assert.rejects(core.constituteTermDeposit(reference, command), CoreUnavailable);
+        assert.equal(core.circuitState, 'open');
+      },
+      2_000,
+      { circuit: { failuresMax: 5, coolDownMs: 60_000 } },
+    );
   });
 });
 

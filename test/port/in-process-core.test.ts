@@ -185,6 +185,12 @@ describeEachStoreUrl(
     test('StartOptions.core with --core-url is refused: the core is named twice', async () => {
       await assert.rejects(start(dbUrl(), { core: new InMemoryCore(books()), coreUrl: 'http://127.0.0.1:9' }), /StartOptions\.core and --core-url/);
     });
+
+    test('a TransactionalCore as StartOptions.core is refused: its within() would write in the API\'s database', async () => {
+      const core = new InMemoryCore(books());
+      const transactional = Object.assign(Object.create(core) as InMemoryCore, { within: () => core });
+      await assert.rejects(start(dbUrl(), { core: transactional }), /StartOptions\.core must keep its own storage/);
+    });
   },
   { empty: true },
 );

@@ -166,7 +166,9 @@ function OperationRows({ operation, open, setOpen }) {
  */
 function UnrecognisedCoreRefusals() {
   const found = usePoll('/findings/unrecognised-core-refusals', 30000);
-  if (found === null || found.status !== 200 || found.body.count === 0) return null;
+  if (found === null || found.status !== 200) return null;
+  // Read, and none: an empty marker says so (the page shows nothing; a test can tell "none" from "not read yet").
+  if (found.body.count === 0) return html`<span hidden data-unrecognised-core-refusals="0"></span>`;
   const { count, lookbackDays, operations } = found.body;
   return html`
     <div class="error" data-unrecognised-core-refusals=${count}>
