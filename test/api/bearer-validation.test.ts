@@ -18,11 +18,12 @@ import { Keyring } from '../../src/auth/keyring.js';
 import { Vault } from '../../src/auth/vault.js';
 import { findRealm } from '../../src/store/realms.js';
 import { depositBody } from '../helpers/bodies.js';
-import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
+import { initiatePath, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { runCli } from '../helpers/cli.js';
 import { demo, demoToken, postForm, testDeployment, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { sleep, waitFor } from '../helpers/wait.js';
+import { assertErrorRecord } from '../helpers/error-record.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const audience = 'coregate-api';
@@ -50,23 +51,8 @@ function initiate(server: TestServer, token: string, body?: unknown): Promise<Ht
 // Assertions
 // ---------------------------------------------------------------------------------------------
 
-/** SPEC's error record, at top level (term deposits), with exactly one errordetail naming `code`. */
 function assertTermDepositError(response: HttpResult, status: number, code: string, detailReason: string, path = initiateRecordPath): void {
-  assert.equal(response.status, status, JSON.stringify(response.body));
-  const body = response.body as Record<string, any>;
-  assert.deepEqual(Object.keys(body).sort(), ['errordetail', 'message', 'path', 'reason', 'status']);
-  assert.equal(body.status, status);
-  assert.equal(body.reason, reasonByStatus[status]);
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.message.length > 0);
-  assert.equal(body.path, path);
-  assert.ok(Array.isArray(body.errordetail));
-  assert.equal(body.errordetail.length, 1);
-  assert.deepEqual(Object.keys(body.errordetail[0]).sort(), ['code', 'message', 'reason']);
-  assert.equal(body.errordetail[0].code, code);
-  assert.equal(body.errordetail[0].reason, detailReason);
-  assert.equal(typeof body.errordetail[0].message, 'string');
-  assert.ok(body.errordetail[0].message.length > 0);
+  assertErrorRecord(response, { status, code, detailReason, path });
 }
 
 /** 401 for a token that was sent but is not acceptable: TD-401-002 and an invalid_token challenge. */

@@ -14,7 +14,7 @@ import { test } from 'node:test';
 import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody, freshAmount } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
-import { initiatePath, reasonByStatus, send, uuidPattern, type HttpResult } from '../helpers/http.js';
+import { initiatePath, send, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 import { reconcilerIdle } from '../helpers/reconciler.js';
@@ -22,6 +22,7 @@ import { runPendingWorkers } from '../helpers/background.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 import { embedded } from '../helpers/stores.js';
+import { assertErrorBody } from '../helpers/error-record.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const sourceAccount = '1000000001';
@@ -139,21 +140,9 @@ async function storedOperation(server: TestServer, correlationId: string): Promi
     .executeTakeFirst();
 }
 
-/** A SPEC error record at top level; with `code`, exactly one errordetail naming it. */
+/** An error record's body at top level (test/helpers/error-record.ts); with `code`, one errordetail naming it. */
 function assertErrorRecord(body: any, status: number, path: string, code?: string): void {
-  assert.equal(typeof body, 'object', String(body));
-  assert.deepEqual(Object.keys(body).sort(), code === undefined ? ['message', 'path', 'reason', 'status'] : ['errordetail', 'message', 'path', 'reason', 'status']);
-  assert.equal(body.status, status);
-  assert.equal(body.reason, reasonByStatus[status]);
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.message.length > 0);
-  assert.equal(body.path, path);
-  if (code !== undefined) {
-    assert.equal(body.errordetail.length, 1);
-    assert.equal(body.errordetail[0].code, code);
-    assert.equal(typeof body.errordetail[0].reason, 'string');
-    assert.equal(typeof body.errordetail[0].message, 'string');
-  }
+  assertErrorBody(body, { status, path, ...(code === undefined ? {} : { code }) });
 }
 
 function assertRefused(response: HttpResult, status: number, code: string): void {

@@ -14,7 +14,7 @@ import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { depositBody } from '../helpers/bodies.js';
 import { c0001Account, c0001Facility, readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
-import { initiatePath, reasonByStatus, uuidPattern } from '../helpers/http.js';
+import { initiatePath, uuidPattern } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { withDb, withStore } from '../helpers/stores.js';
 import { describeEachStore, type SuiteContext } from '../helpers/suite.js';
@@ -23,6 +23,7 @@ import { FakeClock } from '../helpers/fake-clock.js';
 import { runPendingWorkers } from '../helpers/background.js';
 import { findOperation, type OperationRecord } from '../../src/store/operations.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { assertErrorRecord } from '../helpers/error-record.js';
 
 // ---------------------------------------------------------------------------------------------
 // The data: the demo file plus a funded expense account, a poor one, a closed facility, a
@@ -306,23 +307,8 @@ async function assertApplied(dbUrl: string, before: Snapshot, payments: Payment[
 // Assertions on answers
 // ---------------------------------------------------------------------------------------------
 
-/** The loan operation's error: {"error": {status, reason, message, path, errordetail: [{code, reason, message}]}}. */
 function assertLoanError(response: HttpResult, status: number, code: string, detailReason: string, path: string): any {
-  assert.equal(response.status, status, response.text);
-  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
-  assert.deepEqual(Object.keys(response.body), ['error'], 'the record is wrapped in {"error": ...}');
-  const record = response.body.error;
-  assert.equal(record.status, status);
-  assert.equal(record.reason, reasonByStatus[status]);
-  assert.equal(typeof record.message, 'string');
-  assert.ok(record.message.length > 0, 'a human-readable message');
-  assert.equal(record.path, `POST ${path}`);
-  assert.ok(Array.isArray(record.errordetail) && record.errordetail.length === 1, 'one errordetail entry');
-  assert.equal(record.errordetail[0].code, code);
-  assert.equal(record.errordetail[0].reason, detailReason);
-  assert.equal(typeof record.errordetail[0].message, 'string');
-  assert.ok(record.errordetail[0].message.length > 0);
-  return record;
+  return assertErrorRecord(response, { status, code, detailReason, path: `POST ${path}`, wrapped: true });
 }
 
 function assertExecuted(response: HttpResult, status: 'Executed' | 'PartiallyExecuted'): void {

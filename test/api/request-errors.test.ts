@@ -12,10 +12,11 @@ import { test } from 'node:test';
 import { FaultyCore } from '../helpers/faulty-core.js';
 import { findAccount } from '../../src/reference-core/storage/banking.js';
 import { depositBody } from '../helpers/bodies.js';
-import { initiatePath, reasonByStatus, uuidPattern, type HttpResult } from '../helpers/http.js';
+import { initiatePath, uuidPattern, type HttpResult } from '../helpers/http.js';
 import { demo, demoToken, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
+import { assertErrorRecord as assertRecord } from '../helpers/error-record.js';
 
 const initiateRecordPath = `POST ${initiatePath}`;
 const bodyBytesLimit = 64 * 1024;
@@ -81,25 +82,9 @@ function chunkedPost(server: TestServer, headers: Record<string, string>, chunks
   });
 }
 
-/** SPEC's error record at top level: exactly its fields; with `code`, one errordetail naming it. */
+/** The error record at top level (test/helpers/error-record.ts); with `code`, one errordetail naming it. */
 function assertErrorRecord(response: HttpResult, status: number, path: string, code?: string, detailReason?: string): void {
-  assert.equal(response.status, status, JSON.stringify(response.body));
-  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
-  const body = response.body as Record<string, any>;
-  assert.equal(typeof body, 'object', String(body));
-  assert.deepEqual(Object.keys(body).sort(), code === undefined ? ['message', 'path', 'reason', 'status'] : ['errordetail', 'message', 'path', 'reason', 'status']);
-  assert.equal(body.status, status);
-  assert.equal(body.reason, reasonByStatus[status]);
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.message.length > 0);
-  assert.equal(body.path, path);
-  if (code !== undefined) {
-    assert.equal(body.errordetail.length, 1);
-    assert.deepEqual(Object.keys(body.errordetail[0]).sort(), ['code', 'message', 'reason']);
-    assert.equal(body.errordetail[0].code, code);
-    if (detailReason !== undefined) assert.equal(body.errordetail[0].reason, detailReason);
-    assert.equal(typeof body.errordetail[0].message, 'string');
-  }
+  assertRecord(response, { status, path, ...(code === undefined ? {} : { code }), ...(detailReason === undefined ? {} : { detailReason }) });
 }
 
 function assertExecuted(response: HttpResult): void {

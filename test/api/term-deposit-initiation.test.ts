@@ -13,12 +13,13 @@ import { checkLedger } from '../../src/reference-core/storage/ledger.js';
 import { depositBodyWithTerms as tdBody, type DepositTerms as Terms, initiationResponseFields } from '../helpers/bodies.js';
 import { FaultyCore } from '../helpers/faulty-core.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { documentedCodes, initiatePath, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
+import { initiatePath, send, type HttpResult } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { cachedTokens, type TokenRequest } from '../helpers/tokens.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 import { embedded } from '../helpers/stores.js';
+import { assertErrorRecord as assertRecord } from '../helpers/error-record.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -136,28 +137,9 @@ function mutated(mutate: (body: Record<string, any>) => void, terms: Terms = {})
   return body;
 }
 
-/** The error record of SPEC, exactly, at top level (CONTRACT §5), with a documented code. */
+/** The error record at top level (test/helpers/error-record.ts), with a documented code. */
 function assertErrorRecord(response: HttpResult, status: number, code: string, path: string = errorPath): void {
-  assert.equal(response.status, status, JSON.stringify(response.body));
-  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
-  const body = response.body;
-  assert.deepEqual(Object.keys(body).sort(), ['errordetail', 'message', 'path', 'reason', 'status'], JSON.stringify(body));
-  assert.equal(body.status, status);
-  assert.equal(body.reason, reasonByStatus[status]);
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.message.length > 0);
-  assert.equal(body.path, path);
-  assert.ok(Array.isArray(body.errordetail));
-  assert.equal(body.errordetail.length, 1);
-  const detail = body.errordetail[0];
-  assert.deepEqual(Object.keys(detail).sort(), ['code', 'message', 'reason']);
-  assert.equal(detail.code, code);
-  const documented = documentedCodes.get(code);
-  assert.ok(documented, `${code} is listed in docs/errors.md`);
-  assert.equal(documented.status, status, `docs/errors.md gives ${code} the status ${status}`);
-  assert.equal(detail.reason, documented.reason, `errordetail reason of ${code} as documented`);
-  assert.equal(typeof detail.message, 'string');
-  assert.ok(detail.message.length > 0);
+  assertRecord(response, { status, code, path });
 }
 
 const successFields = initiationResponseFields;

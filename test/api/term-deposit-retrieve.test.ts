@@ -12,11 +12,12 @@ import { toBigInt } from '../../src/store/bigint.js';
 import { openStore, type Store } from '../../src/store/connect.js';
 import { depositBodyWithTerms, type DepositTerms, initiationResponseFields } from '../helpers/bodies.js';
 import { readDemoData, writeTempDataFile, type SandboxData } from '../helpers/data-files.js';
-import { documentedCodes, reasonByStatus, send, type HttpResult } from '../helpers/http.js';
+import { send, type HttpResult } from '../helpers/http.js';
 import { demo, type TestServer } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { cachedTokens, type TokenRequest } from '../helpers/tokens.js';
 import { embedded } from '../helpers/stores.js';
+import { assertErrorRecord as assertRecord } from '../helpers/error-record.js';
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -71,22 +72,9 @@ function tdBody(terms: Terms = {}): Record<string, any> {
   return depositBodyWithTerms({ ...terms, interest: terms.source, description: 'coregate retrieve test' });
 }
 
+/** The error record (test/helpers/error-record.ts) with a documented code. */
 function assertErrorRecord(response: HttpResult, status: number, code: string, path: string): void {
-  assert.equal(response.status, status, JSON.stringify(response.body));
-  const body = response.body;
-  assert.deepEqual(Object.keys(body).sort(), ['errordetail', 'message', 'path', 'reason', 'status'], JSON.stringify(body));
-  assert.equal(body.status, status);
-  assert.equal(body.reason, reasonByStatus[status]);
-  assert.equal(typeof body.message, 'string');
-  assert.ok(body.message.length > 0);
-  assert.equal(body.path, path);
-  assert.equal(body.errordetail.length, 1);
-  assert.deepEqual(Object.keys(body.errordetail[0]).sort(), ['code', 'message', 'reason']);
-  assert.equal(body.errordetail[0].code, code);
-  const documented = documentedCodes.get(code);
-  assert.ok(documented, `${code} is listed in docs/errors.md`);
-  assert.equal(documented.status, status);
-  assert.equal(body.errordetail[0].reason, documented.reason);
+  assertRecord(response, { status, code, path });
 }
 
 const initiationFields = initiationResponseFields;

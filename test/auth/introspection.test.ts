@@ -14,6 +14,7 @@ import { withStore } from '../helpers/stores.js';
 import { describeEachStore } from '../helpers/suite.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { authSnapshotMaxAgeMs } from '../../src/auth/auth-snapshot.js';
+import { assertOAuthError as assertOAuthErrorAnswer } from '../helpers/error-record.js';
 
 const { treasury, branch, reporting } = demo;
 type DemoClient = { clientId: string; secret: string };
@@ -45,14 +46,10 @@ function assertInactive(response: { status: number; headers: Headers; body: any 
   assert.equal(response.headers.get('cache-control'), 'no-store');
 }
 
+/** An OAuth error (test/helpers/error-record.ts) that answers nothing of the token (no `active`). */
 function assertOAuthError(response: { status: number; headers: Headers; body: any }, status: number, error: string): void {
-  assert.equal(response.status, status, JSON.stringify(response.body));
-  assert.equal(response.body.error, error);
-  assert.equal(typeof response.body.error_description, 'string');
-  assert.ok(response.body.error_description.length > 0);
+  assertOAuthErrorAnswer(response, status, error);
   assert.equal(response.body.active, undefined);
-  assert.equal(response.headers.get('cache-control'), 'no-store');
-  assert.equal(response.headers.get('pragma'), 'no-cache');
 }
 
 const base64url = (value: string | Buffer) => Buffer.from(value).toString('base64url');

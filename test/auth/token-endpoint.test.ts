@@ -7,21 +7,13 @@ import { test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { basicAuth, demo, postForm } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
+import { assertOAuthError } from '../helpers/error-record.js';
 
 const { treasury, branch, reporting } = demo;
 const grant = { grant_type: 'client_credentials' };
 const asTreasury = { ...grant, client_id: treasury.clientId, client_secret: treasury.secret };
 const asBranch = { ...grant, client_id: branch.clientId, client_secret: branch.secret };
 const asReporting = { ...grant, client_id: reporting.clientId, client_secret: reporting.secret };
-
-function assertOAuthError(response: { status: number; headers: Headers; body: any }, status: number, error: string): void {
-  assert.equal(response.status, status, JSON.stringify(response.body));
-  assert.equal(response.body.error, error);
-  assert.equal(typeof response.body.error_description, 'string');
-  assert.ok(response.body.error_description.length > 0);
-  assert.equal(response.headers.get('cache-control'), 'no-store');
-  assert.equal(response.headers.get('pragma'), 'no-cache');
-}
 
 describeEachStore('token endpoint', ({ server }) => {
   const tokenUrl = () => server().tokenUrl();

@@ -1,7 +1,7 @@
 /**
  * The application layer assembled in the test's own process, as src/main.ts assembles it but
  * without HTTP: a migrated SQLite store in a temporary file holding the demo data, the embedded
- * reference core behind a GatedCore (embedded: joining the unit of work; remote: claim, call and
+ * reference core behind a FaultyCore (embedded: joining the unit of work; remote: claim, call and
  * settle apart), and the runner, execution, reconciler and pending worker on a FakeClock. Nothing
  * runs on its own: a test moves the clock and drives the loops (`runOnce()`).
  */
@@ -33,7 +33,7 @@ import { coreStorage } from '../../src/reference-core/storage/reference-core-rep
 import { coreDataLoad } from '../../src/reference-core/storage/core-data-load.js';
 import { coreRecords } from '../../src/reference-core/storage/core-records.js';
 import { FakeClock } from './fake-clock.js';
-import { GatedCore } from './gated-core.js';
+import { FaultyCore } from './faulty-core.js';
 import { demoDataFile } from './server.js';
 import { coreTablesOf } from '../../src/reference-core/storage/core-db.js';
 
@@ -48,7 +48,7 @@ export const applicationTimings = {
 
 export interface Application {
   clock: FakeClock;
-  gate: GatedCore;
+  gate: FaultyCore;
   store: Store;
   runner: OperationRunner;
   execution: Execution;
@@ -64,7 +64,7 @@ export async function startApplication(options: { strategy: 'embedded' | 'remote
   const dir = mkdtempSync(join(tmpdir(), 'coregate-application-'));
   const store = await openStore(`sqlite:${join(dir, 'coregate.db')}`);
   const clock = new FakeClock();
-  const gate = new GatedCore();
+  const gate = new FaultyCore();
   const logger = createLogger({ level: 'silent' });
   try {
     await migrateEmbedded(store);

@@ -1,6 +1,6 @@
 /**
  * Calls held until the test lets them go, and a way to wait until the next one arrives: the
- * mechanism of the port's gated faults (faulty-core.ts, gated-core.ts), never a timer.
+ * mechanism of the port's gated faults (faulty-core.ts), never a timer.
  */
 export class Gate {
   #held: Array<() => void> = [];

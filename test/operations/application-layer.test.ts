@@ -1,7 +1,7 @@
 /**
  * The application layer on a fake clock (CONTRACT §4, §11): the runner, both execution strategies,
  * the reconciler and the pending worker, in process over a SQLite store and the reference core.
- * Faults are gates at the port (test/helpers/gated-core.ts): a core call that commits and then
+ * Faults are gates at the port (test/helpers/faulty-core.ts): a core call that commits and then
  * hangs until released, one held and then failing, one that fails at once. A time-out happens when
  * the test moves the clock past the core time-out; the reconciler and the worker run when the test
  * runs them. Nothing here sleeps or depends on how fast the machine is.
