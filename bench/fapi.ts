@@ -1,5 +1,5 @@
 /**
- * FAPI 2.0 scenarios (CONTRACT §13): the token endpoint with `private_key_jwt` and a DPoP proof,
+ * FAPI 2.0 scenarios (docs/auth.md, "FAPI 2.0: strong client authentication and sender-constrained tokens"): the token endpoint with `private_key_jwt` and a DPoP proof,
  * and a retrieve with a DPoP-bound token, beside their bearer figures. A load generator sends
  * requests from a synchronous function, so the assertions and proofs (each used once) are made
  * just before their scenario, by the SDK's own signing (jose), as many as its run can use at the rates this machine

@@ -92,7 +92,7 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
       met: ratio >= target && value.unexpected === 0,
     });
   };
-  /** A sender-constrained path beside its bearer figure (CONTRACT §13): no target, what it costs. */
+  /** A sender-constrained path beside its bearer figure (docs/auth.md, "DPoP at the API"): no target, what it costs. */
   const besideRow = (path: string, value: Measurement | undefined, bearerName: string, bearer: Measurement | undefined) => {
     if (!value) return;
     rows.push({

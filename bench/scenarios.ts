@@ -106,7 +106,7 @@ export function notFoundScenario(name: string): Scenario {
 }
 
 /**
- * A valid token and a body over 64 KiB: 413, audited (CONTRACT §8: the attempt passed
+ * A valid token and a body over 64 KiB: 413, audited (docs/api.md, "Audit": the attempt passed
  * authentication). Answered on the Content-Length; the connection is kept and the rest of the
  * body read and discarded (src/skipped-bodies.ts).
  */

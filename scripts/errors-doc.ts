@@ -15,7 +15,7 @@ export function renderErrorsDoc(): string {
     '',
     '## The error record',
     '',
-    'Every business API error answers with the specification\'s error record: `status`, `reason` (the category',
+    'Every business API error answers with one error record: `status`, `reason` (the category',
     'below), `message`, `path` (method and path, e.g. `POST /v1/term-deposits/initiate`) and',
     '`errordetail` (`code`, `reason`, `message`). Term deposits and everything outside the loan',
     'operation return the record as the top-level object; the merchandising loan operation wraps it',

@@ -1,5 +1,5 @@
 /**
- * Run-time configuration (CONTRACT §10): command-line flags win over environment variables,
+ * Run-time configuration (README.md, "Configuration"): command-line flags win over environment variables,
  * which win over defaults. Every value is checked here, once, with a message naming the setting.
  */
 import { defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
@@ -38,7 +38,7 @@ export interface Config {
   /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
   tls: { certFile: string; keyFile: string } | undefined;
   /**
-   * TLS client certificates (CONTRACT §13, RFC 8705): the CA file that issues them, and behind a
+   * TLS client certificates (RFC 8705; docs/auth.md, "Mutual TLS"): the CA file that issues them, and behind a
    * TLS-terminating proxy the header it puts them in and the proxies believed; undefined: none taken.
    */
   clientCertificates: { caFile: string; header: string | undefined; trustedProxies: string[] } | undefined;
@@ -65,7 +65,7 @@ export interface Config {
   /** Time-outs and the connection cap of the HTTP server (src/connection-limits.ts). */
   connectionLimits: ConnectionLimits;
   /**
-   * Sandbox mode (CONTRACT §12, `npm start`): the operator API and the console are on, the start
+   * Sandbox mode (`npm start`; docs/sandbox.md): the operator API and the console are on, the start
    * banner prints a one-time console login URL, and the sandbox may be reset.
    */
   sandbox: boolean;
@@ -287,7 +287,7 @@ function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Co
 }
 
 /**
- * CONTRACT §13: client certificates come from the TLS handshake (coregate serves TLS itself) or
+ * Client certificates (docs/auth.md, "Mutual TLS") come from the TLS handshake (coregate serves TLS itself) or
  * from a trusted proxy's header; either way --tls-client-ca names the CA that must have issued them.
  */
 function clientCertificateSettings(caFile: string | undefined, header: string | undefined, proxies: string[], servesTls: boolean): Config['clientCertificates'] {

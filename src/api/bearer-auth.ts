@@ -1,5 +1,5 @@
 /**
- * Bearer token validation (CONTRACT §3). Tokens of coregate's own realms are checked against the
+ * Bearer token validation (docs/api.md, "Tokens"). Tokens of coregate's own realms are checked against the
  * realm's published keys (the key cache is the JWKS cache, refreshed when the realm's key
  * generation changes), the realm's not-before and their client: unknown, disabled, or with its
  * tokens revoked since (`iat` before the client's not-before: docs/auth.md, "Client revocation"),
@@ -20,7 +20,7 @@ import { refusedTokenCharsMax, refusedTokensMax, verifiedTokensMax, type Verifie
 import type { Realm } from '../store/realms.js';
 
 export const asymmetricAlgorithms = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
-/** CONTRACT §3: at most 30 s of clock skew on exp and nbf. */
+/** At most 30 s of clock skew on exp and nbf (docs/api.md, "Tokens"). */
 export const clockSkewSeconds = 30;
 /** Refetch of an external JWKS on an unknown kid: at most once per this many ms. */
 const jwksRefetchCooldownMs = 30_000;
@@ -39,7 +39,7 @@ export interface Principal {
   scopes: ReadonlySet<string>;
   backboneUser: string | undefined;
   workstation: string | undefined;
-  /** The key the token is bound to (`cnf`, CONTRACT §13), or undefined for a bearer token. */
+  /** The key the token is bound to (`cnf`, docs/auth.md, "DPoP at the API"), or undefined for a bearer token. */
   confirmation: { jkt?: string; x5tS256?: string } | undefined;
 }
 
@@ -239,7 +239,7 @@ export class TokenVerifier {
     }
     if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
     if (!key) throw new TokenRejected('The token is signed by an unknown key');
-    // CONTRACT §3: the API's own audience, whatever the realm issues for: a realm configured for
+    // The API's own audience (docs/api.md, "Tokens"), whatever the realm issues for: a realm configured for
     // another API (audience "partner-api") issues tokens this API must refuse. Checked here with
     // node:crypto (auth/jws-verify.ts: a forged token cost a fifth as much as through jose).
     const payload = await verifyLocally(token, key.alg, key.publicKey, { issuer, audience: this.#options.audience }, this.#options.clock);

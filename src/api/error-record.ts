@@ -1,5 +1,5 @@
 /**
- * The business API's error record on the wire (SPEC: Errors; CONTRACT §5): top-level for term
+ * The business API's error record on the wire (docs/errors.md, "The error record"): top-level for term
  * deposits and everything outside the loan operation, wrapped in `{"error": ...}` for the loan
  * operation.
  */

@@ -14,7 +14,7 @@ import { ApiError } from './error-record.js';
 import type { BusinessRouteConfig } from './request-context.js';
 import type { RateLimiter } from './rate-limit.js';
 
-/** CONTRACT §4: 1-128 characters of A-Z a-z 0-9 . _ : - */
+/** 1-128 characters of A-Z a-z 0-9 . _ : - (docs/api.md, "Correlation ids and duplicates"). */
 const correlationIdPattern = /^[A-Za-z0-9._:-]{1,128}$/;
 const realmName = 'coregate';
 /**
@@ -97,7 +97,7 @@ async function authenticateSlowly(
   await checkDirectory(request, directory);
 }
 
-/** The token of the request and its scheme (Bearer, or DPoP: CONTRACT §13), or the 400/401 that says what is wrong with its Authorization header. */
+/** The token of the request and its scheme (Bearer, or DPoP: docs/auth.md, "DPoP at the API"), or the 400/401 that says what is wrong with its Authorization header. */
 function presentedToken(request: FastifyRequest): { scheme: TokenScheme; token: string } {
   // Node keeps the first of two Authorization headers and drops the other: count them in the raw
   // headers. RFC 6750 §3.1: a request with more than one credential is an invalid_request.
@@ -140,8 +140,8 @@ export function requireScope(request: FastifyRequest, scope: string): void {
 }
 
 /**
- * CONTRACT §3: backbone_user and workstation, when present, must be active in the directory (a
- * snapshot at most a second old). Undefined when the snapshot answered at once.
+ * backbone_user and workstation, when present, must be active in the directory (a snapshot at
+ * most a second old; docs/api.md, "Tokens"). Undefined when the snapshot answered at once.
  */
 function checkDirectory(request: FastifyRequest, directory: DirectorySnapshot): Promise<void> | undefined {
   const { backboneUser, workstation } = request.principal ?? {};

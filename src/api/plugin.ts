@@ -50,15 +50,15 @@ export interface BusinessApiOptions {
   clock: Clock;
   core: CoreBankingPort;
   verifier: TokenVerifier;
-  /** DPoP- and certificate-bound tokens' checks (CONTRACT §13). */
+  /** DPoP- and certificate-bound tokens' checks (docs/auth.md, "DPoP at the API"). */
   constraint: SenderConstraint;
   runner: OperationRunner;
   /** Audit records of refused requests, written in batches. */
   refusals: RefusalAudit;
   limiter: RateLimiter;
-  /** Sandbox mode: scenarios may be forced (CONTRACT §14); refused with 400 otherwise. */
+  /** Sandbox mode: scenarios may be forced (docs/sandbox.md, "Scenarios"); refused with 400 otherwise. */
   sandbox: boolean;
-  /** Sandbox mode: the request log (CONTRACT §14) and GET /v1/sandbox/requests. */
+  /** Sandbox mode: the request log (docs/sandbox.md, "The request log") and GET /v1/sandbox/requests. */
   requestLog?: RequestLog | undefined;
 }
 
@@ -86,9 +86,9 @@ const auditLostMessage = 'audit record of a refused request could not be written
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
   const { store, clock, core, verifier, constraint, runner, refusals, limiter, sandbox, requestLog } = options;
-  // text/plain would otherwise be parsed and reach validation: CONTRACT §5 wants 415 for it.
+  // text/plain would otherwise be parsed and reach validation: it is a 415 (docs/api.md, "Order of checks").
   app.removeContentTypeParser('text/plain');
-  // CONTRACT §5: numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts).
+  // Numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts; docs/api.md, "Order of checks").
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
@@ -171,7 +171,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     return audit === undefined || mapped.outage ? send() : audit.then(send);
   });
 
-  /** CONTRACT §8: every execution attempt that passed authentication is audited, refusals too; undefined when none is owed. */
+  /** Every execution attempt that passed authentication is audited, refusals too (docs/api.md, "Audit"); undefined when none is owed. */
   function auditRefusal(request: FastifyRequest, status: number, code: string | null): Promise<void> | undefined {
     const operation = routeFactsOf(request).config.business?.auditedOperation;
     if (!operation || !request.principal || request.audited) return undefined;
@@ -209,7 +209,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
 }
 
 /**
- * The sandbox's request log (CONTRACT §14): an authenticated business request and its answer are
+ * The sandbox's request log (docs/sandbox.md, "The request log"): an authenticated business request and its answer are
  * recorded once the answer went out (onResponse), never on its way. An unauthenticated one names
  * no client it could be shown to, and anyone's garbage must not fill the log: it is not kept.
  */

@@ -11,7 +11,7 @@ export interface BusinessRouteConfig {
   wrapped: boolean;
   /** The scope the route requires; undefined when the handler decides (operations lookup). */
   scope: string | undefined;
-  /** Execution routes are audited (CONTRACT §8); reads are not. */
+  /** Execution routes are audited (docs/api.md, "Audit"); reads are not. */
   auditedOperation: string | undefined;
   /** False for the request log's own route: reading the log is not logged. */
   requestLogged?: boolean;

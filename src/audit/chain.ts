@@ -1,5 +1,5 @@
 /**
- * The audit trail's hash chain (CONTRACT §8). Records are inserted, unchained, inside the business
+ * The audit trail's hash chain (docs/api.md, "Audit"). Records are inserted, unchained, inside the business
  * transactions; the chain is extended just after commit by one chainer at a time (an advisory
  * lock on PostgreSQL), which gives each record its position (chain_seq) and its hash:
  * SHA-256(previous hash + canonical JSON of the record). Chaining inside every business

@@ -1,5 +1,5 @@
 /**
- * Audit records of refused requests (CONTRACT §8), written in batches. A refusal has no business
+ * Audit records of refused requests (docs/api.md, "Audit"), written in batches. A refusal has no business
  * transaction to join, and writing each one on its own cost a commit per refused request (on
  * PostgreSQL a round trip and a WAL flush each): 400s were slower than whole deposits. Refusals
  * that arrive together are written by one multi-row insert in one commit, and each is answered

@@ -1,4 +1,4 @@
-/** Builds and signs an access token with the claims of CONTRACT §2 (Keycloak's shape). */
+/** Builds and signs an access token with the claims of docs/auth.md, "The token" (Keycloak's shape). */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
@@ -8,9 +8,9 @@ import type { KeyEntry } from './keyring.js';
 export interface TokenSubject {
   client: Client;
   scopes: string[];
-  /** Set only when a user is associated with the request (SPEC: Endpoints §1). */
+  /** Set only when a user is associated with the request (docs/auth.md, "Endpoints"). */
   user?: { backboneUser: string; workstation: string };
-  /** The key the token is bound to (`cnf`, CONTRACT §13): a DPoP key's thumbprint or the TLS client certificate's. */
+  /** The key the token is bound to (`cnf`: docs/auth.md, "DPoP at the token endpoint" and "Mutual TLS"): a DPoP key's thumbprint or the TLS client certificate's. */
   confirmation?: { jkt?: string; x5tS256?: string };
 }
 

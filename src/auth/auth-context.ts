@@ -24,7 +24,7 @@ export interface AuthContext {
   readonly authFailures: AuthFailureLimiter;
   /** `{public auth_url}/realms/{realm}`: the tokens' `iss` and the discovery document's issuer. */
   issuer(realm: string): string;
-  /** Client assertions' and DPoP proofs' uses, shared by every instance (CONTRACT §13). */
+  /** Client assertions' and DPoP proofs' uses, shared by every instance (docs/auth.md, "The replay record"). */
   readonly replay: ReplayRecord;
   /** DPoP server nonces, the same on every instance. */
   readonly dpopNonces: DpopNonces;

@@ -6,7 +6,7 @@
  * validation reads the clients here too: a token whose client is unknown, disabled or revoked is
  * refused (docs/auth.md, "Client revocation"). A change made by the CLI or another instance (a
  * realm's not-before, a disabled client, a new secret or new keys, a client's revoked tokens)
- * takes effect within that bound on every instance (CONTRACT §11: caches bounded in time); one
+ * takes effect within that bound on every instance (docs/deployment.md, "What an instance keeps in memory"); one
  * made by this instance (the operator API) at once, by `forgetClient`.
  * What grants access is re-read before a refusal: a new client, secret or an enabled client
  * work at once; only a revoked grant may still be honoured for up to that bound.

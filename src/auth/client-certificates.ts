@@ -1,5 +1,5 @@
 /**
- * Where a request's TLS client certificate comes from (RFC 8705, CONTRACT §13): the connection,
+ * Where a request's TLS client certificate comes from (RFC 8705; docs/auth.md, "Mutual TLS"): the connection,
  * when coregate serves TLS itself and asks for client certificates (`--tls-client-ca`: a
  * certificate is optional at the handshake, and one the CA did not issue is never taken), or, behind
  * a TLS-terminating proxy, the header it sets (`--client-certificate-header`: the PEM,

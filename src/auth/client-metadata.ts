@@ -1,5 +1,5 @@
 /**
- * A client's authentication and token binding (CONTRACT §13, RFC 7591's names in camelCase), and
+ * A client's authentication and token binding (docs/auth.md, "Client metadata and the fapi2 profile"; RFC 7591's names in camelCase), and
  * the rules of a realm's `fapi2` profile: checked where a client comes in (the data file,
  * `coregate clients create`), so that a realm never holds a client it would have to refuse.
  * Imports nothing but the DN reader: the CLI checks its flags without loading jose.
@@ -8,7 +8,7 @@ import { normalizedDistinguishedName } from './distinguished-name.js';
 
 /**
  * How a client proves itself at the token and introspection endpoints. The two secret methods are
- * one (CONTRACT §2: either way of sending the secret is accepted); the others never take a secret.
+ * one (either way of sending the secret is accepted: docs/auth.md, "Endpoints"); the others never take a secret.
  */
 export const tokenEndpointAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth'] as const;
 export type TokenEndpointAuthMethod = (typeof tokenEndpointAuthMethods)[number];
@@ -23,7 +23,7 @@ export function usesSecret(method: TokenEndpointAuthMethod): boolean {
 
 /** FAPI 2.0's algorithms (§5.4.1): client assertions, DPoP proofs and a `fapi2` realm's tokens. */
 export const fapiAlgorithms = ['PS256', 'ES256', 'EdDSA'] as const;
-/** A client assertion outside a `fapi2` realm may also be RS256 (CONTRACT §13); never `none` or HMAC. */
+/** A client assertion outside a `fapi2` realm may also be RS256 (docs/auth.md, "private_key_jwt"); never `none` or HMAC. */
 export const assertionAlgorithms = ['PS256', 'ES256', 'EdDSA', 'RS256'] as const;
 
 export const realmProfiles = ['fapi2'] as const;
@@ -62,7 +62,7 @@ export interface MetadataProblem {
 }
 
 /**
- * The rules of CONTRACT §13 for one client of a realm: the method's own needs (keys, a subject DN,
+ * The rules for one client of a realm (docs/auth.md, "Client metadata and the fapi2 profile"): the method's own needs (keys, a subject DN,
  * a secret or none) and, in a `fapi2` realm, strong authentication only.
  */
 export function clientMetadataProblem(profile: RealmProfile | null, client: ClientAuthentication, hasSecret: boolean): MetadataProblem | undefined {
@@ -97,7 +97,7 @@ export function clientMetadataProblem(profile: RealmProfile | null, client: Clie
   return undefined;
 }
 
-/** A `fapi2` realm's tokens are signed PS256, ES256 or EdDSA (CONTRACT §13). */
+/** A `fapi2` realm's tokens are signed PS256, ES256 or EdDSA (docs/auth.md, "Client metadata and the fapi2 profile"). */
 export function realmAlgorithmProblem(profile: RealmProfile | null, signatureAlgorithm: string): MetadataProblem | undefined {
   if (profile !== 'fapi2' || (fapiAlgorithms as readonly string[]).includes(signatureAlgorithm)) return undefined;
   return { field: 'signatureAlgorithm', message: `a fapi2 realm signs its tokens with ${fapiAlgorithms.join(', ')}, not ${signatureAlgorithm}` };

@@ -4,7 +4,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** 256 bits, as CONTRACT §2 requires of generated secrets. */
+/** 256 bits, as generated secrets must have (docs/auth.md, "Client secrets"). */
 const generatedSecretBytes = 32;
 
 export function generateClientSecret(): string {

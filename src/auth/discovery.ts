@@ -1,6 +1,6 @@
 /**
  * The realm's OpenID Provider metadata (OpenID Connect Discovery 1.0 / RFC 8414), with what
- * CONTRACT §13 adds: the client authentication methods and their algorithms, DPoP's algorithms,
+ * FAPI 2.0 adds (docs/auth.md, "Discovery and introspection"): the client authentication methods and their algorithms, DPoP's algorithms,
  * certificate-bound tokens, and the mTLS endpoint aliases when TLS client certificates are on.
  */
 import { assertionAlgorithms, fapiAlgorithms } from './client-metadata.js';

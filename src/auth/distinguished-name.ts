@@ -1,5 +1,5 @@
 /**
- * Distinguished names as RFC 4514 strings (a `tls_client_auth` client's subject DN, CONTRACT §13),
+ * Distinguished names as RFC 4514 strings (a `tls_client_auth` client's subject DN: docs/auth.md, "Mutual TLS"),
  * compared by meaning: attribute types without regard to case, values without regard to case (as
  * most directories match them) and to spaces around separators, escapes read, the attributes of a
  * multi-valued RDN in any order. Imports nothing: the CLI checks a flag with it.

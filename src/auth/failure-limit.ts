@@ -1,6 +1,6 @@
 /**
  * Failed client authentication, limited per realm, presented client id and source address
- * (CONTRACT §11). Past `failuresMax` failures in a window of `windowSeconds` (which opens at the
+ * (docs/limits.md, "Failed client authentication"). Past `failuresMax` failures in a window of `windowSeconds` (which opens at the
  * first failure), the pair is refused with 429 `temporarily_unavailable` and `Retry-After` until
  * the window closes. The same client from another address is not affected.
  *

@@ -1,7 +1,7 @@
 /**
  * Form parameters of the token and introspection endpoints. RFC 6749 §3.2: parameters must not
  * be sent more than once, and the body must be application/x-www-form-urlencoded; each value is
- * bounded and free of control characters (CONTRACT §5, as the business API's fields).
+ * bounded and free of control characters (as the business API's fields: docs/api.md, "Order of checks").
  */
 import { invalidRequest } from './oauth-error.js';
 
@@ -19,7 +19,7 @@ export function parseFormBody(contentType: string | undefined, body: unknown): F
   const parameters = new Map<string, string>();
   for (const [name, value] of new URLSearchParams(text)) {
     if (parameters.has(name)) throw invalidRequest(`Parameter ${truncate(name)} is included more than once`);
-    // CONTRACT §5's rules on the form too: bounded, no control characters, valid UTF-8 (a bad
+    // The business API's rules on the form too: bounded, no control characters, valid UTF-8 (a bad
     // percent-encoded sequence decodes to U+FFFD, which no client id, secret or token holds).
     if (value.length > formValueCharsMax) throw invalidRequest(`Parameter ${truncate(name)} is longer than ${formValueCharsMax} characters`);
     if (/[\u0000-\u001f\u007f\ufffd]/.test(value) || /[\u0000-\u001f\u007f\ufffd]/.test(name)) {

@@ -1,6 +1,6 @@
 /**
  * Grant types, as a table keyed by `grant_type` (oidc-provider's shape). client_credentials is
- * the only supported grant (SPEC: Authentication 1); the other OAuth grants are known so that a
+ * the only supported grant (docs/auth.md, "Token request pipeline"); the other OAuth grants are known so that a
  * client asking for one gets `unauthorized_client`, and anything else `unsupported_grant_type`.
  */
 export const supportedGrants = new Set(['client_credentials']);

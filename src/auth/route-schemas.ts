@@ -58,7 +58,7 @@ export const tokenRouteSchema = {
   description: [
     'RFC 6749 §4.4. The client authenticates with HTTP Basic (`Authorization: Basic base64(client_id:client_secret)`, each form-urlencoded first as RFC 6749 §2.3.1 says) or with `client_id` and `client_secret` in the form, not both. Each parameter at most once.',
     '',
-    'The token is a JWT signed by the realm\'s key (see the JWKS), valid for the realm\'s lifespan (300 s in the demo): fetch a new one shortly before it expires. `username` and `workstation` name the person and the terminal behind a call (SPEC Endpoints §1); without them the client\'s technical user and default workstation are used.',
+    'The token is a JWT signed by the realm\'s key (see the JWKS), valid for the realm\'s lifespan (300 s in the demo): fetch a new one shortly before it expires. `username` and `workstation` name the person and the terminal behind a call (docs/auth.md, "Endpoints"); without them the client\'s technical user and default workstation are used.',
     '',
     'The example is the demo client `treasury-app` of demo/sandbox.json.',
   ].join('\n'),

@@ -1,5 +1,5 @@
 /**
- * HTTP wiring of the auth service, per realm (CONTRACT §2). This encapsulated plugin parses every
+ * HTTP wiring of the auth service, per realm (docs/auth.md, "Endpoints"). This encapsulated plugin parses every
  * body as text so that the token endpoint itself decides what a malformed request is, and maps
  * every failure to an OAuth error body.
  */

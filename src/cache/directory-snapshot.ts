@@ -2,7 +2,7 @@
  * The core's directory (users and workstations) as the business API's guards read it: asked of
  * the core at most once a second per login or workstation, instead of on every request (with a
  * remote core that was an HTTP call per request). A user disabled in the core is refused within
- * `directorySnapshotMaxAgeMs` (CONTRACT §11: caches bounded in time).
+ * `directorySnapshotMaxAgeMs` (docs/deployment.md, "What an instance keeps in memory").
  */
 import type { Clock } from '../core/clock.js';
 import type { CoreBankingPort, DirectoryStatus } from '../core/port.js';

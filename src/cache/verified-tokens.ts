@@ -26,7 +26,7 @@ export interface VerifiedToken<P> {
  * anyone replaying a forged one, cost a signature check (and a promise) per request, twice a
  * retrieve's CPU. Refusals that depend on the realm's or its clients' state (an unknown key, an
  * untrusted issuer, a revocation, a disabled client) or on time still to come (nbf, iat) are never
- * kept: what grants access works at once (CONTRACT §11).
+ * kept: what grants access works at once (docs/deployment.md, "What an instance keeps in memory").
  */
 export const refusedTokensMax = 10_000;
 /** A refused token longer than this is not kept (a realm's tokens are about 1 KiB): at most ~40 MiB. */

@@ -1,5 +1,5 @@
 /**
- * Key files as the CLI takes them (CONTRACT §13): a private key, PEM (PKCS#8, or what openssl
+ * Key files as the CLI takes them (docs/auth.md, "The SDK and the CLI"): a private key, PEM (PKCS#8, or what openssl
  * genpkey writes) or a private JWK; a client's public keys, a JWK set, one JWK, or a PEM public
  * key. node:crypto reads them: an operator command loads no JOSE library (docs/performance.md).
  */

@@ -75,7 +75,7 @@ import {
 /** A command the schema lets through but the protocol's rules refuse: 400. */
 export class BadCommand extends Error {}
 
-/** CONTRACT §6: a percentage per year, > 0 and at most 100. */
+/** A percentage per year, > 0 and at most 100 (docs/term-deposits.md, "Decisions"). */
 const ratePercentMax = 100;
 /** A page's default size when `limit` is absent. */
 const pageDefault = 100;
@@ -414,7 +414,7 @@ export const coreRoutes: readonly CoreRoute[] = [
     method: 'POST',
     path: recordPaths.data,
     portMethod: 'loadData',
-    summary: 'Load the data file\'s core part: only missing records are added, in one transaction (CONTRACT §9)',
+    summary: 'Load the data file\'s core part: only missing records are added, in one transaction; what exists is kept as it is',
     tag: 'Sandbox data',
     side: 'data',
     body: CoreDataSchema,

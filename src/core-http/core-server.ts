@@ -38,7 +38,7 @@ export interface CoreServerOptions {
 
 /**
  * The document's tags: what each group of routes is for, and whether a core must serve it
- * (docs/core-protocol.md, "What a core serves").
+ * (docs/core-protocol.md, "What a core must serve").
  */
 const protocolTags = [
   { name: 'Term deposits', description: 'Required. Constitutions by reference (at most once), their lookups, and a contract by number.' },

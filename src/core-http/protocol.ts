@@ -297,7 +297,7 @@ export const ProblemSchema = Type.Object(
   },
 );
 
-// ----- Business days and events (CONTRACT §12, docs/business-days.md) -----
+// ----- Business days and events (docs/business-days.md) -----
 
 export const BusinessDateSchema = Type.Object(
   { businessDate: CalendarDate('The core\'s business date') },

@@ -37,7 +37,7 @@ export const errorCatalogue = {
   invalidDate: entry('both', 400, 8, 'INVALID_DATE', 'A date is not a real YYYY-MM-DD calendar date.'),
   multipleAuthorizationHeaders: entry('both', 400, 9, 'MULTIPLE_AUTHORIZATION_HEADERS', 'The request has more than one Authorization header (RFC 6750 §3.1: invalid_request).'),
   invalidPath: entry('both', 400, 20, 'INVALID_PATH', 'The path is malformed: a bad percent-escape, a parameter longer than the framework reads (2,048 characters), or a request target that is neither a path nor an http(s) URL naming one (the asterisk form, a fragment).'),
-  scenarioNotAllowed: entry('both', 400, 21, 'SCENARIO_NOT_ALLOWED', 'Coregate-Scenario or Coregate-Scenario-Delay-Ms was sent to an instance that is not in sandbox mode: scenarios are a sandbox feature (CONTRACT §14), never ignored elsewhere.'),
+  scenarioNotAllowed: entry('both', 400, 21, 'SCENARIO_NOT_ALLOWED', 'Coregate-Scenario or Coregate-Scenario-Delay-Ms was sent to an instance that is not in sandbox mode: scenarios are a sandbox feature (docs/sandbox.md), never ignored elsewhere.'),
   invalidScenario: entry('both', 400, 22, 'INVALID_SCENARIO', 'Coregate-Scenario names no scenario (the message lists the known ones), is sent on a request that executes nothing, or Coregate-Scenario-Delay-Ms is not an integer from 0 to 60000.'),
   // 400: term deposit
   missingTerm: entry('TD', 400, 10, 'MISSING_TERM', 'Neither termDepositPeriod.numberOfDays nor termDepositPeriod.maturityDate is given.'),
@@ -52,7 +52,7 @@ export const errorCatalogue = {
   // 401 / 403
   missingToken: entry('both', 401, 1, 'MISSING_TOKEN', 'No Bearer token in the Authorization header.'),
   invalidToken: entry('both', 401, 2, 'INVALID_TOKEN', 'The token is malformed, expired, not yet valid, revoked (realm not-before), badly signed, or from an untrusted issuer or audience; or it is sender-constrained and sent the wrong way (a DPoP-bound token as Bearer, an unbound one as DPoP, a certificate-bound one without its TLS client certificate).'),
-  invalidDpopProof: entry('both', 401, 3, 'INVALID_DPOP_PROOF', 'The DPoP proof of a DPoP-bound token is missing, malformed, not for this request (htm, htu, ath), too old or in the future, signed by another key than the token\'s cnf.jkt, sent twice (two DPoP headers), or used before (CONTRACT §13).'),
+  invalidDpopProof: entry('both', 401, 3, 'INVALID_DPOP_PROOF', 'The DPoP proof of a DPoP-bound token is missing, malformed, not for this request (htm, htu, ath), too old or in the future, signed by another key than the token\'s cnf.jkt, sent twice (two DPoP headers), or used before (docs/auth.md).'),
   useDpopNonce: entry('both', 401, 4, 'USE_DPOP_NONCE', 'The token\'s realm demands server nonces in DPoP proofs (docs/auth.md), and the proof has none or an old one: the answer\'s DPoP-Nonce header holds the nonce to put in a new proof, and the request is repeated with it.'),
   insufficientScope: entry('both', 403, 1, 'INSUFFICIENT_SCOPE', 'The token lacks the operation\'s scope.'),
   userNotAuthorized: entry('both', 403, 2, 'USER_NOT_AUTHORIZED', 'The token\'s backbone_user is not an active user of the core\'s directory.'),

@@ -5,7 +5,7 @@
  */
 import { currencyExponent } from './currencies.js';
 
-/** CONTRACT §5: beyond 15 significant digits a double no longer holds the decimal exactly. */
+/** Beyond 15 significant digits a double no longer holds the decimal exactly (docs/api.md, "Money"). */
 export const significantDigitsMax = 15;
 
 /**
@@ -30,7 +30,7 @@ export interface Decimal {
 
 /**
  * Where the text a JSON number was written with can be found: the business API reads numbers
- * from the JSON text (CONTRACT §5), so an amount is checked as written, not as a double.
+ * from the JSON text (docs/api.md, "Money"), so an amount is checked as written, not as a double.
  */
 export type NumberSource = (container: object, member: string) => string | undefined;
 

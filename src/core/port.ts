@@ -1,5 +1,5 @@
 /**
- * The port between the business API and a core banking system (CONTRACT §11): the contract a
+ * The port between the business API and a core banking system (docs/core-port.md): the contract a
  * bank implements for its own core. It speaks domain values only: commands and results with money
  * as bigint minor units plus an ISO 4217 currency, calendar dates as YYYY-MM-DD strings, and the
  * operation's reference, a UUID the API assigns before it calls the core.
@@ -29,12 +29,12 @@ import type { LoanInstallmentExecution } from './loans/execution-request.js';
 import type { TermDepositInitiation } from './term-deposits/initiation.js';
 import type { UnitOfWork } from './unit-of-work.js';
 
-/** A term deposit contract with the interest expected at maturity (CONTRACT §6). */
+/** A term deposit contract with the interest expected at maturity (docs/term-deposits.md, "Decisions"). */
 export interface TermDeposit extends TermDepositContract {
   expectedInterestMinor: bigint;
 }
 
-/** What a loan installment execution answers (CONTRACT §7). */
+/** What a loan installment execution answers (docs/loans.md, "The execution"). */
 export interface LoanInstallmentResult extends LoanExecution {
   currency: string;
 }
@@ -45,7 +45,7 @@ export type CoreOutcome<T> = { readonly status: 'Executed'; readonly result: T }
 /** A lookup by reference: the outcome, or NotFound when the core never executed the reference. */
 export type CoreLookup<T> = CoreOutcome<T> | { readonly status: 'NotFound' };
 
-/** What one advance of the business date did (CONTRACT §12). */
+/** What one advance of the business date did (docs/business-days.md). */
 export interface EndOfDayReport {
   /** The business date before the advance. */
   from: string;
@@ -59,7 +59,7 @@ export interface EndOfDayReport {
 }
 
 /**
- * An event of the core's own making (CONTRACT §12), written in the transaction of the change (the
+ * An event of the core's own making (docs/business-days.md, "Events"), written in the transaction of the change (the
  * core's outbox) and read in order by the API, which turns it into webhook events.
  */
 export interface CoreEvent {
@@ -80,10 +80,10 @@ export interface CoreEvent {
 export type DirectoryStatus = 'Active' | 'Disabled' | 'Blocked' | undefined;
 
 export interface CoreBankingPort {
-  /** Debits the source account and creates the contract (SPEC rules 1-7, CONTRACT §6). */
+  /** Debits the source account and creates the contract (docs/term-deposits.md). */
   constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>>;
   findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>>;
-  /** Pays an installment from the payment account and the charges from the expense account (CONTRACT §7). */
+  /** Pays an installment from the payment account and the charges from the expense account (docs/loans.md, "The execution"). */
   executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>>;
   findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>>;
   /** Closes a reference that has not executed: it never will (see Fencing above). */
@@ -97,7 +97,7 @@ export interface CoreBankingPort {
   businessDate(): Promise<string>;
   /**
    * Moves the business date forward to `to`, running end of day once for every business day
-   * passed (CONTRACT §12): idempotent per date, resumable after a crash, never backwards.
+   * passed (docs/business-days.md): idempotent per date, resumable after a crash, never backwards.
    */
   advanceBusinessDate(to: string): Promise<EndOfDayReport>;
   /** The core's events after `sequence`, in order, at most `limit` of them. */
@@ -179,7 +179,7 @@ export interface InstallmentRecord {
   status: string;
 }
 
-/** A merchandising loan facility with its installments (CONTRACT §7). */
+/** A merchandising loan facility with its installments (docs/loans.md, "The facility"). */
 export interface LoanFacilityRecord {
   loanId: string;
   customerReference: string;
@@ -232,7 +232,7 @@ export interface CoreRecords {
 }
 
 /**
- * The data file's core part (CONTRACT §9): `businessDate`, `calendar`, `users`, `workstations`,
+ * The data file's core part (docs/sandbox.md, "The data file"): `businessDate`, `calendar`, `users`, `workstations`,
  * `customers`, `accounts`, `termDepositProducts`, `merchandisingLoans`, as JSON. The core checks
  * it; the API's part (realms, webhooks) never goes to the core.
  */
@@ -245,8 +245,8 @@ export interface CoreLoadSummary {
 }
 
 /**
- * The load side for sandbox data: adds what is missing (records that exist are kept as they are,
- * CONTRACT §9), in one transaction. A document the core refuses throws `CoreDataRefused`.
+ * The load side for sandbox data: adds what is missing (records that exist are kept as they are:
+ * docs/sandbox.md, "The data file"), in one transaction. A document the core refuses throws `CoreDataRefused`.
  */
 export interface CoreDataLoad {
   loadData(document: CoreDataDocument): Promise<CoreLoadSummary>;
@@ -275,7 +275,8 @@ export function hasDataLoad<T extends CoreBankingPort>(core: T): core is T & Cor
 
 /**
  * A core that can join a unit of work of the caller's store: its writes then commit or roll back
- * with the API's operation record and audit record (CONTRACT §11, embedded reference core).
+ * with the API's operation record and audit record (the embedded reference core:
+ * docs/architecture.md, "One transaction with the embedded core").
  */
 export interface TransactionalCore extends CoreBankingPort {
   within(unitOfWork: UnitOfWork): CoreBankingPort;
@@ -295,7 +296,7 @@ export class CoreTimeout extends Error {
   override name = 'CoreTimeout';
 }
 
-/** An advance to a date before the core's business date (CONTRACT §12: the date never goes backwards). */
+/** An advance to a date before the core's business date (the date never goes backwards: docs/business-days.md, "The business date"). */
 export class BusinessDateBackwards extends Error {
   override name = 'BusinessDateBackwards';
   constructor(

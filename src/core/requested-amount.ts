@@ -1,11 +1,11 @@
-/** A client's amount and currency checked the same way by every operation (CONTRACT §5). */
+/** A client's amount and currency checked the same way by every operation (docs/api.md, "Money"). */
 import { isActiveCurrency } from './currencies.js';
 import { errorCatalogue as E, BusinessRefusal } from './error-catalogue.js';
 import { formatMinor, minorUnitsLimit, parseAmount, significantDigitsMax } from './money.js';
 
 /**
  * Minor units of a requested amount, or a 400 refusal naming the fields. `value` is the amount's
- * decimal text as the client wrote it (CONTRACT §5), which the messages quote.
+ * decimal text as the client wrote it (docs/api.md, "Money"), which the messages quote.
  */
 export function requestedAmountMinor(value: string, currency: string, fields: { amount: string; currency: string }): bigint {
   if (!isActiveCurrency(currency)) {

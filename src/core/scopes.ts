@@ -1,5 +1,5 @@
 /**
- * The scopes a token must carry (SPEC: one per business operation; the operator API's own). In a
+ * The scopes a token must carry (one per business operation, docs/api.md, "Tokens"; the operator API's own). In a
  * module of their own, importing nothing, so that the CLI grants them without loading the
  * operations, their schemas or the HTTP layer.
  */

@@ -27,7 +27,7 @@ export const apiTags = [
   {
     name: authServiceTag,
     description:
-      'OAuth 2.0 authorization server, one per realm (CONTRACT §2): the token endpoint (client credentials, RFC 6749 §4.4), token introspection (RFC 7662), the realm\'s signing keys (JWKS) and its OpenID discovery document. The demo realm is `sandbox`. Errors are OAuth error bodies (`error`, `error_description`).',
+      'OAuth 2.0 authorization server, one per realm (docs/auth.md): the token endpoint (client credentials, RFC 6749 §4.4), token introspection (RFC 7662), the realm\'s signing keys (JWKS) and its OpenID discovery document. The demo realm is `sandbox`. Errors are OAuth error bodies (`error`, `error_description`).',
   },
   {
     name: 'Term deposits',
@@ -48,7 +48,7 @@ export const apiTags = [
   {
     name: 'Sandbox',
     description:
-      'Sandbox mode only (CONTRACT §14). The request log: your own requests and their answers. Scenarios: the `Coregate-Scenario` header on an operation forces an outcome of the core (502, 504, a late 202 settlement, a slow core); see docs/sandbox.md.',
+      'Sandbox mode only. The request log: your own requests and their answers. Scenarios: the `Coregate-Scenario` header on an operation forces an outcome of the core (502, 504, a late 202 settlement, a slow core); see docs/sandbox.md.',
   },
   { name: 'Health', description: 'Liveness and readiness probes for the orchestrator (no token).' },
 ];
@@ -76,7 +76,7 @@ export function securitySchemes(realm: string) {
       type: 'http' as const,
       scheme: 'DPoP',
       description:
-        'A DPoP-bound access token (RFC 9449, CONTRACT §13: `token_type` DPoP, `cnf.jkt`), sent as `Authorization: DPoP <token>` with a `DPoP` header holding a new proof of the same key for each request (`htm`, `htu` without the query, `ath` the token\'s SHA-256, `iat`, a `jti` used once; PS256, ES256 or EdDSA). A certificate-bound token (`cnf["x5t#S256"]`) is sent as Bearer over a connection with its TLS client certificate.',
+        'A DPoP-bound access token (RFC 9449: `token_type` DPoP, `cnf.jkt`; docs/auth.md, "DPoP at the API"), sent as `Authorization: DPoP <token>` with a `DPoP` header holding a new proof of the same key for each request (`htm`, `htu` without the query, `ath` the token\'s SHA-256, `iat`, a `jti` used once; PS256, ES256 or EdDSA). A certificate-bound token (`cnf["x5t#S256"]`) is sent as Bearer over a connection with its TLS client certificate.',
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * GET /collections/postman.json (CONTRACT §14): a Postman collection (v2.1) made from the served
+ * GET /collections/postman.json (docs/collections.md): a Postman collection (v2.1) made from the served
  * OpenAPI document, so that it never drifts from the routes: the client-credentials token request
  * (the document's OAuth 2.0 scheme), then every business operation (`/v1/...`) with its example,
  * in the document's order and grouped by tag. Each request checks its documented success status;

@@ -1,5 +1,5 @@
 /**
- * The port behind every limit of the service (CONTRACT §11): counters kept per key, either in
+ * The port behind every limit of the service (docs/limits.md): counters kept per key, either in
  * this instance's memory or in a store every instance shares (Redis). Two primitives suffice:
  * a fixed-window counter (failed client authentications) and a token bucket (the business API's
  * per-client rate). Every implementation runs the suite in test/limits/limit-store-suite.ts.

@@ -1,4 +1,4 @@
-/** The core's batch window (CONTRACT §4): a UTC time of day in which operations are queued (202). */
+/** The core's batch window (docs/api.md, "200, 202, 204"): a UTC time of day in which operations are queued (202). */
 export interface BatchWindow {
   startSecond: number;
   endSecond: number;

@@ -1,5 +1,5 @@
 /**
- * Calls to the core with a time-out (CONTRACT §4, §11): an answer later than the time-out is a
+ * Calls to the core with a time-out (docs/api.md, "Failures of the core"): an answer later than the time-out is a
  * CoreTimeout (504), a failure of the core's transport a CoreUnavailable (502). Both leave the
  * outcome unknown. Every call is measured for the metrics.
  */

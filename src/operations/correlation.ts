@@ -1,5 +1,5 @@
 /**
- * Claiming an operation (CONTRACT §4, §11): a correlation id is consumed by inserting the
+ * Claiming an operation (docs/api.md, "Correlation ids and duplicates"; docs/deployment.md, "The reconciler"): a correlation id is consumed by inserting the
  * operation record, and a stored operation is taken over by an update guarded by the state it
  * leaves. Whoever loses a claim to a concurrent request, instance or worker learns it in one
  * place, `recoverClaim`, which answers with the operation that won.
@@ -69,7 +69,7 @@ export class Claims {
    * A guarded transition of a stored operation; ClaimLost when it was no longer in that state. An
    * operation that becomes Executed loses any error record: an earlier attempt's 502/504 (the
    * unknown outcome a repeat or the reconciler settled) is not its outcome, and the operation
-   * resource shows only the final one (CONTRACT §4, §11).
+   * resource shows only the final one (docs/api.md, "200, 202, 204").
    */
   async move(db: Queryable, reference: string, guard: OperationGuard, change: OperationChange): Promise<void> {
     assertTransition(guard.status, change.status);

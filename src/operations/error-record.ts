@@ -1,11 +1,11 @@
 /**
- * The business API's error record (SPEC: Errors; CONTRACT §5). Operations keep the record of a
+ * The business API's error record (docs/errors.md, "The error record"). Operations keep the record of a
  * refusal as their outcome (a repeat, GET /v1/operations); src/api decides whether it is wrapped.
  */
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
 import { reasonOf, statusReasons } from '../core/status-reasons.js';
 
-/** The `reason` of each status the business API answers (CONTRACT §5), from the one catalogue. */
+/** The `reason` of each status the business API answers (docs/errors.md, "The error record"), from the one catalogue. */
 export const reasonByStatus: Readonly<Record<number, string>> = Object.fromEntries(
   Object.entries(statusReasons)
     .filter(([, status]) => status.businessApi)

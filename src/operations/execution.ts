@@ -32,7 +32,7 @@ export interface ExecutionJob {
   from: ClaimFrom;
   audit: AuditContext;
   /**
-   * A sandbox scenario armed for this attempt (CONTRACT §14): the request's first execution, or
+   * A sandbox scenario armed for this attempt (docs/sandbox.md, "Scenarios"): the request's first execution, or
    * the pending worker's of an accepted one; never a repeat's or the reconciler's, which meet the
    * real core.
    */

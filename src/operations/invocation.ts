@@ -24,7 +24,7 @@ export interface Invocation {
   numberTextOf?: NumberSource | undefined;
   respondAsync: boolean;
   startedAtMs: number;
-  /** The sandbox scenario the request forces (CONTRACT §14); only in sandbox mode. */
+  /** The sandbox scenario the request forces (docs/sandbox.md, "Scenarios"); only in sandbox mode. */
   scenario?: Scenario | undefined;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The merchandising loan installment execution (SPEC Endpoints §2, CONTRACT §7) as one operation:
+ * The merchandising loan installment execution (docs/loans.md) as one operation:
  * its checks that need no stored data, the core call, the reconciliation lookup, the 200 and 202
  * bodies. The route, the SDK (its types) and the OpenAPI document (its schemas) come from here.
  */

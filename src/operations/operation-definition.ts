@@ -34,7 +34,7 @@ export interface OperationDefinition<TCommand, TResult, TBody, TAccepted> {
   present(result: TResult): TBody;
   /** The outcome word recorded in the audit trail (e.g. Executed, PartiallyExecuted). */
   outcomeOf(result: TResult): string;
-  /** The 202 body (CONTRACT §4). */
+  /** The 202 body (docs/api.md, "200, 202, 204"). */
   accepted(reference: string, acceptedAt: Date): TAccepted;
   /** The result a pending operation the core refused keeps, if the operation has one. */
   rejected?(reference: string, acceptedAt: Date): unknown;

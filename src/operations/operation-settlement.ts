@@ -1,5 +1,5 @@
 /**
- * An operation's final transition, written in one place (CONTRACT §4, §8, §11, §12): the state
+ * An operation's final transition, written in one place (docs/api.md, "200, 202, 204" and "Audit"; docs/webhooks.md, "The outbox guarantee"): the state
  * change guarded by the state it leaves, the outbox event and the audit record, all in one unit
  * of work, so that none exists without the others; once it has committed, the audit chainer is
  * woken and the transition is counted (`onSettled`: coregate_operations_total), whoever settled. Execution (embedded: inside the unit of work
@@ -112,7 +112,7 @@ export class OperationSettlement {
     // All three end before a failure is answered, so the unit of work rolls back with none in flight.
     const writes = await Promise.allSettled([
       this.#options.claims.move(db, record.reference, from.guard, { status: 'Executed', httpStatus: 200, result: settlement.body, request: null, atEpochMs }),
-      // The outbox (CONTRACT §12): the event commits with the final state, or neither does.
+      // The outbox (docs/webhooks.md, "The outbox guarantee"): the event commits with the final state, or neither does.
       writeOperationEvent(db, record, { status: 'Executed', result: settlement.body }, atEpochMs),
       this.#options.audit.write(db, target.audit, record.reference, 200, settlement.outcome),
     ]);

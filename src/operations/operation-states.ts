@@ -43,7 +43,7 @@ export function isFinal(status: OperationStatus): boolean {
   return allowedTransitions[status].length === 0;
 }
 
-/** What GET /v1/operations shows: an operation not final yet is Pending (CONTRACT §4). */
+/** What GET /v1/operations shows: an operation not final yet is Pending (docs/api.md, "200, 202, 204"). */
 export function visibleStatus(status: OperationStatus): 'Pending' | 'Executed' | 'Rejected' {
   return status === 'Executed' || status === 'Rejected' ? status : 'Pending';
 }

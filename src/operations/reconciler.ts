@@ -1,5 +1,5 @@
 /**
- * The reconciler (CONTRACT §11): on every instance, it settles operations whose outcome is
+ * The reconciler (docs/deployment.md, "The reconciler"): on every instance, it settles operations whose outcome is
  * unknown, and in-flight operations abandoned by an instance that died (older than their lease).
  * Each is taken by a guarded claim, so one instance at a time works on it: the core is asked by
  * reference; an outcome it knows is recorded (Executed with its result, Rejected with its error

@@ -1,5 +1,5 @@
 /**
- * Sandbox scenarios (CONTRACT §14): an outcome a client forces on one operation with the
+ * Sandbox scenarios (docs/sandbox.md, "Scenarios"): an outcome a client forces on one operation with the
  * `Coregate-Scenario` header, so that its code for a 502, a 504, a late 202 settlement or a slow
  * core can be tried on demand. The application layer knows which scenarios answer 202 (the runner
  * accepts them with a delay) and hands the scenario to the execution, which calls the core through

@@ -1,5 +1,5 @@
 /**
- * The term deposit initiation (SPEC Endpoints §3, CONTRACT §6) as one operation: its checks that
+ * The term deposit initiation (docs/term-deposits.md) as one operation: its checks that
  * need no stored data, the core call, the reconciliation lookup, the 200 and 202 bodies. The
  * route, the SDK (its types) and the OpenAPI document (its schemas) all come from here.
  */
@@ -23,7 +23,7 @@ export const termDepositInitiation: OperationDefinition<TermDepositInitiation, T
   name: 'initiateTermDeposit',
   scope: initiateScope,
   family: 'TD',
-  // The route's schema has validated the body's shape: what remains are the rules of CONTRACT §5-§6.
+  // The route's schema has validated the body's shape: what remains are the 400s of docs/term-deposits.md, "Checks, in order".
   validate: (request, numbers) => validateInitiation(request.body as TermDepositInitiationBody, numbers),
   execute: (core, reference, command) => core.constituteTermDeposit(reference, command),
   lookup: (core, reference) => core.findTermDepositConstitution(reference),

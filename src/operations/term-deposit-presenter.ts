@@ -1,4 +1,4 @@
-/** Maps the core's term deposit to SPEC.md's response bodies (amounts back to JSON numbers). */
+/** Maps the core's term deposit to the API's response bodies (amounts back to JSON numbers; docs/term-deposits.md). */
 import { minorToNumber } from '../core/money.js';
 import type { TermDeposit } from '../core/port.js';
 import type { TermDepositInitiationResponse, TermDepositRetrieveResponse } from './schemas/term-deposit.js';

@@ -37,7 +37,7 @@ export interface OperatorAuthOptions {
   publicUrl: () => string;
   /** The instance's clock: whether a console session has expired. */
   clock: Clock;
-  /** DPoP- and certificate-bound tokens (CONTRACT §13): checked here as at the business API. */
+  /** DPoP- and certificate-bound tokens (docs/auth.md, "DPoP at the API"): checked here as at the business API. */
   constraint: SenderConstraint;
 }
 

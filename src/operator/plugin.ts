@@ -24,7 +24,7 @@ export interface OperatorApiOptions {
   publicUrl: () => string;
   /** The instance's clock: whether a console session has expired. */
   clock: Clock;
-  /** DPoP- and certificate-bound operator tokens (CONTRACT §13). */
+  /** DPoP- and certificate-bound operator tokens (docs/auth.md, "DPoP at the API"). */
   constraint: SenderConstraint;
   /** Route modules (this branch's read routes, business date, webhooks, sandbox), registered behind the authentication hook. */
   routes: FastifyPluginAsync[];

@@ -1,5 +1,5 @@
 /**
- * The sandbox data file (CONTRACT §9): its schema, and a parser whose errors name the field.
+ * The sandbox data file (docs/sandbox.md, "The data file"): its schema, and a parser whose errors name the field.
  * The project may add fields (signatureAlgorithm, ...) but never renames the documented ones.
  */
 import { readFileSync } from 'node:fs';
@@ -19,12 +19,12 @@ const Amount = Type.Number({ minimum: 0 });
 const CurrencyCode = Type.String({ pattern: '^[A-Z]{3}$' });
 const ScopeToken = Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$', description: 'RFC 6749 scope-token' });
 
-/** A public JWK (RFC 7517): its members are checked by the rules of CONTRACT §13 (client-metadata.ts). */
+/** A public JWK (RFC 7517): its members are checked by the rules of docs/auth.md, "Client metadata and the fapi2 profile" (client-metadata.ts). */
 const PublicJwk = Type.Object({ kty: Type.String({ minLength: 1, maxLength: 16 }) }, { additionalProperties: true });
 
 export const SandboxClient = Type.Object({
   clientId: Type.String({ pattern: '^[A-Za-z0-9._:-]{1,128}$' }),
-  /** Required for the secret methods; absent for private_key_jwt and tls_client_auth (CONTRACT §13). */
+  /** Required for the secret methods; absent for private_key_jwt and tls_client_auth (docs/auth.md, "Client metadata and the fapi2 profile"). */
   secret: Type.Optional(Type.String({ minLength: 16, maxLength: 512 })),
   tokenEndpointAuthMethod: Type.Optional(Type.Union(tokenEndpointAuthMethods.map((method) => Type.Literal(method)))),
   jwks: Type.Optional(Type.Object({ keys: Type.Array(PublicJwk, { maxItems: 16 }) })),
@@ -43,7 +43,7 @@ export const SandboxRealm = Type.Object({
   accessTokenLifespanSeconds: Type.Optional(Type.Integer({ minimum: 10, maximum: 86_400 })),
   audience: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
   signatureAlgorithm: Type.Optional(Type.Union(signingAlgorithms.map((alg) => Type.Literal(alg)))),
-  /** `fapi2`: strong client authentication and sender-constrained tokens only (CONTRACT §13). */
+  /** `fapi2`: strong client authentication and sender-constrained tokens only (docs/auth.md, "Client metadata and the fapi2 profile"). */
   profile: Type.Optional(Type.Union(realmProfiles.map((profile) => Type.Literal(profile)))),
   /** DPoP proofs at the token endpoint need a server nonce (RFC 9449 §8). */
   dpopNonce: Type.Optional(Type.Boolean()),
@@ -64,7 +64,7 @@ const Installment = Type.Object({
   amountPaid: Type.Optional(Amount),
 });
 
-/** A webhook endpoint of a client (CONTRACT §12, docs/webhooks.md); loaded once, never overwritten. */
+/** A webhook endpoint of a client (docs/webhooks.md, "Registering endpoints"); loaded once, never overwritten. */
 export const SandboxWebhook = Type.Object({
   realm: Type.String({ minLength: 1, maxLength: 64 }),
   clientId: Type.String({ minLength: 1, maxLength: 128 }),
@@ -265,7 +265,7 @@ function checkMoneyAndOwners(data: SandboxData, file: string): void {
   });
 }
 
-/** A data file client's authentication and binding (CONTRACT §13): the file's names, as the store keeps them. */
+/** A data file client's authentication and binding (docs/auth.md, "Client metadata and the fapi2 profile"): the file's names, as the store keeps them. */
 export function clientAuthenticationOf(client: SandboxClientData): ClientAuthentication {
   return {
     method: client.tokenEndpointAuthMethod ?? 'client_secret_basic',
@@ -281,7 +281,7 @@ export function realmSigningAlgorithm(realm: SandboxRealmData): string {
   return realm.signatureAlgorithm ?? (realm.profile === 'fapi2' ? 'PS256' : realmDefaults.signingAlg);
 }
 
-/** CONTRACT §13: each client's one authentication method, and a `fapi2` realm's rules, named by field. */
+/** Each client's one authentication method, and a `fapi2` realm's rules, named by field (docs/auth.md, "Client metadata and the fapi2 profile"). */
 function checkClientMetadata(data: SandboxData, file: string): void {
   (data.realms ?? []).forEach((realm, i) => {
     const profile = realm.profile ?? null;

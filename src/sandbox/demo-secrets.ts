@@ -2,7 +2,7 @@
  * Clients whose secret is a demo one: published sample data, so that anyone who has read it can
  * obtain their tokens. Expected in a sandbox; outside sandbox mode a start warns, naming the
  * clients (never a secret), `coregate check` lists them, and the Postman collection carries no
- * secret (docs/deployment.md §1, docs/collections.md).
+ * secret (docs/deployment.md, "The database and the master key"; docs/collections.md).
  *
  * The store keeps only a secret's keyed hash, so a demo secret is recognised the way the token
  * endpoint recognises a secret: a client is named when its stored hash verifies one of the demo

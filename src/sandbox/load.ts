@@ -1,5 +1,5 @@
 /**
- * Loads a sandbox data file into the store. Idempotent (CONTRACT §9): records that exist are kept
+ * Loads a sandbox data file into the store. Idempotent (docs/sandbox.md, "The data file"): records that exist are kept
  * as they are, whatever the file says now; only missing ones are added. One transaction.
  */
 import { randomUUID } from 'node:crypto';
@@ -104,7 +104,7 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
 }
 
 /**
- * Webhook endpoints (CONTRACT §12): one per client and URL, added when missing, never
+ * Webhook endpoints (docs/webhooks.md, "Registering endpoints"): one per client and URL, added when missing, never
  * overwritten. Without a `secret` in the file one is generated and sealed, and nobody can read
  * it: give one in the file to verify the events (docs/webhooks.md).
  */

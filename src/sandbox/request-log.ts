@@ -1,5 +1,5 @@
 /**
- * The sandbox's request log (CONTRACT §14): every authenticated business API request and its
+ * The sandbox's request log (docs/sandbox.md, "The request log"): every authenticated business API request and its
  * answer, as the client sent and received it, so that a team can see what its code actually
  * sent. Never a credential: `Authorization`, `DPoP`, cookies, the client-certificate header and
  * any header named like a secret are left out before anything is kept; and whatever a header's

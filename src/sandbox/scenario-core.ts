@@ -1,5 +1,5 @@
 /**
- * The sandbox's decorator of the core port (CONTRACT §14): the core as it behaves under one
+ * The sandbox's decorator of the core port (docs/sandbox.md, "Scenarios"): the core as it behaves under one
  * scenario, for one operation. Wired only in sandbox mode (src/main.ts hands `scenarioCore` to
  * the execution); the execution calls it like a remote core (claim first, the call under the
  * core time-out, the outcome settled after), so that everything above the port does what it

@@ -1,6 +1,6 @@
 /**
- * The coregate client: typed calls of the business API with the token rules of SPEC
- * Authentication §6 done once. Safe retries: a call keeps one correlation id across its retries,
+ * The coregate client: typed calls of the business API with the token rules of
+ * docs/auth.md, "A client's secret and tokens" done once. Safe retries: a call keeps one correlation id across its retries,
  * so a retry can never execute twice, and a 409 that answers its own retry resolves to the
  * original result through GET /v1/operations/{reference}.
  */
@@ -35,7 +35,7 @@ export interface CoregateClientOptions {
   clientId: string;
   /** Server side only: the SDK refuses to run with a secret in a browser. Or `privateKey`, never both. */
   clientSecret?: string;
-  /** FAPI 2.0 (CONTRACT §13): the client's private key, for `private_key_jwt` instead of a secret. */
+  /** FAPI 2.0 (docs/auth.md, "The SDK and the CLI"): the client's private key, for `private_key_jwt` instead of a secret. */
   privateKey?: ClientPrivateKey;
   /**
    * DPoP-bound tokens (RFC 9449): each session gets its own key pair (ES256 unless an algorithm is
@@ -200,7 +200,7 @@ export class CoregateClient {
     this.#default = new CoregateSession(this, {});
   }
 
-  /** A client bound to one user session (SPEC: each logged-in user has a separate token). */
+  /** A client bound to one user session: each logged-in user has a token of its own (docs/auth.md, "A client's secret and tokens"). */
   session(identity: SessionIdentity): CoregateSession {
     return new CoregateSession(this, identity);
   }

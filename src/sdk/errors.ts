@@ -9,7 +9,7 @@ export interface ErrorDetail {
   message: string;
 }
 
-/** A business API error record (SPEC.md), whether it came top-level or wrapped in `{"error": ...}`. */
+/** A business API error record (docs/errors.md, "The error record"), whether it came top-level or wrapped in `{"error": ...}`. */
 export class CoregateApiError extends Error {
   override name = 'CoregateApiError';
   readonly status: number;

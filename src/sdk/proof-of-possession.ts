@@ -1,5 +1,5 @@
 /**
- * What the SDK signs for FAPI 2.0 (CONTRACT §13), through jose: a client assertion per token
+ * What the SDK signs for FAPI 2.0 (docs/auth.md, "The SDK and the CLI"), through jose: a client assertion per token
  * request (`private_key_jwt`, RFC 7523) and a DPoP proof per request (RFC 9449) with the session's
  * own key pair, made once per session and never shared with another.
  */
@@ -32,7 +32,7 @@ export interface ClientSigningKey {
   kid: string | undefined;
 }
 
-/** The algorithms a DPoP key may have (CONTRACT §13). */
+/** The algorithms a DPoP key may have (docs/auth.md, "DPoP at the token endpoint"). */
 export type DpopAlgorithm = 'ES256' | 'PS256' | 'EdDSA';
 
 /** A client assertion for the realm `audience` (its issuer identifier), valid for 60 s. */

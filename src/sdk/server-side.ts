@@ -1,9 +1,9 @@
-/** SPEC Authentication §6: the client secret stays server side, never in a browser. */
+/** The client secret stays server side, never in a browser (docs/auth.md, "A client's secret and tokens"). */
 export function assertServerSide(component: string): void {
   const scope = globalThis as { window?: unknown; document?: unknown };
   if (typeof scope.window !== 'undefined' && typeof scope.document !== 'undefined') {
     throw new Error(
-      `coregate SDK: ${component} refuses to run with a client secret in a browser. SPEC Authentication §6: the client_secret stays server side; call coregate from your backend.`,
+      `coregate SDK: ${component} refuses to run with a client secret in a browser: the client_secret stays server side (docs/auth.md, "A client's secret and tokens"); call coregate from your backend.`,
     );
   }
 }

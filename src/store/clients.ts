@@ -19,7 +19,7 @@ export interface Client {
   defaultWorkstation: string | null;
   createdAt: string;
   updatedAt: string;
-  /** How it proves itself and how its tokens are bound (CONTRACT §13). */
+  /** How it proves itself and how its tokens are bound (docs/auth.md, "Client metadata and the fapi2 profile"). */
   authentication: ClientAuthentication;
   /**
    * Epoch seconds: its tokens issued before are refused, and the token endpoint issues none

@@ -1,5 +1,5 @@
 /**
- * Operation records of the business API: one per consumed correlation id (CONTRACT §4). They hold
+ * Operation records of the business API: one per consumed correlation id (docs/api.md, "Correlation ids and duplicates"). They hold
  * the outcome a repeated id is answered with, the request while the operation is not final, and
  * the reconciler's bookkeeping. Every status change is an update guarded by the state it leaves
  * (src/operations/operation-states.ts has the table of allowed transitions).
@@ -44,7 +44,7 @@ export interface OperationRecord {
   nextAttemptEpochMs: number;
   /** Answered 202: the service owes the client an execution (the reconciler retries it). */
   accepted: boolean;
-  /** The sandbox scenario the request forced (CONTRACT §14), kept once final for the operator. */
+  /** The sandbox scenario the request forced (docs/sandbox.md, "Scenarios"), kept once final for the operator. */
   scenario?: StoredScenario | undefined;
 }
 

@@ -59,7 +59,7 @@ function operationView(row: OperationRow) {
     attempts: Number(row.attempts),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
-    // The sandbox scenario that forced this outcome (CONTRACT §14), by name.
+    // The sandbox scenario that forced this outcome (docs/sandbox.md, "Scenarios"), by name.
     scenario: row.scenario === null ? null : ((JSON.parse(row.scenario) as { name?: string }).name ?? null),
   };
 }

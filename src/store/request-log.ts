@@ -1,5 +1,5 @@
 /**
- * The sandbox's request log (CONTRACT §14) as stored: rows written in batches, read newest first
+ * The sandbox's request log (docs/sandbox.md, "The request log") as stored: rows written in batches, read newest first
  * with the filters a client and the console share, pruned by age and by count per client.
  */
 import { sql, type Insertable, type Selectable } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Signed events in the store (CONTRACT §12): endpoints, the outbox of events and their
+ * Signed events in the store (docs/webhooks.md, "Store"): endpoints, the outbox of events and their
  * deliveries. An event is inserted in the transaction of the change it reports; fan-out and
  * delivery happen later, in the background (src/webhooks). Every claim of work by an instance is
  * an update guarded by the state it leaves, so several instances never do the same work at once.

@@ -24,6 +24,6 @@ export const attribute = {
   dbSystem: 'db.system',
   /** The OAuth client of the verified Bearer token. */
   clientId: 'coregate.client_id',
-  /** The request's x-correlation-id, when it is a valid one (CONTRACT §4). */
+  /** The request's x-correlation-id, when it is a valid one (docs/api.md, "Correlation ids and duplicates"). */
   correlationId: 'coregate.correlation_id',
 } as const;

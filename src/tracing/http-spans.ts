@@ -12,7 +12,7 @@
  * The caller's `tracestate` is dropped here, at the trust boundary: it is text the caller chose
  * (vendors' entries this service does not own, which W3C Trace Context lets a participant drop).
  * Kept, it would be in the span's context, exported to the bank's trace back end with every span
- * and sent on to the remote core beside `traceparent` (docs/deployment.md §9).
+ * and sent on to the remote core beside `traceparent` (docs/deployment.md, "Tracing").
  */
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import type { FastifyInstance, FastifyRequest } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The relay of the core's events (CONTRACT §12): reads the core's event log through the port
+ * The relay of the core's events (docs/webhooks.md, "The outbox guarantee"): reads the core's event log through the port
  * after a cursor kept in the API's store, and writes a webhook event for the client whose
  * operation made the contract (a maturing deposit's constitution). Its id is derived from the
  * core event's id and its insert is idempotent, so reading an event again (a crash before the

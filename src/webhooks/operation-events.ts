@@ -1,6 +1,6 @@
 /**
  * The outbox write of a settled operation: one insert, in the transaction that settles it, so
- * that the event exists exactly when the final state does (CONTRACT §12). Fan-out to endpoints
+ * that the event exists exactly when the final state does (docs/webhooks.md, "The outbox guarantee"). Fan-out to endpoints
  * happens later, in the dispatcher, off the request's path.
  */
 import type { Queryable } from '../store/realms.js';

@@ -1,6 +1,6 @@
 /**
  * POST /v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute
- * (SPEC Endpoints §2, CONTRACT §7): errors wrapped in {"error": ...}, 200 / 202 / 204.
+ * (docs/loans.md): errors wrapped in {"error": ...}, 200 / 202 / 204.
  */
 import { identifierCharsMax, identifierPattern } from '../../operations/schemas/field-limits.js';
 import type { FastifyInstance } from 'fastify';

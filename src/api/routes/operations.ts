@@ -1,5 +1,5 @@
 /**
- * GET /v1/operations/{reference} (CONTRACT §4): the state of an operation, for the client that
+ * GET /v1/operations/{reference} (docs/api.md, "200, 202, 204"): the state of an operation, for the client that
  * submitted it and with the scope of the original operation. Another client's reference is 404,
  * exactly as an unknown one, so references leak nothing.
  */

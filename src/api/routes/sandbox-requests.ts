@@ -1,5 +1,5 @@
 /**
- * GET /v1/sandbox/requests (CONTRACT §14, sandbox mode only): the calling client's own requests
+ * GET /v1/sandbox/requests (sandbox mode only; docs/sandbox.md, "The request log"): the calling client's own requests
  * and answers, newest first, with the filters the console shares. Any valid token of the client
  * reads them; another client's are never shown.
  */
@@ -34,7 +34,7 @@ export async function sandboxRequestRoutes(app: FastifyInstance, options: { requ
       schema: {
         summary: 'Your requests to this sandbox and their answers (request log)',
         description:
-          'Sandbox mode only (CONTRACT §14). The calling client\'s business API requests of the last 7 days (at most its newest 10,000), newest first, with their answers: method, path, status, correlation id, duration, bodies and headers, never a credential. Each links to its operation (`operationReference`).',
+          'Sandbox mode only (docs/sandbox.md, "The request log"). The calling client\'s business API requests of the last 7 days (at most its newest 10,000), newest first, with their answers: method, path, status, correlation id, duration, bodies and headers, never a credential. Each links to its operation (`operationReference`).',
         operationId: 'listSandboxRequests',
         tags: ['Sandbox'],
         security: businessSecurity(undefined),

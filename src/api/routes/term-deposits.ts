@@ -1,4 +1,4 @@
-/** Term deposit routes (SPEC Endpoints §3-§4, CONTRACT §6): initiate, and retrieve under both spellings. */
+/** Term deposit routes (docs/term-deposits.md): initiate, and retrieve under both spellings. */
 import { identifierCharsMax, identifierPattern } from '../../operations/schemas/field-limits.js';
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';

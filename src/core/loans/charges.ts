@@ -1,5 +1,5 @@
 /**
- * Charges of an installment execution (CONTRACT §7), each rounded half-up to the minor unit:
+ * Charges of an installment execution (docs/loans.md, "The execution"), each rounded half-up to the minor unit:
  * commission = max(amount × commissionRate, minimumCommission), fee = fixedFee,
  * tax = (commission + fee) × taxRate.
  */

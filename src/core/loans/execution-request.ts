@@ -1,12 +1,12 @@
 /**
  * Merchandising loan installment execution: the command the core executes, and the checks that
- * need no stored data (CONTRACT §7 400s). They run before a correlation id is consumed.
+ * need no stored data (the 400s of docs/loans.md, "Checks, in order"). They run before a correlation id is consumed.
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
 import { writtenNumber, type NumberSource } from '../money.js';
 import { requestedAmountMinor } from '../requested-amount.js';
 
-/** The request body after schema validation (field spellings as SPEC.md: `currencyCode` here). */
+/** The request body after schema validation (the loan spells `currencyCode`: docs/api.md, "Order of checks"). */
 export interface LoanExecutionBody {
   merchandisingLoanFacilityParameterType: string;
   merchandisingLoanType: string;
@@ -26,7 +26,7 @@ export interface LoanInstallmentExecution {
   loanType: string;
   parameterType: string;
   maturityDate: string | undefined;
-  /** Undefined: the installment's whole outstanding (CONTRACT §7). */
+  /** Undefined: the installment's whole outstanding (docs/loans.md, "The execution"). */
   amountMinor: bigint | undefined;
   currency: string | undefined;
   paymentAccount: string;

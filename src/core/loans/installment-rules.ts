@@ -1,5 +1,5 @@
 /**
- * The installment execution's rules that need the core's records (CONTRACT §7), as a pure
+ * The installment execution's rules that need the core's records (docs/loans.md, "Checks, in order"), as a pure
  * function: facility, installment and accounts in, the amount, the charges and one balanced
  * movement out (the payment account pays the amount to the facility, the expense account pays
  * commission, fee and tax to the bank's income accounts), or the first broken rule.
@@ -13,7 +13,7 @@ import { formatMinor } from '../money.js';
 import { chargesFor, type Charges } from './charges.js';
 import type { LoanInstallmentExecution } from './execution-request.js';
 
-/** SPEC: reserved parameter types, refused until the core supports them. */
+/** Reserved parameter types, refused until the core supports them (docs/loans.md, "Checks, in order"). */
 export const reservedParameterTypes = ['LetterOfCredit', 'BankerAcceptance'];
 
 /** The bank's income accounts of the charges, one per currency. */

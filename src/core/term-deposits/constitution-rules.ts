@@ -1,6 +1,6 @@
 /**
- * The term deposit constitution's rules that need the core's records (SPEC rules 1-7, CONTRACT §6
- * 404s and 422s), as a pure function: the facts the core read in, the contract and its balanced
+ * The term deposit constitution's rules that need the core's records (the 404s and
+ * 422s of docs/term-deposits.md, "Checks, in order"), as a pure function: the facts the core read in, the contract and its balanced
  * movement out, or the first broken rule. The checks run in the order the error table documents.
  */
 import { accept, refuse, type Decision } from '../decision.js';
@@ -106,7 +106,7 @@ function customerAccountProblem(account: Account, role: string, customerReferenc
   return undefined;
 }
 
-/** CONTRACT §6: value date + days rolled forward to a business day, or the explicit maturity date. */
+/** Value date + days rolled forward to a business day, or the explicit maturity date (docs/term-deposits.md, "Decisions"). */
 function maturityOf(calendar: BusinessCalendar, command: TermDepositInitiation): Decision<string> {
   if (command.maturityDate !== undefined) {
     if (!calendar.isBusinessDay(command.maturityDate)) return refuse(E.maturityNotBusinessDay, `maturityDate ${command.maturityDate} is not a business day: the next business day is ${calendar.rollForward(command.maturityDate)}`);

@@ -1,13 +1,13 @@
 /**
  * Term deposit initiation: the command the core executes, and the checks that need no stored
- * data (SPEC rules 5-6, CONTRACT §5-§6 400s). They run before a correlation id is consumed.
+ * data (the 400s of docs/term-deposits.md, "Checks, in order"). They run before a correlation id is consumed.
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
 import { addDays, isCalendarDate, toEpochDay } from '../calendar-date.js';
 import { decimalExceeds, decimalOf, plainDecimal, significantDigits, significantDigitsMax, writtenNumber, type NumberSource } from '../money.js';
 import { requestedAmountMinor } from '../requested-amount.js';
 
-/** The request body after schema validation (field spellings as SPEC.md). */
+/** The request body after schema validation (the term deposit spells `currencycode`: docs/api.md, "Order of checks"). */
 export interface TermDepositInitiationBody {
   customerReference: string;
   termDepositProduct: { productCode: string; componentCode: string };
@@ -36,7 +36,7 @@ export interface TermDepositInitiation {
   description: string | null;
 }
 
-/** CONTRACT §6: a percentage per year, > 0 and at most 100. */
+/** A percentage per year, > 0 and at most 100 (docs/term-deposits.md, "Decisions"). */
 const ratePercentMax = 100;
 
 /** `numbers`: where the amount's and the rate's source texts are (the API's JSON reader). */

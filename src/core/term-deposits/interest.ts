@@ -1,4 +1,4 @@
-/** Interest expected at maturity (CONTRACT §6): principal × rate/100 × days / basis, half-up. */
+/** Interest expected at maturity (docs/term-deposits.md, "Decisions"): principal × rate/100 × days / basis, half-up. */
 import { decimalOf, divideHalfUp } from '../money.js';
 
 export type DayCount = 'ACT/360' | 'ACT/365';

@@ -18,7 +18,7 @@ export const ErrorRecordSchema = Type.Object(
     path: Type.String({ description: 'HTTP method and path, e.g. POST /v1/term-deposits/initiate' }),
     errordetail: Type.Optional(Type.Array(ErrorDetailSchema)),
   },
-  { $id: 'ErrorRecord', description: 'SPEC.md error record' },
+  { $id: 'ErrorRecord', description: 'The business API\'s error record (docs/errors.md)' },
 );
 
 export const WrappedErrorRecordSchema = Type.Object({ error: ErrorRecordSchema }, { $id: 'WrappedErrorRecord', description: 'The loan operation wraps its error record' });

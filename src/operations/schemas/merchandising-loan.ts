@@ -1,5 +1,5 @@
 /**
- * Merchandising loan execution schemas (SPEC.md: Shared types, Merchandising loan resources).
+ * Merchandising loan execution schemas: the request and its answers (docs/loans.md).
  * They validate requests, shape responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';

@@ -1,5 +1,5 @@
 /**
- * Term deposit request and response schemas (SPEC.md: Term deposit resources). They validate the
+ * Term deposit request and response schemas (docs/term-deposits.md). They validate the
  * requests, shape the responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';

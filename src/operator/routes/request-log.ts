@@ -1,5 +1,5 @@
 /**
- * The sandbox's request log for the operator (CONTRACT §14): every client's requests with the
+ * The sandbox's request log for the operator (docs/sandbox.md, "The request log"): every client's requests with the
  * filters a client has at GET /v1/sandbox/requests, and one more, `client` (`realm/clientId`, as
  * the clients list names them). Sandbox mode only: elsewhere there is no log and the route is not
  * registered (404).

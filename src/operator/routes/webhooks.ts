@@ -1,5 +1,5 @@
 /**
- * The operator API's webhook routes (CONTRACT §12; mounted under /operator/v1 by the operator
+ * The operator API's webhook routes (docs/webhooks.md, "Registering endpoints"; mounted under /operator/v1 by the operator
  * plugin, which authenticates every request): endpoints of clients and the deliveries of their
  * events. A secret is answered once, when the endpoint is registered; nothing lists it again.
  * Errors are `{ status, reason, message }` with a message that says what to do.

@@ -1,4 +1,4 @@
-/** The core's directory of users and workstations, checked by the business API (CONTRACT §3). */
+/** The core's directory of users and workstations, checked by the business API (docs/api.md, "Tokens"). */
 import type { CoreDb } from './core-db.js';
 
 export async function insertUserIfMissing(db: CoreDb, login: string, status: string): Promise<void> {

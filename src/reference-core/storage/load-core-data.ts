@@ -2,7 +2,7 @@
  * The reference core's loading of its sections of a sandbox data file (its storage's, beside
  * core-data-load.ts, the port's load side that uses it): directory, calendar, business date, customers, accounts
  * with their opening balances, term deposit products. Only missing records are added; an account
- * that exists keeps its balance (CONTRACT §9: a restart must never reset money).
+ * that exists keeps its balance (docs/sandbox.md, "The data file": a restart must never reset money).
  */
 import { randomUUID } from 'node:crypto';
 import { insertAccountIfMissing, insertCustomerIfMissing, insertProductIfMissing } from './banking.js';

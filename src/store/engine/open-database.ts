@@ -9,7 +9,7 @@ import type { Database } from './database.js';
 /**
  * Each dialect's module (and its driver: pg, better-sqlite3) loads only when a database of its
  * kind opens: a process on SQLite never loads pg (about 0.1 s of CPU at start, on every operator
- * command and server on SQLite; docs/performance.md, "Server start").
+ * command and server on SQLite; docs/performance.md, "CLI start").
  */
 export async function openDatabase<DB>(url: string): Promise<Database<DB>> {
   if (url.startsWith('sqlite:')) return (await import('./open-sqlite.js')).openSqlite<DB>(url.slice('sqlite:'.length));

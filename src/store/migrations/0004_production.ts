@@ -1,5 +1,5 @@
 /**
- * Frozen migration: production mode (CONTRACT §11). Operation records get the bookkeeping of the
+ * Frozen migration: production mode (docs/deployment.md, "The reconciler"). Operation records get the bookkeeping of the
  * reconciler (attempts, next attempt, last change as epoch ms) and an index for its scans; the
  * reference core remembers every outcome per operation reference, refusals included, so that a
  * repeat of a reference answers the original result (at most once). Never edit a landed migration.

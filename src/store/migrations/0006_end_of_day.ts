@@ -1,5 +1,5 @@
 /**
- * Frozen migration: business days that move and end of day (CONTRACT §12, docs/business-days.md):
+ * Frozen migration: business days that move and end of day (docs/business-days.md):
  * the closed days, the core's outbox, installment status and the end of day's indexes.
  *
  * Issue 25: these are the reference core's, and the core creates them with its own migrations now

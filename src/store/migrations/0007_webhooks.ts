@@ -1,5 +1,5 @@
 /**
- * Frozen migration: signed events (CONTRACT §12). Clients register webhook endpoints; every final
+ * Frozen migration: signed events (docs/webhooks.md). Clients register webhook endpoints; every final
  * operation state and every maturity writes one event in the transaction of the change (the
  * outbox, `webhook_events`); a dispatcher fans each event out to the client's endpoints as
  * deliveries, which one instance at a time leases and sends until delivered or failed.

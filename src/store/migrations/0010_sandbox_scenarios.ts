@@ -1,5 +1,5 @@
 /**
- * Frozen migration: sandbox scenarios and the request log (CONTRACT §14, issue 27).
+ * Frozen migration: sandbox scenarios and the request log (docs/sandbox.md; issue 27).
  * - operations.scenario: the scenario a request forced (JSON `{"name","delayMs"}`), kept after the
  *   operation is final so that the operator sees which scenario made which outcome;
  * - request_log: a sandbox's business API requests and answers as the client sent and received
