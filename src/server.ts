@@ -132,9 +132,26 @@ function definedOnly<T extends object>(fields: T): Partial<T> {
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 }
 
+/**
+ * The HTTP server of one instance, in four steps: fastify with its options, the hooks every request
+ * passes (limits, targets, traces, metrics), the docs (the OpenAPI document, its page and the
+ * Postman collection), and the routes of the roles this instance serves, with the answers of last
+ * resort (an error no route handled, no route at all).
+ */
 export async function buildServer(parts: ServerParts): Promise<FastifyInstance> {
   const limits = parts.connectionLimits ?? defaultConnectionLimits;
-  const app = Fastify({
+  const app = Fastify(fastifyOptions(parts, limits));
+  addRequestHooks(app, parts, limits);
+  for (const schema of sharedSchemas) app.addSchema(schema);
+  await registerDocs(app, parts);
+  setLastResortHandlers(app);
+  await registerRoutes(app, parts);
+  return app;
+}
+
+/** fastify's options: TLS, the logger, body and parameter bounds, time-outs, validation. */
+function fastifyOptions(parts: ServerParts, limits: ConnectionLimits) {
+  return {
     ...(parts.tls
       ? {
           https: {
@@ -165,9 +182,13 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: true, verbose: true } },
     // The error records are built from the validation issues (errors-http.ts): fastify's own
     // message, which formatted every issue into text, was 3 % of a 400's CPU and never shown.
-    schemaErrorFormatter: (_issues, dataVar) => new ExpectedError(`the request's ${dataVar} is invalid`),
+    schemaErrorFormatter: (_issues: unknown, dataVar: string) => new ExpectedError(`the request's ${dataVar} is invalid`),
     schemaController: sharedSchemaController,
-  });
+  };
+}
+
+/** The hooks every request passes: connection limits, route facts, unroutable targets, traces, closing and skipped bodies, metrics. */
+function addRequestHooks(app: FastifyInstance, parts: ServerParts, limits: ConnectionLimits): void {
   applyConnectionLimits(app.server, limits);
   rememberRouteFacts(app);
   refuseUnroutableTargets(app);
@@ -188,7 +209,10 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     done();
   });
   if (parts.metrics) countHttpRequests(app, parts.metrics.metrics);
-  for (const schema of sharedSchemas) app.addSchema(schema);
+}
+
+/** The OpenAPI document (/openapi.json), its page (/docs) and the Postman collection, dated by the core's business date. */
+async function registerDocs(app: FastifyInstance, parts: ServerParts): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -236,7 +260,12 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => (await docs.current()).document);
   app.get(postmanCollectionPath, { schema: { hide: true } }, async (request) => withBaseUrl((await docs.current()).derived, parts.publicUrl ?? `${request.protocol}://${request.host}`));
+}
 
+/**
+ * The answers of last resort: an error no route handled, and a request no route serves.
+ */
+function setLastResortHandlers(app: FastifyInstance): void {
   // The routes without an error handler of their own (the console's login, the docs, health):
   // a database outage is 503, a failure of ours a 500 that names no internal detail (fastify's
   // own handler would send the error's message, a driver's text included).
@@ -257,6 +286,10 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     if (request.url.startsWith('/v1/') || request.url === '/v1') readCorrelation(request, reply);
     return reply.code(404).send({ status: 404, reason: reasonOf(404), message: `No route ${path}`, path });
   });
+}
+
+/** The routes of the roles this instance serves: health, metrics, auth, the home page, the business API, the operator's. */
+async function registerRoutes(app: FastifyInstance, parts: ServerParts): Promise<void> {
   await app.register(healthRoutes, { readiness: parts.readiness });
   if (parts.metrics?.serveOnMainPort) await app.register(metricsRoute, { metrics: parts.metrics.metrics });
   if (parts.role === 'all' || parts.role === 'auth') {
@@ -269,5 +302,4 @@ export async function buildServer(parts: ServerParts): Promise<FastifyInstance> 
     await app.register(operatorApi, { prefix: operatorApiPrefix, ...parts.operator.api });
     await app.register(consoleRoutes, parts.operator.console);
   }
-  return app;
 }
