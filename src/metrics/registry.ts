@@ -64,6 +64,112 @@ export interface MetricsOptions {
   onSourceError?: (source: string, error: unknown) => void;
 }
 
+/** What the API's requests count: every HTTP request, and the token endpoint's. */
+interface RequestEvents {
+  httpRequests: RequestSeries;
+  tokensIssued: Counter<'realm'>;
+  tokenRequests: Counter<'realm' | 'status'>;
+}
+
+function requestEvents(registry: Registry): RequestEvents {
+  const registers = [registry];
+  const httpRequests = new RequestSeries(
+    registry,
+    {
+      total: 'coregate_http_requests_total',
+      totalHelp: 'HTTP requests answered, by route pattern (unmatched: no route), method and status.',
+      duration: 'coregate_http_request_duration_seconds',
+      durationHelp: 'Time from receiving an HTTP request to its response, by route pattern, method and status.',
+    },
+    httpDurationBucketsSeconds,
+  );
+  const tokensIssued = new Counter({
+    name: 'coregate_tokens_issued_total',
+    help: 'Access tokens issued by the token endpoint, by realm.',
+    labelNames: ['realm'],
+    registers,
+  });
+  const tokenRequests = new Counter({
+    name: 'coregate_token_requests_total',
+    help: 'Token endpoint requests by realm (unknown when the realm is not proven to exist) and status.',
+    labelNames: ['realm', 'status'],
+    registers,
+  });
+  return { httpRequests, tokensIssued, tokenRequests };
+}
+
+/** What the operations and their core calls count: settled operations, core calls, reconciliations, circuit breakers. */
+interface CoreEvents {
+  operationsSettled: Counter<'operation' | 'outcome'>;
+  coreCallsTotal: Counter<'call' | 'result'>;
+  coreCallDuration: Histogram<'call' | 'result'>;
+  reconcilerSettled: Counter<'result'>;
+  circuitState: Gauge<'target' | 'state'>;
+}
+
+function coreEvents(registry: Registry): CoreEvents {
+  const registers = [registry];
+  const operationsSettled = new Counter({
+    name: 'coregate_operations_total',
+    help: 'Business operation requests by operation and outcome.',
+    labelNames: ['operation', 'outcome'],
+    registers,
+  });
+  const coreCallsTotal = new Counter({
+    name: 'coregate_core_calls_total',
+    help: 'Calls to the core banking system by call and result.',
+    labelNames: ['call', 'result'],
+    registers,
+  });
+  const coreCallDuration = new Histogram({
+    name: 'coregate_core_call_duration_seconds',
+    help: 'Duration of calls to the core banking system by call and result.',
+    labelNames: ['call', 'result'],
+    buckets: coreCallDurationBucketsSeconds,
+    registers,
+  });
+  const reconcilerSettled = new Counter({
+    name: 'coregate_reconciler_settled_total',
+    help: 'Reconciliations of unknown or pending operations by result.',
+    labelNames: ['result'],
+    registers,
+  });
+  const circuitState = new Gauge({
+    name: 'coregate_circuit_state',
+    help: 'Circuit breaker state by target: 1 for the current state, 0 for the others.',
+    labelNames: ['target', 'state'],
+    registers,
+  });
+  return { operationsSettled, coreCallsTotal, coreCallDuration, reconcilerSettled, circuitState };
+}
+
+/** What must never go unnoticed: audit records lost and the remote core's protocol violations, every label from 0. */
+interface LossEvents {
+  auditRecordsLost: Counter<'reason'>;
+  coreProtocolViolations: Counter<'kind'>;
+}
+
+function lossEvents(registry: Registry): LossEvents {
+  const registers = [registry];
+  const auditRecordsLost = new Counter({
+    name: 'coregate_audit_records_lost_total',
+    help: 'Audit records of refused requests that could not be kept, by reason: spool_full, spool_failed (writing to the spool), write_failed (the database, not an outage), spool_quarantined (a spool file the database refused, set aside).',
+    labelNames: ['reason'],
+    registers,
+  });
+  // Every reason from 0, so that an alert on increase() sees the first loss.
+  for (const reason of auditLossReasons) auditRecordsLost.inc({ reason }, 0);
+  const coreProtocolViolations = new Counter({
+    name: 'coregate_core_protocol_violations_total',
+    help: 'Answers of the remote core that broke its protocol, by kind: a refusal coregate cannot name (unknown_refusal, refusal_family_mismatch, refusal_code_mismatch: settled Rejected as the core said), or an answer held unknown (malformed_answer, unexpected_status, foreign_answer: 502).',
+    labelNames: ['kind'],
+    registers,
+  });
+  // Every kind from 0, for the same reason: the first violation is the one to alert on.
+  for (const kind of protocolViolationKinds) coreProtocolViolations.inc({ kind }, 0);
+  return { auditRecordsLost, coreProtocolViolations };
+}
+
 export class Metrics {
   /** This instance's registry; `render()` is its text. */
   readonly registry = new Registry();
@@ -73,17 +179,10 @@ export class Metrics {
   readonly #coreCalls = new LabelBudget(operationLabelsMax);
   readonly #circuitTargets = new LabelBudget(circuitTargetLabelsMax);
 
-  readonly #httpRequests: RequestSeries;
-  readonly #tokensIssued: Counter<'realm'>;
-  readonly #tokenRequests: Counter<'realm' | 'status'>;
-  readonly #operationsSettled: Counter<'operation' | 'outcome'>;
-  readonly #coreCallsTotal: Counter<'call' | 'result'>;
-  readonly #coreCallDuration: Histogram<'call' | 'result'>;
-  readonly #reconcilerSettled: Counter<'result'>;
-  readonly #circuitState: Gauge<'target' | 'state'>;
+  readonly #requests: RequestEvents;
+  readonly #core: CoreEvents;
+  readonly #losses: LossEvents;
   readonly #sourceErrors: Counter<'source'>;
-  readonly #auditRecordsLost: Counter<'reason'>;
-  readonly #coreProtocolViolations: Counter<'kind'>;
 
   #backlogSource: (() => Promise<ReconcilerBacklog>) | undefined;
   /** One backlog read shared by the two gauges it feeds, for the scrape in progress. */
@@ -97,63 +196,29 @@ export class Metrics {
 
   constructor(options: MetricsOptions = {}) {
     this.#onSourceError = options.onSourceError ?? (() => {});
-    const registers = [this.registry];
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
-
-    this.#httpRequests = new RequestSeries(
-      this.registry,
-      {
-        total: 'coregate_http_requests_total',
-        totalHelp: 'HTTP requests answered, by route pattern (unmatched: no route), method and status.',
-        duration: 'coregate_http_request_duration_seconds',
-        durationHelp: 'Time from receiving an HTTP request to its response, by route pattern, method and status.',
+    this.#requests = requestEvents(this.registry);
+    this.#core = coreEvents(this.registry);
+    this.#addBacklogGauges();
+    this.#addStoreGauges();
+    this.#addSpoolGauges();
+    this.#losses = lossEvents(this.registry);
+    // Registered after the gauges so that their reads have started when this one is collected:
+    // it waits for them, and a failure shows in the same scrape as its empty gauge.
+    this.#sourceErrors = new Counter({
+      name: 'coregate_metrics_source_errors_total',
+      help: 'Scrape-time reads that failed, by source; their gauges are empty (or NaN) for that scrape.',
+      labelNames: ['source'],
+      registers: [this.registry],
+      collect: async () => {
+        await Promise.allSettled(this.#readsInFlight);
       },
-      httpDurationBucketsSeconds,
-    );
-    this.#tokensIssued = new Counter({
-      name: 'coregate_tokens_issued_total',
-      help: 'Access tokens issued by the token endpoint, by realm.',
-      labelNames: ['realm'],
-      registers,
     });
-    this.#tokenRequests = new Counter({
-      name: 'coregate_token_requests_total',
-      help: 'Token endpoint requests by realm (unknown when the realm is not proven to exist) and status.',
-      labelNames: ['realm', 'status'],
-      registers,
-    });
-    this.#operationsSettled = new Counter({
-      name: 'coregate_operations_total',
-      help: 'Business operation requests by operation and outcome.',
-      labelNames: ['operation', 'outcome'],
-      registers,
-    });
-    this.#coreCallsTotal = new Counter({
-      name: 'coregate_core_calls_total',
-      help: 'Calls to the core banking system by call and result.',
-      labelNames: ['call', 'result'],
-      registers,
-    });
-    this.#coreCallDuration = new Histogram({
-      name: 'coregate_core_call_duration_seconds',
-      help: 'Duration of calls to the core banking system by call and result.',
-      labelNames: ['call', 'result'],
-      buckets: coreCallDurationBucketsSeconds,
-      registers,
-    });
-    this.#reconcilerSettled = new Counter({
-      name: 'coregate_reconciler_settled_total',
-      help: 'Reconciliations of unknown or pending operations by result.',
-      labelNames: ['result'],
-      registers,
-    });
-    this.#circuitState = new Gauge({
-      name: 'coregate_circuit_state',
-      help: 'Circuit breaker state by target: 1 for the current state, 0 for the others.',
-      labelNames: ['target', 'state'],
-      registers,
-    });
+  }
 
+  /** `coregate_reconciler_backlog{state}` and `coregate_operations_unknown_over_age`, read at each scrape from one read of the backlog. */
+  #addBacklogGauges(): void {
+    const registers = [this.registry];
     const backlogGauge: Gauge<'state'> = new Gauge({
       name: 'coregate_reconciler_backlog',
       help: 'Operations the reconciler has yet to settle, by state (unknown, pending).',
@@ -176,6 +241,11 @@ export class Metrics {
         overAgeGauge.set(backlog ? backlog.overAge : this.#backlogSource ? Number.NaN : 0);
       },
     });
+  }
+
+  /** The store's and the limits store's gauges, read at each scrape: unchained audit records, the pool's connections, degraded limits. */
+  #addStoreGauges(): void {
+    const registers = [this.registry];
     const unchainedGauge: Gauge = new Gauge({
       name: 'coregate_audit_unchained_records',
       help: 'Audit records not yet in the hash chain; growing means the chainer is not keeping up or failing.',
@@ -210,6 +280,11 @@ export class Metrics {
         degradedGauge.set(degraded === undefined ? Number.NaN : degraded ? 1 : 0);
       },
     });
+  }
+
+  /** The audit spool's records, bytes and oldest age: an in-memory reading at each scrape. */
+  #addSpoolGauges(): void {
+    const registers = [this.registry];
     const spoolRecordsGauge: Gauge = new Gauge({
       name: 'coregate_audit_spool_records',
       help: 'Audit records kept in this instance\'s local spool during a database outage, waiting to be appended to the audit trail; 0 normally.',
@@ -234,33 +309,6 @@ export class Metrics {
         spoolAgeGauge.set(this.#auditSpoolSource?.().oldestAgeSeconds ?? 0);
       },
     });
-    this.#auditRecordsLost = new Counter({
-      name: 'coregate_audit_records_lost_total',
-      help: 'Audit records of refused requests that could not be kept, by reason: spool_full, spool_failed (writing to the spool), write_failed (the database, not an outage), spool_quarantined (a spool file the database refused, set aside).',
-      labelNames: ['reason'],
-      registers,
-    });
-    // Every reason from 0, so that an alert on increase() sees the first loss.
-    for (const reason of auditLossReasons) this.#auditRecordsLost.inc({ reason }, 0);
-    this.#coreProtocolViolations = new Counter({
-      name: 'coregate_core_protocol_violations_total',
-      help: 'Answers of the remote core that broke its protocol, by kind: a refusal coregate cannot name (unknown_refusal, refusal_family_mismatch, refusal_code_mismatch: settled Rejected as the core said), or an answer held unknown (malformed_answer, unexpected_status, foreign_answer: 502).',
-      labelNames: ['kind'],
-      registers,
-    });
-    // Every kind from 0, for the same reason: the first violation is the one to alert on.
-    for (const kind of protocolViolationKinds) this.#coreProtocolViolations.inc({ kind }, 0);
-    // Registered after the gauges so that their reads have started when this one is collected:
-    // it waits for them, and a failure shows in the same scrape as its empty gauge.
-    this.#sourceErrors = new Counter({
-      name: 'coregate_metrics_source_errors_total',
-      help: 'Scrape-time reads that failed, by source; their gauges are empty (or NaN) for that scrape.',
-      labelNames: ['source'],
-      registers,
-      collect: async () => {
-        await Promise.allSettled(this.#readsInFlight);
-      },
-    });
   }
 
   /** The Content-Type of `render()`'s text (Prometheus text format 0.0.4). */
@@ -279,7 +327,7 @@ export class Metrics {
    * labelled `unmatched`, never with the URL.
    */
   httpRequestFinished(request: { route: string | undefined; method: string; status: number; durationSeconds: number }): void {
-    this.#httpRequests.observe(request.route ?? unmatchedRoute, knownMethods.has(request.method) ? request.method : 'other', request.status, request.durationSeconds);
+    this.#requests.httpRequests.observe(request.route ?? unmatchedRoute, knownMethods.has(request.method) ? request.method : 'other', request.status, request.durationSeconds);
   }
 
   /**
@@ -290,8 +338,8 @@ export class Metrics {
    */
   tokenRequestFinished(realm: string, status: number): void {
     const realmLabel = realmProvingStatuses.has(status) ? this.#realms.label(realm) : unknownRealm;
-    this.#tokenRequests.inc({ realm: realmLabel, status: String(status) });
-    if (status === 200) this.#tokensIssued.inc({ realm: realmLabel });
+    this.#requests.tokenRequests.inc({ realm: realmLabel, status: String(status) });
+    if (status === 200) this.#requests.tokensIssued.inc({ realm: realmLabel });
   }
 
   /**
@@ -300,7 +348,7 @@ export class Metrics {
    * `merchandisingLoan.executeInstallment`), never a reference or anything from the request.
    */
   operationSettled(operation: string, outcome: OperationOutcome): void {
-    this.#operationsSettled.inc({ operation: this.#operations.label(operation), outcome });
+    this.#core.operationsSettled.inc({ operation: this.#operations.label(operation), outcome });
   }
 
   /**
@@ -310,8 +358,8 @@ export class Metrics {
    */
   observeCoreCall(call: string, result: CoreCallResult, seconds: number): void {
     const labels = { call: this.#coreCalls.label(call), result };
-    this.#coreCallsTotal.inc(labels);
-    this.#coreCallDuration.observe(labels, seconds);
+    this.#core.coreCallsTotal.inc(labels);
+    this.#core.coreCallDuration.observe(labels, seconds);
   }
 
   /**
@@ -325,13 +373,13 @@ export class Metrics {
 
   /** The reconciler finished with one operation (`coregate_reconciler_settled_total{result}`). */
   reconcilerSettled(result: ReconcilerResult): void {
-    this.#reconcilerSettled.inc({ result });
+    this.#core.reconcilerSettled.inc({ result });
   }
 
   /** A circuit breaker in front of `target` (e.g. `core`) is now in `state` (`coregate_circuit_state{target,state}`). */
   setCircuitState(target: string, state: CircuitState): void {
     const label = this.#circuitTargets.label(target);
-    for (const each of circuitStates) this.#circuitState.set({ target: label, state: each }, each === state ? 1 : 0);
+    for (const each of circuitStates) this.#core.circuitState.set({ target: label, state: each }, each === state ? 1 : 0);
   }
 
   /** Where the number of unchained audit records is read at each scrape (`coregate_audit_unchained_records`). */
@@ -366,12 +414,12 @@ export class Metrics {
    * `kind` is one of a fixed list (src/core-http/codec.ts), never a value from the answer.
    */
   coreProtocolViolation(kind: ProtocolViolationKind): void {
-    this.#coreProtocolViolations.inc({ kind });
+    this.#losses.coreProtocolViolations.inc({ kind });
   }
 
   /** An audit record of a refused request could not be kept (`coregate_audit_records_lost_total{reason}`). */
   auditRecordLost(reason: AuditLossReason): void {
-    this.#auditRecordsLost.inc({ reason });
+    this.#losses.auditRecordsLost.inc({ reason });
   }
 
   /** Both backlog gauges are collected in the same scrape: they share one read of the source. */
