@@ -1,10 +1,10 @@
 /**
- * CONTRACT §8: every execution attempt that passes authentication is recorded persistently, with
- * time, client, backbone_user, workstation, operation, correlation id, outcome and references,
- * duration; a success's record commits with its postings; records are hash-chained in a recorded
- * order and `coregate audit verify` proves the chain. `coregate check` proves the ledger.
- * Read through the real CLI (`coregate audit export`, a separate process running the compiled
- * dist/) on each store; every tampering test has a store of its own.
+ * docs/api.md, "Audit": every execution attempt that passes authentication is recorded
+ * persistently, with time, client, backbone_user, workstation, operation, correlation id, outcome
+ * and references, duration; a success's record commits with its postings; records are hash-chained
+ * in a recorded order and `coregate audit verify` proves the chain. `coregate check` proves the
+ * ledger. Read through the real CLI (`coregate audit export`, a separate process running the
+ * compiled dist/) on each store; every tampering test has a store of its own.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,9 +1,9 @@
 /**
- * Bearer validation of the business API (CONTRACT §3, SPEC Authentication 3-8): 401 for a missing,
+ * Bearer validation of the business API (docs/api.md, "Tokens"): 401 for a missing,
  * malformed, forged, expired, not-yet-valid, revoked or foreign token, with RFC 6750 challenges;
  * only asymmetric algorithms; tokens of an external Keycloak-shaped issuer checked against its
  * JWKS (refetched, rate-limited, on an unknown kid); 403 for a missing scope and for a user or
- * workstation that is not active in the core's directory; SPEC error records at top level.
+ * workstation that is not active in the core's directory; error records at top level.
  * Real HTTP against a started server, real tokens, on each store.
  */
 import { systemClock } from '../../src/clock/system-clock.js';
@@ -266,7 +266,7 @@ describeEachStore(
       keycloak.publish('other', [otherKey]);
     });
 
-    // --- SPEC Authentication 5: without a token → 401 --------------------------------------
+    // --- without a token → 401 -----------------------------------------------------------------
 
     test('no Authorization header → 401 UNAUTHORIZED TD-401-001 with WWW-Authenticate: Bearer realm=... and no error code (RFC 6750 §3.1)', async () => {
       const response = await initiateWith(server(), null);
@@ -461,7 +461,7 @@ describeEachStore(
       assert.match(response.headers.get('www-authenticate') ?? '', /error="insufficient_scope"/);
     });
 
-    // --- scopes (SPEC Authentication 5, CONTRACT §3) ------------------------------------------
+    // --- scopes ----------------------------------------------------------------------------------
 
     test('scope: reporting-app (termDeposit:retrieve only) → 403 FORBIDDEN TD-403-001 with error="insufficient_scope" and the scope', async () => {
       const response = await initiate(server(), await demoToken(server(), demo.reporting));
@@ -496,7 +496,7 @@ describeEachStore(
       assert.equal(reporting.body.termDepositAccount, created.body.termDepositAccount);
     });
 
-    // --- directory (CONTRACT §3, SPEC Authentication 8) ----------------------------------------
+    // --- directory -------------------------------------------------------------------------------
 
     test('directory: a token whose backbone_user is Disabled (former-clerk) → 403 TD-403-002', async () => {
       const token = await demoToken(server(), demo.treasury, { username: 'former-clerk', workstation: 'WS-BRANCH-07' });
@@ -555,7 +555,7 @@ describeEachStore(
 
     // --- error records -------------------------------------------------------------------------
 
-    test('error records: 401 and 403 records are SPEC records at top level (no {"error": ...} wrapper) for term deposits', async () => {
+    test('error records: 401 and 403 records are error records at top level (no {"error": ...} wrapper) for term deposits', async () => {
       const unauthorized = await initiateWith(server(), null);
       const forbidden = await initiate(server(), await demoToken(server(), demo.reporting));
       for (const response of [unauthorized, forbidden]) {
@@ -597,7 +597,8 @@ describeEachStore('business API Bearer validation: realm key rotation and revoca
     while (nowSeconds() <= iat) await sleep(50);
     const printed = JSON.parse(await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { notBefore: number };
     assert.ok(printed.notBefore > iat);
-    // The API reads the realm from a snapshot at most authSnapshotMaxAgeMs old (CONTRACT §11).
+    // The API reads the realm from a snapshot at most authSnapshotMaxAgeMs old (docs/deployment.md,
+    // "What an instance keeps in memory").
     const refused = await waitFor(
       'the revoked token to be refused',
       async () => {

@@ -1,5 +1,6 @@
 /**
- * Correlation, duplicates, 200 / 202 and unknown outcomes (CONTRACT §4) on
+ * Correlation, duplicates, 200 / 202 and unknown outcomes (docs/api.md, "Correlation ids and
+ * duplicates" and "200, 202, 204") on
  * POST /v1/term-deposits/initiate: x-correlation-id echoed, generated and checked; ids consumed
  * once per client, and only by requests that passed authentication, authorization and schema
  * validation; the duplicate window without the header; Prefer: respond-async and the core's
@@ -537,7 +538,7 @@ describeEachStore('202 respond-async and GET /v1/operations/{reference}', ({ ser
     assertDuplicateId(await initiate(server(), { token, correlationId: id }), reference, /Executed/);
   });
 
-  test('an async request that breaks a rule (insufficient funds) ends Rejected with error = the SPEC error record', async () => {
+  test('an async request that breaks a rule (insufficient funds) ends Rejected with error = the error record', async () => {
     const token = await demoToken(server());
     const before = await balanceOf(server());
     const reference = await acceptAsync(token, depositBody(unaffordable));
@@ -784,9 +785,10 @@ describeEachStore(
   { wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } },
 );
 
-// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4): the
-// reconciler stays idle so that it cannot fence the operation first (helpers/reconciler.ts), and
-// the time-out is one a loaded machine's core calls stay within.
+// The client's repeat after a 502/504 executes an operation the core never did (docs/api.md,
+// "Correlation ids and duplicates"): the reconciler stays idle so that it cannot fence the
+// operation first (helpers/reconciler.ts), and the time-out is one a loaded machine's core calls
+// stay within.
 const repeatFaulty = new FaultyCore();
 
 describeEachStore(
@@ -809,7 +811,7 @@ describeEachStore(
       assert.equal(repeatFaulty.writes, writesBefore, 'the core was never written to');
       const unknown = await storedOperation(server(), id);
       assert.equal(unknown?.status, 'Unknown', 'the outcome is held as unknown');
-      // CONTRACT §4: the 502 of an unknown outcome says where to follow it, and so does a repeat the core still cannot settle.
+      // The 502 of an unknown outcome says where to follow it, and so does a repeat the core still cannot settle.
       assert.equal(failed.headers.get('location'), `/v1/operations/${unknown?.reference}`);
       const duringOutage = await repeatFaulty.withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body }));
       assertRefused(duringOutage, 502, 'TD-502-001');

@@ -1,4 +1,4 @@
-/** The error catalogue, its docs and its codes agree (fastify's catalogue test, STYLE.md). */
+/** The error catalogue, its docs and its codes agree (as fastify's catalogue test does; docs/errors.md). */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -18,7 +18,7 @@ test('every code is unique and well-formed (TD|ML-status-nnn)', () => {
   for (const code of codes) assert.match(code, /^(TD|ML)-\d{3}-\d{3}$/);
 });
 
-test('TD-422-002 is INSUFFICIENT_FUNDS_SOURCE_ACCOUNT (CONTRACT §5)', () => {
+test('TD-422-002 is INSUFFICIENT_FUNDS_SOURCE_ACCOUNT (docs/errors.md, "Domain codes")', () => {
   const row = allErrorCodes().find((r) => r.code === 'TD-422-002');
   assert.equal(row?.entry.reason, 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT');
   assert.equal(errorCatalogue.insufficientFundsSource.reason, 'INSUFFICIENT_FUNDS_SOURCE_ACCOUNT');

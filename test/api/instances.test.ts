@@ -1,6 +1,7 @@
 /**
- * Several instances on one database (CONTRACT §11): everything that decides an outcome is shared
- * through the store, so two instances answer as one would.
+ * Several instances on one database (docs/deployment.md, "Several instances behind a load
+ * balancer"): everything that decides an outcome is shared through the store, so two instances
+ * answer as one would.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

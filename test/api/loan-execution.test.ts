@@ -1,6 +1,6 @@
 /**
  * POST /v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute
- * (SPEC Endpoints §2 and the loan column of its error table; CONTRACT §4, §5, §7): every rule and
+ * (docs/loans.md; docs/api.md, "Correlation ids and duplicates" and "200, 202, 204"): every rule and
  * every error status, each refusal checked for its wrapped record ({"error": {...}}) and for
  * changing nothing (balances, installments, facility totals, movements, executions, read from the
  * store with openStore), the charges to the cent, 200 / 202 / 204, and 502 / 504 from the core with
@@ -953,8 +953,9 @@ describeEachStore(
   { data: loanDataFile },
 );
 
-// ---------------------------------------------------------------------------------------------
-// 502 / 504: the core unavailable or slow, reconciled on repeat (CONTRACT §4)
+// --------------------------------------------------------------------------------------------- 502
+// / 504: the core unavailable or slow, reconciled on repeat (docs/api.md, "Correlation ids and
+// duplicates")
 // ---------------------------------------------------------------------------------------------
 
 const faulty = new FaultyCore();
@@ -1051,7 +1052,7 @@ describeEachStore(
   { data: loanDataFile, wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } },
 );
 
-// The client's repeat after a 502/504 executes an operation the core never did (CONTRACT §4): the
+// The client's repeat after a 502/504 executes an operation the core never did (docs/api.md, "Correlation ids and duplicates"): the
 // reconciler stays idle so that it cannot fence the operation first (helpers/reconciler.ts), and
 // the time-out is one a loaded machine's core calls stay within.
 const repeatFaulty = new FaultyCore();

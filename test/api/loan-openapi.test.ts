@@ -1,10 +1,11 @@
 /**
- * The OpenAPI document at /openapi.json and the merchandising loan operation (SPEC Endpoints §2,
- * Resources; CONTRACT §4, §5): a valid document (swagger-parser) that documents
- * executeMerchandisingLoanPayment with SPEC's fields, the two-item accountReferences, every status
- * and the wrapped error record; and every answer the loan operation really sends, including
- * GET /v1/operations/{reference}, validates against the schema documented for its status (ajv 2020 +
- * ajv-formats, $refs resolved against components.schemas). Real HTTP, real tokens, on each store.
+ * The OpenAPI document at /openapi.json and the merchandising loan operation (docs/loans.md;
+ * docs/api.md, "200, 202, 204"; docs/errors.md): a valid document (swagger-parser) that documents
+ * executeMerchandisingLoanPayment with the operation's fields, the two-item accountReferences,
+ * every status and the wrapped error record; and every answer the loan operation really sends,
+ * including GET /v1/operations/{reference}, validates against the schema documented for its status
+ * (ajv 2020 + ajv-formats, $refs resolved against components.schemas). Real HTTP, real tokens, on
+ * each store.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -127,7 +128,7 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
     assert.ok(headers.includes('prefer'), 'Prefer is documented');
   });
 
-  test('the request schema: SPEC\'s required fields, merchandisingLoanFacilityReference (loanMaturityDate, loanInstallmentSequence, loanAmount with currencyCode), accountReferences minItems 2 / maxItems 2', async () => {
+  test('the request schema: the required fields, merchandisingLoanFacilityReference (loanMaturityDate, loanInstallmentSequence, loanAmount with currencyCode), accountReferences minItems 2 / maxItems 2', async () => {
     const doc = await fetchDocument(server());
     const operation = doc.paths[executeTemplate].post;
     assert.equal(operation.requestBody?.required, true);
@@ -140,7 +141,7 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
     const reference = deref(doc, body.properties.merchandisingLoanFacilityReference);
     assert.equal(reference.type, 'object');
     assert.deepEqual(Object.keys(reference.properties).sort(), ['loanAmount', 'loanInstallmentSequence', 'loanMaturityDate']);
-    assert.ok(!(reference.required ?? []).length, 'none of the reference\'s fields is required (SPEC)');
+    assert.ok(!(reference.required ?? []).length, 'none of the reference\'s fields is required');
     assert.equal(reference.properties.loanInstallmentSequence.type, 'integer');
     assert.equal(reference.properties.loanInstallmentSequence.minimum, 1);
     const maturity = deref(doc, reference.properties.loanMaturityDate);
@@ -159,7 +160,7 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
     assert.deepEqual([...identification.required].sort(), ['accountIdentificationType', 'identifierValue']);
   });
 
-  test('responses 200, 202, 204, 400, 401, 403, 404, 409, 422, 502, 504: the 200 and 202 bodies of SPEC, 204 without content, the errors as the wrapped record', async () => {
+  test('responses 200, 202, 204, 400, 401, 403, 404, 409, 422, 502, 504: the documented 200 and 202 bodies, 204 without content, the errors as the wrapped record', async () => {
     const doc = await fetchDocument(server());
     const responses = doc.paths[executeTemplate].post.responses;
     for (const status of loanStatuses) assert.ok(responses[status], `${status} is documented`);
@@ -183,7 +184,7 @@ describeEachStore('OpenAPI document: the merchandising loan operation', ({ serve
       const wrapped = deref(doc, responses[code].content?.['application/json']?.schema);
       assert.deepEqual(wrapped.required, ['error'], `${code}: the record is wrapped in {"error": ...}`);
       const record = deref(doc, wrapped.properties.error);
-      assert.deepEqual([...record.required].sort(), ['message', 'path', 'reason', 'status'], `${code}: SPEC's error record`);
+      assert.deepEqual([...record.required].sort(), ['message', 'path', 'reason', 'status'], `${code}: the error record`);
       assert.equal(record.properties.status.type, 'integer');
       const detail = deref(doc, record.properties.errordetail.items);
       assert.deepEqual([...detail.required].sort(), ['code', 'message', 'reason']);

@@ -1,9 +1,9 @@
 /**
- * Racing real HTTP executions of merchandising loan installments, on each store (CONTRACT §7: the
- * installment's paid amount, the facility's executed total and the debits are guarded, so that
- * concurrent executions can never overpay; CONTRACT §4: a correlation id is consumed once). The
- * store is read on its own connection (openStore); every scenario has a store of its own; the
- * ledger must prove after each.
+ * Racing real HTTP executions of merchandising loan installments, on each store (docs/loans.md,
+ * "The execution": the installment's paid amount, the facility's executed total and the debits are
+ * guarded, so that concurrent executions can never overpay; docs/api.md, "Correlation ids and
+ * duplicates": a correlation id is consumed once). The store is read on its own connection
+ * (openStore); every scenario has a store of its own; the ledger must prove after each.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -258,7 +258,7 @@ describeEachStore(
       assert.deepEqual(
         { Executed: statuses.filter((s) => s === 'Executed').length, PartiallyExecuted: statuses.filter((s) => s === 'PartiallyExecuted').length },
         { Executed: 1, PartiallyExecuted: 19 },
-        `CONTRACT §7: Executed when the installment is fully paid, PartiallyExecuted when some remains; answered ${JSON.stringify(statuses)}`,
+        `Executed when the installment is fully paid, PartiallyExecuted when some remains; answered ${JSON.stringify(statuses)}`,
       );
       assert.equal(stored.filter((row) => row.facility_status === 'Executed').length, 1, 'the core records exactly one Executed execution');
     });
@@ -286,7 +286,7 @@ describeEachStore(
   { data: raceDataFile },
 );
 
-/** CONTRACT §7 charges, by hand: commission = max(amount × 0.0015, 10.00), fee 25.00, tax = (commission + fee) × 0.16, half-up. */
+/** The charges of docs/loans.md, "The execution", by hand: commission = max(amount × 0.0015, 10.00), fee 25.00, tax = (commission + fee) × 0.16, half-up. */
 function chargesOf(amountMinor: bigint): typeof minimumCharges {
   const halfUp = (numerator: bigint, denominator: bigint) => (numerator * 2n + denominator) / (denominator * 2n);
   const proportional = halfUp(amountMinor * 15n, 10_000n);
@@ -309,7 +309,7 @@ describeEachStore(
       const whole = responses[wholeIndex]!;
       assert.ok(
         whole.status === 200 || whole.status === 409,
-        `CONTRACT §7: loanAmount omitted → the installment's whole outstanding at execution; answered ${whole.status} ${whole.text}`,
+        `loanAmount omitted → the installment's whole outstanding at execution; answered ${whole.status} ${whole.text}`,
       );
       if (whole.status === 200) assert.equal(whole.body.merchandisingLoanFacilityStatus, 'Executed', 'paying the whole outstanding completes the installment');
       else assertWrappedError(whole, 409, ['ML-409-010'], executePath(demoFacility, 1));

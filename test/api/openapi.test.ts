@@ -1,6 +1,6 @@
 /**
- * The OpenAPI document at /openapi.json (CONTRACT §10 docs): a valid OpenAPI 3.1 document that
- * documents the business API's routes with SPEC's spellings and statuses, and the answers the
+ * The OpenAPI document at /openapi.json (docs/api.md, "The docs page"): a valid OpenAPI 3.1 document
+ * that documents the business API's routes with their spellings and statuses, and the answers the
  * server really sends: every received body validates against the schema the document declares
  * for its path, method and status, and a status the document does not declare fails the test.
  */
@@ -87,7 +87,8 @@ describeEachStore('OpenAPI document', ({ server }) => {
     const operation = doc.paths?.[initiatePath]?.post;
     assert.ok(operation, 'POST /v1/term-deposits/initiate is documented');
     assert.deepEqual(operation.security, [{ oauth2: ['termDeposit:initiate'] }, { bearer: ['termDeposit:initiate'] }, { dpop: ['termDeposit:initiate'] }]);
-    // CONTRACT §13: the DPoP scheme (RFC 9449's HTTP authentication scheme) beside Bearer.
+    // The DPoP scheme (RFC 9449's HTTP authentication scheme) beside Bearer (docs/auth.md, "DPoP at
+    // the API").
     const dpop = (doc.components?.securitySchemes as Record<string, { type?: string; scheme?: string; description?: string }> | undefined)?.dpop;
     assert.deepEqual([dpop?.type, dpop?.scheme], ['http', 'DPoP']);
     assert.match(dpop?.description ?? '', /Authorization: DPoP <token>/);
@@ -97,7 +98,7 @@ describeEachStore('OpenAPI document', ({ server }) => {
       assert.ok(body.required?.includes(field), `${field} is required`);
     }
     const amountCurrency = body.properties?.principalAmount?.properties?.amountCurrency;
-    assert.ok(amountCurrency?.properties?.currencycode, 'principalAmount.amountCurrency.currencycode (SPEC\'s lower-case spelling)');
+    assert.ok(amountCurrency?.properties?.currencycode, 'principalAmount.amountCurrency.currencycode (the term deposit\'s lower-case spelling)');
     assert.equal(amountCurrency.properties.currencyCode, undefined, 'not the loan operation\'s currencyCode');
     assert.deepEqual(amountCurrency.required, ['currencycode']);
     assert.ok(body.properties?.termDepositPeriod?.properties?.numberOfDays);

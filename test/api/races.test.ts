@@ -1,8 +1,8 @@
 /**
  * Racing real HTTP requests against POST /v1/term-deposits/initiate, on each store: the guarded
- * debit never overdraws an account (SPEC rule 5, CONTRACT §6 one atomic transaction), a
- * correlation id is consumed once (CONTRACT §4), and the duplicate window holds under concurrency.
- * Each scenario has a store of its own.
+ * debit never overdraws an account (one atomic transaction: docs/term-deposits.md), a correlation
+ * id is consumed once (docs/api.md, "Correlation ids and duplicates"), and the duplicate window
+ * holds under concurrency. Each scenario has a store of its own.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

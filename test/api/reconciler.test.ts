@@ -1,6 +1,7 @@
 /**
- * The reconciler (CONTRACT §11) and `coregate check`'s operation findings. The reconciler is
- * driven directly (`reconcile`) instead of waiting for its timer, so no test sleeps on it.
+ * The reconciler (docs/deployment.md, "The reconciler") and `coregate check`'s operation findings.
+ * The reconciler is driven directly (`reconcile`) instead of waiting for its timer, so no test
+ * sleeps on it.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -1,10 +1,10 @@
 /**
  * Refused tokens kept in memory (src/cache/verified-tokens.ts, refusedTokensMax): a token refused
- * for a reason of its own (a forged signature, expired, another audience) is refused again with
- * the same message and without its signature being checked again; a refusal that depends on the
- * realm's state or on time still to come is decided afresh every time (CONTRACT §3, §11).
- * The verifier is built alone, with a keyring and a snapshot that count their reads: a read of the
- * realm's published keys is a verification the cache did not spare.
+ * for a reason of its own (a forged signature, expired, another audience) is refused again with the
+ * same message and without its signature being checked again; a refusal that depends on the realm's
+ * state or on time still to come is decided afresh every time (docs/deployment.md, "What an
+ * instance keeps in memory"). The verifier is built alone, with a keyring and a snapshot that count
+ * their reads: a read of the realm's published keys is a verification the cache did not spare.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -100,7 +100,7 @@ describe('refused tokens kept in memory', () => {
     assert.equal((await f.verifier.verify(early)).clientId, 'app');
   });
 
-  test('an unknown key is decided again each time: once the realm publishes the key, the same token passes at once (CONTRACT §11)', async () => {
+  test('an unknown key is decided again each time: once the realm publishes the key, the same token passes at once', async () => {
     const f = await fixture();
     const next = await generateKeyPair('RS256', { extractable: true });
     const token = await f.sign({}, 'k2', next.privateKey);

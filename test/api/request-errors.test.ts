@@ -1,9 +1,9 @@
 /**
- * Request-level errors of the business API (CONTRACT §5): 415 for a body that is not JSON, 413
- * over 64 KiB, 400 for malformed JSON or a body that is not a JSON object, 404 for unknown routes;
- * authentication (401) and authorization (403) decided before the body is looked at; every error
- * body a SPEC error record with `path`. None of these refusals consumes the correlation id.
- * Real HTTP against a started server with real tokens, on each store.
+ * Request-level errors of the business API (docs/api.md, "Order of checks"): 415 for a body that is
+ * not JSON, 413 over 64 KiB, 400 for malformed JSON or a body that is not a JSON object, 404 for
+ * unknown routes; authentication (401) and authorization (403) decided before the body is looked
+ * at; every error body an error record with `path` (docs/errors.md). None of these refusals
+ * consumes the correlation id. Real HTTP against a started server with real tokens, on each store.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -297,7 +297,7 @@ describeEachStore('business API request errors', ({ server }) => {
     ['DELETE', '/v1/operations/abc'],
     ['POST', '/v2/term-deposits/initiate'],
   ] as const) {
-    test(`unknown route ${method} ${path} → 404 NOT_FOUND with a SPEC record naming the path`, async () => {
+    test(`unknown route ${method} ${path} → 404 NOT_FOUND with an error record naming the path`, async () => {
       const response = await send(`${server().url}${path}?q=1`, {
         method,
         headers: { authorization: `Bearer ${await token()}`, accept: 'application/json', ...(method === 'POST' ? { 'content-type': 'application/json' } : {}) },
@@ -307,7 +307,7 @@ describeEachStore('business API request errors', ({ server }) => {
     });
   }
 
-  test('unknown route under /v1: x-correlation-id is echoed on the 404 as on every response (CONTRACT §4)', async () => {
+  test('unknown route under /v1: x-correlation-id is echoed on the 404 as on every response', async () => {
     const correlationId = randomUUID();
     const response = await send(`${server().url}/v1/no-such-resource`, { headers: { 'x-correlation-id': correlationId } });
     assertErrorRecord(response, 404, 'GET /v1/no-such-resource');
@@ -334,7 +334,7 @@ const breakable = new FaultyCore();
 describeEachStore(
   'business API request errors: unexpected failures',
   ({ server }) => {
-    test('an unexpected error → 500 INTERNAL_ERROR SPEC record with path, no internals leaked, nothing written, id echoed', async () => {
+    test('an unexpected error → 500 INTERNAL_ERROR error record with path, no internals leaked, nothing written, id echoed', async () => {
       const token = await demoToken(server());
       const correlationId = randomUUID();
       const before = (await findAccount(coreTablesOf(server().coregate.store.db), '1000000001'))?.balanceMinor;

@@ -1,8 +1,8 @@
 /**
- * Sandbox scenarios (CONTRACT §14): `Coregate-Scenario` forces an outcome of the core at the
- * port, and everything above it (correlation, the reconciler, the outbox, the audit, the
- * operation resource) does what it does for a real core failing that way. Run on both stores and,
- * through scripts/test.mjs, against a remote core and two instances. The instance's clock is a
+ * Sandbox scenarios (docs/sandbox.md, "Scenarios"): `Coregate-Scenario` forces an outcome of the
+ * core at the port, and everything above it (correlation, the reconciler, the outbox, the audit,
+ * the operation resource) does what it does for a real core failing that way. Run on both stores
+ * and, through scripts/test.mjs, against a remote core and two instances. The instance's clock is a
  * fake one: a time-out or a delay passes when the test moves it, never by sleeping.
  */
 import assert from 'node:assert/strict';
@@ -90,7 +90,7 @@ async function committedThenTimedOut(server: TestServer, request: () => Promise<
 }
 
 describeEachStore(
-  'sandbox scenarios (CONTRACT §14): Coregate-Scenario forces the core\'s outcome at the port',
+  'sandbox scenarios: Coregate-Scenario forces the core\'s outcome at the port',
   ({ server }) => {
     let receiver: Receiver;
     let secret: string;
@@ -290,7 +290,7 @@ describeEachStore(
       assert.equal(typeof response.body.termDepositAccount, 'string');
     });
 
-    test('CONTRACT §14: every scenario is in the OpenAPI document: both operations that execute take Coregate-Scenario with every name, and Coregate-Scenario-Delay-Ms', async () => {
+    test('every scenario is in the OpenAPI document: both operations that execute take Coregate-Scenario with every name, and Coregate-Scenario-Delay-Ms', async () => {
       const document = (await send(`${server().url}/openapi.json`, {})).body as any;
       for (const [path, method] of [['/v1/term-deposits/initiate', 'post'], ['/v1/merchandising-loan/{merchandisingLoanId}/repayment-schedules/{installmentSequence}/execute', 'post']] as const) {
         const parameters = document.paths[path][method].parameters as Array<{ in: string; name: string; schema: { enum?: string[] } }>;

@@ -1,9 +1,10 @@
 /**
- * Adversarial input (CONTRACT §3, §5): numbers read exactly from the JSON text, repeated member
- * names, nesting deeper than 32, invalid UTF-8, control characters in identifiers, the API's own
- * audience, a token issued in the future, two Authorization headers, and the framework's own
- * errors under /v1 (an over-long path parameter, a bad percent-escape): each a 400 or 401 with the
- * documented record, never a 500, and nothing moved. Real HTTP against a started server.
+ * Adversarial input (docs/api.md, "Order of checks", "Money" and "Tokens"): numbers read exactly
+ * from the JSON text, repeated member names, nesting deeper than 32, invalid UTF-8, control
+ * characters in identifiers, the API's own audience, a token issued in the future, two
+ * Authorization headers, and the framework's own errors under /v1 (an over-long path parameter, a
+ * bad percent-escape): each a 400 or 401 with the documented record, never a 500, and nothing
+ * moved. Real HTTP against a started server.
  */
 import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
@@ -86,19 +87,19 @@ describeEachStore('adversarial input', ({ server }) => {
   const token = () => demoToken(server());
   const sourceBalance = async () => (testDeployment === 'embedded' ? (await findAccount(coreTablesOf(server().coregate.store.db), '1000000001'))?.balanceMinor : undefined);
 
-  test('CONTRACT §5 exact numbers: 1000.0000000000000001 USD is 400 TD-400-006 quoting the amount as sent, nothing booked', async () => {
+  test('exact numbers: 1000.0000000000000001 USD is 400 TD-400-006 quoting the amount as sent, nothing booked', async () => {
     const before = await sourceBalance();
     const record = assertRecord(await postText(server(), await token(), depositText('1000.0000000000000001')), 400, 'TD-400-006');
     assert.match(record.message, /1000\.0000000000000001/);
     assert.equal(await sourceBalance(), before);
   });
 
-  test('CONTRACT §5 exact numbers: 9007199254740993 is refused as more than 15 significant digits, quoted exactly', async () => {
+  test('exact numbers: 9007199254740993 is refused as more than 15 significant digits, quoted exactly', async () => {
     const record = assertRecord(await postText(server(), await token(), depositText('9007199254740993')), 400, 'TD-400-006');
     assert.match(record.message, /9007199254740993/);
   });
 
-  test('CONTRACT §5 exact numbers: decimals are counted as written (1000.001 and 1000.000 USD are 400), 1000.10 and 1.0001e3 are exact', async () => {
+  test('exact numbers: decimals are counted as written (1000.001 and 1000.000 USD are 400), 1000.10 and 1.0001e3 are exact', async () => {
     assertRecord(await postText(server(), await token(), depositText('1000.001')), 400, 'TD-400-006');
     assertRecord(await postText(server(), await token(), depositText('1000.000')), 400, 'TD-400-006');
     assert.equal((await postText(server(), await token(), depositText('1000.10'))).status, 200);
@@ -107,12 +108,12 @@ describeEachStore('adversarial input', ({ server }) => {
     assert.equal(exponent.body.principalAmount.amountValue, 1000.1);
   });
 
-  test('CONTRACT §5 exact numbers: a rate just above 100 is refused exactly (100.0000000000000001 → TD-400-013)', async () => {
+  test('exact numbers: a rate just above 100 is refused exactly (100.0000000000000001 → TD-400-013)', async () => {
     const text = JSON.stringify(depositBody()).replace('"rateValue":5.25', '"rateValue":100.0000000000000001');
     assertRecord(await postText(server(), await token(), text), 400, 'TD-400-013');
   });
 
-  test('CONTRACT §5 exact numbers: a rate with more than 12 decimals (1e-13, 1e-31, 1e-400) is TD-400-013 on every store and core, never 500 or 502', async () => {
+  test('exact numbers: a rate with more than 12 decimals (1e-13, 1e-31, 1e-400) is TD-400-013 on every store and core, never 500 or 502', async () => {
     for (const rate of ['1e-13', '0.0000000000001', '1e-31', '1e-400']) {
       const text = JSON.stringify(depositBody()).replace('"rateValue":5.25', `"rateValue":${rate}`);
       assert.match(assertRecord(await postText(server(), await token(), text), 400, 'TD-400-013').message, /12 decimals/);
@@ -122,7 +123,7 @@ describeEachStore('adversarial input', ({ server }) => {
     assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
   });
 
-  test('CONTRACT §5 exact numbers: an amount of 10^15 minor units or more (1e13, 1e17, 1e20 USD) is TD-400-006, never an overflow', async () => {
+  test('exact numbers: an amount of 10^15 minor units or more (1e13, 1e17, 1e20 USD) is TD-400-006, never an overflow', async () => {
     const before = await sourceBalance();
     for (const amount of ['1e13', '1e17', '1e20']) {
       assert.match(assertRecord(await postText(server(), await token(), depositText(amount)), 400, 'TD-400-006').message, /too large: at most 9999999999999\.99 USD/);
@@ -130,7 +131,7 @@ describeEachStore('adversarial input', ({ server }) => {
     assert.equal(await sourceBalance(), before);
   });
 
-  test('CONTRACT §5: free text (transactionDescription, accountDescription) refuses NUL and control characters but keeps tabs and line breaks', async () => {
+  test('free text (transactionDescription, accountDescription) refuses NUL and control characters but keeps tabs and line breaks', async () => {
     const nul = JSON.stringify({ ...depositBody(), transactionDescription: 'rent\u0000' });
     assert.match(assertRecord(await postText(server(), await token(), nul), 400, 'TD-400-003').message, /transactionDescription must not contain control characters other than tab and line breaks/);
     const lines = JSON.stringify({ ...depositBody(), transactionDescription: 'rent\tMay\r\nsecond line' });
@@ -148,19 +149,19 @@ describeEachStore('adversarial input', ({ server }) => {
     assert.match(record.message, /accountDescription must not contain control characters/);
   });
 
-  test('CONTRACT §5: a number a double cannot hold (1e400), even in an unknown field, is 400, never 500', async () => {
+  test('a number a double cannot hold (1e400), even in an unknown field, is 400, never 500', async () => {
     assertRecord(await postText(server(), await token(), depositText('1000', { x: 1 }).replace('"x":1', '"x":1e400')), 400, 'TD-400-001');
     assertRecord(await postText(server(), await token(), depositText('1e400')), 400, 'TD-400-001');
     assertRecord(await postText(server(), await token(), depositText('0e999999999999')), 400);
   });
 
-  test('CONTRACT §5 RFC 7493: a member name repeated in one object is 400 naming it', async () => {
+  test('RFC 7493: a member name repeated in one object is 400 naming it', async () => {
     const text = depositText('1000').replace('"customerReference":"C0001"', '"customerReference":"C0001","customerReference":"C0002"');
     const record = assertRecord(await postText(server(), await token(), text), 400, 'TD-400-001');
     assert.match(record.message, /customerReference/);
   });
 
-  test('CONTRACT §5: nesting of 32 levels is read, 33 is 400, and 10,000 is 400 (not a stack overflow)', async () => {
+  test('nesting of 32 levels is read, 33 is 400, and 10,000 is 400 (not a stack overflow)', async () => {
     const nested = (depth: number) => depositText('1000', { x: 0 }).replace('"x":0', `"x":${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}`);
     assert.equal((await postText(server(), await token(), nested(32))).status, 200);
     const record = assertRecord(await postText(server(), await token(), nested(33)), 400, 'TD-400-001');
@@ -169,7 +170,7 @@ describeEachStore('adversarial input', ({ server }) => {
     assertRecord(await postText(server(), await token(), `{"a":${'{"a":'.repeat(10_000)}1${'}'.repeat(10_001)}`, loanPath), 400, 'ML-400-001', `POST ${loanPath}`, true);
   });
 
-  test('CONTRACT §5: a body that is not valid UTF-8 (invalid or overlong sequences) is 400, never read with replacement characters', async () => {
+  test('a body that is not valid UTF-8 (invalid or overlong sequences) is 400, never read with replacement characters', async () => {
     const valid = Buffer.from(depositText('1000', { transactionDescription: 'XX' }));
     const at = valid.indexOf('XX');
     for (const bad of [Buffer.from([0xff, 0xfe]), Buffer.from([0xc0, 0xaf]), Buffer.from([0xed, 0xa0, 0x80])]) {
@@ -179,12 +180,12 @@ describeEachStore('adversarial input', ({ server }) => {
     }
   });
 
-  test('CONTRACT §5: an unpaired surrogate escape and a "__proto__" member are 400', async () => {
+  test('an unpaired surrogate escape and a "__proto__" member are 400', async () => {
     assertRecord(await postText(server(), await token(), depositText('1000', { transactionDescription: 'X' }).replace('"X"', '"\\ud800"')), 400, 'TD-400-001');
     assertRecord(await postText(server(), await token(), depositText('1000', { x: 1 }).replace('"x"', '"__proto__"')), 400, 'TD-400-001');
   });
 
-  test('CONTRACT §5: identifiers refuse control characters; every string has a maximum length', async () => {
+  test('identifiers refuse control characters; every string has a maximum length', async () => {
     const control = JSON.stringify({ ...depositBody(), customerReference: 'C0001\u0000' });
     const record = assertRecord(await postText(server(), await token(), control), 400, 'TD-400-003');
     assert.match(record.message, /customerReference must not contain control characters/);
@@ -192,7 +193,7 @@ describeEachStore('adversarial input', ({ server }) => {
     assert.match(assertRecord(await postText(server(), await token(), long), 400, 'TD-400-003').message, /at most 256 characters/);
   });
 
-  test('CONTRACT §5: an over-long path parameter and a bad percent-escape under /v1 get the documented record, with the correlation id', async () => {
+  test('an over-long path parameter and a bad percent-escape under /v1 get the documented record, with the correlation id', async () => {
     const t = await token();
     const long = `/v1/term-deposits/${'9'.repeat(3000)}/retrieve`;
     const overLong = await rawRequest(server(), { method: 'GET', path: long, headers: [['authorization', `Bearer ${t}`], ['x-correlation-id', 'probe-1']] });
@@ -207,7 +208,7 @@ describeEachStore('adversarial input', ({ server }) => {
     assertRecord(badEscapeLoan, 400, 'ML-400-020', 'POST /v1/merchandising-loan/%zz/repayment-schedules/1/execute', true);
   });
 
-  test('CONTRACT §3 RFC 6750 §3.1: two Authorization headers are 400 with WWW-Authenticate invalid_request, whichever comes first', async () => {
+  test('RFC 6750 §3.1: two Authorization headers are 400 with WWW-Authenticate invalid_request, whichever comes first', async () => {
     const t = await token();
     const response = await rawRequest(server(), {
       headers: [
@@ -244,23 +245,23 @@ describeEachStore('adversarial tokens', ({ server }) => {
     });
   }
 
-  test('CONTRACT §3: the signing path works (a re-signed copy of a valid token is accepted)', async () => {
+  test('the signing path works (a re-signed copy of a valid token is accepted)', async () => {
     assert.equal((await call(await forged({}))).status, 200);
   });
 
-  test('CONTRACT §3: a token with another audience than the API\'s own is 401, even from a realm of this store', async () => {
+  test('a token with another audience than the API\'s own is 401, even from a realm of this store', async () => {
     const response = await call(await forged({ aud: 'partner-api' }));
     assertRecord(response, 401, 'TD-401-002');
     assert.match(response.headers.get('www-authenticate') ?? '', /invalid_token/);
   });
 
-  test('CONTRACT §3: a token whose iat lies more than 30 s in the future is 401; 20 s is within the skew', async () => {
+  test('a token whose iat lies more than 30 s in the future is 401; 20 s is within the skew', async () => {
     const now = Math.floor(Date.now() / 1000);
     assertRecord(await call(await forged({ iat: now + 3600 })), 401, 'TD-401-002');
     assert.equal((await call(await forged({ iat: now + 20 }))).status, 200);
   });
 
-  test('CONTRACT §3: an iss with a bad percent-escape is 401, never 500', async () => {
+  test('an iss with a bad percent-escape is 401, never 500', async () => {
     const valid = await demoToken(server());
     const [, payload] = valid.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()));
     assertRecord(await call(await forged({ iss: `${String(payload.iss).replace(/\/realms\/.*/, '/realms/')}%E0%A4%A` })), 401, 'TD-401-002');
@@ -271,7 +272,7 @@ describeEachStore('adversarial input at the auth service', ({ server }) => {
   const form = (body: string) =>
     rawRequest(server(), { path: new URL(server().tokenUrl()).pathname, headers: [['content-type', 'application/x-www-form-urlencoded']], body });
 
-  test('CONTRACT §5 on the token form: a control character, bytes that are not UTF-8, or a value over 8,192 characters → 400 invalid_request', async () => {
+  test('on the token form: a control character, bytes that are not UTF-8, or a value over 8,192 characters → 400 invalid_request', async () => {
     for (const body of [
       'grant_type=client_credentials&client_id=treasury-app%00&client_secret=x',
       'grant_type=client_credentials&client_id=treasury-app%FF&client_secret=x',

@@ -1,6 +1,6 @@
 /**
- * POST /v1/term-deposits/initiate: SPEC's business rules 1-8, every cell of SPEC's error table
- * (term deposit column), CONTRACT §5 (money, error record) and every rule of CONTRACT §6, on each
+ * POST /v1/term-deposits/initiate: every rule of docs/term-deposits.md, "Checks, in order" and
+ * "Decisions", every status of docs/errors.md, and docs/api.md, "Money", on each
  * store, over real HTTP with real tokens from the token endpoint. Every refusal is also checked
  * against the store: a request refused for any reason changes no balance and creates no contract.
  */
@@ -50,7 +50,7 @@ const tokenRequests: Record<TokenName, TokenRequest> = {
   disabledWorkstation: { client: demo.treasury, extra: { username: 'jdoe', workstation: 'WS-RETIRED-02' } },
 };
 
-/** Tokens are cached per suite and renewed well before their 300 s expire (SPEC: caching). */
+/** Tokens are cached per suite and renewed well before their 300 s expire (docs/auth.md, "A client's secret and tokens"). */
 function apiClient(server: () => TestServer) {
   const token = cachedTokens(server, tokenRequests);
   async function call(method: 'GET' | 'POST', path: string, body: unknown, options: CallOptions = {}): Promise<HttpResult> {
@@ -178,7 +178,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
 
   // ----- 200: the response and the ledger -----
 
-  test('200: exactly the response fields of SPEC, echoing the request', async () => {
+  test('200: exactly the documented response fields, echoing the request', async () => {
     const correlationId = `td-happy-${randomUUID()}`;
     const body = tdBody({ amount: 10000, rate: 4.5, days: 30, description: 'Happy path deposit' });
     const response = await api.initiate(body, { correlationId });
@@ -261,7 +261,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     assert.notEqual(first.body.operationReference, second.body.operationReference);
   });
 
-  test('SPEC rule 4: a EUR principal from the EUR account 1000000003 debits that account in EUR', async () => {
+  test('a EUR principal from the EUR account 1000000003 debits that account in EUR', async () => {
     const { response, debitedMinor } = await expectConstituted(tdBody({ amount: 2500, currency: 'EUR', source: '1000000003', interest: '1000000003' }));
     assert.deepEqual(response.body.principalAmount, { amountValue: 2500, amountCurrency: { currencycode: 'EUR' } });
     assert.equal(debitedMinor, 250000n);
@@ -270,7 +270,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     assert.equal(toBigInt(account?.balance_minor), 250000n);
   });
 
-  test('CONTRACT §5: unknown extra fields are ignored (200)', async () => {
+  test('unknown extra fields are ignored (200)', async () => {
     const body = mutated((b) => {
       b.unexpected = { nested: true };
       b.principalAmount.note = 'ignored';
@@ -282,22 +282,22 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     assert.equal('unexpected' in response.body, false);
   });
 
-  test('SPEC: the recommended x-channel header is accepted', async () => {
+  test('the recommended x-channel header is accepted', async () => {
     await expectConstituted(tdBody(), { headers: { 'x-channel': 'BACKOFFICE' } });
   });
 
-  test('SPEC rule 3: an interest settlement account other than the source, of the same customer, is accepted', async () => {
+  test('an interest settlement account other than the source, of the same customer, is accepted', async () => {
     const { response } = await expectConstituted(tdBody({ interest: '1000000002' }));
     assert.deepEqual(response.body.interestSettlementAccount, { accountIdentification: '1000000002' });
     assert.deepEqual(response.body.sourceAccount, { accountIdentification: '1000000001', valueDate: '2026-03-02' });
   });
 
-  test('CONTRACT §3: a client without technical user (branch-portal, no backbone_user claims) can initiate', async () => {
+  test('a client without technical user (branch-portal, no backbone_user claims) can initiate', async () => {
     const { debitedMinor } = await expectConstituted(tdBody(), { token: 'branch' });
     assert.equal(debitedMinor, 100000n);
   });
 
-  // ----- SPEC rule 6 / CONTRACT §6: the term and the maturity -----
+  // ----- the term and the maturity -----
 
   test('maturity from numberOfDays: value date + 30 days is a business day (2026-04-01), numberOfDays 30', async () => {
     const { response } = await expectConstituted(tdBody({ days: 30 }));
@@ -403,7 +403,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     assert.deepEqual(longest.response.body.termDepositPeriod, { numberOfDays: 365, maturityDate: '2027-03-02' });
   });
 
-  // ----- SPEC rule 7: the value date -----
+  // ----- the value date -----
 
   test('TD 422: value date on a Saturday is not a business day (TD-422-010), and the message names the next one (issue 12 item 9)', async () => {
     const response = await expectRefused(tdBody({ valueDate: '2026-03-07' }), 422, 'TD-422-010');
@@ -419,7 +419,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ valueDate: '2026-02-27' }), 422, 'TD-422-011');
   });
 
-  // CONTRACT §5: dates are strict YYYY-MM-DD real calendar dates; 0099-03-02 is one (a Monday in
+  // Dates are strict YYYY-MM-DD real calendar dates; 0099-03-02 is one (a Monday in
   // the proleptic Gregorian calendar), so the answer is the business-date rule, not INVALID_DATE.
   test('TD 422: value date 0099-03-02, a real calendar date long before the business date (TD-422-011)', async () => {
     await expectRefused(tdBody({ valueDate: '0099-03-02' }), 422, 'TD-422-011');
@@ -431,7 +431,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     assert.equal(response.body.valueDate, '2026-03-10');
   });
 
-  // ----- CONTRACT §5: money -----
+  // ----- money (docs/api.md, "Money") -----
 
   test('TD 400: amountValue 0 (TD-400-005)', async () => {
     await expectRefused(tdBody({ amount: 0 }), 400, 'TD-400-005');
@@ -487,7 +487,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     });
   }
 
-  test('TD 400: currency spelled currencyCode instead of SPEC\'s currencycode is a missing field (TD-400-002)', async () => {
+  test('TD 400: currency spelled currencyCode instead of currencycode is a missing field (TD-400-002)', async () => {
     await expectRefused(
       mutated((b) => (b.principalAmount.amountCurrency = { currencyCode: 'USD' })),
       400,
@@ -529,7 +529,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await ledger.assertLedgerChecks();
   });
 
-  // ----- CONTRACT §6: the interest rate -----
+  // ----- the interest rate -----
 
   test('TD 400: rateValue 0 (TD-400-013)', async () => {
     await expectRefused(tdBody({ rate: 0 }), 400, 'TD-400-013');
@@ -555,7 +555,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectConstituted(tdBody({ rate: 0.01 }));
   });
 
-  // ----- 404 (CONTRACT §6) -----
+  // ----- 404 -----
 
   test('TD 404: unknown customer (TD-404-001)', async () => {
     await expectRefused(tdBody({ customer: 'C9999' }), 404, 'TD-404-001');
@@ -569,21 +569,21 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ interest: '1999999999' }), 404, 'TD-404-003');
   });
 
-  // ----- 422 (SPEC rules 1-5, CONTRACT §6) -----
+  // ----- 422 -----
 
-  test('TD 422: blocked customer C0002 (TD-422-001), SPEC rule 1', async () => {
+  test('TD 422: blocked customer C0002 (TD-422-001)', async () => {
     await expectRefused(tdBody({ customer: 'C0002', source: '2000000001', interest: '2000000001' }), 422, 'TD-422-001');
   });
 
-  test('TD 422: unknown product (TD-422-003), SPEC rule 2', async () => {
+  test('TD 422: unknown product (TD-422-003)', async () => {
     await expectRefused(tdBody({ product: 'NOPROD', component: 'TD30-365' }), 422, 'TD-422-003');
   });
 
-  test('TD 422: unknown component of an existing product (TD-422-003), SPEC rule 2', async () => {
+  test('TD 422: unknown component of an existing product (TD-422-003)', async () => {
     await expectRefused(tdBody({ product: 'TDFIX', component: 'TD90' }), 422, 'TD-422-003');
   });
 
-  test('TD 422: inactive product/component TDOLD/TD90 (TD-422-003), SPEC rule 2', async () => {
+  test('TD 422: inactive product/component TDOLD/TD90 (TD-422-003)', async () => {
     await expectRefused(tdBody({ product: 'TDOLD', component: 'TD90', days: 90 }), 422, 'TD-422-003');
   });
 
@@ -595,7 +595,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ amount: 5000000.01 }), 422, 'TD-422-004');
   });
 
-  test('TD 422: source account not active, 1000000004 is Blocked (TD-422-006), SPEC rule 3', async () => {
+  test('TD 422: source account not active, 1000000004 is Blocked (TD-422-006)', async () => {
     await expectRefused(tdBody({ source: '1000000004' }), 422, 'TD-422-006');
   });
 
@@ -603,7 +603,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ interest: '1000000004' }), 422, 'TD-422-006');
   });
 
-  test('TD 422: source account of another customer (TD-422-007), SPEC rule 3', async () => {
+  test('TD 422: source account of another customer (TD-422-007)', async () => {
     await expectRefused(tdBody({ source: '2000000001' }), 422, 'TD-422-007');
   });
 
@@ -616,11 +616,11 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ source: response.body.termDepositAccount }), 422, 'TD-422-007');
   });
 
-  test('TD 422: source account in EUR, principal in USD (TD-422-008), SPEC rule 4', async () => {
+  test('TD 422: source account in EUR, principal in USD (TD-422-008)', async () => {
     await expectRefused(tdBody({ source: '1000000003' }), 422, 'TD-422-008');
   });
 
-  test('TD 422: source account in USD, principal in EUR (TD-422-008), SPEC rule 4', async () => {
+  test('TD 422: source account in USD, principal in EUR (TD-422-008)', async () => {
     await expectRefused(tdBody({ currency: 'EUR' }), 422, 'TD-422-008');
   });
 
@@ -632,7 +632,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ amount: 100000, currency: 'JPY' }), 422, 'TD-422-009');
   });
 
-  test('TD 422: insufficient funds in the source account (TD-422-002), SPEC rule 5', async () => {
+  test('TD 422: insufficient funds in the source account (TD-422-002)', async () => {
     const balance = await ledger.balance('1000000002');
     // 1000000002 holds 1500.00 in the demo data; ask for one cent more than it holds.
     const wantedMinor = balance + 1n > 100000n ? balance + 1n : 100000n;
@@ -651,7 +651,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody({ amount: Number(balance + 100n) / 100 }), 422, 'TD-422-002');
   });
 
-  test('SPEC rule 5: a balance exactly equal to the principal is enough; the source account ends at zero', async () => {
+  test('a balance exactly equal to the principal is enough; the source account ends at zero', async () => {
     const balance = await ledger.balance('1000000002');
     assert.ok(balance >= 100000n, 'the demo account 1000000002 still holds at least the product minimum');
     const { debitedMinor } = await expectConstituted(tdBody({ amount: Number(balance) / 100, source: '1000000002', interest: '1000000002' }));
@@ -660,7 +660,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await ledger.assertLedgerChecks();
   });
 
-  // ----- 400: malformed or missing fields (SPEC error table, CONTRACT §5-§6) -----
+  // ----- 400: malformed or missing fields -----
 
   const malformed: Array<[string, (body: Record<string, any>) => void, string]> = [
     ['customerReference missing', (b) => delete b.customerReference, 'TD-400-002'],
@@ -700,7 +700,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     ['sourceAccount.accountType missing', (b) => delete b.sourceAccount.accountType, 'TD-400-002'],
     ['sourceAccount.accountType other than DebitAccount', (b) => (b.sourceAccount.accountType = 'CreditAccount'), 'TD-400-003'],
     [
-      'more than one source account (SPEC rule 3: exactly one)',
+      'more than one source account (exactly one)',
       (b) => (b.sourceAccount = [b.sourceAccount, { accountIdentification: '1000000002', accountType: 'DebitAccount' }]),
       'TD-400-003',
     ],
@@ -739,7 +739,7 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(mutated((b) => (b.padding = 'x'.repeat(70_000))), 413, 'TD-413-001');
   });
 
-  // ----- 401 / 403 (SPEC Authentication 5, CONTRACT §3) -----
+  // ----- 401 / 403 (docs/api.md, "Tokens") -----
 
   test('TD 401: no token (TD-401-001), with WWW-Authenticate: Bearer', async () => {
     const response = await expectRefused(tdBody(), 401, 'TD-401-001', { token: null });
@@ -775,9 +775,9 @@ describeEachStore('term deposit initiation', ({ server, dbUrl }) => {
     await expectRefused(tdBody(), 403, 'TD-403-003', { token: 'disabledWorkstation' });
   });
 
-  // ----- 409 (SPEC rule 8) -----
+  // ----- 409 (docs/api.md, "Correlation ids and duplicates") -----
 
-  test('TD 409: a repeated x-correlation-id is a duplicate (TD-409-001), SPEC rule 8; only the first debits', async () => {
+  test('TD 409: a repeated x-correlation-id is a duplicate (TD-409-001); only the first debits', async () => {
     const correlationId = `td-dup-${randomUUID()}`;
     const { response: first } = await expectConstituted(tdBody({ amount: 1111 }), { correlationId });
     const repeat = await expectRefused(tdBody({ amount: 1111 }), 409, 'TD-409-001', { correlationId });

@@ -1,6 +1,6 @@
 /**
- * GET /v1/term-deposits/{id}/retrieve and /v1/term-deposit/{id}/retrieve (SPEC Endpoints §4,
- * CONTRACT §6): the initiation fields plus termDepositStatus and the interest expected at
+ * GET /v1/term-deposits/{id}/retrieve and /v1/term-deposit/{id}/retrieve (docs/term-deposits.md,
+ * "Decisions"): the initiation fields plus termDepositStatus and the interest expected at
  * maturity (principal × rateValue/100 × days / basis, half-up to the minor unit), checked against
  * hand-computed values; 404, 401, 403 and the clients of the demo data; on each store, over real
  * HTTP with real tokens from the token endpoint.
@@ -260,7 +260,7 @@ describeEachStore('term deposit retrieve', ({ server, dbUrl }) => {
 });
 
 // ---------------------------------------------------------------------------------------------
-// ACT/365: the basis is the product's dayCount (CONTRACT §6)
+// ACT/365: the basis is the product's dayCount (docs/term-deposits.md, "Decisions")
 // ---------------------------------------------------------------------------------------------
 
 /** The demo data plus an active ACT/365 product (the demo's only ACT/365 product is inactive). */

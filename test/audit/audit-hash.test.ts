@@ -1,5 +1,5 @@
 /**
- * The audit chain's hash (CONTRACT §8): records chained by every earlier version must verify
+ * The audit chain's hash (docs/api.md, "Audit"): records chained by every earlier version must verify
  * forever, so the hash is compared with the first implementation (the record's fields copied
  * into an object, canonicalJson of it, createHash) for any record.
  */

@@ -1,7 +1,8 @@
 /**
- * Failed client authentication is limited per client and source address (CONTRACT §11), at the
- * token and the introspection endpoints, over real HTTP. Source addresses: every test binds its
- * client sockets to addresses of its own in 127.0.0.0/8, so the tests do not share counts.
+ * Failed client authentication is limited per client and source address (docs/limits.md, "Failed
+ * client authentication"), at the token and the introspection endpoints, over real HTTP. Source
+ * addresses: every test binds its client sockets to addresses of its own in 127.0.0.0/8, so the
+ * tests do not share counts.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -1,10 +1,11 @@
 /**
- * FAPI 2.0's negative cases (CONTRACT §13), after the OpenID Foundation's FAPI 2.0 client
- * credentials and DPoP test plans (FAPI2SPFinalDpopNegativeTests and the client assertion
- * modules): every malformed, misdirected, stale or replayed assertion or proof is refused with the
- * error §13 names, is never a 500, never reaches the core, and never uses up a jti that a later
- * valid request needs. On both stores; re-run on two instances behind a round-robin proxy
- * (scripts/test.mjs), where a replay lands on the other instance than the first use.
+ * FAPI 2.0's negative cases (docs/auth.md, "FAPI 2.0: strong client authentication and
+ * sender-constrained tokens"), after the OpenID Foundation's FAPI 2.0 client credentials and DPoP
+ * test plans (FAPI2SPFinalDpopNegativeTests and the client assertion modules): every malformed,
+ * misdirected, stale or replayed assertion or proof is refused with the error §13 names, is never a
+ * 500, never reaches the core, and never uses up a jti that a later valid request needs. On both
+ * stores; re-run on two instances behind a round-robin proxy (scripts/test.mjs), where a replay
+ * lands on the other instance than the first use.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -84,42 +85,42 @@ describeEachStore(
 
     // ----- Client assertions (private_key_jwt): 401 invalid_client -----
 
-    test('CONTRACT §13: an assertion signed RS256 in a fapi2 realm is invalid_client (the key is registered)', async () => {
+    test('an assertion signed RS256 in a fapi2 realm is invalid_client (the key is registered)', async () => {
       assertOAuth(await tokenRequest({ assertion: await clientAssertion(issuer(), material.rsaClientKey) }), 401, 'invalid_client');
     });
 
-    test('CONTRACT §13: an assertion whose aud is not the issuer (the token endpoint\'s URL, an array, another issuer) is invalid_client in a fapi2 realm', async () => {
+    test('an assertion whose aud is not the issuer (the token endpoint\'s URL, an array, another issuer) is invalid_client in a fapi2 realm', async () => {
       for (const aud of [tokenUrl(), [issuer()], `${issuer()}-other`]) {
         assertOAuth(await tokenRequest({ assertionOptions: { aud } }), 401, 'invalid_client');
       }
     });
 
-    test('CONTRACT §13: an assertion with exp in the past, without exp, or exp more than 5 minutes after iat is invalid_client', async () => {
+    test('an assertion with exp in the past, without exp, or exp more than 5 minutes after iat is invalid_client', async () => {
       assertOAuth(await tokenRequest({ assertionOptions: { iatOffset: -120, expOffset: -60 } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertionOptions: { expOffset: undefined } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertionOptions: { expOffset: 301 } }), 401, 'invalid_client');
     });
 
-    test('CONTRACT §13: an assertion with iat or nbf more than 60 s in the future is invalid_client; 10 s ahead is accepted', async () => {
+    test('an assertion with iat or nbf more than 60 s in the future is invalid_client; 10 s ahead is accepted', async () => {
       assertOAuth(await tokenRequest({ assertionOptions: { iatOffset: 3600, expOffset: 3660 } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertionOptions: { iatOffset: 61, expOffset: 120 } }), 401, 'invalid_client');
       const ahead = await tokenRequest({ assertionOptions: { iatOffset: 5, expOffset: 60 } });
       assert.equal(ahead.status, 200, JSON.stringify(ahead.body));
     });
 
-    test('CONTRACT §13: an assertion without jti, or whose iss differs from sub, is invalid_client', async () => {
+    test('an assertion without jti, or whose iss differs from sub, is invalid_client', async () => {
       assertOAuth(await tokenRequest({ assertionOptions: { jti: undefined } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertionOptions: { sub: 'someone-else' } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertionOptions: { iss: 'someone-else' } }), 401, 'invalid_client');
     });
 
-    test('CONTRACT §13: a client_id in the form that differs from the assertion\'s iss is invalid_client', async () => {
+    test('a client_id in the form that differs from the assertion\'s iss is invalid_client', async () => {
       assertOAuth(await tokenRequest({ form: { client_id: 'treasury-app' } }), 401, 'invalid_client');
       const same = await tokenRequest({ form: { client_id: fapiClientId } });
       assert.equal(same.status, 200, JSON.stringify(same.body));
     });
 
-    test('CONTRACT §13: a replayed assertion is invalid_client, whichever instance it reaches', async () => {
+    test('a replayed assertion is invalid_client, whichever instance it reaches', async () => {
       const assertion = await clientAssertion(issuer(), material.clientKey);
       const first = await tokenRequest({ assertion });
       assert.equal(first.status, 200, JSON.stringify(first.body));
@@ -127,14 +128,14 @@ describeEachStore(
       assertOAuth(await tokenRequest({ assertion }), 401, 'invalid_client');
     });
 
-    test('CONTRACT §13: a private_key_jwt client sending a secret (Basic, in the form, or beside its assertion) is invalid_client', async () => {
+    test('a private_key_jwt client sending a secret (Basic, in the form, or beside its assertion) is invalid_client', async () => {
       const basic = `Basic ${Buffer.from(`${fapiClientId}:some-secret-of-sixteen-or-more`).toString('base64')}`;
       assertOAuth(await tokenRequest({ assertion: null, headers: { authorization: basic } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertion: null, form: { client_id: fapiClientId, client_secret: 'some-secret-of-sixteen-or-more' } }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ form: { client_secret: 'some-secret-of-sixteen-or-more' } }), 401, 'invalid_client');
     });
 
-    test('CONTRACT §13: a malformed assertion (not a JWT, a wrong assertion type, an unknown key, alg none) is invalid_client, never a 500', async () => {
+    test('a malformed assertion (not a JWT, a wrong assertion type, an unknown key, alg none) is invalid_client, never a 500', async () => {
       assertOAuth(await tokenRequest({ assertion: 'not-a-jwt' }), 401, 'invalid_client');
       assertOAuth(await tokenRequest({ assertion: 'a.b.c' }), 401, 'invalid_client');
       const header = Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url');
@@ -147,14 +148,14 @@ describeEachStore(
 
     // ----- DPoP proofs at the token endpoint: 400 invalid_dpop_proof -----
 
-    test('CONTRACT §13: a client with dpopBoundAccessTokens that sends no proof is 400 invalid_dpop_proof, and its assertion stays usable', async () => {
+    test('a client with dpopBoundAccessTokens that sends no proof is 400 invalid_dpop_proof, and its assertion stays usable', async () => {
       const assertion = await clientAssertion(issuer(), material.clientKey);
       assertOAuth(await tokenRequest({ assertion, proof: null }), 400, 'invalid_dpop_proof');
       const retried = await tokenRequest({ assertion });
       assert.equal(retried.status, 200, `the refused request left the assertion's jti unused: ${JSON.stringify(retried.body)}`);
     });
 
-    test('CONTRACT §13: proofs with a wrong htm or htu, iat an hour off either way, no jti, or a typ other than dpop+jwt are 400 invalid_dpop_proof at the token endpoint', async () => {
+    test('proofs with a wrong htm or htu, iat an hour off either way, no jti, or a typ other than dpop+jwt are 400 invalid_dpop_proof at the token endpoint', async () => {
       const cases: ProofOptions[] = [
         { htm: 'GET' },
         { htu: `${issuer()}/protocol/openid-connect/other` },
@@ -168,7 +169,7 @@ describeEachStore(
       for (const proofOptions of cases) assertOAuth(await tokenRequest({ proofOptions }), 400, 'invalid_dpop_proof');
     });
 
-    test('CONTRACT §13: a proof whose header carries a private key, an HMAC or RS256 alg, or that is not a JWT is 400 invalid_dpop_proof', async () => {
+    test('a proof whose header carries a private key, an HMAC or RS256 alg, or that is not a JWT is 400 invalid_dpop_proof', async () => {
       const key = await keyPair('ES256');
       const { exportJWK } = await import('jose');
       const privateJwk = await exportJWK(key.privateKey);
@@ -178,13 +179,13 @@ describeEachStore(
       assertOAuth(await tokenRequest({ proof: 'not-a-proof' }), 400, 'invalid_dpop_proof');
     });
 
-    test('CONTRACT §13: two DPoP headers at the token endpoint are 400 invalid_dpop_proof', async () => {
+    test('two DPoP headers at the token endpoint are 400 invalid_dpop_proof', async () => {
       const key = await keyPair('ES256');
       const proofs = [await dpopProof(key, 'POST', tokenUrl())];
       assertOAuth(await tokenRequest({ dpopKey: key, proofs }), 400, 'invalid_dpop_proof');
     });
 
-    test('CONTRACT §13: a replayed proof at the token endpoint is 400 invalid_dpop_proof', async () => {
+    test('a replayed proof at the token endpoint is 400 invalid_dpop_proof', async () => {
       const key = await keyPair('ES256');
       const proof = await dpopProof(key, 'POST', tokenUrl());
       const first = await tokenRequest({ proof });
@@ -192,7 +193,7 @@ describeEachStore(
       assertOAuth(await tokenRequest({ proof }), 400, 'invalid_dpop_proof');
     });
 
-    test('CONTRACT §13: a realm with dpopNonce answers use_dpop_nonce with a DPoP-Nonce header; the proof with that nonce is granted, on any instance', async () => {
+    test('a realm with dpopNonce answers use_dpop_nonce with a DPoP-Nonce header; the proof with that nonce is granted, on any instance', async () => {
       const key = await keyPair('ES256');
       const first = await tokenRequest({ realm: nonceRealm, dpopKey: key });
       assertOAuth(first, 400, 'use_dpop_nonce');
@@ -207,7 +208,7 @@ describeEachStore(
 
     // ----- DPoP at the business API: 401, DPoP challenge -----
 
-    test('CONTRACT §13: a DPoP-bound token with its proof is served; sent as Bearer it is 401 invalid_token with a DPoP challenge', async () => {
+    test('a DPoP-bound token with its proof is served; sent as Bearer it is 401 invalid_token with a DPoP challenge', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);
       const url = retrieveUrl();
@@ -216,7 +217,7 @@ describeEachStore(
       assertApiRefusal(await apiCall(url, token, { scheme: 'Bearer' }), 'INVALID_TOKEN', 'invalid_token');
     });
 
-    test('CONTRACT §13: at the API, proofs with a wrong htm, htu or ath, iat an hour off either way, no jti, another typ, or another key than cnf.jkt are 401 invalid_dpop_proof', async () => {
+    test('at the API, proofs with a wrong htm, htu or ath, iat an hour off either way, no jti, another typ, or another key than cnf.jkt are 401 invalid_dpop_proof', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);
       const url = retrieveUrl();
@@ -238,7 +239,7 @@ describeEachStore(
       assertApiRefusal(await apiCall(url, token, { proof: null }), 'INVALID_DPOP_PROOF', 'invalid_dpop_proof');
     });
 
-    test('CONTRACT §13: at the API, two DPoP headers and a replayed proof are 401 invalid_dpop_proof; the query does not change htu', async () => {
+    test('at the API, two DPoP headers and a replayed proof are 401 invalid_dpop_proof; the query does not change htu', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);
       const url = retrieveUrl();
@@ -248,7 +249,7 @@ describeEachStore(
       assertApiRefusal(await apiCall(url, token, { proof }), 'INVALID_DPOP_PROOF', 'invalid_dpop_proof');
     });
 
-    test('CONTRACT §13: a bearer token (no cnf) sent with the DPoP scheme is 401 invalid_token; as Bearer it keeps working (CONTRACT §3)', async () => {
+    test('a bearer token (no cnf) sent with the DPoP scheme is 401 invalid_token; as Bearer it keeps working', async () => {
       const form = new URLSearchParams({ grant_type: 'client_credentials', client_id: 'treasury-app', client_secret: 'treasury-app-secret-change-me-0123456789abcdef' });
       const granted = await answer(await fetch(server().tokenUrl(), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form }));
       assert.equal(granted.body.token_type, 'Bearer');
@@ -259,12 +260,12 @@ describeEachStore(
       assert.equal((await apiCall(url, token, { scheme: 'Bearer' })).status, 404);
     });
 
-    test('CONTRACT §13: a request with the DPoP scheme and a token that is not one is 401 invalid_token with a DPoP challenge', async () => {
+    test('a request with the DPoP scheme and a token that is not one is 401 invalid_token with a DPoP challenge', async () => {
       const refused = await apiCall(retrieveUrl(), 'not.a-token.at-all', { proof: null });
       assertApiRefusal(refused, 'INVALID_TOKEN', 'invalid_token');
     });
 
-    test('CONTRACT §13: the operator API takes a DPoP-bound operator token only with its proof (as Bearer: 401), and the proof once', async () => {
+    test('the operator API takes a DPoP-bound operator token only with its proof (as Bearer: 401), and the proof once', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);
       const url = `${server().url}/operator/v1/session`;
@@ -280,7 +281,7 @@ describeEachStore(
       assert.match(replayed.headers.get('www-authenticate') ?? '', /^DPoP error="invalid_dpop_proof"/);
     });
 
-    test('CONTRACT §13: a client given new keys in the store is accepted with them at once (a refusal reads the client again)', async () => {
+    test('a client given new keys in the store is accepted with them at once (a refusal reads the client again)', async () => {
       const replacement = await keyPair('ES256');
       const { store } = server().coregate;
       const before = await store.db.selectFrom('clients').select('jwks').where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).executeTakeFirstOrThrow();
@@ -291,13 +292,13 @@ describeEachStore(
         const granted = await tokenRequest({ assertion: await clientAssertion(issuer(), replacement) });
         assert.equal(granted.status, 200, JSON.stringify(granted.body));
         // (The old key is not asserted refused here: another instance's snapshot, at most a
-        // second old by design, may still hold it: CONTRACT §11's bound on what instances keep.)
+        // second old by design, may still hold it: the bound on what instances keep, docs/deployment.md, "What an instance keeps in memory".)
       } finally {
         await store.db.updateTable('clients').set({ jwks: before.jwks }).where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).execute();
       }
     });
 
-    test('CONTRACT §13: a refused DPoP request never reaches the core: no operation is recorded for it', async () => {
+    test('a refused DPoP request never reaches the core: no operation is recorded for it', async () => {
       const key = await keyPair('ES256');
       const token = await boundToken(key);
       const url = `${server().url}/v1/term-deposits/initiate`;

@@ -1,8 +1,9 @@
 /**
- * FAPI 2.0 machine to machine (CONTRACT §13) driven by openid-client v6, a client nobody here
- * wrote: `private_key_jwt` (PrivateKeyJwt), DPoP-bound tokens (getDPoPHandle), the client
- * credentials grant, protected resources (a deposit, its retrieve) and introspection, all bound
- * to the DPoP key; on both stores.
+ * FAPI 2.0 machine to machine (docs/auth.md, "FAPI 2.0: strong client authentication and
+ * sender-constrained tokens") driven by openid-client v6, a client nobody here wrote:
+ * `private_key_jwt` (PrivateKeyJwt), DPoP-bound tokens (getDPoPHandle), the client credentials
+ * grant, protected resources (a deposit, its retrieve) and introspection, all bound to the DPoP
+ * key; on both stores.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -24,7 +25,7 @@ describeEachStore(
       return client.discovery(new URL(server().realmUrl(fapiRealm)), fapiClientId, undefined, auth, insecure);
     }
 
-    test('CONTRACT §13: token, deposit, retrieve and introspection, every one DPoP-bound to the session\'s key', async () => {
+    test('token, deposit, retrieve and introspection, every one DPoP-bound to the session\'s key', async () => {
       const config = await fapiConfiguration();
       const metadata = config.serverMetadata();
       assert.deepEqual(metadata.token_endpoint_auth_methods_supported, ['private_key_jwt'], 'a fapi2 realm lists strong methods only');
@@ -54,7 +55,7 @@ describeEachStore(
       assert.deepEqual(introspected.cnf, { jkt });
     });
 
-    test('CONTRACT §13: the same token with another key\'s proofs is refused (401, DPoP challenge)', async () => {
+    test('the same token with another key\'s proofs is refused (401, DPoP challenge)', async () => {
       const config = await fapiConfiguration();
       const dpop = client.getDPoPHandle(config, await client.randomDPoPKeyPair('ES256'));
       const tokens = await client.clientCredentialsGrant(config, undefined, { DPoP: dpop });
@@ -71,7 +72,7 @@ describeEachStore(
       });
     });
 
-    test('CONTRACT §13: a private_key_jwt client signing with a key it did not register is invalid_client', async () => {
+    test('a private_key_jwt client signing with a key it did not register is invalid_client', async () => {
       const stranger = await keyPair('ES256', material.clientKey.publicJwk.kid as string);
       const auth = client.PrivateKeyJwt({ key: stranger.privateKey, kid: stranger.publicJwk.kid as string });
       const config = await client.discovery(new URL(server().realmUrl(fapiRealm)), fapiClientId, undefined, auth, insecure);

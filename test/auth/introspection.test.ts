@@ -1,7 +1,7 @@
 /**
- * Token introspection (RFC 7662, CONTRACT §2): client-authenticated; an active token answers its
- * claims, anything else `{ active: false }` and nothing more. Realm not-before (CLI
- * `realms revoke-tokens`) and disabled clients (CLI `clients disable`) make tokens inactive.
+ * Token introspection (RFC 7662; docs/auth.md, "Introspection"): client-authenticated; an active
+ * token answers its claims, anything else `{ active: false }` and nothing more. Realm not-before
+ * (CLI `realms revoke-tokens`) and disabled clients (CLI `clients disable`) make tokens inactive.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
- * Signing keys and the JWKS (CONTRACT §2): tokens verify with a third-party JOSE library against
- * the served JWKS; per-realm algorithms (RS256, ES256, EdDSA); rotation without downtime (old
- * keys stay published until their tokens expire); keys persist in the store and are shared by
+ * Signing keys and the JWKS (docs/auth.md, "Keys"): tokens verify with a third-party JOSE library
+ * against the served JWKS; per-realm algorithms (RS256, ES256, EdDSA); rotation without downtime
+ * (old keys stay published until their tokens expire); keys persist in the store and are shared by
  * instances; private keys are encrypted at rest when COREGATE_MASTER_KEY is set.
  */
 import assert from 'node:assert/strict';
@@ -57,10 +57,10 @@ async function verifyAgainst(server: TestServer, token: string, realm: string = 
  * store handle or process is used within that bound, not necessarily by the very next token.
  */
 /**
- * A token of `server` once its auth snapshot has aged authSnapshotMaxAgeMs on `clock`, the
- * server's fake clock (started at the real time, as the rotations stamp their keys with it): a
- * rotation must show by then (CONTRACT §11: caches bounded in time), so the first token proves it,
- * without a real wait for the snapshot to age.
+ * A token of `server` once its auth snapshot has aged authSnapshotMaxAgeMs on `clock`, the server's
+ * fake clock (started at the real time, as the rotations stamp their keys with it): a rotation must
+ * show by then (docs/deployment.md, "What an instance keeps in memory"), so the first token proves
+ * it, without a real wait for the snapshot to age.
  */
 async function tokenSignedWith(server: TestServer, kid: string, clock: FakeClock): Promise<string> {
   clock.advance(authSnapshotMaxAgeMs);

@@ -1,9 +1,9 @@
 /**
- * Mutual TLS (CONTRACT §13, RFC 8705): `tls_client_auth` by the certificate's subject DN and
- * certificate-bound tokens (`cnf["x5t#S256"]`) checked on every business call; directly (coregate
- * serves TLS with --tls-client-ca) and behind a TLS-terminating proxy (--client-certificate-header,
- * believed from --trusted-proxy only). The CA and the certificates are made here with openssl, per
- * run: no private key lives in the repository.
+ * Mutual TLS (RFC 8705; docs/auth.md, "Mutual TLS"): `tls_client_auth` by the certificate's subject
+ * DN and certificate-bound tokens (`cnf["x5t#S256"]`) checked on every business call; directly
+ * (coregate serves TLS with --tls-client-ca) and behind a TLS-terminating proxy
+ * (--client-certificate-header, believed from --trusted-proxy only). The CA and the certificates
+ * are made here with openssl, per run: no private key lives in the repository.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -82,7 +82,7 @@ describe('client certificate settings', () => {
   });
 });
 
-describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available to make test certificates' : sqlite.skip }, () => {
+describe('mutual TLS', { skip: !made ? 'openssl is not available to make test certificates' : sqlite.skip }, () => {
   const agents = new Map<string, Agent>();
   /** An HTTPS client presenting `certificate` (or none), trusting the server's certificate. */
   const agent = (certificate: string | undefined) => {
@@ -120,7 +120,7 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       return { status: response.status, body: (await response.json()) as Record<string, any>, challenge: response.headers.get('www-authenticate') };
     }
 
-    test('CONTRACT §13: tls_client_auth by the certificate\'s subject DN issues a token bound to it (cnf x5t#S256); the business API serves it on a connection with that certificate only', async () => {
+    test('tls_client_auth by the certificate\'s subject DN issues a token bound to it (cnf x5t#S256); the business API serves it on a connection with that certificate only', async () => {
       const granted = await token('client');
       assert.equal(granted.status, 200, JSON.stringify(granted.body));
       assert.equal(granted.body.token_type, 'Bearer');
@@ -135,7 +135,7 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       }
     });
 
-    test('CONTRACT §13: a certificate-bound client that sends a DPoP proof too gets a token bound to both; the API wants both', async () => {
+    test('a certificate-bound client that sends a DPoP proof too gets a token bound to both; the API wants both', async () => {
       const { dpopProof, keyPair } = await import('../helpers/fapi.js');
       const key = await keyPair('ES256');
       const response = await fetch(server.tokenUrl('mtls'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', dpop: await dpopProof(key, 'POST', server.tokenUrl('mtls')) }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'mtls-app' }).toString(), dispatcher: agent('client') });
@@ -152,7 +152,7 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       assert.equal(await call(undefined), 401, 'the proof alone is not enough');
     });
 
-    test('CONTRACT §13: a certificate with another subject, one another CA issued, or none at all is invalid_client', async () => {
+    test('a certificate with another subject, one another CA issued, or none at all is invalid_client', async () => {
       for (const certificate of ['other', 'forged', undefined]) {
         const refused = await token(certificate);
         assert.equal(refused.status, 401, `${certificate}: ${JSON.stringify(refused.body)}`);
@@ -160,7 +160,7 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       }
     });
 
-    test('CONTRACT §13: discovery says certificate-bound tokens and the mTLS endpoint aliases; a secret client is still served over the same port', async () => {
+    test('discovery says certificate-bound tokens and the mTLS endpoint aliases; a secret client is still served over the same port', async () => {
       const metadata = (await (await fetch(`${server.realmUrl('mtls')}/.well-known/openid-configuration`, { dispatcher: agent(undefined) })).json()) as Record<string, any>;
       assert.equal(metadata.tls_client_certificate_bound_access_tokens, true);
       assert.deepEqual(metadata.token_endpoint_auth_methods_supported, ['private_key_jwt', 'tls_client_auth']);
@@ -194,7 +194,7 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
     const tokenVia = async (server: TestServer, certificate: string) =>
       fetch(server.tokenUrl('mtls'), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', [header]: certificate }, body: new URLSearchParams({ grant_type: 'client_credentials', client_id: 'mtls-app' }).toString() });
 
-    test('CONTRACT §13: from a trusted proxy the header\'s certificate authenticates the client and binds its token; the API checks the header on each call', async () => {
+    test('from a trusted proxy the header\'s certificate authenticates the client and binds its token; the API checks the header on each call', async () => {
       const response = await tokenVia(trusting, pem());
       const body = (await response.json()) as Record<string, any>;
       assert.equal(response.status, 200, JSON.stringify(body));
@@ -204,7 +204,7 @@ describe('mutual TLS (CONTRACT §13)', { skip: !made ? 'openssl is not available
       assert.equal(without.status, 401);
     });
 
-    test('CONTRACT §13: the header from an address that is not a trusted proxy, a certificate another CA issued, or two such headers authenticate nobody', async () => {
+    test('the header from an address that is not a trusted proxy, a certificate another CA issued, or two such headers authenticate nobody', async () => {
       assert.equal((await tokenVia(distrusting, pem())).status, 401);
       // A proxy that appends its header to the client's: two headers, or one with both values joined.
       const otherPem = encodeURIComponent(readFileSync(file('other.pem'), 'utf8'));

@@ -11,7 +11,7 @@ import { demo } from '../helpers/server.js';
 import { describeEachStore } from '../helpers/suite.js';
 
 const { treasury, branch, reporting } = demo;
-/** The test server speaks plain HTTP on 127.0.0.1; production is HTTPS (SPEC: TLS 1.2+). */
+/** The test server speaks plain HTTP on 127.0.0.1; production is HTTPS (TLS 1.2+: docs/deployment.md, "TLS"). */
 const insecure = { execute: [client.allowInsecureRequests] };
 
 describeEachStore('openid-client v6 interoperability', ({ server }) => {
@@ -24,7 +24,7 @@ describeEachStore('openid-client v6 interoperability', ({ server }) => {
     return client.discovery(issuerUrl(), who.clientId, auth ? undefined : who.secret, auth, insecure);
   }
 
-  test('discovery: issuer is the realm URL; token, JWKS and introspection endpoints; client_credentials only; both secret methods and private_key_jwt (CONTRACT §13: its algorithms, DPoP\'s, no certificate-bound tokens without --tls-client-ca)', async () => {
+  test('discovery: issuer is the realm URL; token, JWKS and introspection endpoints; client_credentials only; both secret methods and private_key_jwt (docs/auth.md, "Discovery and introspection": its algorithms, DPoP\'s, no certificate-bound tokens without --tls-client-ca)', async () => {
     const config = await discover();
     const metadata = config.serverMetadata();
     const realmUrl = server().realmUrl();

@@ -1,6 +1,6 @@
 /**
- * The token endpoint: every row of SPEC's token error table and every rule of CONTRACT §2,
- * in Keycloak's order, on each store, over real HTTP.
+ * The token endpoint: every step of docs/auth.md, "Token request pipeline", and what "The token"
+ * says of its answer, in Keycloak's order, on each store, over real HTTP.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -18,7 +18,7 @@ const asReporting = { ...grant, client_id: reporting.clientId, client_secret: re
 describeEachStore('token endpoint', ({ server }) => {
   const tokenUrl = () => server().tokenUrl();
 
-  test('success: exactly the fields of SPEC.md, Bearer, refresh_expires_in 0, no-store', async () => {
+  test('success: exactly the documented fields, Bearer, refresh_expires_in 0, no-store', async () => {
     const response = await postForm(tokenUrl(), asTreasury);
     assert.equal(response.status, 200);
     assert.deepEqual(Object.keys(response.body).sort(), [
@@ -38,7 +38,7 @@ describeEachStore('token endpoint', ({ server }) => {
     assert.equal(response.headers.get('pragma'), 'no-cache');
   });
 
-  test('claims: iss, sub, azp, client_id, aud, iat, exp, jti, typ, scope, preferred_username (CONTRACT §2)', async () => {
+  test('claims: iss, sub, azp, client_id, aud, iat, exp, jti, typ, scope, preferred_username', async () => {
     const response = await postForm(tokenUrl(), asBranch);
     const header = decodeProtectedHeader(response.body.access_token);
     assert.equal(header.alg, 'RS256');
@@ -82,7 +82,7 @@ describeEachStore('token endpoint', ({ server }) => {
     assert.equal(response.status, 200);
   });
 
-  // SPEC error table, row 1: unknown client_id or wrong client_secret → 401 invalid_client.
+  // Unknown client_id or wrong client_secret → 401 invalid_client.
   test('401 invalid_client: unknown client_id', async () => {
     assertOAuthError(await postForm(tokenUrl(), { ...asTreasury, client_id: 'no-such-client' }), 401, 'invalid_client');
   });
@@ -137,7 +137,7 @@ describeEachStore('token endpoint', ({ server }) => {
     assertOAuthError(response, 400, 'invalid_request');
   });
 
-  // SPEC error table, row 2: grant type other than client_credentials, unknown, or not active.
+  // A grant type other than client_credentials, unknown, or not active.
   test('400 unsupported_grant_type: a grant_type that is no OAuth grant at all', async () => {
     assertOAuthError(await postForm(tokenUrl(), { ...asTreasury, grant_type: 'magic' }), 400, 'unsupported_grant_type');
   });
@@ -235,7 +235,7 @@ describeEachStore('token endpoint', ({ server }) => {
     assertOAuthError(response, 401, 'invalid_client');
   });
 
-  // SPEC Endpoints §1: username and workstation.
+  // username and workstation (docs/auth.md, "Endpoints").
   test('technical user: no username → backbone_user is the technical user, workstation the default', async () => {
     const claims = decodeJwt((await postForm(tokenUrl(), asTreasury)).body.access_token);
     assert.equal(claims.backbone_user, 'svc-treasury');
@@ -267,7 +267,7 @@ describeEachStore('token endpoint', ({ server }) => {
     assert.equal('workstation' in claims, false);
   });
 
-  // SPEC error table, row 3: a user, no workstation, no default workstation → 400 invalid_request.
+  // A user, no workstation, no default workstation → 400 invalid_request.
   test('400 invalid_request: username sent, no workstation, and the client has no default workstation', async () => {
     assertOAuthError(await postForm(tokenUrl(), { ...asBranch, username: 'jdoe' }), 400, 'invalid_request');
   });

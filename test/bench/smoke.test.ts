@@ -87,7 +87,7 @@ test('npm run bench --smoke: every scenario on both stores, every baseline, the 
   assert.ok(existsSync(join(out, `${date}.md`)));
   assert.match(readFileSync(join(out, `${date}.svg`), 'utf8'), /^<svg /);
   assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| token, RS256 \(SQLite\) \|/);
-  // CONTRACT §13's paths beside their bearer figures.
+  // FAPI 2.0's paths (docs/auth.md) beside their bearer figures.
   assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| token, private_key_jwt \+ DPoP, ES256 \(SQLite\) \| .* \| the secret-and-bearer ES256 token, /);
   assert.match(readFileSync(join(out, `${date}.md`), 'utf8'), /\| retrieve, DPoP-bound token, a proof each \(SQLite\) \| .* \| the bearer retrieve, /);
   assert.match(stdout, /ratio\s+target/, 'the summary table is printed');

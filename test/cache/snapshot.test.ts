@@ -1,6 +1,6 @@
 /**
- * Snapshots (CONTRACT §11: caches bounded in time): a value is at most maxAgeMs old, one load
- * serves concurrent readers, a failed load is not remembered, entries are bounded.
+ * Snapshots (docs/deployment.md, "What an instance keeps in memory"): a value is at most maxAgeMs
+ * old, one load serves concurrent readers, a failed load is not remembered, entries are bounded.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

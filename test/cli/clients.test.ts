@@ -1,7 +1,7 @@
 /**
  * `coregate clients ...`: onboarding and managing OAuth clients on the store of a running server
- * (CONTRACT §2: generated secrets of at least 256 bits, shown once, stored only as a hash).
- * Each test works on a client of its own, on each store, through the real CLI process.
+ * (docs/auth.md, "Client secrets": generated secrets of at least 256 bits, shown once, stored only
+ * as a hash). Each test works on a client of its own, on each store, through the real CLI process.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -127,7 +127,8 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     assert.notEqual(newSecret, oldSecret);
     assert.equal(result.stdout.includes(oldSecret), false);
     assert.equal((await tokenFor('rotate-app', newSecret)).status, 200, 'the new secret works at once');
-    // The old one may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
+    // The old one may be honoured for authSnapshotMaxAgeMs more (docs/deployment.md, "What an
+    // instance keeps in memory").
     clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('rotate-app', oldSecret);
     assert.equal(refused.status, 401);
@@ -147,7 +148,7 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     const disabled = await coregate(['clients', 'disable', '--realm', 'sandbox', '--client-id', 'toggle-app', ...db()]);
     assertSucceeded(disabled);
     assert.match(disabled.stdout, /disabled/);
-    // The disabled client may be honoured for authSnapshotMaxAgeMs more (CONTRACT §11: caches bounded in time).
+    // The disabled client may be honoured for authSnapshotMaxAgeMs more (docs/deployment.md, "What an instance keeps in memory").
     clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('toggle-app', secret);
     assert.equal(refused.status, 401);

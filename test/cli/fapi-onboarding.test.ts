@@ -1,8 +1,9 @@
 /**
- * Onboarding a FAPI 2.0 client with the CLI (CONTRACT §13, issue 26): `coregate realms add
- * --profile fapi2` and `coregate clients create --auth-method private_key_jwt --jwks FILE --dpop`,
- * the refusals that name the flag at fault, and a first DPoP-bound token of the new client from a
- * server on that store. The commands run in the test's process (test/helpers/cli.ts).
+ * Onboarding a FAPI 2.0 client with the CLI (docs/auth.md, "Client metadata and the fapi2 profile";
+ * issue 26): `coregate realms add --profile fapi2` and `coregate clients create --auth-method
+ * private_key_jwt --jwks FILE --dpop`, the refusals that name the flag at fault, and a first
+ * DPoP-bound token of the new client from a server on that store. The commands run in the test's
+ * process (test/helpers/cli.ts).
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -33,7 +34,7 @@ describe('coregate realms add --profile fapi2, clients create --auth-method priv
   });
   after(async () => drop());
 
-  test('CONTRACT §13: a fapi2 realm signs PS256 by default and refuses RS256, naming --alg', async () => {
+  test('a fapi2 realm signs PS256 by default and refuses RS256, naming --alg', async () => {
     const refused = await cli(['realms', 'add', '--realm', 'partners-rs', '--profile', 'fapi2', '--alg', 'RS256']);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /--alg: a fapi2 realm signs its tokens with PS256, ES256, EdDSA, not RS256/);
@@ -42,7 +43,7 @@ describe('coregate realms add --profile fapi2, clients create --auth-method priv
     assert.deepEqual(JSON.parse(created.stdout), { name: 'partners', audience: 'coregate-api', accessTokenLifespanSeconds: 300, signatureAlgorithm: 'PS256', profile: 'fapi2', dpopNonce: false });
   });
 
-  test('CONTRACT §13: in a fapi2 realm a secret client is refused, naming --auth-method; a private key in --jwks is refused, naming the member', async () => {
+  test('in a fapi2 realm a secret client is refused, naming --auth-method; a private key in --jwks is refused, naming the member', async () => {
     const secretClient = await cli(['clients', 'create', '--realm', 'partners', '--client-id', 'secret-app', '--scopes', 'termDeposit:retrieve']);
     assert.notEqual(secretClient.code, 0);
     assert.match(secretClient.stderr, /--auth-method: a client of a fapi2 realm authenticates with private_key_jwt or tls_client_auth/);
@@ -60,7 +61,7 @@ describe('coregate realms add --profile fapi2, clients create --auth-method priv
     assert.match(rotated.stderr, /--alg: a fapi2 realm signs its tokens with PS256, ES256, EdDSA, not RS256/);
   });
 
-  test('CONTRACT §13: PS256 in a realm without a profile: a secret client\'s token is signed PS256 and the business API takes it', async () => {
+  test('PS256 in a realm without a profile: a secret client\'s token is signed PS256 and the business API takes it', async () => {
     assert.equal((await cli(['realms', 'add', '--realm', 'plain-ps', '--alg', 'PS256'])).code, 0);
     const created = await cli(['clients', 'create', '--realm', 'plain-ps', '--client-id', 'ps-app', '--scopes', 'termDeposit:retrieve', '--json']);
     assert.equal(created.code, 0, created.stderr);
@@ -80,7 +81,7 @@ describe('coregate realms add --profile fapi2, clients create --auth-method priv
     }
   });
 
-  test('CONTRACT §13: the private_key_jwt client is created without a secret, listed with its method, has no secret to rotate, and obtains a DPoP-bound token', async () => {
+  test('the private_key_jwt client is created without a secret, listed with its method, has no secret to rotate, and obtains a DPoP-bound token', async () => {
     const created = await cli(['clients', 'create', '--realm', 'partners', '--client-id', 'partner-app', '--scopes', 'termDeposit:initiate', 'termDeposit:retrieve', '--auth-method', 'private_key_jwt', '--jwks', jwksFile, '--dpop']);
     assert.equal(created.code, 0, created.stderr);
     assert.equal(created.stdout.trim(), 'Client partner-app created in realm partners (private_key_jwt, DPoP-bound tokens).');

@@ -39,7 +39,7 @@ describe('console: advancing the business date past maturity (needs branch A)', 
     await drop?.();
   });
 
-  test('CONTRACT §12: advancing the date past maturity in the console shows the deposit Matured, the principal back on the source account and the interest on the settlement account', async () => {
+  test('advancing the date past maturity in the console shows the deposit Matured, the principal back on the source account and the interest on the settlement account', async () => {
     // 10,000.00 USD for 30 days from 2026-03-02: maturity Wednesday 2026-04-01; interest
     // 10,000.00 × 5.25 % × 30 / 360 = 43.75 (ACT/360).
     const body = { ...depositBody(10000), termDepositPeriod: { numberOfDays: 30 } };

@@ -1,7 +1,8 @@
 /**
- * The console's sandbox views in real Chromium (CONTRACT §14, issue 27): the request log with its
- * filters, a forced scenario shown in the log and in the operations view, and the links from a
- * request to its operation. Skipped with a message when Chromium is missing, except under CI=true.
+ * The console's sandbox views in real Chromium (docs/sandbox.md, "The request log"; issue 27): the
+ * request log with its filters, a forced scenario shown in the log and in the operations view, and
+ * the links from a request to its operation. Skipped with a message when Chromium is missing,
+ * except under CI=true.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

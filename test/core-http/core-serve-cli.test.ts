@@ -1,7 +1,7 @@
 /**
  * `coregate core serve` as an operator runs it: a separate process of the compiled CLI with its
  * own SQLite store and data file, reached by the HTTP adapter; SIGTERM stops it cleanly, and a
- * restart with the same data file keeps every balance (CONTRACT §9).
+ * restart with the same data file keeps every balance (docs/sandbox.md, "The data file").
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -293,9 +293,9 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     assert.deepEqual(response.json(), { status: 'ready' });
   });
 
-  // ----- Business days (CONTRACT §12). Last: they move the business date. -----
+  // ----- Business days (docs/business-days.md). Last: they move the business date. -----
 
-  test('CONTRACT §12: GET business-date, POST advance → 200 EndOfDayReport, again → the no-op report; events in sequence; every answer as documented', async () => {
+  test('GET business-date, POST advance → 200 EndOfDayReport, again → the no-op report; events in sequence; every answer as documented', async () => {
     const date = await app.inject({ method: 'GET', url: '/core/v1/business-date' });
     assert.equal(date.statusCode, 200);
     documented.check('/core/v1/business-date', 'get', 200, date.json());
@@ -317,7 +317,7 @@ describe('core server over the reference core [sqlite]', { skip: sqlite?.skip },
     assert.deepEqual((await app.inject({ method: 'GET', url: `/core/v1/events?after=${last}` })).json(), { events: [] });
   });
 
-  test('CONTRACT §12: an advance backwards → 409 BUSINESS_DATE_BACKWARDS with both dates; a date that is none, or a bad events query → 400', async () => {
+  test('an advance backwards → 409 BUSINESS_DATE_BACKWARDS with both dates; a date that is none, or a bad events query → 400', async () => {
     const backwards = await post('/core/v1/business-date/advance', { to: '2026-04-01' });
     assert.equal(backwards.statusCode, 409);
     documented.check('/core/v1/business-date/advance', 'post', 409, backwards.json());
@@ -406,7 +406,7 @@ describe('core server over a failing port', () => {
     assert.equal((await app.inject({ method: 'GET', url: termDepositPath(randomUUID()) })).statusCode, 500);
   });
 
-  test('CONTRACT §12: a failing end of day → 500 INTERNAL_ERROR, its cause only in the log; the business date and the events too', async () => {
+  test('a failing end of day → 500 INTERNAL_ERROR, its cause only in the log; the business date and the events too', async () => {
     const response = await app.inject({ method: 'POST', url: '/core/v1/business-date/advance', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ to: '2026-03-10' }) });
     assert.equal(response.statusCode, 500);
     assert.equal(response.json().error, 'INTERNAL_ERROR');

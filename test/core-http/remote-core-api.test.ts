@@ -1,12 +1,12 @@
 /**
- * The business API in front of a remote core (CONTRACT §11): `coregate serve --core-url` against
- * `coregate core serve`, each with a database of its own, on each store, with the fault-injecting
- * proxy (test/helpers/fault-proxy.ts) on the wire between them. The operations work end to end and
- * the money moves in the core's database, not the API's; a core that is down is 502 at once with
- * nothing posted, and the circuit breaker then spares it the calls; an answer that breaks the
- * protocol is 502; a time-out after the core executed is 504, and the repeat or the reconciler
- * settles it with one movement, after which the operation resource shows the result and no error;
- * readiness is 503 while the core is unreachable.
+ * The business API in front of a remote core (docs/deployment.md, "A remote core"): `coregate serve
+ * --core-url` against `coregate core serve`, each with a database of its own, on each store, with
+ * the fault-injecting proxy (test/helpers/fault-proxy.ts) on the wire between them. The operations
+ * work end to end and the money moves in the core's database, not the API's; a core that is down is
+ * 502 at once with nothing posted, and the circuit breaker then spares it the calls; an answer that
+ * breaks the protocol is 502; a time-out after the core executed is 504, and the repeat or the
+ * reconciler settles it with one movement, after which the operation resource shows the result and
+ * no error; readiness is 503 while the core is unreachable.
  *
  * Nothing here waits for time to pass: the API runs on a fake clock (its core time-out, the HTTP
  * adapter's own and the breaker's cool-down are on it), a late answer is the core's answer held at
@@ -148,7 +148,7 @@ for (const target of storeTargets) {
       assert.equal(ready.status, 200);
     });
 
-    test('a term deposit initiation works end to end (200 with the SPEC body); the money moves in the core\'s database, not the API\'s', async () => {
+    test('a term deposit initiation works end to end (200 with the documented body); the money moves in the core\'s database, not the API\'s', async () => {
       const token = await demoToken(server());
       const coreBefore = await coreServer().balanceOf(source);
       const response = await initiate(server(), token, randomUUID(), depositBody(4321));
@@ -171,7 +171,7 @@ for (const target of storeTargets) {
       assert.deepEqual(retrieved.body.expectedInterestAmount, { amountValue: 57.34, amountCurrency: { currencycode: 'USD' } });
     });
 
-    test('a loan installment payment works end to end (200 with the SPEC body); amount and charges move in the core\'s database', async () => {
+    test('a loan installment payment works end to end (200 with the documented body); amount and charges move in the core\'s database', async () => {
       const token = await demoToken(server());
       const [paymentBefore, expenseBefore] = [await coreServer().balanceOf(source), await coreServer().balanceOf(expense)];
       const response = await executeLoan(server(), token, randomUUID(), 1000);

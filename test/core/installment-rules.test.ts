@@ -1,4 +1,4 @@
-/** Loan installment rules as a pure function (CONTRACT §7), charges to the cent. */
+/** Loan installment rules as a pure function (docs/loans.md, "Checks, in order" and "The execution"), charges to the cent. */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Account, Installment, LoanFacility } from '../../src/core/domain.js';

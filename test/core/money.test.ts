@@ -1,7 +1,7 @@
 /**
- * Exact money (CONTRACT §5): amounts are checked as the decimal text the client wrote, never as
- * the binary double a JSON parser would make of it; trailing zeros count as written decimals;
- * exponents are read exactly and bounded.
+ * Exact money (docs/api.md, "Money"): amounts are checked as the decimal text the client wrote,
+ * never as the binary double a JSON parser would make of it; trailing zeros count as written
+ * decimals; exponents are read exactly and bounded.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

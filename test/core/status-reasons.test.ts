@@ -1,6 +1,6 @@
 /**
  * One status→reason catalogue (src/core/status-reasons.ts) for the business API, whose words
- * CONTRACT §5 fixes, and the operator API, which uses the same ones.
+ * docs/errors.md, "The error record" fixes, and the operator API, which uses the same ones.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -9,7 +9,7 @@ import { reasonOf, statusReasons } from '../../src/core/status-reasons.js';
 import { errorRecord, reasonByStatus } from '../../src/operations/error-record.js';
 import { operatorErrorBody } from '../../src/operator/errors.js';
 
-/** CONTRACT §5, as written there. */
+/** The business API's reasons, written out here (docs/errors.md, "The error record"). */
 const contractReasons: Record<number, string> = {
   400: 'VALIDATION_ERROR',
   401: 'UNAUTHORIZED',
@@ -25,7 +25,7 @@ const contractReasons: Record<number, string> = {
   429: 'TOO_MANY_REQUESTS',
 };
 
-test('CONTRACT §5: the business API\'s error record has the contract\'s reason for each of its statuses', () => {
+test('the business API\'s error record has the contract\'s reason for each of its statuses', () => {
   for (const [status, reason] of Object.entries(contractReasons)) {
     const entry: ErrorEntry = { family: 'both', status: Number(status), number: 1, reason: 'ANY_CAUSE', description: '' };
     assert.equal(errorRecord(entry, 'message', 'POST /v1/term-deposits/initiate', 'TD').reason, reason, `status ${status}`);

@@ -118,4 +118,4 @@ describeEachStore('API docs page: the OpenAPI document (/openapi.json)', ({ serv
       'POST /v1/term-deposits/initiate',
     ]);
   });
-}, { flags: { sandbox: true } }); // The examples carry the demo client's secret in a sandbox only (docs/deployment.md §1).
+}, { flags: { sandbox: true } }); // The examples carry the demo client's secret in a sandbox only (docs/deployment.md, "The database and the master key").

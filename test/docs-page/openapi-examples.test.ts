@@ -156,4 +156,4 @@ describeEachStore('API docs page: the examples of /openapi.json', ({ server }) =
     const initiate = (collection.item as Json[]).flatMap((folder) => folder.item as Json[]).find((item) => item.request.url.raw.endsWith('/v1/term-deposits/initiate'));
     assert.equal(JSON.parse(initiate.request.body.raw).valueDate, '2026-03-09');
   });
-}, { flags: { sandbox: true } }); // The examples carry the demo client's secret in a sandbox only (docs/deployment.md §1).
+}, { flags: { sandbox: true } }); // The examples carry the demo client's secret in a sandbox only (docs/deployment.md, "The database and the master key").

@@ -1,10 +1,10 @@
 /**
- * The Postman collection (CONTRACT §14, issue 27): GET /collections/postman.json, made from the
- * served OpenAPI document, runs green with newman against a fresh sandbox configured as `npm start`
- * configures it (`--sandbox --webhook-allow-private`, demo/sandbox.json, a new store; in this
- * process, over real HTTP, as newman needs): the token request, then every business operation with
- * its example. It runs twice, green both times (a fresh x-correlation-id per request), and names
- * every /v1 operation of the document.
+ * The Postman collection (docs/collections.md; issue 27): GET /collections/postman.json, made from
+ * the served OpenAPI document, runs green with newman against a fresh sandbox configured as `npm
+ * start` configures it (`--sandbox --webhook-allow-private`, demo/sandbox.json, a new store; in
+ * this process, over real HTTP, as newman needs): the token request, then every business operation
+ * with its example. It runs twice, green both times (a fresh x-correlation-id per request), and
+ * names every /v1 operation of the document.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';

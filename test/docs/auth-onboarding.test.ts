@@ -38,7 +38,7 @@ describe('docs/auth.md: onboarding a FAPI 2.0 client, as written', { skip }, () 
     assert.match(block, /http:\/\/localhost:8080/);
   });
 
-  test('CONTRACT §13: the block makes a DPoP-bound token and a first call with it (404 past the guards); the token sent as Bearer is 401', () => {
+  test('the block makes a DPoP-bound token and a first call with it (404 past the guards); the token sent as Bearer is 401', () => {
     // `npx coregate` runs the built CLI on the server's store and URL (COREGATE_DB, COREGATE_URL: the guide's defaults are npm start's); the rest runs as written.
     const script = `set -euo pipefail\nnpx() { if [ "$1" = coregate ]; then shift; node ${JSON.stringify(cliPath)} "$@"; else command npx "$@"; fi; }\n${block.replaceAll('http://localhost:8080', server.url)}`;
     const output = execFileSync('bash', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH ?? '', COREGATE_DB: db, COREGATE_URL: server.url, HOME: dir }, encoding: 'utf8' });

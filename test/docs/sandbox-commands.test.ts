@@ -34,7 +34,7 @@ describe('docs/sandbox.md: a forced scenario and the request log, as written', {
   });
   after(async () => server?.stop('SIGTERM'));
 
-  test('CONTRACT §14: async-rejected ends Rejected (REJECTED_BY_CORE); a 502 is executed by its repeat; a 504 whose core committed is 409 on its repeat, naming the operation Executed; the log keeps the first request with its scenario', { timeout: 90_000 }, () => {
+  test('async-rejected ends Rejected (REJECTED_BY_CORE); a 502 is executed by its repeat; a 504 whose core committed is 409 on its repeat, naming the operation Executed; the log keeps the first request with its scenario', { timeout: 90_000 }, () => {
     assert.match(block, /BASE=http:\/\/localhost:8080/);
     const script = `set -euo pipefail\n${block.replaceAll('http://localhost:8080', server.url)}`;
     const output = execFileSync('bash', ['-c', script], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir }, encoding: 'utf8', timeout: 60_000 });

@@ -1,6 +1,6 @@
 /**
- * Business days through the business API and the operator route module (CONTRACT §12,
- * docs/business-days.md), on each store and in each deployment (COREGATE_TEST_DEPLOYMENT: the
+ * Business days through the business API and the operator route module
+ * (docs/business-days.md), on each store and in each deployment (COREGATE_TEST_DEPLOYMENT: the
  * embedded core, or the API in front of a remote core): the route module registered on a bare
  * Fastify instance over the API's own core port, the retrieve showing Matured, the value-date rule
  * on the moved date, and a second API instance on the same PostgreSQL database seeing the new date.
@@ -33,7 +33,7 @@ function client(server: () => TestServer) {
   };
 }
 
-describeEachStore('CONTRACT §12: business days through the operator route module and the business API', ({ server }) => {
+describeEachStore('business days through the operator route module and the business API', ({ server }) => {
   let operator: FastifyInstance;
   const api = client(server);
   before(async () => {
@@ -103,7 +103,7 @@ describeEachStore('CONTRACT §12: business days through the operator route modul
 });
 
 const postgres = storeTargets.find((target) => target.name === 'postgres');
-describe('CONTRACT §11, §12: a second API instance on the same PostgreSQL database sees the advanced date at once', { skip: postgres?.skip }, () => {
+describe('a second API instance on the same PostgreSQL database sees the advanced date at once', { skip: postgres?.skip }, () => {
   let created: { url: string; drop(): Promise<void> } | undefined;
   let first: TestServer | undefined;
   let second: TestServer | undefined;

@@ -1,5 +1,5 @@
 /**
- * End of day in the embedded reference core over each store (CONTRACT §12, docs/business-days.md):
+ * End of day in the embedded reference core over each store (docs/business-days.md):
  * maturities to the cent for both day counts, a maturity day that became a holiday after the
  * constitution, overdue installments, idempotence per date (twice, in two steps, two concurrent
  * advances), never backwards, and `coregate check` (checkEverything) after it.
@@ -94,7 +94,7 @@ for (const target of storeTargets) {
         .execute();
     }
 
-    test('CONTRACT §12: maturity to the cent, ACT/360 and ACT/365: principal back to the source, the retrieve\'s interest to the interest account from the interest expense account, in one balanced movement; Matured; the deposit account at zero and Closed', async () => {
+    test('maturity to the cent, ACT/360 and ACT/365: principal back to the source, the retrieve\'s interest to the interest account from the interest expense account, in one balanced movement; Matured; the deposit account at zero and Closed', async () => {
       // 91 days from 2026-03-02: Monday 2026-06-01.
       const act360 = await constitute({ principalMinor: 1_234_567n, ratePercent: '4.875', numberOfDays: 91 });
       const act365 = await constitute({ productCode: 'TD365', componentCode: 'TD365-A', principalMinor: 1_234_567n, ratePercent: '4.875', numberOfDays: 91 });
@@ -137,7 +137,7 @@ for (const target of storeTargets) {
       assert.equal(report2.ledger.ok, true, JSON.stringify(report2.ledger));
     });
 
-    test('CONTRACT §12: installments due on or before a closed day and not fully paid are Overdue (with one event each); a paid one is not; paying an overdue one in full makes it Paid', async () => {
+    test('installments due on or before a closed day and not fully paid are Overdue (with one event each); a paid one is not; paying an overdue one in full makes it Paid', async () => {
       const statuses = async () => (await listInstallments(coreTablesOf(store.db), '7000000777')).map((installment) => installment.status);
       // The previous test closed every business day to 2026-06-01: all of 7000000777's dates passed.
       assert.deepEqual(await statuses(), ['Overdue', 'Overdue', 'Paid', 'Overdue']);
@@ -166,7 +166,7 @@ for (const target of storeTargets) {
       assert.deepEqual(await statuses(), ['Overdue', 'Paid', 'Paid', 'Overdue']);
     });
 
-    test('CONTRACT §12: idempotent per date — advancing to the same date again, or in two steps, repays nothing twice', async () => {
+    test('idempotent per date — advancing to the same date again, or in two steps, repays nothing twice', async () => {
       const contract = await constitute({ valueDate: '2026-06-02', numberOfDays: 30 }); // 2026-07-02, a Thursday
       const before = await balance('1000000777');
       const first = await core.advanceBusinessDate('2026-06-20');
@@ -184,7 +184,7 @@ for (const target of storeTargets) {
       assert.equal(new Set(days.map((day) => day.business_date)).size, days.length);
     });
 
-    test('CONTRACT §12: two concurrent advances over one store close each day once: every deposit repaid exactly once', async () => {
+    test('two concurrent advances over one store close each day once: every deposit repaid exactly once', async () => {
       const contracts = [];
       for (let index = 0; index < 6; index += 1) contracts.push(await constitute({ valueDate: '2026-07-03', numberOfDays: 30 + index }));
       const before = await balance('1000000777');
@@ -202,7 +202,7 @@ for (const target of storeTargets) {
       assert.equal(await core.businessDate(), '2026-08-31');
     });
 
-    test('CONTRACT §12: a maturity day that became a holiday after the constitution matures at the next business day\'s end of day', async () => {
+    test('a maturity day that became a holiday after the constitution matures at the next business day\'s end of day', async () => {
       const contract = await constitute({ valueDate: '2026-08-31', numberOfDays: 31 }); // Thursday 2026-10-01
       assert.equal(contract.maturityDate, '2026-10-01');
       await putCoreSetting(coreTablesOf(store.db), 'core.calendar', JSON.stringify({ weekend: ['SATURDAY', 'SUNDAY'], holidays: ['2026-04-03', '2026-05-01', '2026-12-25', '2026-10-01'] }));
@@ -219,14 +219,14 @@ for (const target of storeTargets) {
       }
     });
 
-    test('CONTRACT §12: the business date never goes backwards: BusinessDateBackwards names both dates and nothing changes', async () => {
+    test('the business date never goes backwards: BusinessDateBackwards names both dates and nothing changes', async () => {
       const current = await core.businessDate();
       await assert.rejects(core.advanceBusinessDate('2026-03-02'), (error: unknown) => error instanceof BusinessDateBackwards && error.message.includes(current) && error.message.includes('2026-03-02'));
       assert.equal(await core.businessDate(), current);
       await assert.rejects(core.advanceBusinessDate('2026-02-30'), TypeError);
     });
 
-    test('CONTRACT §12: coregate check passes after the advances (matured deposits at zero, active ones holding their principal)', async () => {
+    test('coregate check passes after the advances (matured deposits at zero, active ones holding their principal)', async () => {
       const report = await checkEverything(store, coreRecords(coreTablesOf(store.db)), 300, { masterKey: undefined });
       assert.equal(report.ledger.ok, true, JSON.stringify(report.ledger));
       assert.deepEqual(report.ledger.termDepositMismatches, []);

@@ -1,9 +1,9 @@
 /**
- * End of day resumes after a crash without a double repayment (CONTRACT §12), with real processes:
- * `coregate core advance` over many days with many maturing deposits, killed with SIGKILL in the
- * middle of a day (COREGATE_TEST_EOD_DAY_DELAY_MS, a test-only hook, holds each day's transaction
- * open), then run again; every deposit is repaid exactly once and `coregate check` passes. Also
- * the CLI against a remote core (--core-url) and its errors.
+ * End of day resumes after a crash without a double repayment (docs/business-days.md, "Idempotence
+ * and crashes"), with real processes: `coregate core advance` over many days with many maturing
+ * deposits, killed with SIGKILL in the middle of a day (COREGATE_TEST_EOD_DAY_DELAY_MS, a test-only
+ * hook, holds each day's transaction open), then run again; every deposit is repaid exactly once
+ * and `coregate check` passes. Also the CLI against a remote core (--core-url) and its errors.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -33,7 +33,7 @@ function dataFile(): string {
 }
 
 for (const target of storeTargets) {
-  describe(`CONTRACT §12: end of day killed with SIGKILL mid-way resumes without a double repayment [${target.name}]`, { skip: target.skip }, () => {
+  describe(`end of day killed with SIGKILL mid-way resumes without a double repayment [${target.name}]`, { skip: target.skip }, () => {
     let created: { url: string; drop(): Promise<void> };
     const expected = new Map<string, { principal: bigint; interest: bigint }>();
     before(async () => {
@@ -136,7 +136,7 @@ describe('coregate core advance / core date against a remote core (--core-url)',
     await created?.drop();
   });
 
-  test('CONTRACT §12: date, advance (JSON and text), backwards refused with exit 2 naming both dates, a bad date refused before any call', async () => {
+  test('date, advance (JSON and text), backwards refused with exit 2 naming both dates, a bad date refused before any call', async () => {
     const url = (core as TestCoreServer).url;
     const date = await runCli(['core', 'date', '--core-url', url]);
     assert.equal(date.code, 0, date.stderr);

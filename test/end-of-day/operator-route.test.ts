@@ -39,7 +39,7 @@ async function advanceWith(core: CoreBankingPort, to = '2026-03-10') {
   }
 }
 
-test('CONTRACT §12: a remote core that fails during an advance → 502 CORE_UNAVAILABLE saying to try again', async () => {
+test('a remote core that fails during an advance → 502 CORE_UNAVAILABLE saying to try again', async () => {
   const response = await advanceWith(coreThat(async () => { throw new CoreUnavailable('the core answered 500'); }));
   assert.equal(response.statusCode, 502);
   assert.deepEqual(Object.keys(response.json()).sort(), ['message', 'reason', 'status']);
@@ -48,14 +48,14 @@ test('CONTRACT §12: a remote core that fails during an advance → 502 CORE_UNA
   assert.match(response.json().message, /try again/);
 });
 
-test('CONTRACT §12: a remote core that does not answer in time → 504 CORE_TIMEOUT saying the end of day resumes', async () => {
+test('a remote core that does not answer in time → 504 CORE_TIMEOUT saying the end of day resumes', async () => {
   const response = await advanceWith(coreThat(async () => { throw new CoreTimeout('no answer within 30000 ms'); }));
   assert.equal(response.statusCode, 504);
   assert.equal(response.json().reason, 'CORE_TIMEOUT');
   assert.match(response.json().message, /advance again to resume/);
 });
 
-test('CONTRACT §12: a core that refuses the date as backwards (a concurrent advance moved it) → 400; the business date unreachable → 502', async () => {
+test('a core that refuses the date as backwards (a concurrent advance moved it) → 400; the business date unreachable → 502', async () => {
   const backwards = await advanceWith(coreThat(async () => { throw new BusinessDateBackwards('2026-03-12', '2026-03-10'); }));
   assert.equal(backwards.statusCode, 400);
   assert.match(backwards.json().message, /2026-03-12/);
@@ -63,7 +63,7 @@ test('CONTRACT §12: a core that refuses the date as backwards (a concurrent adv
   assert.equal(unreachable.statusCode, 502);
 });
 
-test('CONTRACT §12: an advance spanning more than ten years → 400 asking for steps, the core not called', async () => {
+test('an advance spanning more than ten years → 400 asking for steps, the core not called', async () => {
   let called = false;
   const response = await advanceWith(coreThat(async () => { called = true; throw new Error('called'); }), '2040-01-01');
   assert.equal(response.statusCode, 400);

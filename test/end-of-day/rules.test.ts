@@ -1,4 +1,4 @@
-/** The pure rules of end of day (src/core/end-of-day): which days close, the maturity movement, what is overdue. */
+/** The pure rules of end of day (src/core/end-of-day; docs/business-days.md): which days close, the maturity movement, what is overdue. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { BusinessCalendar } from '../../src/core/business-calendar.js';
@@ -29,7 +29,7 @@ const contract: TermDepositContract = {
   status: 'Active',
 };
 
-test('CONTRACT §12: advancing from C to D closes the business days C <= b < D, weekends and holidays skipped', () => {
+test('advancing from C to D closes the business days C <= b < D, weekends and holidays skipped', () => {
   assert.deepEqual(businessDaysToClose(calendar, '2026-04-01', '2026-04-08'), ['2026-04-01', '2026-04-02', '2026-04-06', '2026-04-07']);
   assert.deepEqual(businessDaysToClose(calendar, '2026-04-04', '2026-04-06'), [], 'a weekend alone closes nothing');
   assert.deepEqual(businessDaysToClose(calendar, '2026-04-06', '2026-04-06'), [], 'to the current date: nothing');
@@ -39,7 +39,7 @@ test('CONTRACT §12: advancing from C to D closes the business days C <= b < D, 
   assert.equal(spansTooFar('2026-01-01', '2040-01-01'), true);
 });
 
-test('CONTRACT §12: a maturity moves principal from the deposit account to the source and the retrieve\'s interest from the interest expense account, balanced', () => {
+test('a maturity moves principal from the deposit account to the source and the retrieve\'s interest from the interest expense account, balanced', () => {
   const plan = planMaturity(contract, { balanceMinor: 1_234_567n, currency: 'USD' });
   // 12 345.67 × 4.875 % × 91 / 365 = 150.0514… → 150.05
   assert.equal(plan.interestMinor, 15_005n);
@@ -55,19 +55,19 @@ test('CONTRACT §12: a maturity moves principal from the deposit account to the 
   assert.equal(sameAccount.lines.length, 3);
 });
 
-test('CONTRACT §12: a deposit account that does not hold the principal is a broken ledger, never repaid', () => {
+test('a deposit account that does not hold the principal is a broken ledger, never repaid', () => {
   assert.throws(() => planMaturity(contract, { balanceMinor: 0n, currency: 'USD' }), LedgerInvariantError);
   assert.throws(() => planMaturity(contract, undefined), LedgerInvariantError);
 });
 
-test('CONTRACT §12: a contract matures by the closed day when Active and maturing on or before it (a holiday added later included)', () => {
+test('a contract matures by the closed day when Active and maturing on or before it (a holiday added later included)', () => {
   assert.equal(maturesBy(contract, '2026-05-29'), false);
   assert.equal(maturesBy(contract, '2026-06-01'), true);
   assert.equal(maturesBy(contract, '2026-06-02'), true, 'a maturity day that became a holiday matures on the next end of day');
   assert.equal(maturesBy({ ...contract, status: 'Matured' }, '2026-06-02'), false);
 });
 
-test('CONTRACT §12: an installment due on or before the closed day and not fully paid becomes Overdue; a paid one never', () => {
+test('an installment due on or before the closed day and not fully paid becomes Overdue; a paid one never', () => {
   const installment = { loanId: 'L1', sequence: 1, dueDate: '2026-03-31', amountMinor: 100n, paidMinor: 40n, status: 'Pending' as const };
   assert.equal(becomesOverdue(installment, '2026-03-30'), false);
   assert.equal(becomesOverdue(installment, '2026-03-31'), true);

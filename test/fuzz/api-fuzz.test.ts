@@ -1,11 +1,11 @@
 /**
- * A property-based fuzzer over every endpoint (CONTRACT §5: no request, however malformed, gets
- * a 500; every /v1 error is the documented record; a refused request moves no money). fast-check
- * generates valid-shaped requests and mutations of them: fields dropped, replaced by any JSON
- * value or by numbers a double cannot hold, members repeated, long and odd strings (lone
- * surrogates included), odd headers, paths with `..`, `%00`, bad escapes and very long ids.
- * Checked for every case: no 5xx; the error's shape; the balances unchanged unless the answer was
- * a success. At the end the service is still ready and `coregate check` passes.
+ * A property-based fuzzer over every endpoint (docs/api.md, "Order of checks": no request, however
+ * malformed, gets a 500; every /v1 error is the documented record; a refused request moves no
+ * money). fast-check generates valid-shaped requests and mutations of them: fields dropped,
+ * replaced by any JSON value or by numbers a double cannot hold, members repeated, long and odd
+ * strings (lone surrogates included), odd headers, paths with `..`, `%00`, bad escapes and very
+ * long ids. Checked for every case: no 5xx; the error's shape; the balances unchanged unless the
+ * answer was a success. At the end the service is still ready and `coregate check` passes.
  *
  * CI runs FUZZ_RUNS (default 150) cases per store; FUZZ_RUNS=5000 runs more; FUZZ_SEED=n replays
  * a run. A failure prints its seed and the shrunk request (fast-check's report).
@@ -242,7 +242,7 @@ async function balances(server: TestServer): Promise<string> {
 }
 
 describeEachStore('fuzzer: every endpoint, valid-shaped and mutated requests', ({ server }) => {
-  test(`CONTRACT §5: no input gets a 5xx, every error has its documented shape, no refused request moves money (${runs} cases)`, async () => {
+  test(`no input gets a 5xx, every error has its documented shape, no refused request moves money (${runs} cases)`, async () => {
     const token = await demoToken(server());
     await fc.assert(
       fc.asyncProperty(cases, async (c) => {

@@ -1,6 +1,6 @@
 /**
- * Driving an instance's background work instead of waiting for it (STYLE.md: a test that waits
- * for background work drives it, it never sleeps for it).
+ * Driving an instance's background work instead of waiting for it (docs/testing.md, "Time": a test
+ * that waits for background work drives it, it never sleeps for it).
  */
 import type { TestServer } from './server.js';
 

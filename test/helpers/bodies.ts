@@ -40,7 +40,7 @@ export interface DepositTerms {
   description?: string;
 }
 
-/** A valid initiation body (SPEC: Term deposit initiation request) with the given terms; 30 days unless a period is given. */
+/** A valid initiation body (docs/term-deposits.md) with the given terms; 30 days unless a period is given. */
 export function depositBodyWithTerms(terms: DepositTerms = {}): Record<string, any> {
   const period: Record<string, unknown> = {};
   if (terms.days !== undefined) period.numberOfDays = terms.days;
@@ -59,7 +59,7 @@ export function depositBodyWithTerms(terms: DepositTerms = {}): Record<string, a
   };
 }
 
-/** SPEC: the fields of the term deposit initiation response (200), sorted. */
+/** The fields of the term deposit initiation response (200), sorted (docs/term-deposits.md). */
 export const initiationResponseFields = [
   'customerReference',
   'interestSettlementAccount',

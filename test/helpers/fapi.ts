@@ -1,8 +1,9 @@
 /**
- * FAPI 2.0 test material (CONTRACT §13): the demo data with a `fapi2` realm whose client proves
- * itself with `private_key_jwt` and receives DPoP-bound tokens, and a realm that asks for DPoP
- * nonces; the client's key pairs; client assertions and DPoP proofs made with jose, correct by
- * default, each field overridable for the negative cases.
+ * FAPI 2.0 test material (docs/auth.md, "FAPI 2.0: strong client authentication and
+ * sender-constrained tokens"): the demo data with a `fapi2` realm whose client proves itself with
+ * `private_key_jwt` and receives DPoP-bound tokens, and a realm that asks for DPoP nonces; the
+ * client's key pairs; client assertions and DPoP proofs made with jose, correct by default, each
+ * field overridable for the negative cases.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';

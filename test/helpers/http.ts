@@ -20,7 +20,7 @@ export async function send(url: string, init: RequestInit): Promise<HttpResult> 
   return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
 }
 
-/** CONTRACT §5: the error record's `reason` per HTTP status (an oracle independent of src/). */
+/** The error record's `reason` per HTTP status (docs/errors.md, "The error record"; an oracle independent of src/). */
 export const reasonByStatus: Readonly<Record<number, string>> = {
   400: 'VALIDATION_ERROR',
   401: 'UNAUTHORIZED',

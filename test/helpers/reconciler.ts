@@ -1,8 +1,8 @@
 /**
- * The background reconciler's timing, for tests (src/operations/retry-schedule.ts, CONTRACT §11):
- * its first try at an unknown outcome is due 1-2 s after the failure and taken at its next pass
- * (every 2 s by default); a try that fails (a lookup slower than the core time-out on a loaded
- * machine) puts the next one 2-4 s later, then 4-8 s.
+ * The background reconciler's timing, for tests (src/operations/retry-schedule.ts;
+ * docs/deployment.md, "The reconciler"): its first try at an unknown outcome is due 1-2 s after the
+ * failure and taken at its next pass (every 2 s by default); a try that fails (a lookup slower than
+ * the core time-out on a loaded machine) puts the next one 2-4 s later, then 4-8 s.
  */
 
 /**

@@ -7,7 +7,7 @@ export interface TokenRequest {
   extra: Record<string, string>;
 }
 
-/** Tokens are cached per suite and renewed well before their 300 s expire (SPEC: caching). */
+/** Tokens are cached per suite and renewed well before their 300 s expire (docs/auth.md, "A client's secret and tokens"). */
 export function cachedTokens<Name extends string>(server: () => TestServer, requests: Record<Name, TokenRequest>): (name: Name) => Promise<string> {
   const cache = new Map<Name, { token: string; fetchedAtMs: number }>();
   return async function token(name: Name): Promise<string> {

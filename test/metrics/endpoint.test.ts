@@ -1,7 +1,7 @@
 /**
- * CONTRACT §11 (Metrics): `GET /metrics` on the main port, in the Prometheus text format, on each
- * store, over real HTTP after real traffic (a token request, a term deposit initiation, an
- * unknown route); never a secret, a token or a customer's data in it.
+ * `GET /metrics` on the main port (docs/metrics.md, "Where it is served"), in the Prometheus text
+ * format, on each store, over real HTTP after real traffic (a token request, a term deposit
+ * initiation, an unknown route); never a secret, a token or a customer's data in it.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

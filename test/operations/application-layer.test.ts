@@ -1,10 +1,11 @@
 /**
- * The application layer on a fake clock (CONTRACT §4, §11): the runner, both execution strategies,
- * the reconciler and the pending worker, in process over a SQLite store and the reference core.
- * Faults are gates at the port (test/helpers/faulty-core.ts): a core call that commits and then
- * hangs until released, one held and then failing, one that fails at once. A time-out happens when
- * the test moves the clock past the core time-out; the reconciler and the worker run when the test
- * runs them. Nothing here sleeps or depends on how fast the machine is.
+ * The application layer on a fake clock (docs/api.md, "Correlation ids and duplicates";
+ * docs/deployment.md, "The reconciler"): the runner, both execution strategies, the reconciler and
+ * the pending worker, in process over a SQLite store and the reference core. Faults are gates at
+ * the port (test/helpers/faulty-core.ts): a core call that commits and then hangs until released,
+ * one held and then failing, one that fails at once. A time-out happens when the test moves the
+ * clock past the core time-out; the reconciler and the worker run when the test runs them. Nothing
+ * here sleeps or depends on how fast the machine is.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -37,7 +38,7 @@ function backOffBounds(attempts: number): { minMs: number; maxMs: number } {
 
 for (const strategy of ['embedded', 'remote'] as const) {
   describe(`application layer, ${strategy} core`, () => {
-    test(`CONTRACT §4: an operation the core executes is answered 200 and recorded Executed, once (${strategy})`, async () => {
+    test(`an operation the core executes is answered 200 and recorded Executed, once (${strategy})`, async () => {
       await withApplication(strategy, async (app) => {
         const outcome = await app.runner.run(deposit, depositInvocation(app.clock, depositBody()));
         assert.equal(outcome.kind, 'done', JSON.stringify(outcome));
@@ -49,7 +50,7 @@ for (const strategy of ['embedded', 'remote'] as const) {
       });
     });
 
-    test(`CONTRACT §11: a core failure (502) leaves the outcome Unknown; the reconciler, once the attempt is due, fences it and records Rejected NOT_EXECUTED (${strategy})`, async () => {
+    test(`a core failure (502) leaves the outcome Unknown; the reconciler, once the attempt is due, fences it and records Rejected NOT_EXECUTED (${strategy})`, async () => {
       await withApplication(strategy, async (app) => {
         app.gate.fault = { kind: 'unavailable' };
         const failedAt = app.clock.now();
@@ -82,7 +83,7 @@ for (const strategy of ['embedded', 'remote'] as const) {
 }
 
 describe('application layer, remote core: time-outs and the reconciler', () => {
-  test('CONTRACT §11: the core commits, then its answer is late: 504 once the clock passes the time-out; the reconciler finds it Executed (once)', async () => {
+  test('the core commits, then its answer is late: 504 once the clock passes the time-out; the reconciler finds it Executed (once)', async () => {
     await withApplication('remote', async (app) => {
       app.gate.fault = { kind: 'commit-then-hold' };
       const arrived = app.gate.arrived();
@@ -110,7 +111,7 @@ describe('application layer, remote core: time-outs and the reconciler', () => {
     });
   });
 
-  test('CONTRACT §11: failed reconciliation attempts back off exponentially (2 s, 4 s, 8 s, 16 s ... with jitter), each due only when the clock reaches it', async () => {
+  test('failed reconciliation attempts back off exponentially (2 s, 4 s, 8 s, 16 s ... with jitter), each due only when the clock reaches it', async () => {
     await withApplication('remote', async (app) => {
       app.gate.fault = { kind: 'unavailable' };
       await app.runner.run(deposit, depositInvocation(app.clock, depositBody()));
@@ -144,7 +145,7 @@ describe('application layer, remote core: time-outs and the reconciler', () => {
     });
   });
 
-  test('CONTRACT §11: an operation InFlight past its lease (its instance died mid-call) is taken by the reconciler, fenced and closed NOT_EXECUTED; the late call changes nothing', async () => {
+  test('an operation InFlight past its lease (its instance died mid-call) is taken by the reconciler, fenced and closed NOT_EXECUTED; the late call changes nothing', async () => {
     // This instance's own time-out is longer than the lease: it stands for an instance that hangs.
     await withApplication(
       'remote',
@@ -204,7 +205,7 @@ describe('application layer: the reference core on the clock it is given', () =>
 
 describe('application layer: the pending worker', () => {
   for (const strategy of ['embedded', 'remote'] as const) {
-    test(`CONTRACT §4: respond-async answers 202 and leaves the operation Pending; one pass of the worker executes it (${strategy})`, async () => {
+    test(`respond-async answers 202 and leaves the operation Pending; one pass of the worker executes it (${strategy})`, async () => {
       await withApplication(strategy, async (app) => {
         const outcome = await app.runner.run(deposit, depositInvocation(app.clock, depositBody(), { respondAsync: true }));
         assert.ok(outcome.kind === 'accepted', JSON.stringify(outcome));
@@ -218,7 +219,7 @@ describe('application layer: the pending worker', () => {
     });
   }
 
-  test('CONTRACT §4, §11: a pending operation whose execution fails is left Unknown; the reconciler owes it and executes it (answered 202: no fence)', async () => {
+  test('a pending operation whose execution fails is left Unknown; the reconciler owes it and executes it (answered 202: no fence)', async () => {
     await withApplication('remote', async (app) => {
       const outcome = await app.runner.run(deposit, depositInvocation(app.clock, depositBody(), { respondAsync: true }));
       assert.ok(outcome.kind === 'accepted');

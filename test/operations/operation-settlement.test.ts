@@ -1,8 +1,9 @@
 /**
  * An operation's final transition in one place (src/operations/operation-settlement.ts): each
- * outcome writes the guarded state change, the outbox event (CONTRACT §12) and the audit record
- * (CONTRACT §8) together, or nothing; an unknown outcome is held with its back-off (CONTRACT
- * §11). On both stores, without a server or a core: the settlement is given the core's answer.
+ * outcome writes the guarded state change, the outbox event (docs/webhooks.md, "The outbox
+ * guarantee") and the audit record (docs/api.md, "Audit") together, or nothing; an unknown outcome
+ * is held with its back-off (docs/deployment.md, "The reconciler"). On both stores, without a
+ * server or a core: the settlement is given the core's answer.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -106,7 +107,7 @@ for (const storeTarget of storeTargets) {
       return (await listEventsOf(store.db, { reference })).map((event) => ({ type: event.type, data: (JSON.parse(event.payload) as { data: Record<string, unknown> }).data }));
     }
 
-    test('CONTRACT §8, §11, §12: Executed (embedded): joins the caller\'s unit of work; the state, its event and its audit record commit together, and the chain verifies', async () => {
+    test('Executed (embedded): joins the caller\'s unit of work; the state, its event and its audit record commit together, and the chain verifies', async () => {
       const record = recordOf(termDepositInitiationOperation, 'InFlight');
       await insertOperation(store.db, record);
       const body = { ...executedBody, operationReference: record.reference };
@@ -131,7 +132,7 @@ for (const storeTarget of storeTargets) {
       assert.equal((await verifyAuditChain(store)).ok, true);
     });
 
-    test('CONTRACT §11: Executed inside a unit of work that then rolls back (the core\'s postings failed after it): nothing of it remains', async () => {
+    test('Executed inside a unit of work that then rolls back (the core\'s postings failed after it): nothing of it remains', async () => {
       const record = recordOf(termDepositInitiationOperation, 'InFlight');
       await insertOperation(store.db, record);
       await assert.rejects(
@@ -185,7 +186,7 @@ for (const storeTarget of storeTargets) {
       assert.deepEqual((await auditOf(record.reference)).map((entry) => [entry.httpStatus, entry.outcome]), [[200, 'Executed']]);
     });
 
-    test('CONTRACT §11: Unknown → Rejected NOT_EXECUTED after the reconciler fenced the reference: 502 with TD-502-002, its event and audit record', async () => {
+    test('Unknown → Rejected NOT_EXECUTED after the reconciler fenced the reference: 502 with TD-502-002, its event and audit record', async () => {
       const unknown = recordOf(termDepositInitiationOperation, 'Unknown', { httpStatus: 502, attempts: 1 });
       // The reconciler claims it InFlight before it fences and looks up.
       const record: OperationRecord = { ...unknown, status: 'InFlight', updatedEpochMs: at - 1 };
@@ -218,7 +219,7 @@ for (const storeTarget of storeTargets) {
       assert.equal((after?.error as { errordetail: Array<{ code: string }> }).errordetail[0]?.code, 'ML-422-007');
     });
 
-    test('CONTRACT §11: a transition whose guard no longer holds (another instance moved it) is ClaimLost and writes nothing', async () => {
+    test('a transition whose guard no longer holds (another instance moved it) is ClaimLost and writes nothing', async () => {
       const record = recordOf(termDepositInitiationOperation, 'InFlight');
       await insertOperation(store.db, record);
       const stale = { ...record, updatedEpochMs: record.updatedEpochMs - 1 };

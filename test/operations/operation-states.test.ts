@@ -27,7 +27,7 @@ test('every state but the final ones can reach a final state', () => {
   }
 });
 
-test('clients see Pending for every state that is not final (CONTRACT §4)', () => {
+test('clients see Pending for every state that is not final (docs/api.md, "200, 202, 204")', () => {
   assert.equal(visibleStatus('InFlight'), 'Pending');
   assert.equal(visibleStatus('Unknown'), 'Pending');
   assert.equal(visibleStatus('Pending'), 'Pending');

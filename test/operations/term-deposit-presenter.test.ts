@@ -1,4 +1,4 @@
-/** CONTRACT §6: the retrieve answers the initiation response's fields, plus the deposit's status and expected interest. */
+/** The retrieve answers the initiation response's fields (docs/term-deposits.md, "Decisions"), plus the deposit's status and expected interest. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TermDeposit } from '../../src/core/port.js';
@@ -24,7 +24,7 @@ const deposit: TermDeposit = {
   expectedInterestMinor: 13271n,
 };
 
-test('CONTRACT §6: the retrieve holds every field of the initiation response, unchanged, plus status, rate and expected interest', () => {
+test('the retrieve holds every field of the initiation response, unchanged, plus status, rate and expected interest', () => {
   const retrieved = retrieveResponse(deposit);
   assert.deepEqual({ ...retrieved, termDepositStatus: undefined, interestRate: undefined, expectedInterestAmount: undefined }, { ...initiationResponse(deposit), termDepositStatus: undefined, interestRate: undefined, expectedInterestAmount: undefined });
   assert.equal(retrieved.termDepositStatus, 'Active');

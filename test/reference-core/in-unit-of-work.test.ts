@@ -1,8 +1,9 @@
 /**
- * The embedded core inside the caller's unit of work (ReferenceCore.within): the reference's
- * record and the operation's reads go out together, and no write runs before the record is known
- * to be new (src/reference-core/writes-after-record.ts). CONTRACT §11, at most once: a repeat, a
- * fenced reference and a race of the same reference each write nothing twice, on each store.
+ * The embedded core inside the caller's unit of work (ReferenceCore.within): the reference's record
+ * and the operation's reads go out together, and no write runs before the record is known to be new
+ * (src/reference-core/writes-after-record.ts). At most once (docs/core-port.md, "At most once"): a
+ * repeat, a fenced reference and a race of the same reference each write nothing twice, on each
+ * store.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -78,7 +79,7 @@ for (const target of storeTargets) {
       (await embedded(parts.store.db).selectFrom('movements').select('id').where('reference', '=', reference).execute()).length;
     const balanceOf = async (parts: Awaited<ReturnType<typeof openReferenceCore>>, account: string) => (await findAccount(coreTablesOf(parts.store.db), account))?.balanceMinor;
 
-    test('CONTRACT §11 at most once: the same reference again answers the first result and moves nothing more, even with another command', async () => {
+    test('at most once: the same reference again answers the first result and moves nothing more, even with another command', async () => {
       await withCore(async (parts) => {
         const { store, core } = parts;
         const command = deposit();
@@ -95,7 +96,7 @@ for (const target of storeTargets) {
       });
     });
 
-    test('CONTRACT §11 at most once: a fenced reference never executes in a unit of work: Rejected NOT_EXECUTED, nothing written', async () => {
+    test('at most once: a fenced reference never executes in a unit of work: Rejected NOT_EXECUTED, nothing written', async () => {
       await withCore(async (parts) => {
         const { store, core } = parts;
         const command = deposit();
@@ -111,7 +112,7 @@ for (const target of storeTargets) {
       });
     });
 
-    test('CONTRACT §11 at most once: a race of one reference in four units of work executes it once', async () => {
+    test('at most once: a race of one reference in four units of work executes it once', async () => {
       await withCore(async (parts) => {
         const { store, core } = parts;
         const command = deposit();

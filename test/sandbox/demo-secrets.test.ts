@@ -1,11 +1,11 @@
 /**
- * Demo secrets outside sandbox mode (docs/deployment.md §1, docs/collections.md): a start without
- * `--sandbox` warns, in one line naming the clients and never a secret, about every client whose
- * stored secret hash verifies a demo secret (the bundled demo data's, or the loaded data file's
- * containing `change-me`); `coregate check` lists them as a warning that does not fail it; the
- * Postman collection's clientSecret is present and empty. A rotated secret is no longer named. In
- * sandbox mode the demo secrets are what the sandbox is for: no warning, and the collection keeps
- * the demo client's secret.
+ * Demo secrets outside sandbox mode (docs/deployment.md, "The database and the master key";
+ * docs/collections.md): a start without `--sandbox` warns, in one line naming the clients and never
+ * a secret, about every client whose stored secret hash verifies a demo secret (the bundled demo
+ * data's, or the loaded data file's containing `change-me`); `coregate check` lists them as a
+ * warning that does not fail it; the Postman collection's clientSecret is present and empty. A
+ * rotated secret is no longer named. In sandbox mode the demo secrets are what the sandbox is for:
+ * no warning, and the collection keeps the demo client's secret.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

@@ -1,7 +1,7 @@
 /**
- * The data file's FAPI 2.0 fields (CONTRACT §13): a client's one authentication method and its
- * tokens' binding, a realm's `fapi2` profile. What breaks a rule is refused when the file is read,
- * with the field named; nothing is loaded.
+ * The data file's FAPI 2.0 fields (docs/auth.md, "Client metadata and the fapi2 profile"): a
+ * client's one authentication method and its tokens' binding, a realm's `fapi2` profile. What
+ * breaks a rule is refused when the file is read, with the field named; nothing is loaded.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -25,7 +25,7 @@ function refusedField(data: Record<string, unknown>): string {
   return assert.fail('the data file was accepted');
 }
 
-describe('CONTRACT §13 in the data file', () => {
+describe('in the data file', () => {
   test('a fapi2 realm with a private_key_jwt client is accepted, and signs PS256 unless it says otherwise', () => {
     const data = parseSandboxData(fapiRealm(strongClient));
     assert.equal(realmSigningAlgorithm(data.realms![0]!), 'PS256');

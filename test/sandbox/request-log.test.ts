@@ -1,6 +1,6 @@
 /**
- * The sandbox's request log (CONTRACT §14): what a client sent and was answered, its own only,
- * never a credential, kept 7 days and at most 10,000 per client.
+ * The sandbox's request log (docs/sandbox.md, "The request log"): what a client sent and was
+ * answered, its own only, never a credential, kept 7 days and at most 10,000 per client.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -29,7 +29,7 @@ function requests(server: TestServer, token: string, query = ''): Promise<HttpRe
 }
 
 describeEachStore(
-  'the sandbox request log (CONTRACT §14)',
+  'the sandbox request log',
   ({ server }) => {
     test('a client reads its own requests at GET /v1/sandbox/requests, newest first, with statuses, bodies, headers and the operation each names; never another client\'s', async () => {
       const token = await demoToken(server());
@@ -172,7 +172,7 @@ test('outside sandbox mode there is no request log: GET /v1/sandbox/requests is 
   });
 });
 
-describeEachStoreUrl('the request log\'s bounds (CONTRACT §14): 7 days, at most 10,000 per client (fake clock)', ({ dbUrl }) => {
+describeEachStoreUrl('the request log\'s bounds: 7 days, at most 10,000 per client (fake clock)', ({ dbUrl }) => {
   test('a client\'s entries beyond its newest 10,000 are never shown and are pruned; entries older than 7 days are neither shown nor kept', async () => {
     await withStore(dbUrl(), async (store) => {
       const clock = new FakeClock();

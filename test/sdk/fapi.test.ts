@@ -1,8 +1,9 @@
 /**
- * The SDK and the CLI as FAPI 2.0 clients (CONTRACT §13): `private_key_jwt` instead of a secret,
- * DPoP-bound tokens with one key pair per session and a proof with every call, the nonce retry of
- * a realm that asks for nonces; the token cache and the sessions' isolation as with secrets
- * (SPEC Authentication §6). Token requests are counted by the SDK's own fetch.
+ * The SDK and the CLI as FAPI 2.0 clients (docs/auth.md, "The SDK and the CLI"): `private_key_jwt`
+ * instead of a secret, DPoP-bound tokens with one key pair per session and a proof with every call,
+ * the nonce retry of a realm that asks for nonces; the token cache and the sessions' isolation as
+ * with secrets (docs/auth.md, "A client's secret and tokens"). Token requests are counted by the
+ * SDK's own fetch.
  */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { describeEachStore } from '../helpers/suite.js';
 const material = await fapiMaterial();
 
 describeEachStore(
-  'SDK and CLI with private_key_jwt and DPoP (CONTRACT §13)',
+  'SDK and CLI with private_key_jwt and DPoP',
   ({ server }) => {
     function fapiClient(realm = fapiRealm) {
       const tokenRequests: string[] = [];
@@ -38,7 +39,7 @@ describeEachStore(
       return { client, tokenRequests };
     }
 
-    test('CONTRACT §13: a private-key client initiates and retrieves with DPoP-bound tokens; one token request per session, each session with its own key', async () => {
+    test('a private-key client initiates and retrieves with DPoP-bound tokens; one token request per session, each session with its own key', async () => {
       const { client, tokenRequests } = fapiClient();
       const initiated = await client.termDeposits.initiate(depositBody() as unknown as TermDepositInitiationRequest);
       assert.equal(initiated.status, 200);
@@ -57,7 +58,7 @@ describeEachStore(
       assert.notEqual(own.jkt, other.jkt, 'each session binds its tokens to its own key pair');
     });
 
-    test('CONTRACT §13: against a realm that asks for nonces the SDK asks again once, with the nonce, and is served', async () => {
+    test('against a realm that asks for nonces the SDK asks again once, with the nonce, and is served', async () => {
       const { client, tokenRequests } = fapiClient(nonceRealm);
       const token = await client.token();
       assert.equal(decodeJwt(token).client_id, fapiClientId);
@@ -121,7 +122,7 @@ describeEachStore(
       }
     });
 
-    test('CONTRACT §13: coregate token and term-deposit retrieve with --private-key and --dpop; no secret asked for', async () => {
+    test('coregate token and term-deposit retrieve with --private-key and --dpop; no secret asked for', async () => {
       const dir = tempDirectory('coregate-fapi-sdk-');
       const keyFile = join(dir, 'client-key.json');
       writeFileSync(keyFile, JSON.stringify({ ...(await exportJWK(material.clientKey.privateKey)), kid: material.clientKey.publicJwk.kid }));

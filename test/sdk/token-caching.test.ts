@@ -1,10 +1,10 @@
 /**
- * SDK token handling (SPEC Authentication §6): one cached token per session, reused while
- * valid, renewed once when within the margin of its expiry (the margin capped at half the
- * token's lifetime), one shared request for concurrent callers on a cold cache, sessions that
- * never receive each other's token, and one renewal plus one repeat after a 401 (revoked
- * tokens, rotated keys). Token requests are counted at the server, from its "incoming request"
- * log lines for the token path; real HTTP against a started server, on each store.
+ * SDK token handling (docs/auth.md, "A client's secret and tokens"): one cached token per session,
+ * reused while valid, renewed once when within the margin of its expiry (the margin capped at half
+ * the token's lifetime), one shared request for concurrent callers on a cold cache, sessions that
+ * never receive each other's token, and one renewal plus one repeat after a 401 (revoked tokens,
+ * rotated keys). Token requests are counted at the server, from its "incoming request" log lines
+ * for the token path; real HTTP against a started server, on each store.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -395,7 +395,8 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     assert.equal((await client.termDeposits.initiate(depositBody())).status, 200);
     await afterIssuedSecond(oldToken);
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
-    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (CONTRACT §11).
+    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (docs/deployment.md,
+    // "What an instance keeps in memory").
     renewalClock.advance(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());
@@ -428,7 +429,7 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     await afterIssuedSecond(oldToken);
     const rotated = JSON.parse(await coregateCli(['keys', 'rotate', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { kid: string };
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
-    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (CONTRACT §11).
+    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (docs/deployment.md, "What an instance keeps in memory").
     renewalClock.advance(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());

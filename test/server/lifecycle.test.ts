@@ -1,6 +1,6 @@
 /**
  * The service's life cycle: health probes, graceful shutdown of a real `coregate serve` process
- * (CONTRACT §10), configuration from flags and environment variables, and role wiring.
+ * (README.md, "Quick start"), configuration from flags and environment variables, and role wiring.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -212,7 +212,7 @@ describe('graceful shutdown (SIGTERM) of a coregate serve process', () => {
   });
 });
 
-describe('configuration (CONTRACT §10): resolveConfig', () => {
+describe('configuration (README.md, "Configuration"): resolveConfig', () => {
   test('defaults: port 8080, host localhost, the embedded store, role all', () => {
     const config = resolveConfig({}, {});
     assert.equal(config.port, 8080);

@@ -1,7 +1,7 @@
 /**
- * CONTRACT §2 and SPEC Authentication 6: a client secret, an Authorization header value or an
- * access token never appears in a log line, while a refused client authentication is logged with
- * its client id and cause so that operators can diagnose it.
+ * docs/auth.md, "Client secrets" and "A client's secret and tokens": a client secret, an
+ * Authorization header value or an access token never appears in a log line, while a refused client
+ * authentication is logged with its client id and cause so that operators can diagnose it.
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -307,7 +307,8 @@ describe('secrets in the output of a coregate serve process', () => {
 
   test('sandbox mode: the demo secret appears only in the start-up banner\'s token request, never in a JSON log line; wrong secrets and tokens never', async () => {
     const { stderr, jsonLines, bannerLines, secrets } = await serveAndAuthenticate(['--sandbox']);
-    // The banner's ready-to-paste request carries the data file's sample secret: intended (CONTRACT §10).
+    // The banner's ready-to-paste request carries the data file's sample secret: intended
+    // (README.md, "Quick start").
     const curl = bannerLines.filter((line) => line.includes(treasury.secret));
     assert.equal(curl.length, 1, bannerLines.join('\n'));
     assert.match(curl[0] ?? '', /client_secret=/);

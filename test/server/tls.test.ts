@@ -1,4 +1,4 @@
-/** SPEC Authentication 7: served directly, TLS is 1.2 or higher (--tls-cert / --tls-key). */
+/** Served directly, TLS is 1.2 or higher (--tls-cert / --tls-key; docs/deployment.md, "TLS"). */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,7 +24,7 @@ const keyFile = join(dir, 'key.pem');
 // The key is made per run and removed afterwards: no private key lives in the repository.
 const made = openssl(['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=localhost', '-addext', 'subjectAltName=IP:127.0.0.1', '-days', '1', '-keyout', keyFile, '-out', certFile]);
 
-describe('TLS (SPEC Authentication 7)', { skip: made ? undefined : 'openssl is not available to make a test certificate' }, () => {
+describe('TLS 1.2 or higher', { skip: made ? undefined : 'openssl is not available to make a test certificate' }, () => {
   let server: TestServer;
   before(async () => {
     server = await startTestServer({ db: `sqlite:${join(dir, 'tls.db')}`, flags: { tlsCert: certFile, tlsKey: keyFile } });

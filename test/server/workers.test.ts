@@ -1,7 +1,8 @@
 /**
  * `coregate serve --workers 2`: two processes serve one port. The primary prepares the store
- * once; both workers answer; a correlation id raced across them executes once (CONTRACT §4,
- * §11); the audit chain holds; SIGTERM stops every worker and the primary exits 0.
+ * once; both workers answer; a correlation id raced across them executes once (docs/api.md,
+ * "Correlation ids and duplicates"; docs/deployment.md, "Several instances behind a load balancer");
+ * the audit chain holds; SIGTERM stops every worker and the primary exits 0.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

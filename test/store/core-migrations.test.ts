@@ -139,7 +139,7 @@ for (const target of storeTargets) {
     });
 
     for (const last of ['0008_operator_sessions', '0005_drop_unused_chain_index']) {
-      test(`CONTRACT §9 (a restart never resets money): a database the pre-split migrations prepared up to ${last}, with core records, upgrades: nothing lost, the business date moves to core_settings, the schema is a new database's`, async () => {
+      test(`a restart never resets money (docs/sandbox.md, "The data file"): a database the pre-split migrations prepared up to ${last}, with core records, upgrades: nothing lost, the business date moves to core_settings, the schema is a new database's`, async () => {
         let fresh: Awaited<ReturnType<typeof schemaOf>> | undefined;
         await withEmptyStore(async (store) => {
           await migrateToLatest(store);

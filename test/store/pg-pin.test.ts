@@ -2,7 +2,8 @@
  * coregate's PostgreSQL driver (src/store/engine/postgres-driver.ts, postgres-batch-run.ts,
  * postgres-named-run.ts) uses members of pg, pg-pool and pg-protocol that are not their public API
  * (a query's `_result`, a connection's `parsedStatements` and protocol writers, the pool's
- * client bookkeeping). STYLE.md allows that only with an exact pin and a test: a routine
+ * client bookkeeping). docs/architecture.md, "How the code is written", allows that only with an
+ * exact pin and a test: a routine
  * `npm update` must not change how a transaction commits with no test noticing. The pins are
  * here; the behaviour behind them is tested by the store suites (postgres-batch-run,
  * postgres-named-run, statement-queue, the connection-loss tests). To upgrade: change the three

@@ -1,6 +1,6 @@
 /**
- * Audit records of refused requests in batches (src/audit/refusal-audit.ts, CONTRACT §8): the
- * refusals of one turn of the event loop are written by one statement in one commit, each is
+ * Audit records of refused requests in batches (src/audit/refusal-audit.ts; docs/api.md, "Audit"):
+ * the refusals of one turn of the event loop are written by one statement in one commit, each is
  * answered only once its record is committed, and chained: as it is written, under the chain's
  * lock, when nothing waits for the chainer, else by the chainer after; two instances racing on one
  * PostgreSQL database keep one unbroken chain.

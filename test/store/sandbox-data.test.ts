@@ -1,7 +1,8 @@
 /**
- * Sandbox data files (CONTRACT §9): loading is idempotent (a restart with the same --data changes
- * nothing, only missing records are added), a malformed file is refused with an error naming the
- * field, the example file is accepted whole, and migrations apply once on both dialects.
+ * Sandbox data files (docs/sandbox.md, "The data file"): loading is idempotent (a restart with the
+ * same --data changes nothing, only missing records are added), a malformed file is refused with an
+ * error naming the field, the example file is accepted whole, and migrations apply once on both
+ * dialects.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -104,7 +105,7 @@ function assertLoadSummary(server: TestServer, realmsAdded: number, clientsAdded
   assert.equal(line.clientsAdded, clientsAdded);
 }
 
-describeEachStoreUrl('sandbox data loading is idempotent (CONTRACT §9)', ({ dbUrl }) => {
+describeEachStoreUrl('sandbox data loading is idempotent', ({ dbUrl }) => {
   let server: TestServer | undefined;
   let dir: string;
   before(() => {

@@ -69,7 +69,7 @@ for (const target of storeTargets) {
     });
   });
 
-  test(`a deferred write lets its caller go on, and its failure fails the unit of work with its own error (CONTRACT §6, §8: one atomic transaction) [${target.name}]`, { skip: target.skip }, async () => {
+  test(`a deferred write lets its caller go on, and its failure fails the unit of work with its own error (one atomic transaction: docs/architecture.md, "One transaction with the embedded core") [${target.name}]`, { skip: target.skip }, async () => {
     await withItems(target, async (store) => {
       await insertItem.execute(store.db, { name: 'taken', qty: 0 });
       // Two units: the statements run twice on a connection, so the second time they are parsed (one-Sync batches).
@@ -197,7 +197,7 @@ test('on PostgreSQL, statements outside transactions issued in the same turn lea
   });
 });
 
-test('on PostgreSQL, BEGIN leaves with a transaction\'s first statements, and if it fails none of them runs (CONTRACT §6, §8: one atomic transaction)', { skip: postgres.skip }, async () => {
+test('on PostgreSQL, BEGIN leaves with a transaction\'s first statements, and if it fails none of them runs (one atomic transaction: docs/architecture.md, "One transaction with the embedded core")', { skip: postgres.skip }, async () => {
   await withItems(postgres, async (store) => {
     // Transactions one after another reuse the pool's last client: the first parses BEGIN and
     // the statements, the next ones hold BEGIN back and send it with their first batch.
@@ -244,7 +244,7 @@ test('on PostgreSQL, reads outside transactions that leave together answer alone
   });
 });
 
-test('on PostgreSQL, a statement sent after BEGIN\'s batch but before its answer waits for it: if BEGIN failed, it never runs (CONTRACT §6, §8)', { skip: postgres.skip }, async () => {
+test('on PostgreSQL, a statement sent after BEGIN\'s batch but before its answer waits for it: if BEGIN failed, it never runs', { skip: postgres.skip }, async () => {
   await withItems(postgres, async (store) => {
     await store.transaction((trx) => Promise.all([insertItem.execute(trx, { name: 'a', qty: 1 }), addQty.execute(trx, 0, 'a')]));
     await store.transaction((trx) => Promise.all([insertItem.execute(trx, { name: 'b', qty: 1 }), addQty.execute(trx, 0, 'b')]));
@@ -287,7 +287,7 @@ test('on PostgreSQL, with query_timeout set, one-Sync batches end as pg queries 
   );
 });
 
-test('on PostgreSQL, a COMMIT that the server answers with ROLLBACK fails the unit of work (CONTRACT §6, §8: nothing of it is acknowledged)', { skip: postgres.skip }, async () => {
+test('on PostgreSQL, a COMMIT that the server answers with ROLLBACK fails the unit of work (nothing of it is acknowledged)', { skip: postgres.skip }, async () => {
   await withItems(postgres, async (store) => {
     await insertItem.execute(store.db, { name: 'taken', qty: 0 });
     // A failure the body swallows: the transaction is aborted, and the COMMIT must not pass for one.

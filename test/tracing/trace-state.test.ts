@@ -1,10 +1,10 @@
 /**
- * docs/deployment.md §9: a caller's `tracestate` stops at the trust boundary. A request may join
- * the caller's trace (its `traceparent`: trace id, parent span, sampled flag), but the text of its
- * `tracestate` is not kept in the server span's context: no exported span carries it, and the call
- * the API then makes to a remote core sends `traceparent` alone. In this process: the SDK started
- * as `coregate serve` starts it, an API with a remote core (in-process, untraced) reached through a
- * proxy that records the headers of every core call.
+ * docs/deployment.md, "Tracing": a caller's `tracestate` stops at the trust boundary. A request may
+ * join the caller's trace (its `traceparent`: trace id, parent span, sampled flag), but the text of
+ * its `tracestate` is not kept in the server span's context: no exported span carries it, and the
+ * call the API then makes to a remote core sends `traceparent` alone. In this process: the SDK
+ * started as `coregate serve` starts it, an API with a remote core (in-process, untraced) reached
+ * through a proxy that records the headers of every core call.
  */
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';

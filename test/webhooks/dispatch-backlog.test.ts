@@ -1,7 +1,8 @@
 /**
- * CONTRACT §12, under load: the dispatcher keeps up with the outbox. With no endpoint at all, a
- * pass marks the whole backlog (one statement, whatever its size); with endpoints, a pass works
- * through several batches, so a backlog larger than one batch does not wait for later passes.
+ * Signed events under load (docs/webhooks.md, "The outbox guarantee"): the dispatcher keeps up with
+ * the outbox. With no endpoint at all, a pass marks the whole backlog (one statement, whatever its
+ * size); with endpoints, a pass works through several batches, so a backlog larger than one batch
+ * does not wait for later passes.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -52,7 +52,7 @@ async function withDemoStore(target: StoreTarget, work: (store: Store) => Promis
 
 for (const target of storeTargets) {
   describe(`events after an endpoint's registration [${target.name}]`, { skip: target.skip }, () => {
-    test('CONTRACT §12: an endpoint registered 10 ms after an event was written does not receive it, though the event is fanned out after the registration; it receives the events written from its registration on', async () => {
+    test('an endpoint registered 10 ms after an event was written does not receive it, though the event is fanned out after the registration; it receives the events written from its registration on', async () => {
       await withDemoStore(target, async (store) => {
         const writtenAtMs = Date.now() - 60_000;
         const older = await register(store, 'older', writtenAtMs - 1_000);
@@ -70,7 +70,7 @@ for (const target of storeTargets) {
       });
     });
 
-    test('CONTRACT §12: events written before the only endpoint was registered are dispatched without deliveries, in the same pass', async () => {
+    test('events written before the only endpoint was registered are dispatched without deliveries, in the same pass', async () => {
       await withDemoStore(target, async (store) => {
         const writtenAtMs = Date.now() - 60_000;
         await writeEvent(store, writtenAtMs);

@@ -1,5 +1,5 @@
 /**
- * Signed events (CONTRACT §12) against a started server and a real HTTP receiver: an event per
+ * Signed events (docs/webhooks.md) against a started server and a real HTTP receiver: an event per
  * final state, written with it, signed as Standard Webhooks says, redelivered after a failure
  * with the same webhook-id, and a failure visible once the retry period is over.
  */
@@ -61,7 +61,7 @@ describeEachStore(
     });
     after(() => receiver.close());
 
-    test('CONTRACT §12: an Executed operation produces one operation.executed event, signed (verified by the SDK and by the standardwebhooks package)', async () => {
+    test('an Executed operation produces one operation.executed event, signed (verified by the SDK and by the standardwebhooks package)', async () => {
       const correlationId = randomUUID();
       const response = await initiate(server(), depositBody(), correlationId);
       assert.equal(response.status, 200, JSON.stringify(response.body));
@@ -104,7 +104,7 @@ describeEachStore(
       assert.equal(deliveries[0]?.lastError, null);
     });
 
-    test('CONTRACT §12: a Rejected operation produces one operation.rejected event with its error record, signed', async () => {
+    test('a Rejected operation produces one operation.rejected event with its error record, signed', async () => {
       const correlationId = randomUUID();
       const response = await initiate(server(), depositBodyWithTerms({ amount: 1500.01, source: '1000000002' }), correlationId);
       assert.equal(response.status, 422, JSON.stringify(response.body));
@@ -125,7 +125,7 @@ describeEachStore(
       assert.equal(event.data.result, undefined);
     });
 
-    test('CONTRACT §12: redelivered after the receiver fails (503 then 200), with the same webhook-id and a valid signature each time', async () => {
+    test('redelivered after the receiver fails (503 then 200), with the same webhook-id and a valid signature each time', async () => {
       const correlationId = randomUUID();
       let failures = 0;
       receiver.respond = (event) => (event.data.correlationId === correlationId && failures++ < 2 ? 503 : 200);
@@ -153,7 +153,7 @@ describeEachStore(
       }
     });
 
-    test('CONTRACT §12: a delivery still refused after the retry period is failed, with its last status and error visible; an operator\'s retry sends it again', async () => {
+    test('a delivery still refused after the retry period is failed, with its last status and error visible; an operator\'s retry sends it again', async () => {
       const correlationId = randomUUID();
       receiver.respond = (event) => (event.data.correlationId === correlationId ? 500 : 200);
       try {
@@ -198,7 +198,7 @@ describeEachStore(
       }
     });
 
-    test('CONTRACT §12: an endpoint receives its own client\'s events only, and only the types of its filter', async () => {
+    test('an endpoint receives its own client\'s events only, and only the types of its filter', async () => {
       const reporting = await Receiver.start();
       const rejectedOnly = await Receiver.start();
       try {

@@ -1,7 +1,7 @@
 /**
- * Several instances on one PostgreSQL database (CONTRACT §11, §12): every instance runs the
- * dispatcher and the deliverer, and each event is delivered by one of them, once (the receiver
- * always answers 200, so no redelivery is allowed).
+ * Several instances on one PostgreSQL database (docs/webhooks.md, "Several instances"): every
+ * instance runs the dispatcher and the deliverer, and each event is delivered by one of them, once
+ * (the receiver always answers 200, so no redelivery is allowed).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -40,7 +40,7 @@ describe('two instances on one PostgreSQL database', { skip: postgres?.skip }, (
     await drop?.();
   });
 
-  test('CONTRACT §12: two instances on one PostgreSQL database deliver each event once', async () => {
+  test('two instances on one PostgreSQL database deliver each event once', async () => {
     if (!server) throw new Error('server not started');
     const token = await demoToken(server);
     const correlationIds = Array.from({ length: 24 }, () => randomUUID());

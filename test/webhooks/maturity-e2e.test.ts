@@ -1,8 +1,9 @@
 /**
- * A maturity reaches the client as a signed event, end to end (CONTRACT §12): a deposit through
- * the business API, the business date advanced past its maturity through the operator route, the
- * core's event relayed to the client's endpoint, signed, with the amounts the core repaid. Runs
- * with the embedded core and (COREGATE_TEST_DEPLOYMENT=remote-core) with a remote one.
+ * A maturity reaches the client as a signed event, end to end (docs/webhooks.md, "Events"): a
+ * deposit through the business API, the business date advanced past its maturity through the
+ * operator route, the core's event relayed to the client's endpoint, signed, with the amounts the
+ * core repaid. Runs with the embedded core and (COREGATE_TEST_DEPLOYMENT=remote-core) with a remote
+ * one.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -34,7 +35,7 @@ describeEachStore(
     });
     after(() => receiver.close());
 
-    test('CONTRACT §12: advancing past a maturity sends one termDeposit.matured event to the client that made the deposit, signed, with principal and interest', async () => {
+    test('advancing past a maturity sends one termDeposit.matured event to the client that made the deposit, signed, with principal and interest', async () => {
       const token = await demoToken(server());
       // 10,000.00 USD at 5.25 % for 30 days from 2026-03-02, ACT/360: maturity 2026-04-01, interest 43.75.
       const response = await send(`${server().url}${initiatePath}`, {

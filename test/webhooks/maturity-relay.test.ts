@@ -1,9 +1,9 @@
 /**
- * The relay of the core's events (CONTRACT §12), against a fake core port (the only mock allowed:
- * at the port): a maturity becomes a termDeposit.matured event for the client whose operation
- * constituted the deposit, with an id derived from the core event's; a re-read writes nothing
- * twice; an event naming no operation of the API (an overdue installment of a loaded facility) is
- * skipped; the cursor lives in the API's store.
+ * The relay of the core's events (docs/webhooks.md, "The outbox guarantee"), against a fake core
+ * port (the only mock allowed: at the port): a maturity becomes a termDeposit.matured event for the
+ * client whose operation constituted the deposit, with an id derived from the core event's; a
+ * re-read writes nothing twice; an event naming no operation of the API (an overdue installment of
+ * a loaded facility) is skipped; the cursor lives in the API's store.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -70,7 +70,7 @@ async function operationOf(db: Parameters<typeof insertOperation>[0], clientKey:
 }
 
 describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
-  test('CONTRACT §12: a maturity becomes one termDeposit.matured event for the client of the deposit\'s operation; a re-read duplicates nothing; an event of no operation is skipped', async () => {
+  test('a maturity becomes one termDeposit.matured event for the client of the deposit\'s operation; a re-read duplicates nothing; an event of no operation is skipped', async () => {
     await withStore(dbUrl(), async (store) => {
       await migrateEmbedded(store);
       const core = new FakeCoreLog();
@@ -103,7 +103,7 @@ describeEachStoreUrl('the core events relay', ({ dbUrl }) => {
     });
   });
 
-  test('CONTRACT §12: the cursor never goes back (another instance moved it further meanwhile), and a core that cannot answer leaves it where it was', async () => {
+  test('the cursor never goes back (another instance moved it further meanwhile), and a core that cannot answer leaves it where it was', async () => {
     await withStore(dbUrl(), async (store) => {
       await migrateEmbedded(store);
       const core = new FakeCoreLog();

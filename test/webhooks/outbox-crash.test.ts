@@ -1,8 +1,9 @@
 /**
- * The outbox guarantee (CONTRACT §12): an event committed with an operation's final state is
- * delivered even when the process dies before delivering it. A real `coregate serve` process
- * registers (from its data file) an endpoint whose receiver is down, settles operations, and is
- * killed with SIGKILL; with the receiver up, a new process on the same store delivers them all.
+ * The outbox guarantee (docs/webhooks.md, "The outbox guarantee"): an event committed with an
+ * operation's final state is delivered even when the process dies before delivering it. A real
+ * `coregate serve` process registers (from its data file) an endpoint whose receiver is down,
+ * settles operations, and is killed with SIGKILL; with the receiver up, a new process on the same
+ * store delivers them all.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -29,7 +30,7 @@ describe('the outbox survives a crash between commit and delivery', () => {
     await receiver?.close();
   });
 
-  test('CONTRACT §12: never lost when the process is killed between commit and delivery: every event arrives after a restart, signed', async () => {
+  test('never lost when the process is killed between commit and delivery: every event arrives after a restart, signed', async () => {
     const receiverPort = await freePort();
     const receiverUrl = `http://127.0.0.1:${receiverPort}/hooks`;
     const data = { ...readDemoData(), webhooks: [{ realm: demo.realm, clientId: demo.treasury.clientId, url: receiverUrl, secret }] };

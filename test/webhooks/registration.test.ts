@@ -1,5 +1,6 @@
 /**
- * Registering endpoints and seeing deliveries (CONTRACT §12): the operator route module on a bare
+ * Registering endpoints and seeing deliveries (docs/webhooks.md, "Registering endpoints" and
+ * "Deliveries seen by the client"): the operator route module on a bare
  * fastify instance (the operator plugin that authenticates it is another module's), the client's
  * GET /v1/webhooks/deliveries, the CLI, and the data file's `webhooks` section.
  */
@@ -38,7 +39,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
     await receiver.close();
   });
 
-  test('CONTRACT §12: POST /webhooks/endpoints answers 201 with the secret once; GET lists endpoints without it; DELETE removes it (204, then 404)', async () => {
+  test('POST /webhooks/endpoints answers 201 with the secret once; GET lists endpoints without it; DELETE removes it (204, then 404)', async () => {
     const created = await operator.inject({ method: 'POST', url: '/operator/v1/webhooks/endpoints', payload: { realm: demo.realm, clientId: demo.branch.clientId, url: 'https://example.com/hooks', eventTypes: ['operation.rejected'] } });
     assert.equal(created.statusCode, 201, created.body);
     const endpoint = created.json() as Record<string, unknown>;
@@ -58,7 +59,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
     assert.deepEqual(Object.keys(again.json()).sort(), ['message', 'reason', 'status']);
   });
 
-  test('CONTRACT §12: invalid registrations are 400 with a message that says what to do', async () => {
+  test('invalid registrations are 400 with a message that says what to do', async () => {
     const cases: Array<[unknown, RegExp]> = [
       [{ realm: demo.realm, clientId: demo.branch.clientId, url: 'ftp://example.com' }, /https/],
       [{ realm: demo.realm, clientId: demo.branch.clientId, url: 'not a url' }, /not a URL/],
@@ -86,7 +87,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
     assert.equal(unknownRetry.statusCode, 404);
   });
 
-  test('CONTRACT §12: deliveries are visible to the operator (GET /webhooks/deliveries) and to the client (GET /v1/webhooks/deliveries, its own only)', async () => {
+  test('deliveries are visible to the operator (GET /webhooks/deliveries) and to the client (GET /v1/webhooks/deliveries, its own only)', async () => {
     const created = await operator.inject({ method: 'POST', url: '/operator/v1/webhooks/endpoints', payload: { realm: demo.realm, clientId: demo.treasury.clientId, url: receiver.url } });
     assert.equal(created.statusCode, 201);
     const token = await demoToken(server());
@@ -129,7 +130,7 @@ describeEachStore('webhook endpoints and deliveries: operator routes and the cli
 
 // About loading and the CLI, not deployments: one embedded instance, whatever COREGATE_TEST_DEPLOYMENT says.
 describeEachStoreUrl('webhook endpoints from the CLI and the data file', ({ dbUrl }) => {
-  test('CONTRACT §12: coregate webhooks add prints the secret once; list, deliveries and remove; --json', async () => {
+  test('coregate webhooks add prints the secret once; list, deliveries and remove; --json', async () => {
     const dataFile = writeTempDataFile(readDemoData());
     const server = await startTestServer({ deployment: 'embedded', db: dbUrl(), data: dataFile });
     await server.close();
@@ -159,7 +160,7 @@ describeEachStoreUrl('webhook endpoints from the CLI and the data file', ({ dbUr
     assert.equal(removedAgain.code, 2);
   });
 
-  test('CONTRACT §9, §12: the data file\'s webhooks are loaded once and never overwritten; a wrong one is refused naming the field', async () => {
+  test('the data file\'s webhooks are loaded once and never overwritten; a wrong one is refused naming the field', async () => {
     const url = 'https://example.com/from-file';
     const data = { ...readDemoData(), webhooks: [{ realm: demo.realm, clientId: demo.treasury.clientId, url, secret: givenSecret, eventTypes: ['operation.rejected'] }] };
     const first = await startTestServer({ deployment: 'embedded', db: dbUrl(), data: writeTempDataFile(data) });

@@ -1,8 +1,8 @@
 /**
- * Every path that settles an operation writes its event (CONTRACT §12), and only a final state
- * does: the pending worker (202), the reconciler settling an unknown outcome from the core
- * (Executed) or fencing it (Rejected), and nothing while the outcome is unknown. The core's
- * faults are injected at the port.
+ * Every path that settles an operation writes its event (docs/webhooks.md, "The outbox guarantee"),
+ * and only a final state does: the pending worker (202), the reconciler settling an unknown outcome
+ * from the core (Executed) or fencing it (Rejected), and nothing while the outcome is unknown. The
+ * core's faults are injected at the port.
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -39,7 +39,7 @@ async function eventTypes(server: TestServer, reference: string): Promise<string
 describeEachStore(
   'an event for every settlement path',
   ({ server }) => {
-    test('CONTRACT §12: a 202 executed by the pending worker produces one operation.executed event', async () => {
+    test('a 202 executed by the pending worker produces one operation.executed event', async () => {
       const correlationId = randomUUID();
       const response = await initiate(server(), correlationId, 'respond-async');
       assert.equal(response.status, 202);
@@ -49,7 +49,7 @@ describeEachStore(
       assert.deepEqual(await eventTypes(server(), record.reference), ['operation.executed']);
     });
 
-    test('CONTRACT §12: an unknown outcome writes no event; fenced by the reconciler it becomes Rejected with one operation.rejected event', async () => {
+    test('an unknown outcome writes no event; fenced by the reconciler it becomes Rejected with one operation.rejected event', async () => {
       const correlationId = randomUUID();
       const failed = await faulty.withFault({ kind: 'unavailable' }, () => initiate(server(), correlationId));
       assert.equal(failed.status, 502);
@@ -65,7 +65,7 @@ describeEachStore(
       assert.equal(payload.data.correlationId, correlationId);
     });
 
-    test('CONTRACT §12: a 202 whose execution met a core failure, executed later by the reconciler, produces one operation.executed event', async () => {
+    test('a 202 whose execution met a core failure, executed later by the reconciler, produces one operation.executed event', async () => {
       const correlationId = randomUUID();
       await faulty.withFault({ kind: 'unavailable' }, async () => {
         assert.equal((await initiate(server(), correlationId, 'respond-async')).status, 202);

@@ -1,6 +1,7 @@
 /**
- * The SDK's verifyWebhook against the Standard Webhooks reference implementation, and the
- * delivery schedule's bounds (CONTRACT §12): back-off with jitter inside the retry period.
+ * The SDK's verifyWebhook against the Standard Webhooks reference implementation, and the delivery
+ * schedule's bounds (docs/webhooks.md, "Delivery, retries and failure"): back-off with jitter
+ * inside the retry period.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -12,7 +13,7 @@ import { newEndpointSecret, secretProblem } from '../../src/webhooks/secret.js';
 
 const payload = JSON.stringify({ type: 'operation.executed', timestamp: '2026-03-02T10:00:00.000Z', data: { reference: 'r-1', status: 'Executed' } });
 
-test('CONTRACT §12: a delivery signed by coregate verifies with the SDK and with the standardwebhooks package; a signature by the package verifies with the SDK', () => {
+test('a delivery signed by coregate verifies with the SDK and with the standardwebhooks package; a signature by the package verifies with the SDK', () => {
   const secret = newEndpointSecret();
   assert.equal(secretProblem(secret), undefined);
   const headers = signDelivery(secret, 'evt-1', payload, new Date());
@@ -26,7 +27,7 @@ test('CONTRACT §12: a delivery signed by coregate verifies with the SDK and wit
   assert.equal(verifyWebhook(payload, fetchHeaders, secret).id, 'evt-2', 'fetch Headers, any case');
 });
 
-test('CONTRACT §12: verifyWebhook refuses a wrong secret, a changed body, another id, a stale timestamp and missing headers, saying why', () => {
+test('verifyWebhook refuses a wrong secret, a changed body, another id, a stale timestamp and missing headers, saying why', () => {
   const secret = newEndpointSecret();
   const headers = { ...signDelivery(secret, 'evt-1', payload, new Date()) };
   assert.throws(() => verifyWebhook(payload, headers, newEndpointSecret()), /No matching signature/);
@@ -39,14 +40,14 @@ test('CONTRACT §12: verifyWebhook refuses a wrong secret, a changed body, anoth
   assert.throws(() => verifyWebhook(notAnEvent, { ...signDelivery(secret, 'evt-3', notAnEvent, new Date()) }, secret), /not a coregate event/);
 });
 
-test('CONTRACT §12: endpoint secrets are whsec_ and base64 of 24 to 64 bytes', () => {
+test('endpoint secrets are whsec_ and base64 of 24 to 64 bytes', () => {
   assert.match(newEndpointSecret(), /^whsec_[A-Za-z0-9+/]{43}=$/);
   assert.match(secretProblem('abc') ?? '', /starts with whsec_/);
   assert.match(secretProblem('whsec_***') ?? '', /followed by base64/);
   assert.match(secretProblem('whsec_c2hvcnQ=') ?? '', /24 to 64 bytes/);
 });
 
-test('CONTRACT §12: retries back off exponentially with jitter, capped, and end with the retry period or the attempt limit', () => {
+test('retries back off exponentially with jitter, capped, and end with the retry period or the attempt limit', () => {
   const schedule = { firstRetryMs: 5_000, retryPeriodMs: 24 * 3_600_000 };
   const created = 1_000_000;
   // Jitter on the upper half: the lowest and highest random draws bound each interval.
