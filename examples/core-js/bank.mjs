@@ -21,7 +21,7 @@ export const REFUSALS = {
   loanAccountNotActive: 'ML-422-009', loanAccountNotCustomers: 'ML-422-010',
 };
 
-const WEEKDAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'];
+export const WEEKDAYS = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'];
 const DAY_MS = 86_400_000;
 export const epochDay = (date) => Date.parse(`${date}T00:00:00Z`) / DAY_MS;
 export const addDays = (date, days) => new Date((epochDay(date) + days) * DAY_MS).toISOString().slice(0, 10);
@@ -55,10 +55,10 @@ export function formatMinor(minor, currency) {
 }
 
 export class Bank {
-  constructor({ businessDate, broken }) {
+  constructor({ businessDate, broken, weekend = ['SATURDAY', 'SUNDAY'] }) {
     this.businessDate = businessDate;
     this.broken = broken; // one rule broken on purpose (server.mjs --break), or undefined
-    this.weekend = new Set(['SATURDAY', 'SUNDAY']);
+    this.weekend = new Set(weekend); // until a first load's calendar says otherwise
     this.holidays = new Set();
     this.loads = 0;
     this.users = new Map();
@@ -241,11 +241,16 @@ export class Bank {
     };
     const sections = ['businessDate', 'calendar', 'users', 'workstations', 'customers', 'accounts', 'termDepositProducts', 'merchandisingLoans'];
     for (const section of Object.keys(document)) if (!sections.includes(section)) refuse(section, `${section} is not the core's: realms and webhooks belong to the API`);
-    const list = (section) => (document[section] === undefined ? [] : Array.isArray(document[section]) ? document[section] : refuse(section, 'is not a list'));
+    // A field of the wrong shape is refused by name (400 DATA_REFUSED), never a crash (500).
+    const object = (field, value) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? value : refuse(field, 'is not an object'));
+    const array = (field, value) => (Array.isArray(value) ? value : refuse(field, 'is not a list'));
+    const list = (section) => (document[section] === undefined ? [] : array(section, document[section]).map((item, i) => object(`${section}[${i}]`, item)));
     const text = (field, value) => (typeof value === 'string' && value.length > 0 && value.length <= 128 ? value : refuse(field, 'is not a name of 1-128 characters'));
     const status = (field, value) => (['Active', 'Disabled', 'Blocked'].includes(value) ? value : refuse(field, 'is not Active, Disabled or Blocked'));
     const currency = (field, value) => (isCurrency(value) ? value : refuse(field, `"${value}" is not an ISO 4217 currency`));
     const minor = (field, value, inCurrency) => (typeof value === 'number' && value >= 0 && toMinor(value, inCurrency) !== undefined ? toMinor(value, inCurrency) : refuse(field, `${value} is not an exact amount of ${inCurrency}`));
+    const rate = (field, value) => (typeof value === 'number' && value >= 0 && decimal(value) !== undefined ? String(value) : refuse(field, `${value} is not a rate`));
+    const days = (field, value) => (Number.isInteger(value) && value >= 1 && value <= 36_600 ? value : refuse(field, 'is not a number of days from 1 to 36600'));
     const date = (field, value) => (isCalendarDate(value) ? value : refuse(field, `"${value}" is not a calendar date`));
     // Check everything first: a refused document loads nothing.
     const users = list('users').map((u, i) => [text(`users[${i}].login`, u.login), status(`users[${i}].status`, u.status)]);
@@ -259,28 +264,40 @@ export class Bank {
     });
     const products = list('termDepositProducts').map((p, i) => {
       const field = `termDepositProducts[${i}]`;
-      p.currencies.forEach((code, j) => minor(`${field}.minAmount`, p.minAmount, currency(`${field}.currencies[${j}]`, code)));
+      const currencies = array(`${field}.currencies`, p.currencies).map((code, j) => currency(`${field}.currencies[${j}]`, code));
+      for (const code of currencies) for (const limit of ['minAmount', 'maxAmount']) minor(`${field}.${limit}`, p[limit], code);
+      if (typeof p.active !== 'boolean') refuse(`${field}.active`, 'is not true or false');
+      if (days(`${field}.minDays`, p.minDays) > days(`${field}.maxDays`, p.maxDays)) refuse(`${field}.minDays`, 'is above maxDays');
       if (!['ACT/360', 'ACT/365'].includes(p.dayCount)) refuse(`${field}.dayCount`, 'is not ACT/360 or ACT/365');
-      return [`${text(`${field}.productCode`, p.productCode)}/${text(`${field}.componentCode`, p.componentCode)}`, { ...p }];
+      return [`${text(`${field}.productCode`, p.productCode)}/${text(`${field}.componentCode`, p.componentCode)}`, { ...p, currencies }];
     });
     const facilities = list('merchandisingLoans').map((l, i) => {
       const field = `merchandisingLoans[${i}]`;
       const inCurrency = currency(`${field}.currency`, l.currency);
-      const installments = new Map(l.installments.map((it, j) => [it.sequence, { dueDate: date(`${field}.installments[${j}].dueDate`, it.dueDate), amountMinor: minor(`${field}.installments[${j}].amount`, it.amount, inCurrency), paidMinor: minor(`${field}.installments[${j}].amountPaid`, it.amountPaid ?? 0, inCurrency), status: 'Pending' }]));
+      const charges = object(`${field}.charges`, l.charges);
+      const installments = new Map(array(`${field}.installments`, l.installments).map((item, j) => {
+        const it = object(`${field}.installments[${j}]`, item);
+        const at = `${field}.installments[${j}]`;
+        return [days(`${at}.sequence`, it.sequence), { dueDate: date(`${at}.dueDate`, it.dueDate), amountMinor: minor(`${at}.amount`, it.amount, inCurrency), paidMinor: minor(`${at}.amountPaid`, it.amountPaid ?? 0, inCurrency), status: 'Pending' }];
+      }));
       for (const installment of installments.values()) if (installment.paidMinor >= installment.amountMinor) installment.status = 'Paid';
       return [text(`${field}.merchandisingLoanId`, l.merchandisingLoanId), {
-        customer: owner(`${field}.customerReference`, l.customerReference), loanType: l.merchandisingLoanType, parameterType: l.merchandisingLoanFacilityParameterType,
-        currency: inCurrency, approvedLimitMinor: minor(`${field}.approvedLimit`, l.approvedLimit, inCurrency), status: l.status, finalMaturityDate: date(`${field}.finalMaturityDate`, l.finalMaturityDate),
-        charges: { fixedFeeMinor: minor(`${field}.charges.fixedFee`, l.charges.fixedFee, inCurrency), commissionRate: String(l.charges.commissionRate), minimumCommissionMinor: minor(`${field}.charges.minimumCommission`, l.charges.minimumCommission, inCurrency), taxRate: String(l.charges.taxRate) },
+        customer: owner(`${field}.customerReference`, l.customerReference), loanType: text(`${field}.merchandisingLoanType`, l.merchandisingLoanType),
+        parameterType: text(`${field}.merchandisingLoanFacilityParameterType`, l.merchandisingLoanFacilityParameterType), currency: inCurrency,
+        approvedLimitMinor: minor(`${field}.approvedLimit`, l.approvedLimit, inCurrency), status: text(`${field}.status`, l.status), finalMaturityDate: date(`${field}.finalMaturityDate`, l.finalMaturityDate),
+        charges: { fixedFeeMinor: minor(`${field}.charges.fixedFee`, charges.fixedFee, inCurrency), commissionRate: rate(`${field}.charges.commissionRate`, charges.commissionRate), minimumCommissionMinor: minor(`${field}.charges.minimumCommission`, charges.minimumCommission, inCurrency), taxRate: rate(`${field}.charges.taxRate`, charges.taxRate) },
         installments, executedMinor: [...installments.values()].reduce((sum, it) => sum + it.paidMinor, 0n),
       }];
     });
+    const calendar = document.calendar === undefined ? {} : object('calendar', document.calendar);
+    const weekend = calendar.weekend === undefined ? undefined : array('calendar.weekend', calendar.weekend).map((day, j) => (WEEKDAYS.includes(day) ? day : refuse(`calendar.weekend[${j}]`, `"${day}" is not a weekday name (SATURDAY)`)));
+    const holidays = calendar.holidays === undefined ? undefined : array('calendar.holidays', calendar.holidays).map((day, j) => date(`calendar.holidays[${j}]`, day));
     if (document.businessDate !== undefined) date('businessDate', document.businessDate);
     // The calendar and the business date are a new core's only: afterwards the date moves by advances.
     if (this.loads === 0) {
       if (document.businessDate !== undefined) this.businessDate = document.businessDate;
-      if (document.calendar?.weekend) this.weekend = new Set(document.calendar.weekend);
-      if (document.calendar?.holidays) this.holidays = new Set(document.calendar.holidays);
+      if (weekend) this.weekend = new Set(weekend);
+      if (holidays) this.holidays = new Set(holidays);
     }
     this.loads += 1;
     const addMissing = (map, entries) => entries.filter(([key, value]) => !map.has(key) && map.set(key, value)).length;

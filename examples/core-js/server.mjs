@@ -5,12 +5,14 @@
 // served"). `coregate core conformance --core-url http://127.0.0.1:8091` checks it
 // (docs/conformance.md).
 //
-//   node examples/core-js/server.mjs [--port 8091] [--host 127.0.0.1] [--business-date 2026-03-02] [--break RULE]
+//   node examples/core-js/server.mjs [--port 8091] [--host 127.0.0.1] [--business-date 2026-03-02] [--weekend FRIDAY,SATURDAY] [--break RULE]
 //
+// --weekend sets the bank's weekend days (Saturday and Sunday unless told; a first load's calendar
+// sets it too).
 // --break (or EXAMPLE_CORE_BREAK) breaks one rule on purpose, to see the kit fail: execute-twice,
 // ignore-fence, refusal-family, lose-event, round-down, no-roll.
 import { createServer } from 'node:http';
-import { Bank, isCalendarDate, isCurrency, epochDay } from './bank.mjs';
+import { Bank, isCalendarDate, isCurrency, epochDay, WEEKDAYS } from './bank.mjs';
 
 const BREAKS = ['execute-twice', 'ignore-fence', 'refusal-family', 'lose-event', 'round-down', 'no-roll'];
 const args = Object.fromEntries(process.argv.slice(2).map((arg, i, all) => (arg.startsWith('--') ? [arg.slice(2), all[i + 1]] : [])).filter((pair) => pair.length > 0));
@@ -19,7 +21,12 @@ if (broken !== undefined && !BREAKS.includes(broken)) {
   console.error(`--break must be one of ${BREAKS.join(', ')}`);
   process.exit(2);
 }
-const bank = new Bank({ businessDate: args['business-date'] ?? new Date().toISOString().slice(0, 10), broken });
+const weekend = args.weekend?.split(',').map((day) => day.trim().toUpperCase());
+if (weekend !== undefined && (weekend.length >= 7 || !weekend.every((day) => WEEKDAYS.includes(day)))) {
+  console.error('--weekend names weekdays, e.g. FRIDAY,SATURDAY');
+  process.exit(2);
+}
+const bank = new Bank({ businessDate: args['business-date'] ?? new Date().toISOString().slice(0, 10), broken, weekend });
 
 class BadRequest extends Error {}
 const bad = (message) => {

@@ -13,6 +13,7 @@ export function addCoreConformanceCommand(core: Command, io: CommandIo, exitWith
     .description('check a core banking system against every rule of the port, over its protocol (docs/conformance.md); exit 0 all passed, 1 a rule failed, 2 bad usage')
     .option('--core-url <url>', 'the core\'s base URL, e.g. http://localhost:8081 (env COREGATE_CORE_URL)')
     .option('--fixtures <file>', 'the test records the core already holds (JSON, docs/conformance.md "Fixtures"); default: the kit loads its own through the core\'s load side')
+    .option('--weekend <days>', 'the core\'s weekend days, e.g. fri,sat (or none); default: learned from the core\'s refusals (docs/conformance.md "The weekend")')
     .option('--advance', 'also run end of day, which moves the core\'s business date (it cannot be moved back)')
     .option('--report <format>', 'also write a report for CI: junit or tap (with --out)')
     .option('--out <file>', 'where --report writes')

@@ -13,15 +13,19 @@ import { checkCoreAnswers } from '../conformance/core-preflight.js';
 import { ConformanceSetupError } from '../conformance/conformance-errors.js';
 import { readFixtureFile } from '../conformance/conformance-fixtures.js';
 import { describeResult, describeTotals, junitReport, reportFormats, tapReport } from '../conformance/conformance-report.js';
+import { parseWeekend } from '../conformance/core-weekend.js';
 import { ExchangeLog } from '../conformance/exchange-log.js';
+import { printableLine } from '../conformance/printable.js';
 import { startRecordingProxy } from '../conformance/recording-proxy.js';
-import { prepareConformance, reportOf, type RuleResult } from '../conformance/run-core-conformance.js';
+import { runCoreConformance, type ConformanceStart } from '../conformance/run-core-conformance.js';
+import { recordPaths } from '../core-http/protocol.js';
 import { CommandError } from './command-error.js';
 import type { CommandEnv, CommandIo } from './command-io.js';
 
 export interface CoreConformanceFlags {
   coreUrl?: string;
   fixtures?: string;
+  weekend?: string;
   advance?: boolean;
   report?: string;
   out?: string;
@@ -51,6 +55,10 @@ export async function coreConformance(flags: CoreConformanceFlags, io: CommandIo
   if ((format === undefined) !== (flags.out === undefined)) throw new CommandError('--report and --out go together: --report junit|tap --out FILE');
   const timeoutMs = flags.timeoutMs === undefined ? defaultTimeoutMs : Number(flags.timeoutMs);
   if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new CommandError(`--timeout-ms must be a positive integer, got "${flags.timeoutMs}"`);
+  const weekend = flags.weekend === undefined ? undefined : parseWeekend(flags.weekend);
+  if (flags.weekend !== undefined && weekend === undefined) {
+    throw new CommandError(`--weekend must name the core's weekend days, e.g. sat,sun or fri,sat (or none), got "${flags.weekend}"`);
+  }
   const only = flags.only?.flatMap((ids) => ids.split(',')).filter((id) => id !== '');
 
   try {
@@ -62,9 +70,10 @@ export async function coreConformance(flags: CoreConformanceFlags, io: CommandIo
     const { connectRemoteCore } = await import('../core-http/connect-remote-core.js');
     const core = connectRemoteCore(proxy.url, timeoutMs, { circuit: neverOpens });
     try {
-      const run = await prepareConformance(core, {
+      const report = await runCoreConformance(core, {
         fixtures,
         fixturesName: flags.fixtures === undefined ? undefined : `fixture file ${flags.fixtures}`,
+        weekend,
         advance: flags.advance === true,
         coreUrl,
         exchanges,
@@ -72,21 +81,9 @@ export async function coreConformance(flags: CoreConformanceFlags, io: CommandIo
         clock: systemClock,
         timeoutMs,
         only,
+        onReady: (start) => io.stdout.write(`${firstLine(coreUrl, start, flags)}\n`),
+        onResult: (result) => io.stdout.write(`${describeResult(result)}\n`),
       });
-      const { context } = run;
-      io.stdout.write(
-        `coregate core conformance: ${coreUrl}, business date ${context.businessDate}` +
-          `${context.valueDate === context.businessDate ? '' : ` (first value date ${context.valueDate})`}, ` +
-          `${fixtures ? `fixtures from ${flags.fixtures}` : `the kit's own fixtures (customer ${context.fixtures.customer}), loaded through POST /core/v1/data`}` +
-          `${context.advance ? '' : '; end of day not run (--advance)'}\n`,
-      );
-      const results: RuleResult[] = [];
-      for (const rule of run.rules) {
-        const result = await run.runRule(rule);
-        results.push(result);
-        io.stdout.write(`${describeResult(result)}\n`);
-      }
-      const report = reportOf(context, results);
       io.stdout.write(`${describeTotals(report)}\n`);
       if (format !== undefined && flags.out !== undefined) writeReport(flags.out, format === 'junit' ? junitReport(report) : tapReport(report));
       return report.failed > 0 ? 1 : 0;
@@ -95,11 +92,18 @@ export async function coreConformance(flags: CoreConformanceFlags, io: CommandIo
       await proxy.close();
     }
   } catch (error) {
-    if (error instanceof ConformanceSetupError) throw new CommandError(error.message);
+    // One line, and nothing of the core's that could drive the terminal.
+    if (error instanceof ConformanceSetupError) throw new CommandError(printableLine(error.message));
     throw error;
   }
 }
 
+/** What the run stands on: the core, its date, the fixtures, the weekend, whether end of day runs. */
+function firstLine(coreUrl: string, start: ConformanceStart, flags: CoreConformanceFlags): string {
+  const fixtures = flags.fixtures === undefined ? `the kit's own fixtures (customer ${start.customer}), loaded through POST ${recordPaths.data}` : `fixtures from ${flags.fixtures}`;
+  const valueDate = start.valueDate === start.businessDate ? '' : ` (first value date ${start.valueDate})`;
+  return printableLine(`coregate core conformance: ${coreUrl}, business date ${start.businessDate}${valueDate}, ${fixtures}, ${start.weekend}${flags.advance === true ? '' : '; end of day not run (--advance)'}`);
+}
 function writeReport(file: string, text: string): void {
   try {
     writeFileSync(file, text);

@@ -8,12 +8,13 @@ import type { CoreLookup, CoreOutcome, LoanInstallmentResult, TermDeposit } from
 import { formatMinor } from '../core/money.js';
 import { RuleFailure } from './conformance-errors.js';
 import { describeValue } from './exchange-log.js';
+import { printableLine } from './printable.js';
 
 export function check(condition: unknown, message: string): asserts condition {
   if (!condition) throw new RuleFailure(message);
 }
 
-/** A catalogue entry as the protocol names it: `insufficientFundsSource (TD-422-002)`. */
+/** A catalogue entry as the protocol names it: `insufficientFundsSource (TD-422-002)`, in its own family when it has one. */
 export function refusalName(entry: ErrorEntry, family: Family): string {
   let name: string;
   try {
@@ -21,14 +22,13 @@ export function refusalName(entry: ErrorEntry, family: Family): string {
   } catch {
     name = entry.reason;
   }
-  const code = entry.family === 'both' || entry.family === family ? errorCode(entry, family) : `${entry.family}-${entry.status}-${String(entry.number).padStart(3, '0')}`;
-  return `${name} (${code})`;
+  return `${name} (${errorCode(entry, entry.family === 'both' ? family : entry.family)})`;
 }
 
 /** An outcome or lookup in a line. */
 export function describeOutcome(outcome: CoreOutcome<unknown> | CoreLookup<unknown>, family: Family): string {
   if (outcome.status === 'Executed') return `Executed ${shorten(describeValue(outcome.result), 400)}`;
-  if (outcome.status === 'Rejected') return `Rejected ${refusalName(outcome.refusal.entry, family)}: ${outcome.refusal.message}`;
+  if (outcome.status === 'Rejected') return `Rejected ${refusalName(outcome.refusal.entry, family)}: ${printableLine(outcome.refusal.message)}`;
   return 'NotFound';
 }
 

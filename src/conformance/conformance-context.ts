@@ -1,14 +1,12 @@
 /**
  * What every rule of the kit works with (docs/conformance.md): the port under test, the sides it
- * serves, the fixtures, the core's business date and a value date it accepts, the exchange log,
- * and the ways to prove what money moved — the read side when the core serves it, otherwise
- * draining one of the kit's own single-use accounts.
+ * serves, the fixtures, the core's business date, a value date it accepts and its weekend, the
+ * last event it held when the kit started, and the ways to prove what money moved — the read side
+ * when the core serves it, otherwise draining one of the kit's own single-use accounts.
  */
 import { randomUUID } from 'node:crypto';
-import type { Weekday } from '../core/business-calendar.js';
-import { weekdays } from '../core/business-calendar.js';
-import { addDays, toEpochDay } from '../core/calendar-date.js';
-import type { Clock } from '../core/clock.js';
+import { BusinessCalendar, weekdayOf } from '../core/business-calendar.js';
+import { addDays } from '../core/calendar-date.js';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
 import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import { CoreSideNotServed, type CoreBankingPort, type CoreDataDocument, type CoreDataLoad, type CoreRecords } from '../core/port.js';
@@ -16,7 +14,7 @@ import type { TermDepositInitiation } from '../core/term-deposits/initiation.js'
 import { check, describeOutcome, money, rejectedWith } from './checks.js';
 import { RuleFailure } from './conformance-errors.js';
 import type { ConformanceFixtures, KitAccountRole } from './conformance-fixtures.js';
-import type { ExchangeLog } from './exchange-log.js';
+import type { CoreWeekend } from './core-weekend.js';
 import type { WireClient } from './wire-client.js';
 
 /** An account a rule moves money on, and whether the kit may drain it to prove its balance. */
@@ -35,10 +33,11 @@ export interface ContextParts {
   loaded: CoreDataDocument | undefined;
   businessDate: string;
   valueDate: string;
+  weekend: CoreWeekend;
+  /** The last event sequence the core held when the kit started (0: none). */
+  eventsFrom: number;
   advance: boolean;
   wire: WireClient | undefined;
-  exchanges: ExchangeLog;
-  clock: Clock;
 }
 
 export class ConformanceContext {
@@ -49,11 +48,15 @@ export class ConformanceContext {
   readonly loaded: CoreDataDocument | undefined;
   /** The core's business date when the kit started. */
   readonly businessDate: string;
-  #valueDate: string;
+  readonly weekend: CoreWeekend;
+  /** The last event sequence the core held when the kit started: the kit reads events after it, never from the start. */
+  readonly eventsFrom: number;
   readonly advance: boolean;
   readonly wire: WireClient | undefined;
-  readonly exchanges: ExchangeLog;
-  readonly clock: Clock;
+  /** The kit's end of day: the reference of the deposit it matured, for the events rule. */
+  maturedReference: string | undefined;
+  #valueDate: string;
+  readonly #calendar: BusinessCalendar;
   readonly #drained = new Set<string>();
   #notes: string[] = [];
 
@@ -65,10 +68,11 @@ export class ConformanceContext {
     this.loaded = parts.loaded;
     this.businessDate = parts.businessDate;
     this.#valueDate = parts.valueDate;
+    this.weekend = parts.weekend;
+    this.eventsFrom = parts.eventsFrom;
     this.advance = parts.advance;
     this.wire = parts.wire;
-    this.exchanges = parts.exchanges;
-    this.clock = parts.clock;
+    this.#calendar = new BusinessCalendar(parts.weekend.days, parts.weekend.holidays, parts.businessDate);
   }
 
   /** The first date from the business date on that the core accepted as a value date; after the kit's end of day, the new business date. */
@@ -92,11 +96,10 @@ export class ConformanceContext {
     return Math.max(minDays, Math.min(30, maxDays));
   }
 
-  /** A principal the product allows, for deposits whose amount is not the point. */
+  /** The smallest principal the product allows: what a run consumes of a fixture file's source account is counted in it (docs/conformance.md). */
   get principalMinor(): bigint {
-    const { minAmountMinor, maxAmountMinor } = this.fixtures.product;
-    const wanted = 100_000n;
-    return wanted < minAmountMinor ? minAmountMinor : wanted > maxAmountMinor ? maxAmountMinor : wanted;
+    const { minAmountMinor } = this.fixtures.product;
+    return minAmountMinor > 0n ? minAmountMinor : 1n;
   }
 
   /** Something the rule could not verify against this core, said beside its result. */
@@ -131,7 +134,7 @@ export class ConformanceContext {
     };
   }
 
-  /** A valid installment payment of the fixtures' facility (a small partial amount unless told). */
+  /** A valid installment payment of the fixtures' facility: one minor unit unless told. */
   installment(terms: Partial<LoanInstallmentExecution> = {}): LoanInstallmentExecution {
     const { facility, accounts } = this.fixtures;
     return {
@@ -140,7 +143,7 @@ export class ConformanceContext {
       loanType: facility.loanType,
       parameterType: facility.parameterType,
       maturityDate: undefined,
-      amountMinor: 100n,
+      amountMinor: 1n,
       currency: facility.currency,
       paymentAccount: accounts.source,
       expenseAccount: accounts.expense,
@@ -166,6 +169,10 @@ export class ConformanceContext {
       lookup: accounts.source,
       fenceBefore: accounts.source,
       fenceRace: accounts.source,
+      refusals: accounts.source,
+      refusalPayment: accounts.source,
+      refusalCharges: accounts.expense,
+      refusalFinal: accounts.source,
       loadSide: accounts.source,
       endOfDaySource: accounts.source,
       endOfDayInterest: accounts.interest,
@@ -174,9 +181,14 @@ export class ConformanceContext {
     return { accountNumber: fallback[role] ?? accounts.source, openingMinor: undefined };
   }
 
-  /** Whether `date` is one of the fixtures' weekend days. */
+  /** Whether `date` is one of the core's weekend days (learned or given). */
   isWeekend(date: string): boolean {
-    return this.fixtures.weekend.includes(weekdayOf(date));
+    return this.weekend.days.includes(weekdayOf(date));
+  }
+
+  /** Whether `date` is a business day as far as the kit knows: not a weekend day, nor a holiday it saw the core refuse. */
+  isBusinessDay(date: string): boolean {
+    return this.#calendar.isBusinessDay(date);
   }
 
   /** The first weekend day on or after `date`. */
@@ -184,6 +196,15 @@ export class ConformanceContext {
     let day = date;
     for (let step = 0; step < 7 && !this.isWeekend(day); step += 1) day = addDays(day, 1);
     return day;
+  }
+
+  /** The last `count` days before `date` that are business days as far as the kit knows, latest first: a core's holiday among them is its own to know. */
+  businessDaysBefore(date: string, count: number): string[] {
+    const days: string[] = [];
+    for (let day = addDays(date, -1), step = 0; days.length < count && step < 7 * count; day = addDays(day, -1), step += 1) {
+      if (this.isBusinessDay(day)) days.push(day);
+    }
+    return days;
   }
 
   /** Starts watching accounts: what moved on them is proved later by `expectMoved`. */
@@ -208,18 +229,17 @@ export class ConformanceContext {
     check(!this.#drained.has(account.accountNumber), `the kit drained account ${account.accountNumber} twice (a bug of the kit)`);
     this.#drained.add(account.accountNumber);
     const { minAmountMinor, maxAmountMinor } = this.fixtures.product;
-    const above = expectedMinor + 1n > minAmountMinor ? expectedMinor + 1n : minAmountMinor;
-    if (above > maxAmountMinor) {
-      this.note(`${what}: not proved (more than the product's maximum principal to drain)`);
+    if (expectedMinor < minAmountMinor || expectedMinor + 1n > maxAmountMinor) {
+      this.note(`${what}: not verified (the account should hold ${money(expectedMinor, this.currency)}, which no deposit within the product's limits proves)`);
       return;
     }
     const currency = this.currency;
+    const above = expectedMinor + 1n;
     const more = await this.port.constituteTermDeposit(randomUUID(), this.deposit({ sourceAccount: account.accountNumber, principalMinor: above }));
     if (more.status === 'Executed') {
       throw new RuleFailure(`${what}: account ${account.accountNumber} should hold ${money(expectedMinor, currency)}, but a deposit of ${money(above, currency)} from it was executed: it holds more (money moved less than it should, or twice the other way)`);
     }
     rejectedWith(more, E.insufficientFundsSource, 'TD', `${what}: a deposit of ${money(above, currency)} from account ${account.accountNumber}, which should hold ${money(expectedMinor, currency)}`);
-    if (expectedMinor < minAmountMinor) return;
     const exact = await this.port.constituteTermDeposit(randomUUID(), this.deposit({ sourceAccount: account.accountNumber, principalMinor: expectedMinor }));
     if (exact.status !== 'Executed') {
       throw new RuleFailure(`${what}: account ${account.accountNumber} should hold ${money(expectedMinor, currency)}, but a deposit of exactly that from it answered ${describeOutcome(exact, 'TD')}: it holds less (money moved twice?)`);
@@ -283,9 +303,4 @@ export class MoneyWatch {
     }
     context.note(`${what}: not verified (the core serves no read side, and account ${account.accountNumber} is not one the kit loaded)`);
   }
-}
-
-/** A calendar date's weekday. */
-export function weekdayOf(date: string): Weekday {
-  return weekdays[(((toEpochDay(date) + 4) % 7) + 7) % 7] as Weekday; // 1970-01-01 was a Thursday.
 }

@@ -1,23 +1,18 @@
 /**
  * The records the kit runs its rules on (docs/conformance.md, "Fixtures"): a customer, its
- * accounts, a term deposit product, a loan facility, directory entries. The kit loads its own
- * through the core's load side (POST /core/v1/data) under identifiers of its own making, so that
- * it needs no reset and never touches a bank's records; a core without the load side names the
- * records its test core already holds in a fixture file (`--fixtures FILE`).
+ * accounts, a term deposit product, a loan facility, directory entries — and how a fixture file
+ * names them (`--fixtures FILE`), for a core without the load side whose test core already holds
+ * them. The kit's own, loaded through the load side, are kit-fixtures.ts's.
  *
- * The calendar and the business date are set on a new core only (docs/core-protocol.md, "The load
- * side"): the kit loads neither, reads the business date, and learns the calendar from the core's
- * own answers (which dates it refuses as a maturity). The weekend days it starts from are the
- * fixture file's `weekend` (Saturday and Sunday by default).
+ * The calendar is not a fixture: the kit learns the core's weekend from its refusals
+ * (core-weekend.ts) unless `--weekend` or the file's `weekend` gives it.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { weekdays, type Weekday } from '../core/business-calendar.js';
-import { addDays, isCalendarDate } from '../core/calendar-date.js';
+import { isCalendarDate } from '../core/calendar-date.js';
 import { decimalOf, parseAmount } from '../core/money.js';
-import type { CoreDataDocument } from '../core/port.js';
 import type { DayCount } from '../core/term-deposits/interest.js';
 import { ConformanceSetupError } from './conformance-errors.js';
 
@@ -53,7 +48,7 @@ export interface FixtureFacility {
 }
 
 /**
- * The accounts the kit loads, one or two per rule, each with the balance it was loaded with: when
+ * The accounts the kit loads, one or more per rule, each with the balance it was loaded with: when
  * the core serves no read side, the kit proves what moved by draining the account (a deposit of
  * one minor unit more than it should hold is refused, one of exactly that is executed).
  */
@@ -67,6 +62,10 @@ export const kitAccountRoles = [
   'lookup',
   'fenceBefore',
   'fenceRace',
+  'refusals',
+  'refusalPayment',
+  'refusalCharges',
+  'refusalFinal',
   'loadSide',
   'endOfDaySource',
   'endOfDayInterest',
@@ -97,141 +96,33 @@ export interface ConformanceFixtures {
     otherCustomers?: string | undefined;
     /** The customer's Active account holding less than `amountMinor`, which the product and the installment allow. */
     insufficient?: { account: string; amountMinor: bigint } | undefined;
+    /** The customer's Active account in a currency the product does not offer (the kit's own only). */
+    notOffered?: { account: string; currency: string } | undefined;
   };
-  /** A customer that is not Active, and an Active account of theirs. */
+  /** A customer that is not Active, and an Active account of theirs holding at least the product's minimum. */
   blockedCustomer?: { customer: string; account: string } | undefined;
   product: FixtureProduct;
-  inactiveProduct?: { productCode: string; componentCode: string } | undefined;
+  /** An inactive product; `open` when the kit knows its terms allow the kit's usual deposit (its own), so that only its status is wrong. */
+  inactiveProduct?: { productCode: string; componentCode: string; open?: boolean | undefined } | undefined;
   facility: FixtureFacility;
   /** An installment of the facility paid in full already. */
   paidInstallment?: number | undefined;
   /** An installment the kit may pay in full (its whole outstanding). */
   payOffInstallment?: number | undefined;
+  /** An installment of the facility whose outstanding the kit knows and nothing else pays (the kit's own only). */
+  smallInstallment?: { installment: number; outstandingMinor: bigint } | undefined;
   /** A facility that is not Active, and one of its installments. */
   closedFacility?: { loanId: string; installment: number } | undefined;
   /** A facility whose approved limit is below `amountMinor`, which its installment's outstanding allows. */
   limitedFacility?: { loanId: string; installment: number; amountMinor: bigint } | undefined;
+  /** A facility of a reserved parameter type (LetterOfCredit) the kit pays with its own type, and one of its installments. */
+  reservedFacility?: { loanId: string; installment: number; parameterType: string } | undefined;
   users: { active: string; disabled: string };
   workstations: { active: string; disabled: string };
-  /** The core's weekend days: the kit reads no calendar (the protocol has none to read). */
-  weekend: Weekday[];
+  /** The core's weekend days, when the fixture file gives them: the kit then learns none. */
+  weekend?: Weekday[] | undefined;
   /** Loaded fixtures only: the accounts one rule each uses, with their opening balances. */
   kit?: Record<KitAccountRole, KitAccount> | undefined;
-}
-
-/** A suffix no earlier run used: 8 characters of A-Z and 2-7. */
-export function fixtureSuffix(): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-  return [...randomBytes(8)].map((byte) => alphabet[byte % alphabet.length]).join('');
-}
-
-const usd = 'USD';
-/** 100,000.00 USD: what each of the kit's single-use accounts opens with. */
-const kitOpeningMinor = 10_000_000n;
-
-/**
- * The kit's own records under `suffix`, and the document that loads them (the data file's core
- * part, docs/sandbox.md): everything the rules need, a facility due on the business date (it
- * becomes overdue at the kit's end of day), a paid installment, a closed facility, a small limit.
- */
-export function kitFixtures(suffix: string, businessDate: string): { fixtures: ConformanceFixtures; document: CoreDataDocument } {
-  const id = (name: string) => `CK-${suffix}-${name}`;
-  const customer = id('C');
-  const blockedCustomer = id('B');
-  const kit = Object.fromEntries(
-    kitAccountRoles.map((role) => [role, { accountNumber: id(role.toUpperCase()), openingMinor: role === 'poor' ? 1_000n : role === 'endOfDayInterest' ? 10_000n : kitOpeningMinor }]),
-  ) as Record<KitAccountRole, KitAccount>;
-  const account = (accountNumber: string, balanceMinor: bigint, options: { customer?: string; currency?: string; status?: string } = {}) => ({
-    accountNumber,
-    customerReference: options.customer ?? customer,
-    currency: options.currency ?? usd,
-    balance: Number(balanceMinor) / 100,
-    status: options.status ?? 'Active',
-  });
-  const charges = { fixedFee: 25, commissionRate: 0.0015, minimumCommission: 10, taxRate: 0.15 };
-  const facility = (loanId: string, status: string, approvedLimit: number, installments: Array<{ sequence: number; dueDate: string; amount: number; amountPaid?: number }>) => ({
-    merchandisingLoanId: loanId,
-    customerReference: customer,
-    merchandisingLoanType: 'CRDE',
-    merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
-    currency: usd,
-    approvedLimit,
-    status,
-    finalMaturityDate: addDays(businessDate, 365),
-    charges,
-    installments,
-  });
-  const fixtures: ConformanceFixtures = {
-    origin: 'loaded',
-    customer,
-    accounts: {
-      source: id('SRC'),
-      interest: id('INT'),
-      expense: id('EXP'),
-      blocked: id('BLK'),
-      otherCustomers: id('B1'),
-      insufficient: { account: kit.poor.accountNumber, amountMinor: 2_000n },
-    },
-    blockedCustomer: { customer: blockedCustomer, account: id('B1') },
-    product: { productCode: id('TD'), componentCode: 'CK1-400', currencies: [usd, 'EUR'], dayCount: 'ACT/360', minAmountMinor: 1_000n, maxAmountMinor: 100_000_000n, minDays: 1, maxDays: 400 },
-    inactiveProduct: { productCode: id('TD'), componentCode: 'CK-OLD' },
-    facility: {
-      loanId: id('L1'),
-      loanType: 'CRDE',
-      parameterType: 'DocumentaryRemittance',
-      currency: usd,
-      finalMaturityDate: addDays(businessDate, 365),
-      charges: { fixedFeeMinor: 2_500n, commissionRate: '0.0015', minimumCommissionMinor: 1_000n, taxRate: '0.15' },
-      installment: 1,
-    },
-    paidInstallment: 5,
-    payOffInstallment: 2,
-    closedFacility: { loanId: id('L2'), installment: 1 },
-    limitedFacility: { loanId: id('L3'), installment: 1, amountMinor: 20_000n },
-    users: { active: `ck-${suffix.toLowerCase()}-active`, disabled: `ck-${suffix.toLowerCase()}-disabled` },
-    workstations: { active: id('WS-ACTIVE'), disabled: id('WS-DISABLED') },
-    weekend: ['SATURDAY', 'SUNDAY'],
-    kit,
-  };
-  const document: CoreDataDocument = {
-    users: [
-      { login: fixtures.users.active, status: 'Active' },
-      { login: fixtures.users.disabled, status: 'Disabled' },
-    ],
-    workstations: [
-      { id: fixtures.workstations.active, status: 'Active' },
-      { id: fixtures.workstations.disabled, status: 'Disabled' },
-    ],
-    customers: [
-      { customerReference: customer, name: `Conformance kit ${suffix}`, status: 'Active' },
-      { customerReference: blockedCustomer, name: `Conformance kit ${suffix} (blocked)`, status: 'Blocked' },
-    ],
-    accounts: [
-      account(id('SRC'), 100_000_000n),
-      account(id('INT'), 0n),
-      account(id('EXP'), kitOpeningMinor),
-      account(id('EUR'), 1_000_000n, { currency: 'EUR' }),
-      account(id('BLK'), 100_000n, { status: 'Blocked' }),
-      account(id('B1'), 100_000n, { customer: blockedCustomer }),
-      ...kitAccountRoles.map((role) => account(kit[role].accountNumber, kit[role].openingMinor)),
-    ],
-    termDepositProducts: [
-      { productCode: id('TD'), componentCode: 'CK1-400', active: true, currencies: [usd, 'EUR'], minAmount: 10, maxAmount: 1_000_000, minDays: 1, maxDays: 400, dayCount: 'ACT/360' },
-      { productCode: id('TD'), componentCode: 'CK-OLD', active: false, currencies: [usd], minAmount: 10, maxAmount: 1_000_000, minDays: 1, maxDays: 400, dayCount: 'ACT/360' },
-    ],
-    merchandisingLoans: [
-      facility(id('L1'), 'Active', 1_000_000, [
-        { sequence: 1, dueDate: addDays(businessDate, 60), amount: 100_000 },
-        { sequence: 2, dueDate: addDays(businessDate, 90), amount: 50 },
-        // Due on the business date: the kit's end of day makes it overdue.
-        { sequence: 3, dueDate: businessDate, amount: 1_000 },
-        { sequence: 5, dueDate: addDays(businessDate, 120), amount: 10, amountPaid: 10 },
-      ]),
-      facility(id('L2'), 'Closed', 1_000_000, [{ sequence: 1, dueDate: addDays(businessDate, 60), amount: 1_000 }]),
-      facility(id('L3'), 'Active', 100, [{ sequence: 1, dueDate: addDays(businessDate, 60), amount: 1_000 }]),
-    ],
-  };
-  return { fixtures, document };
 }
 
 // ----- The fixture file (`--fixtures FILE`) -----
@@ -276,7 +167,7 @@ const FixtureFileSchema = Type.Object(
     closedFacility: Type.Optional(Type.Object({ loanId: Name, installment: Type.Integer({ minimum: 1 }) })),
     users: Type.Object({ active: Name, disabled: Name }),
     workstations: Type.Object({ active: Name, disabled: Name }),
-    weekend: Type.Optional(Type.Array(Type.Union(weekdays.map((day) => Type.Literal(day))), { maxItems: 6 })),
+    weekend: Type.Optional(Type.Array(Type.Union(weekdays.map((day) => Type.Literal(day))), { maxItems: 6, uniqueItems: true })),
   },
   { additionalProperties: false },
 );
@@ -364,7 +255,7 @@ export function parseFixtures(value: unknown, file: string): ConformanceFixtures
     closedFacility: data.closedFacility,
     users: data.users,
     workstations: data.workstations,
-    weekend: data.weekend ?? ['SATURDAY', 'SUNDAY'],
+    weekend: data.weekend,
   };
 }
 

@@ -1,8 +1,11 @@
 /**
  * How the kit says what it found (docs/conformance.md, "Reports"): a line per rule for a person,
  * with a failure's expected-and-answered and its last request and answer under it; a closing
- * count; and JUnit XML or TAP for a CI system.
+ * count; and JUnit XML or TAP for a CI system. What the core sent is printed with its control
+ * characters escaped (printable.ts): an answer is one line, a message its own lines only, each
+ * indented under its rule, so that nothing a core sends can write a line of its own.
  */
+import { printableLine, printableLines } from './printable.js';
 import type { ConformanceReport, RuleResult } from './run-core-conformance.js';
 
 export type ReportFormat = 'junit' | 'tap';
@@ -12,15 +15,15 @@ const indent = (text: string, prefix: string) => text.split('\n').map((line) => 
 
 /** A rule's result as a person reads it: one line, and a failure's details indented under it. */
 export function describeResult(result: RuleResult): string {
-  const notes = result.notes.length > 0 ? ` (${result.notes.join('; ')})` : '';
+  const notes = result.notes.length > 0 ? ` (${printableLine(result.notes.join('; '))})` : '';
   if (result.status === 'passed') return `ok    ${result.id}${notes}`;
-  if (result.status === 'skipped') return `skip  ${result.id}: ${result.message ?? ''}`;
-  const [first = '', ...rest] = (result.message ?? '').split('\n');
+  if (result.status === 'skipped') return `skip  ${result.id}: ${printableLine(result.message ?? '')}`;
+  const [first = '', ...rest] = printableLines(result.message ?? '').split('\n');
   const lines = [`FAIL  ${result.id}: ${first}`, ...rest.map((line) => `      ${line.trimStart()}`)];
   for (const exchange of result.exchanges) {
-    lines.push(`      request: ${exchange.request}`, `      answer:  ${exchange.answer}`);
+    lines.push(`      request: ${printableLine(exchange.request)}`, `      answer:  ${printableLine(exchange.answer)}`);
   }
-  if (result.notes.length > 0) lines.push(`      notes: ${result.notes.join('; ')}`);
+  if (result.notes.length > 0) lines.push(`      notes: ${printableLine(result.notes.join('; '))}`);
   return lines.join('\n');
 }
 
@@ -28,9 +31,13 @@ export function describeTotals(report: Pick<ConformanceReport, 'passed' | 'faile
   return `${report.passed} passed, ${report.failed} failed${report.skipped > 0 ? `, ${report.skipped} skipped` : ''}`;
 }
 
-/** The details a CI report carries for a failure: the message, then each exchange. */
+/** The details a CI report carries for a failure: the message, then each exchange on one line. */
 function failureText(result: RuleResult): string {
-  return [result.message ?? '', ...result.exchanges.flatMap((exchange) => [`request: ${exchange.request}`, `answer:  ${exchange.answer}`]), ...(result.notes.length > 0 ? [`notes: ${result.notes.join('; ')}`] : [])].join('\n');
+  return [
+    printableLines(result.message ?? ''),
+    ...result.exchanges.flatMap((exchange) => [`request: ${printableLine(exchange.request)}`, `answer:  ${printableLine(exchange.answer)}`]),
+    ...(result.notes.length > 0 ? [`notes: ${printableLine(result.notes.join('; '))}`] : []),
+  ].join('\n');
 }
 
 /** XML 1.0 text: the five escapes, and no control character XML cannot carry. */
@@ -52,9 +59,9 @@ export function junitReport(report: ConformanceReport, suiteName = 'coregate cor
   const counts = `tests="${report.results.length}" failures="${report.failed}" errors="0" skipped="${report.skipped}" time="${seconds(total)}"`;
   const cases = report.results.map((result) => {
     const open = `    <testcase classname="coregate.conformance" name="${xml(`${result.id}: ${result.title}`)}" time="${seconds(result.durationMs)}"`;
-    if (result.status === 'passed') return result.notes.length > 0 ? `${open}>\n      <system-out>${xml(result.notes.join('\n'))}</system-out>\n    </testcase>` : `${open}/>`;
-    if (result.status === 'skipped') return `${open}>\n      <skipped message="${xml(result.message ?? '')}"/>\n    </testcase>`;
-    const [summary = ''] = (result.message ?? '').split('\n');
+    if (result.status === 'passed') return result.notes.length > 0 ? `${open}>\n      <system-out>${xml(result.notes.map(printableLine).join('\n'))}</system-out>\n    </testcase>` : `${open}/>`;
+    if (result.status === 'skipped') return `${open}>\n      <skipped message="${xml(printableLine(result.message ?? ''))}"/>\n    </testcase>`;
+    const [summary = ''] = printableLines(result.message ?? '').split('\n');
     return `${open}>\n      <failure message="${xml(summary)}" type="RuleFailure">${xml(failureText(result))}</failure>\n    </testcase>`;
   });
   return [
@@ -71,7 +78,7 @@ export function junitReport(report: ConformanceReport, suiteName = 'coregate cor
 
 /** TAP version 13: a test point per rule, a failure's details as a YAML block, a skip as a directive. */
 export function tapReport(report: ConformanceReport): string {
-  const oneLine = (text: string) => text.replace(/[\r\n#]+/g, ' ').trim();
+  const oneLine = (text: string) => printableLine(text.replace(/[\r\n#]+/g, ' ').trim());
   const lines = ['TAP version 13', `1..${report.results.length}`];
   report.results.forEach((result, index) => {
     const point = `${index + 1} - ${result.id}: ${oneLine(result.title)}`;

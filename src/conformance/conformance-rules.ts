@@ -18,7 +18,6 @@ const byId = (rules: readonly ConformanceRule[], id: string): ConformanceRule =>
 };
 
 export const conformanceRules: readonly ConformanceRule[] = [
-  byId(businessDayRules, 'readiness'),
   byId(businessDayRules, 'business-date'),
   ...operationRules,
   ...refusalRules,

@@ -10,11 +10,13 @@ import { RuleFailure, RuleSkipped } from './conformance-errors.js';
 import type { ConformanceRule } from './conformance-rule.js';
 import type { WireAnswer } from './wire-client.js';
 import { loanCommandToWire, termDepositCommandToWire } from '../core-http/codec.js';
+import { paths, protocolPrefix } from '../core-http/protocol.js';
 
-/** The protocol's command paths with a reference in them (docs/core-protocol.md, "Endpoints"). */
+/** The protocol's command paths with a reference in them (src/core-http/protocol.ts `paths`, docs/core-protocol.md "Endpoints"). */
+const withReference = (template: string) => (reference: string) => template.replace(':reference', encodeURIComponent(reference));
 const codecPaths = {
-  deposit: (reference: string) => `/core/v1/term-deposit-constitutions/${encodeURIComponent(reference)}`,
-  installment: (reference: string) => `/core/v1/loan-installment-executions/${encodeURIComponent(reference)}`,
+  deposit: withReference(paths.termDepositConstitution),
+  installment: withReference(paths.loanInstallmentExecution),
 };
 
 function errorOf(answer: WireAnswer): unknown {
@@ -59,7 +61,7 @@ export const wireRules: ConformanceRule[] = [
       }
       const media = await wire.send('POST', codecPaths.deposit(randomUUID()), JSON.stringify(deposit), 'text/plain');
       if (media.status !== 415) wrong.push(`a command sent as text/plain: expected 415 UNSUPPORTED_MEDIA_TYPE, got ${shown(media)}`);
-      const noRoute = await wire.send('GET', `/core/v1/no-such-route-${randomUUID().slice(0, 8)}`);
+      const noRoute = await wire.send('GET', `${protocolPrefix}/no-such-route-${randomUUID().slice(0, 8)}`);
       if (noRoute.status !== 404 || errorOf(noRoute) !== 'NO_ROUTE') wrong.push(`a route the core does not have: expected 404 {"error":"NO_ROUTE",...}, got ${shown(noRoute)}`);
       const broken = [...wrong, ...consumed.map((line) => `consumed: ${line}`)];
       if (broken.length > 0) throw new RuleFailure(`${broken.length} answers break the protocol's errors:\n${broken.map((line) => `  - ${line}`).join('\n')}`);

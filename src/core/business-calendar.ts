@@ -9,6 +9,11 @@ import { addDays, toEpochDay } from './calendar-date.js';
 export const weekdays = ['SUNDAY', 'MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY'] as const;
 export type Weekday = (typeof weekdays)[number];
 
+/** A calendar date's weekday. */
+export function weekdayOf(date: string): Weekday {
+  return weekdays[(((toEpochDay(date) + 4) % 7) + 7) % 7] as Weekday; // 1970-01-01 was a Thursday.
+}
+
 /** Rolling forward never needs more than this many days; more means a calendar without business days. */
 const rollDaysMax = 366;
 
@@ -33,8 +38,7 @@ export class BusinessCalendar {
   }
 
   isBusinessDay(date: string): boolean {
-    const weekday = weekdays[(((toEpochDay(date) + 4) % 7) + 7) % 7] as Weekday; // 1970-01-01 was a Thursday.
-    return !this.#weekend.has(weekday) && !this.#holidays.has(date);
+    return !this.#weekend.has(weekdayOf(date)) && !this.#holidays.has(date);
   }
 
   /** The date itself when it is a business day, otherwise the next one. */

@@ -1,10 +1,10 @@
 /**
  * `coregate core conformance`'s usage and setup (docs/conformance.md): bad input — no URL, an
- * unreachable one, a core that answers HTML, a fixture file that names an account the core does
- * not hold, a file that does not exist or lacks a field, a report without its file — is one line
- * and exit 2, never a stack trace; a core without the load side needs a fixture file, and runs on
- * it; and the same kit as a library function for an in-process adapter (`runCoreConformance`,
- * exported from the package's main entry).
+ * unreachable one, a core that answers HTML or compressed JSON, a fixture file that names an
+ * account the core does not hold, a file that does not exist or lacks a field, a report without
+ * its file, a weekend of no weekdays — is one line and exit 2, never a stack trace; a core without
+ * the load side needs a fixture file, and runs on it; and the same kit as a library function for an
+ * in-process adapter (`runCoreConformance`, exported from the package's main entry).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,11 +12,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { buildCoreServer } from '../../src/core-http/core-server.js';
 import { openReferenceCore } from '../../src/core-http/core-service.js';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { ConformanceSetupError, conformanceRuleIds, runCoreConformance, type RuleResult } from '../../src/index.js';
+import type { ConformanceStart } from '../../src/conformance/run-core-conformance.js';
 import { createLogger } from '../../src/log.js';
 import { runCli, type CliResult } from '../helpers/cli.js';
 import { startTestCoreServer, type TestCoreServer } from '../helpers/core-server.js';
@@ -74,11 +76,30 @@ test('a URL that answers HTML (a web page, not the protocol): exit 2 saying what
   }
 });
 
-test('a report without its file, an unknown format, an unknown rule, a bad time-out: exit 2 each', async () => {
+test('a core that answers compressed JSON (Content-Encoding gzip), which coregate\'s adapter does not read: exit 2 saying the adapter reads plain UTF-8 JSON', async () => {
+  const compressed: Server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    response.end(gzipSync(JSON.stringify({ status: 'ready' })));
+  });
+  await new Promise<void>((resolve) => compressed.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(compressed.address() as AddressInfo).port}`;
+    refused(
+      await runCli(['core', 'conformance', '--core-url', url]),
+      /^coregate: the core at http:\/\/127\.0\.0\.1:\d+ answered 200 \(Content-Encoding gzip\) with an answer that is not UTF-8 to GET \/health\/ready: coregate's adapter reads plain UTF-8 JSON, uncompressed/,
+    );
+  } finally {
+    compressed.closeAllConnections();
+    await new Promise((resolve) => compressed.close(resolve));
+  }
+});
+
+test('a report without its file, an unknown format, an unknown rule, a bad time-out, a weekend of no weekdays: exit 2 each', async () => {
   refused(await runCli(['core', 'conformance', '--core-url', 'http://127.0.0.1:1', '--report', 'junit']), /--report and --out go together/);
   refused(await runCli(['core', 'conformance', '--core-url', 'http://127.0.0.1:1', '--report', 'xml', '--out', join(dir, 'x')]), /--report must be junit or tap, got "xml"/);
   refused(await runCli(['core', 'conformance', '--core-url', 'ftp://core.internal']), /--core-url must be http:\/\/ or https:\/\//);
   refused(await runCli(['core', 'conformance', '--core-url', 'http://127.0.0.1:1', '--timeout-ms', 'soon']), /--timeout-ms must be a positive integer/);
+  refused(await runCli(['core', 'conformance', '--core-url', 'http://127.0.0.1:1', '--weekend', 'sat,funday']), /--weekend must name the core's weekend days, e\.g\. sat,sun or fri,sat \(or none\), got "sat,funday"/);
 });
 
 test('a fixture file that does not exist, is not JSON, or lacks a field: exit 2 naming the file and the field', async () => {
@@ -136,16 +157,29 @@ describe('against a core server [sqlite]', { skip: sqlite?.skip }, () => {
     const { store, core } = await openReferenceCore({ db: created.url, dataFile: demoDataFile, businessDate: undefined }, createLogger({ level: 'silent' }));
     try {
       const told: RuleResult[] = [];
-      const only = ['readiness', 'at-most-once.sequential', 'failures.malformed-command'];
-      const report = await runCoreConformance(core, { only, onResult: (result) => told.push(result) });
+      const started: ConformanceStart[] = [];
+      const only = ['business-date', 'at-most-once.sequential', 'failures.malformed-command'];
+      const report = await runCoreConformance(core, { only, onReady: (start) => started.push(start), onResult: (result) => told.push(result) });
+      // What the run stands on, told once before the first rule: the reference core's weekend learned from its refusals, no event before the kit's.
+      assert.equal(started.length, 1);
+      assert.deepEqual({ ...started[0], customer: undefined }, {
+        businessDate: '2026-03-02',
+        valueDate: '2026-03-02',
+        fixtures: 'loaded',
+        customer: undefined,
+        weekend: 'weekend Saturday, Sunday (learned from the core\'s refusals)',
+        eventsFrom: 0,
+      });
+      assert.match(started[0]?.customer ?? '', /^CK-[A-Z2-7]{8}-C$/);
       assert.deepEqual(told.map((result) => [result.id, result.status]), [
-        ['readiness', 'passed'],
+        ['business-date', 'passed'],
         ['at-most-once.sequential', 'passed'],
         ['failures.malformed-command', 'skipped'],
       ]);
       assert.deepEqual(report.results, told);
       assert.deepEqual([report.passed, report.failed, report.skipped, report.fixtures, report.businessDate], [2, 0, 1, 'loaded', '2026-03-02']);
-      assert.ok(conformanceRuleIds.length === 21 && only.every((id) => conformanceRuleIds.includes(id)));
+      // 20 rules: the readiness probe is the kit's first step, before any rule (a core that does not answer it stops the kit, below).
+      assert.ok(conformanceRuleIds.length === 20 && only.every((id) => conformanceRuleIds.includes(id)));
     } finally {
       await store.close();
       await created.drop();
