@@ -1,11 +1,12 @@
 /**
- * FAPI 2.0 scenarios (docs/auth.md, "FAPI 2.0: strong client authentication and sender-constrained tokens"): the token endpoint with `private_key_jwt` and a DPoP proof,
- * and a retrieve with a DPoP-bound token, beside their bearer figures. A load generator sends
- * requests from a synchronous function, so the assertions and proofs (each used once) are made
- * just before their scenario, by the SDK's own signing (jose), as many as its run can use at the rates this machine
- * reaches (`capPerSecond`): a run that outgrows its pool sends replays, which the report counts
- * as unexpected answers. Proofs are accepted for 60 s after they are made: a scenario longer
- * than ~45 s would outlive its pool's.
+ * FAPI 2.0 scenarios (docs/auth.md, "FAPI 2.0: strong client authentication and sender-constrained
+ * tokens"): the token endpoint with `private_key_jwt` and a DPoP proof, and a retrieve with a
+ * DPoP-bound token, beside their bearer figures. A load generator sends requests from a synchronous
+ * function, so the assertions and proofs (each used once) are made just before their scenario, by
+ * the SDK's own signing (jose), as many as its run can use at the rates this machine reaches
+ * (`capPerSecond`): a run that outgrows its pool sends replays, which the report counts as
+ * unexpected answers. Proofs are accepted for 60 s after they are made: a scenario longer than ~45
+ * s would outlive its pool's.
  */
 import { exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { clientAssertion, DpopKey } from '../src/sdk/proof-of-possession.js';

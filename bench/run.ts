@@ -124,8 +124,8 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     const narrowToken = await obtainToken(server.url, realms.rs256, narrowClient);
     await series('jose RS256 signing on all cores', () => joseSigning('RS256', baselineSeconds), [{ name: 'token RS256', go: () => run(tokenScenario('token RS256', realms.rs256)) }]);
     await series('jose ES256 signing on all cores', () => joseSigning('ES256', baselineSeconds), [{ name: 'token ES256', go: () => run(tokenScenario('token ES256', realms.es256)) }]);
-    // FAPI 2.0 (docs/auth.md): private_key_jwt and a DPoP proof per request (their pools made just before).
-    // Smoke: its requests and warm-up, with room (autocannon builds a few requests ahead).
+    // FAPI 2.0 (docs/auth.md): private_key_jwt and a DPoP proof per request (their pools made just
+    // before). Smoke: its requests and warm-up, with room (autocannon builds a few requests ahead).
     const fapiCount = (perSecond: number) => (load.requests !== undefined ? 2 * load.requests + 4 * load.connections : Math.ceil((load.seconds + load.warmupSeconds) * perSecond) + 100);
     if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, fapiCount(4_000)));
     const deposits = { name: 'term deposit initiation', go: () => run(depositScenario('term deposit initiation', token)) };

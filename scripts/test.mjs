@@ -76,7 +76,8 @@ const deploymentSuites = {
   'test/api/scenarios.test.ts': ['remote-core', 'two-instances'],
   'test/api/term-deposit-initiation.test.ts': ['remote-core', 'two-instances'],
   'test/api/term-deposit-retrieve.test.ts': ['remote-core'],
-  // A client assertion's or DPoP proof's jti is used once on every instance (docs/auth.md, "The replay record").
+  // A client assertion's or DPoP proof's jti is used once on every instance (docs/auth.md, "The
+  // replay record").
   'test/auth/fapi2-negative.test.ts': ['two-instances'],
 };
 

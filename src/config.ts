@@ -1,6 +1,7 @@
 /**
- * Run-time configuration (README.md, "Configuration"): command-line flags win over environment variables,
- * which win over defaults. Every value is checked here, once, with a message naming the setting.
+ * Run-time configuration (README.md, "Configuration"): command-line flags win over environment
+ * variables, which win over defaults. Every value is checked here, once, with a message naming the
+ * setting.
  */
 import { defaultConnectionLimits, type ConnectionLimits } from './connection-limits.js';
 import { availableParallelism } from 'node:os';

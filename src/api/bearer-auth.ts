@@ -1,11 +1,11 @@
 /**
- * Bearer token validation (docs/api.md, "Tokens"). Tokens of coregate's own realms are checked against the
- * realm's published keys (the key cache is the JWKS cache, refreshed when the realm's key
- * generation changes), the realm's not-before and their client: unknown, disabled, or with its
+ * Bearer token validation (docs/api.md, "Tokens"). Tokens of coregate's own realms are checked
+ * against the realm's published keys (the key cache is the JWKS cache, refreshed when the realm's
+ * key generation changes), the realm's not-before and their client: unknown, disabled, or with its
  * tokens revoked since (`iat` before the client's not-before: docs/auth.md, "Client revocation"),
  * the token is refused; tokens of external issuers (a Keycloak realm) against the issuer's JWKS,
- * fetched, cached and refetched on an unknown `kid` at most every 30 s, and nothing else.
- * Only asymmetric algorithms: `none` and HMAC are refused whatever the token says.
+ * fetched, cached and refetched on an unknown `kid` at most every 30 s, and nothing else. Only
+ * asymmetric algorithms: `none` and HMAC are refused whatever the token says.
  */
 import { dateOf, epochSecondsOf, type Clock } from '../core/clock.js';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type CryptoKey, type JWTPayload, type JWTVerifyGetKey } from 'jose';
@@ -239,9 +239,10 @@ export class TokenVerifier {
     }
     if (!realm) throw new TokenRejected('The token\'s issuer is not trusted');
     if (!key) throw new TokenRejected('The token is signed by an unknown key');
-    // The API's own audience (docs/api.md, "Tokens"), whatever the realm issues for: a realm configured for
-    // another API (audience "partner-api") issues tokens this API must refuse. Checked here with
-    // node:crypto (auth/jws-verify.ts: a forged token cost a fifth as much as through jose).
+    // The API's own audience (docs/api.md, "Tokens"), whatever the realm issues for: a realm
+    // configured for another API (audience "partner-api") issues tokens this API must refuse.
+    // Checked here with node:crypto (auth/jws-verify.ts: a forged token cost a fifth as much as
+    // through jose).
     const payload = await verifyLocally(token, key.alg, key.publicKey, { issuer, audience: this.#options.audience }, this.#options.clock);
     return { payload, realm };
   }

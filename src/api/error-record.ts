@@ -1,6 +1,6 @@
 /**
- * The business API's error record on the wire (docs/errors.md, "The error record"): top-level for term
- * deposits and everything outside the loan operation, wrapped in `{"error": ...}` for the loan
+ * The business API's error record on the wire (docs/errors.md, "The error record"): top-level for
+ * term deposits and everything outside the loan operation, wrapped in `{"error": ...}` for the loan
  * operation.
  */
 import type { ErrorEntry, Family } from '../core/error-catalogue.js';

@@ -1,8 +1,8 @@
 /**
- * Errors the framework raises before any route runs (docs/api.md, "Order of checks"): a bad percent-escape in the
- * path, a path parameter longer than the router reads. Under `/v1` they get the documented error
- * record (wrapped on the loan operation's paths) and the correlation id, like every other answer;
- * under `/realms` an OAuth error (invalid_request).
+ * Errors the framework raises before any route runs (docs/api.md, "Order of checks"): a bad
+ * percent-escape in the path, a path parameter longer than the router reads. Under `/v1` they get
+ * the documented error record (wrapped on the loan operation's paths) and the correlation id, like
+ * every other answer; under `/realms` an OAuth error (invalid_request).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';

@@ -86,7 +86,8 @@ const auditLostMessage = 'audit record of a refused request could not be written
 
 export async function businessApi(app: FastifyInstance, options: BusinessApiOptions): Promise<void> {
   const { store, clock, core, verifier, constraint, runner, refusals, limiter, sandbox, requestLog } = options;
-  // text/plain would otherwise be parsed and reach validation: it is a 415 (docs/api.md, "Order of checks").
+  // text/plain would otherwise be parsed and reach validation: it is a 415 (docs/api.md, "Order of
+  // checks").
   app.removeContentTypeParser('text/plain');
   // Numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts; docs/api.md, "Order of checks").
   app.removeContentTypeParser('application/json');

@@ -1,8 +1,8 @@
 /**
- * `Coregate-Scenario` and `Coregate-Scenario-Delay-Ms` (docs/sandbox.md, "Scenarios"): read once the request is
- * authenticated, before its correlation id is consumed, so that a refused header consumes nothing.
- * Outside sandbox mode either header is refused, never ignored: a client that believes it forced
- * a failure must not have executed a real operation instead.
+ * `Coregate-Scenario` and `Coregate-Scenario-Delay-Ms` (docs/sandbox.md, "Scenarios"): read once
+ * the request is authenticated, before its correlation id is consumed, so that a refused header
+ * consumes nothing. Outside sandbox mode either header is refused, never ignored: a client that
+ * believes it forced a failure must not have executed a real operation instead.
  */
 import type { FastifyRequest } from 'fastify';
 import { Type } from '@sinclair/typebox';

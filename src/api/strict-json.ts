@@ -1,6 +1,7 @@
 /**
- * The business API's JSON reader (docs/api.md, "Order of checks" and "Money"): stricter than JSON.parse where a lenient reading
- * would let two parties see different requests, or would book another amount than was sent.
+ * The business API's JSON reader (docs/api.md, "Order of checks" and "Money"): stricter than
+ * JSON.parse where a lenient reading would let two parties see different requests, or would book
+ * another amount than was sent.
  * - the bytes must be valid UTF-8 (RFC 8259), never read with replacement characters;
  * - a member name repeated in one object is refused (RFC 7493: a proxy reading the first and
  *   coregate the last would disagree on the customer);

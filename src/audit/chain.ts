@@ -1,10 +1,10 @@
 /**
- * The audit trail's hash chain (docs/api.md, "Audit"). Records are inserted, unchained, inside the business
- * transactions; the chain is extended just after commit by one chainer at a time (an advisory
- * lock on PostgreSQL), which gives each record its position (chain_seq) and its hash:
- * SHA-256(previous hash + canonical JSON of the record). Chaining inside every business
- * transaction would serialize them all on the chain's head. Batches of refusals, which have no
- * business transaction, take the chain's lock and are chained as they are inserted.
+ * The audit trail's hash chain (docs/api.md, "Audit"). Records are inserted, unchained, inside the
+ * business transactions; the chain is extended just after commit by one chainer at a time (an
+ * advisory lock on PostgreSQL), which gives each record its position (chain_seq) and its hash:
+ * SHA-256(previous hash + canonical JSON of the record). Chaining inside every business transaction
+ * would serialize them all on the chain's head. Batches of refusals, which have no business
+ * transaction, take the chain's lock and are chained as they are inserted.
  */
 import { hash as oneShotHash } from 'node:crypto';
 import { sql } from 'kysely';

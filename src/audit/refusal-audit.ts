@@ -1,12 +1,12 @@
 /**
- * Audit records of refused requests (docs/api.md, "Audit"), written in batches. A refusal has no business
- * transaction to join, and writing each one on its own cost a commit per refused request (on
- * PostgreSQL a round trip and a WAL flush each): 400s were slower than whole deposits. Refusals
- * that arrive together are written by one multi-row insert in one commit, and each is answered
- * only once that commit is durable, as before. The batch's transaction takes the chain's lock and
- * links its records into the hash chain as it inserts them, when no earlier record waits for the
- * chainer (chain.ts): otherwise every refused record would be written twice, inserted and then
- * updated with its link.
+ * Audit records of refused requests (docs/api.md, "Audit"), written in batches. A refusal has no
+ * business transaction to join, and writing each one on its own cost a commit per refused request
+ * (on PostgreSQL a round trip and a WAL flush each): 400s were slower than whole deposits. Refusals
+ * that arrive together are written by one multi-row insert in one commit, and each is answered only
+ * once that commit is durable, as before. The batch's transaction takes the chain's lock and links
+ * its records into the hash chain as it inserts them, when no earlier record waits for the chainer
+ * (chain.ts): otherwise every refused record would be written twice, inserted and then updated with
+ * its link.
  *
  * While the database is unreachable a batch's write fails as an outage (database-unavailable.ts):
  * its records go to the audit spool (audit-spool.ts) instead, durably on local disk, and its

@@ -1,15 +1,15 @@
 /**
  * Clients as the token endpoint authenticates them, and realms as the token endpoint and Bearer
- * validation use them: from snapshots at most `authSnapshotMaxAgeMs` old instead of reads on
- * every request (a realm read was a database round trip per token on PostgreSQL). Only the JWKS
- * reads its realm afresh: a key must be published before any instance signs with it. Bearer
- * validation reads the clients here too: a token whose client is unknown, disabled or revoked is
- * refused (docs/auth.md, "Client revocation"). A change made by the CLI or another instance (a
- * realm's not-before, a disabled client, a new secret or new keys, a client's revoked tokens)
- * takes effect within that bound on every instance (docs/deployment.md, "What an instance keeps in memory"); one
- * made by this instance (the operator API) at once, by `forgetClient`.
- * What grants access is re-read before a refusal: a new client, secret or an enabled client
- * work at once; only a revoked grant may still be honoured for up to that bound.
+ * validation use them: from snapshots at most `authSnapshotMaxAgeMs` old instead of reads on every
+ * request (a realm read was a database round trip per token on PostgreSQL). Only the JWKS reads its
+ * realm afresh: a key must be published before any instance signs with it. Bearer validation reads
+ * the clients here too: a token whose client is unknown, disabled or revoked is refused
+ * (docs/auth.md, "Client revocation"). A change made by the CLI or another instance (a realm's
+ * not-before, a disabled client, a new secret or new keys, a client's revoked tokens) takes effect
+ * within that bound on every instance (docs/deployment.md, "What an instance keeps in memory"); one
+ * made by this instance (the operator API) at once, by `forgetClient`. What grants access is
+ * re-read before a refusal: a new client, secret or an enabled client work at once; only a revoked
+ * grant may still be honoured for up to that bound.
  */
 import { Snapshot } from '../cache/snapshot.js';
 import type { Clock } from '../core/clock.js';

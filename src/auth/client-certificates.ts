@@ -1,8 +1,8 @@
 /**
- * Where a request's TLS client certificate comes from (RFC 8705; docs/auth.md, "Mutual TLS"): the connection,
- * when coregate serves TLS itself and asks for client certificates (`--tls-client-ca`: a
- * certificate is optional at the handshake, and one the CA did not issue is never taken), or, behind
- * a TLS-terminating proxy, the header it sets (`--client-certificate-header`: the PEM,
+ * Where a request's TLS client certificate comes from (RFC 8705; docs/auth.md, "Mutual TLS"): the
+ * connection, when coregate serves TLS itself and asks for client certificates (`--tls-client-ca`:
+ * a certificate is optional at the handshake, and one the CA did not issue is never taken), or,
+ * behind a TLS-terminating proxy, the header it sets (`--client-certificate-header`: the PEM,
  * URL-encoded), believed only from `--trusted-proxy` addresses and only for a certificate the CA
  * issued. The proxy must set the header itself on every request, replacing one the client sent.
  */

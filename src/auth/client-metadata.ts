@@ -1,8 +1,9 @@
 /**
- * A client's authentication and token binding (docs/auth.md, "Client metadata and the fapi2 profile"; RFC 7591's names in camelCase), and
- * the rules of a realm's `fapi2` profile: checked where a client comes in (the data file,
- * `coregate clients create`), so that a realm never holds a client it would have to refuse.
- * Imports nothing but the DN reader: the CLI checks its flags without loading jose.
+ * A client's authentication and token binding (docs/auth.md, "Client metadata and the fapi2
+ * profile"; RFC 7591's names in camelCase), and the rules of a realm's `fapi2` profile: checked
+ * where a client comes in (the data file, `coregate clients create`), so that a realm never holds a
+ * client it would have to refuse. Imports nothing but the DN reader: the CLI checks its flags
+ * without loading jose.
  */
 import { normalizedDistinguishedName } from './distinguished-name.js';
 

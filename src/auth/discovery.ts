@@ -1,7 +1,8 @@
 /**
- * The realm's OpenID Provider metadata (OpenID Connect Discovery 1.0 / RFC 8414), with what
- * FAPI 2.0 adds (docs/auth.md, "Discovery and introspection"): the client authentication methods and their algorithms, DPoP's algorithms,
- * certificate-bound tokens, and the mTLS endpoint aliases when TLS client certificates are on.
+ * The realm's OpenID Provider metadata (OpenID Connect Discovery 1.0 / RFC 8414), with what FAPI
+ * 2.0 adds (docs/auth.md, "Discovery and introspection"): the client authentication methods and
+ * their algorithms, DPoP's algorithms, certificate-bound tokens, and the mTLS endpoint aliases when
+ * TLS client certificates are on.
  */
 import { assertionAlgorithms, fapiAlgorithms } from './client-metadata.js';
 import { dpopAlgorithms } from './dpop-proof.js';

@@ -1,8 +1,8 @@
 /**
- * Distinguished names as RFC 4514 strings (a `tls_client_auth` client's subject DN: docs/auth.md, "Mutual TLS"),
- * compared by meaning: attribute types without regard to case, values without regard to case (as
- * most directories match them) and to spaces around separators, escapes read, the attributes of a
- * multi-valued RDN in any order. Imports nothing: the CLI checks a flag with it.
+ * Distinguished names as RFC 4514 strings (a `tls_client_auth` client's subject DN: docs/auth.md,
+ * "Mutual TLS"), compared by meaning: attribute types without regard to case, values without regard
+ * to case (as most directories match them) and to spaces around separators, escapes read, the
+ * attributes of a multi-valued RDN in any order. Imports nothing: the CLI checks a flag with it.
  */
 
 /** The DN's RDNs, each normalized; undefined when it is not a DN (an RDN without `type=`). */

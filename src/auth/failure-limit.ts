@@ -1,8 +1,9 @@
 /**
  * Failed client authentication, limited per realm, presented client id and source address
- * (docs/limits.md, "Failed client authentication"). Past `failuresMax` failures in a window of `windowSeconds` (which opens at the
- * first failure), the pair is refused with 429 `temporarily_unavailable` and `Retry-After` until
- * the window closes. The same client from another address is not affected.
+ * (docs/limits.md, "Failed client authentication"). Past `failuresMax` failures in a window of
+ * `windowSeconds` (which opens at the first failure), the pair is refused with 429
+ * `temporarily_unavailable` and `Retry-After` until the window closes. The same client from another
+ * address is not affected.
  *
  * A blocked pair is refused before its secret is checked, a correct one included: otherwise the
  * 429 itself would tell an attacker which guess was right. Only `invalid_client` failures count;

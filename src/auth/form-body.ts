@@ -1,7 +1,8 @@
 /**
- * Form parameters of the token and introspection endpoints. RFC 6749 §3.2: parameters must not
- * be sent more than once, and the body must be application/x-www-form-urlencoded; each value is
- * bounded and free of control characters (as the business API's fields: docs/api.md, "Order of checks").
+ * Form parameters of the token and introspection endpoints. RFC 6749 §3.2: parameters must not be
+ * sent more than once, and the body must be application/x-www-form-urlencoded; each value is
+ * bounded and free of control characters (as the business API's fields: docs/api.md, "Order of
+ * checks").
  */
 import { invalidRequest } from './oauth-error.js';
 

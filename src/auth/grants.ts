@@ -1,7 +1,8 @@
 /**
- * Grant types, as a table keyed by `grant_type` (oidc-provider's shape). client_credentials is
- * the only supported grant (docs/auth.md, "Token request pipeline"); the other OAuth grants are known so that a
- * client asking for one gets `unauthorized_client`, and anything else `unsupported_grant_type`.
+ * Grant types, as a table keyed by `grant_type` (oidc-provider's shape). client_credentials is the
+ * only supported grant (docs/auth.md, "Token request pipeline"); the other OAuth grants are known
+ * so that a client asking for one gets `unauthorized_client`, and anything else
+ * `unsupported_grant_type`.
  */
 export const supportedGrants = new Set(['client_credentials']);
 

@@ -24,7 +24,8 @@ export async function handleIntrospection(ctx: AuthContext, realm: Realm, reques
   if (token === undefined) throw invalidRequest('Missing form parameter: token');
   const payload = await verifyRealmToken(ctx, realm, token);
   if (!payload) return { active: false };
-  // docs/auth.md, "Discovery and introspection": a DPoP-bound token (`cnf.jkt`) is of type DPoP; `cnf` is the token's own claim.
+  // docs/auth.md, "Discovery and introspection": a DPoP-bound token (`cnf.jkt`) is of type DPoP;
+  // `cnf` is the token's own claim.
   const cnf = payload.cnf as { jkt?: unknown } | undefined;
   return { ...payload, active: true, token_type: typeof cnf?.jkt === 'string' ? 'DPoP' : 'Bearer' };
 }

@@ -1,7 +1,7 @@
 /**
- * HTTP wiring of the auth service, per realm (docs/auth.md, "Endpoints"). This encapsulated plugin parses every
- * body as text so that the token endpoint itself decides what a malformed request is, and maps
- * every failure to an OAuth error body.
+ * HTTP wiring of the auth service, per realm (docs/auth.md, "Endpoints"). This encapsulated plugin
+ * parses every body as text so that the token endpoint itself decides what a malformed request is,
+ * and maps every failure to an OAuth error body.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Realm } from '../store/realms.js';

@@ -1,8 +1,8 @@
 /**
- * A read-through cache whose entries are at most `maxAgeMs` old (docs/deployment.md, "What an instance keeps in memory": nothing one
- * instance keeps in memory may decide an outcome differently from another for longer than a
- * few seconds). Loads of one key are shared: a burst of requests costs one read. Bounded: the
- * least recently used keys are forgotten first.
+ * A read-through cache whose entries are at most `maxAgeMs` old (docs/deployment.md, "What an
+ * instance keeps in memory": nothing one instance keeps in memory may decide an outcome differently
+ * from another for longer than a few seconds). Loads of one key are shared: a burst of requests
+ * costs one read. Bounded: the least recently used keys are forgotten first.
  */
 import type { Clock } from '../core/clock.js';
 import { LruMap } from './lru-map.js';

@@ -1,7 +1,8 @@
 /**
- * Key files as the CLI takes them (docs/auth.md, "The SDK and the CLI"): a private key, PEM (PKCS#8, or what openssl
- * genpkey writes) or a private JWK; a client's public keys, a JWK set, one JWK, or a PEM public
- * key. node:crypto reads them: an operator command loads no JOSE library (docs/performance.md).
+ * Key files as the CLI takes them (docs/auth.md, "The SDK and the CLI"): a private key, PEM
+ * (PKCS#8, or what openssl genpkey writes) or a private JWK; a client's public keys, a JWK set, one
+ * JWK, or a PEM public key. node:crypto reads them: an operator command loads no JOSE library
+ * (docs/performance.md).
  */
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
 import type { ClientJwks } from '../auth/client-metadata.js';

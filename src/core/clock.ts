@@ -1,7 +1,7 @@
 /**
- * Time as a parameter (docs/architecture.md, "Time"; as jose's `currentDate`): whatever reads the time or waits is
- * handed a Clock, so a test can run the service on a fake one and move it instead of sleeping.
- * The system's clock is given only where the service is wired (src/main.ts, src/cli,
+ * Time as a parameter (docs/architecture.md, "Time"; as jose's `currentDate`): whatever reads the
+ * time or waits is handed a Clock, so a test can run the service on a fake one and move it instead
+ * of sleeping. The system's clock is given only where the service is wired (src/main.ts, src/cli,
  * src/core-http/core-service.ts); this module stays pure: the interface and what is built on it.
  */
 

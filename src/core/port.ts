@@ -59,8 +59,9 @@ export interface EndOfDayReport {
 }
 
 /**
- * An event of the core's own making (docs/business-days.md, "Events"), written in the transaction of the change (the
- * core's outbox) and read in order by the API, which turns it into webhook events.
+ * An event of the core's own making (docs/business-days.md, "Events"), written in the transaction
+ * of the change (the core's outbox) and read in order by the API, which turns it into webhook
+ * events.
  */
 export interface CoreEvent {
   /** Position in the core's event log: strictly increasing (gaps allowed). */

@@ -1,8 +1,9 @@
 /**
  * The `reason` of an error answer, by HTTP status: one catalogue for the business API and the
  * operator API. The business API's words are fixed (docs/errors.md, "The error record": 400 is
- * `VALIDATION_ERROR`, 502 `CORE_UNAVAILABLE`, 504 `CORE_TIMEOUT`); the operator API is ours and uses the same words,
- * so that one status never reads two ways. docs/errors.md is generated from this table.
+ * `VALIDATION_ERROR`, 502 `CORE_UNAVAILABLE`, 504 `CORE_TIMEOUT`); the operator API is ours and
+ * uses the same words, so that one status never reads two ways. docs/errors.md is generated from
+ * this table.
  */
 export interface StatusReason {
   reason: string;

@@ -1,10 +1,11 @@
 /**
- * The API document outside sandbox mode names no usable secret. The token request and
- * introspection examples show the demo client's secret, so that "Try it out" works on the demo data
- * in a sandbox; a production server that still holds the demo clients (a start with the demo data,
- * which it warns about: docs/deployment.md, "The database and the master key") would otherwise
- * publish a working credential. There the examples carry a placeholder, in every form the document is served (/openapi.json, /docs,
- * /docs/yaml), as the Postman collection's `clientSecret` is empty (docs/collections.md).
+ * The API document outside sandbox mode names no usable secret. The token request and introspection
+ * examples show the demo client's secret, so that "Try it out" works on the demo data in a sandbox;
+ * a production server that still holds the demo clients (a start with the demo data, which it warns
+ * about: docs/deployment.md, "The database and the master key") would otherwise publish a working
+ * credential. There the examples carry a placeholder, in every form the document is served
+ * (/openapi.json, /docs, /docs/yaml), as the Postman collection's `clientSecret` is empty
+ * (docs/collections.md).
  */
 import { exampleClientSecret } from '../auth/route-schemas.js';
 

@@ -1,13 +1,13 @@
 /**
- * GET /collections/postman.json (docs/collections.md): a Postman collection (v2.1) made from the served
- * OpenAPI document, so that it never drifts from the routes: the client-credentials token request
- * (the document's OAuth 2.0 scheme), then every business operation (`/v1/...`) with its example,
- * in the document's order and grouped by tag. Each request checks its documented success status;
- * a fresh x-correlation-id per request (`{{$guid}}`) keeps a second run from being a duplicate.
- * The document's links become collection variables: the initiation stores the contract number
- * that the retrieve then reads. Outside sandbox mode the `clientSecret` variable is empty: the demo
- * client's secret is sample data for a sandbox, and a production server hands out no secret (the
- * user fills in their client's).
+ * GET /collections/postman.json (docs/collections.md): a Postman collection (v2.1) made from the
+ * served OpenAPI document, so that it never drifts from the routes: the client-credentials token
+ * request (the document's OAuth 2.0 scheme), then every business operation (`/v1/...`) with its
+ * example, in the document's order and grouped by tag. Each request checks its documented success
+ * status; a fresh x-correlation-id per request (`{{$guid}}`) keeps a second run from being a
+ * duplicate. The document's links become collection variables: the initiation stores the contract
+ * number that the retrieve then reads. Outside sandbox mode the `clientSecret` variable is empty:
+ * the demo client's secret is sample data for a sandbox, and a production server hands out no
+ * secret (the user fills in their client's).
  */
 import { operationsOf, parameterExample, type OpenApiDocument } from './dated-document.js';
 

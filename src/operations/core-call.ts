@@ -1,7 +1,7 @@
 /**
- * Calls to the core with a time-out (docs/api.md, "Failures of the core"): an answer later than the time-out is a
- * CoreTimeout (504), a failure of the core's transport a CoreUnavailable (502). Both leave the
- * outcome unknown. Every call is measured for the metrics.
+ * Calls to the core with a time-out (docs/api.md, "Failures of the core"): an answer later than the
+ * time-out is a CoreTimeout (504), a failure of the core's transport a CoreUnavailable (502). Both
+ * leave the outcome unknown. Every call is measured for the metrics.
  */
 import type { Clock } from '../core/clock.js';
 import { CoreTimeout, CoreUnavailable } from '../core/port.js';

@@ -1,8 +1,9 @@
 /**
- * Claiming an operation (docs/api.md, "Correlation ids and duplicates"; docs/deployment.md, "The reconciler"): a correlation id is consumed by inserting the
- * operation record, and a stored operation is taken over by an update guarded by the state it
- * leaves. Whoever loses a claim to a concurrent request, instance or worker learns it in one
- * place, `recoverClaim`, which answers with the operation that won.
+ * Claiming an operation (docs/api.md, "Correlation ids and duplicates"; docs/deployment.md, "The
+ * reconciler"): a correlation id is consumed by inserting the operation record, and a stored
+ * operation is taken over by an update guarded by the state it leaves. Whoever loses a claim to a
+ * concurrent request, instance or worker learns it in one place, `recoverClaim`, which answers with
+ * the operation that won.
  */
 import type { StoreUnitOfWork } from '../store/unit-of-work.js';
 import {

@@ -1,8 +1,9 @@
 /**
- * The duplicate window (docs/api.md, "Correlation ids and duplicates"): without x-correlation-id, the same client sending the same
- * body (RFC 8785 canonical JSON) to the same path within the window is a duplicate. Checked once
- * before anything is written, and again inside the claiming transaction under a lock on the
- * request hash, so that concurrent identical requests cannot all pass the first check.
+ * The duplicate window (docs/api.md, "Correlation ids and duplicates"): without x-correlation-id,
+ * the same client sending the same body (RFC 8785 canonical JSON) to the same path within the
+ * window is a duplicate. Checked once before anything is written, and again inside the claiming
+ * transaction under a lock on the request hash, so that concurrent identical requests cannot all
+ * pass the first check.
  */
 import type { Clock } from '../core/clock.js';
 import { hash } from 'node:crypto';

@@ -1,6 +1,7 @@
 /**
- * The business API's error record (docs/errors.md, "The error record"). Operations keep the record of a
- * refusal as their outcome (a repeat, GET /v1/operations); src/api decides whether it is wrapped.
+ * The business API's error record (docs/errors.md, "The error record"). Operations keep the record
+ * of a refusal as their outcome (a repeat, GET /v1/operations); src/api decides whether it is
+ * wrapped.
  */
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
 import { reasonOf, statusReasons } from '../core/status-reasons.js';

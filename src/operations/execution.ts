@@ -32,9 +32,9 @@ export interface ExecutionJob {
   from: ClaimFrom;
   audit: AuditContext;
   /**
-   * A sandbox scenario armed for this attempt (docs/sandbox.md, "Scenarios"): the request's first execution, or
-   * the pending worker's of an accepted one; never a repeat's or the reconciler's, which meet the
-   * real core.
+   * A sandbox scenario armed for this attempt (docs/sandbox.md, "Scenarios"): the request's first
+   * execution, or the pending worker's of an accepted one; never a repeat's or the reconciler's,
+   * which meet the real core.
    */
   scenario?: Scenario | undefined;
 }

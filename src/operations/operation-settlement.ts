@@ -1,10 +1,11 @@
 /**
- * An operation's final transition, written in one place (docs/api.md, "200, 202, 204" and "Audit"; docs/webhooks.md, "The outbox guarantee"): the state
- * change guarded by the state it leaves, the outbox event and the audit record, all in one unit
- * of work, so that none exists without the others; once it has committed, the audit chainer is
- * woken and the transition is counted (`onSettled`: coregate_operations_total), whoever settled. Execution (embedded: inside the unit of work
- * that holds the core's postings; remote: after the core call; a refusal: on its own after the
- * rollback) and the reconciler (an outcome the core knows) call it; so do both ways an outcome
+ * An operation's final transition, written in one place (docs/api.md, "200, 202, 204" and "Audit";
+ * docs/webhooks.md, "The outbox guarantee"): the state change guarded by the state it leaves, the
+ * outbox event and the audit record, all in one unit of work, so that none exists without the
+ * others; once it has committed, the audit chainer is woken and the transition is counted
+ * (`onSettled`: coregate_operations_total), whoever settled. Execution (embedded: inside the unit
+ * of work that holds the core's postings; remote: after the core call; a refusal: on its own after
+ * the rollback) and the reconciler (an outcome the core knows) call it; so do both ways an outcome
  * becomes unknown (a failed execution, a failed reconciliation attempt), which back off alike.
  *
  * Time is given, not read: every method takes the instant of the transition.

@@ -1,8 +1,8 @@
 /**
- * The pending worker (docs/api.md, "200, 202, 204"): executes the operations answered with 202, oldest first,
- * unless the core's batch window is open. Every instance runs one; each operation is taken by a
- * guarded claim, so it is executed by one of them. A core failure leaves the operation Unknown,
- * for the reconciler.
+ * The pending worker (docs/api.md, "200, 202, 204"): executes the operations answered with 202,
+ * oldest first, unless the core's batch window is open. Every instance runs one; each operation is
+ * taken by a guarded claim, so it is executed by one of them. A core failure leaves the operation
+ * Unknown, for the reconciler.
  */
 import type { BusinessRefusal } from '../core/error-catalogue.js';
 import { BusinessRefusal as Refusal } from '../core/error-catalogue.js';

@@ -1,17 +1,17 @@
 /**
- * The reconciler (docs/deployment.md, "The reconciler"): on every instance, it settles operations whose outcome is
- * unknown, and in-flight operations abandoned by an instance that died (older than their lease).
- * Each is taken by a guarded claim, so one instance at a time works on it: the core is asked by
- * reference; an outcome it knows is recorded (Executed with its result, Rejected with its error
- * record). A reference the core never executed is executed now when the client was answered 202
- * (the service owes it); otherwise the client was told 502/504 and may have given up, so the
- * reconciler fences the reference in the core first (it can then never execute late) and records
- * what the core answers: Rejected, NOT_EXECUTED, or Executed if it did execute meanwhile. Failed
- * attempts back off (retry-schedule.ts), per reference: a reference whose lookup failed (the core
- * unreachable, or its answer broke the protocol) is asked again only once its pause, which grows
- * with its attempts, has passed. A lookup that answers a refusal coregate cannot name settles the
- * operation as the core said (REJECTED_BY_CORE): it is never asked again. An operation
- * unknown past the age limit is logged and counted.
+ * The reconciler (docs/deployment.md, "The reconciler"): on every instance, it settles operations
+ * whose outcome is unknown, and in-flight operations abandoned by an instance that died (older than
+ * their lease). Each is taken by a guarded claim, so one instance at a time works on it: the core
+ * is asked by reference; an outcome it knows is recorded (Executed with its result, Rejected with
+ * its error record). A reference the core never executed is executed now when the client was
+ * answered 202 (the service owes it); otherwise the client was told 502/504 and may have given up,
+ * so the reconciler fences the reference in the core first (it can then never execute late) and
+ * records what the core answers: Rejected, NOT_EXECUTED, or Executed if it did execute meanwhile.
+ * Failed attempts back off (retry-schedule.ts), per reference: a reference whose lookup failed (the
+ * core unreachable, or its answer broke the protocol) is asked again only once its pause, which
+ * grows with its attempts, has passed. A lookup that answers a refusal coregate cannot name settles
+ * the operation as the core said (REJECTED_BY_CORE): it is never asked again. An operation unknown
+ * past the age limit is logged and counted.
  */
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';

@@ -1,11 +1,11 @@
 /**
- * Sandbox scenarios (docs/sandbox.md, "Scenarios"): an outcome a client forces on one operation with the
- * `Coregate-Scenario` header, so that its code for a 502, a 504, a late 202 settlement or a slow
- * core can be tried on demand. The application layer knows which scenarios answer 202 (the runner
- * accepts them with a delay) and hands the scenario to the execution, which calls the core through
- * the sandbox's decorator of the port (src/sandbox/scenario-core.ts); the fault itself is made there,
- * at the port, so correlation, the reconciler, webhooks, the audit and the operation resource see
- * what a real failing core would make them see.
+ * Sandbox scenarios (docs/sandbox.md, "Scenarios"): an outcome a client forces on one operation
+ * with the `Coregate-Scenario` header, so that its code for a 502, a 504, a late 202 settlement or
+ * a slow core can be tried on demand. The application layer knows which scenarios answer 202 (the
+ * runner accepts them with a delay) and hands the scenario to the execution, which calls the core
+ * through the sandbox's decorator of the port (src/sandbox/scenario-core.ts); the fault itself is
+ * made there, at the port, so correlation, the reconciler, webhooks, the audit and the operation
+ * resource see what a real failing core would make them see.
  */
 
 export const scenarioNames = ['core-unavailable', 'core-timeout', 'core-timeout-then-commit', 'async-executed', 'async-rejected', 'slow'] as const;

@@ -23,7 +23,8 @@ export const termDepositInitiation: OperationDefinition<TermDepositInitiation, T
   name: 'initiateTermDeposit',
   scope: initiateScope,
   family: 'TD',
-  // The route's schema has validated the body's shape: what remains are the 400s of docs/term-deposits.md, "Checks, in order".
+  // The route's schema has validated the body's shape: what remains are the 400s of
+  // docs/term-deposits.md, "Checks, in order".
   validate: (request, numbers) => validateInitiation(request.body as TermDepositInitiationBody, numbers),
   execute: (core, reference, command) => core.constituteTermDeposit(reference, command),
   lookup: (core, reference) => core.findTermDepositConstitution(reference),

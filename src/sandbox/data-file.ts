@@ -1,6 +1,7 @@
 /**
- * The sandbox data file (docs/sandbox.md, "The data file"): its schema, and a parser whose errors name the field.
- * The project may add fields (signatureAlgorithm, ...) but never renames the documented ones.
+ * The sandbox data file (docs/sandbox.md, "The data file"): its schema, and a parser whose errors
+ * name the field. The project may add fields (signatureAlgorithm, ...) but never renames the
+ * documented ones.
  */
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';

@@ -1,6 +1,7 @@
 /**
- * Loads a sandbox data file into the store. Idempotent (docs/sandbox.md, "The data file"): records that exist are kept
- * as they are, whatever the file says now; only missing ones are added. One transaction.
+ * Loads a sandbox data file into the store. Idempotent (docs/sandbox.md, "The data file"): records
+ * that exist are kept as they are, whatever the file says now; only missing ones are added. One
+ * transaction.
  */
 import { randomUUID } from 'node:crypto';
 import type { Transaction } from 'kysely';

@@ -1,9 +1,9 @@
 /**
- * The sandbox's request log (docs/sandbox.md, "The request log"): every authenticated business API request and its
- * answer, as the client sent and received it, so that a team can see what its code actually
- * sent. Never a credential: `Authorization`, `DPoP`, cookies, the client-certificate header and
- * any header named like a secret are left out before anything is kept; and whatever a header's
- * name (`x-jwt`, `x-amzn-oidc-data`, ...), a value that is a credential is replaced by
+ * The sandbox's request log (docs/sandbox.md, "The request log"): every authenticated business API
+ * request and its answer, as the client sent and received it, so that a team can see what its code
+ * actually sent. Never a credential: `Authorization`, `DPoP`, cookies, the client-certificate
+ * header and any header named like a secret are left out before anything is kept; and whatever a
+ * header's name (`x-jwt`, `x-amzn-oidc-data`, ...), a value that is a credential is replaced by
  * `[redacted: ...]` (redactedValue): a JWT, a `Bearer`/`DPoP`/`Basic` credential, a secret shaped
  * like those coregate generates, or the logging client's own secret, which is recognised as the
  * token endpoint recognises it (its stored HMAC) just before the batch is written.

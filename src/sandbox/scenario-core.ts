@@ -1,9 +1,9 @@
 /**
- * The sandbox's decorator of the core port (docs/sandbox.md, "Scenarios"): the core as it behaves under one
- * scenario, for one operation. Wired only in sandbox mode (src/main.ts hands `scenarioCore` to
- * the execution); the execution calls it like a remote core (claim first, the call under the
- * core time-out, the outcome settled after), so that everything above the port does what it
- * would for a real core that fails this way. Only the two executions are touched; lookups,
+ * The sandbox's decorator of the core port (docs/sandbox.md, "Scenarios"): the core as it behaves
+ * under one scenario, for one operation. Wired only in sandbox mode (src/main.ts hands
+ * `scenarioCore` to the execution); the execution calls it like a remote core (claim first, the
+ * call under the core time-out, the outcome settled after), so that everything above the port does
+ * what it would for a real core that fails this way. Only the two executions are touched; lookups,
  * fencing and reads go to the real core, which is how the reconciler and a repeat learn the truth.
  */
 import { sleep, type Clock } from '../core/clock.js';

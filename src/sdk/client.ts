@@ -1,7 +1,7 @@
 /**
- * The coregate client: typed calls of the business API with the token rules of
- * docs/auth.md, "A client's secret and tokens" done once. Safe retries: a call keeps one correlation id across its retries,
- * so a retry can never execute twice, and a 409 that answers its own retry resolves to the
+ * The coregate client: typed calls of the business API with the token rules of docs/auth.md, "A
+ * client's secret and tokens" done once. Safe retries: a call keeps one correlation id across its
+ * retries, so a retry can never execute twice, and a 409 that answers its own retry resolves to the
  * original result through GET /v1/operations/{reference}.
  */
 import type { OperationView } from '../operations/schemas/common.js';

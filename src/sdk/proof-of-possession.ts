@@ -1,7 +1,7 @@
 /**
- * What the SDK signs for FAPI 2.0 (docs/auth.md, "The SDK and the CLI"), through jose: a client assertion per token
- * request (`private_key_jwt`, RFC 7523) and a DPoP proof per request (RFC 9449) with the session's
- * own key pair, made once per session and never shared with another.
+ * What the SDK signs for FAPI 2.0 (docs/auth.md, "The SDK and the CLI"), through jose: a client
+ * assertion per token request (`private_key_jwt`, RFC 7523) and a DPoP proof per request (RFC 9449)
+ * with the session's own key pair, made once per session and never shared with another.
  */
 import { createHash, createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';

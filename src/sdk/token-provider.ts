@@ -1,12 +1,12 @@
 /**
- * Tokens as docs/auth.md, "A client's secret and tokens" says: one cached token per session key (realm, client, username,
- * workstation, scope), reused while valid, renewed when expired or within a margin of its
- * expiry, with concurrent callers sharing one in-flight request. A token is never used for
- * another session.
+ * Tokens as docs/auth.md, "A client's secret and tokens" says: one cached token per session key
+ * (realm, client, username, workstation, scope), reused while valid, renewed when expired or within
+ * a margin of its expiry, with concurrent callers sharing one in-flight request. A token is never
+ * used for another session.
  *
- * The client proves itself with its secret or, for FAPI 2.0 (docs/auth.md, "private_key_jwt"), with a client
- * assertion signed by its private key (`private_key_jwt`), a fresh one per token request. With
- * `dpop`, each session has its own DPoP key pair, made once: its tokens are bound to it, and a
+ * The client proves itself with its secret or, for FAPI 2.0 (docs/auth.md, "private_key_jwt"), with
+ * a client assertion signed by its private key (`private_key_jwt`), a fresh one per token request.
+ * With `dpop`, each session has its own DPoP key pair, made once: its tokens are bound to it, and a
  * realm that asks for a server nonce (`use_dpop_nonce`) is asked again once with it.
  */
 import { CoregateAuthError, CoregateNetworkError, CoregateTimeoutError, networkCause } from './errors.js';

@@ -1,8 +1,9 @@
 /**
- * Operation records of the business API: one per consumed correlation id (docs/api.md, "Correlation ids and duplicates"). They hold
- * the outcome a repeated id is answered with, the request while the operation is not final, and
- * the reconciler's bookkeeping. Every status change is an update guarded by the state it leaves
- * (src/operations/operation-states.ts has the table of allowed transitions).
+ * Operation records of the business API: one per consumed correlation id (docs/api.md, "Correlation
+ * ids and duplicates"). They hold the outcome a repeated id is answered with, the request while the
+ * operation is not final, and the reconciler's bookkeeping. Every status change is an update
+ * guarded by the state it leaves (src/operations/operation-states.ts has the table of allowed
+ * transitions).
  */
 import { sql, type Compilable, type Selectable } from 'kysely';
 import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './prepared.js';

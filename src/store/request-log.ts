@@ -1,6 +1,7 @@
 /**
- * The sandbox's request log (docs/sandbox.md, "The request log") as stored: rows written in batches, read newest first
- * with the filters a client and the console share, pruned by age and by count per client.
+ * The sandbox's request log (docs/sandbox.md, "The request log") as stored: rows written in
+ * batches, read newest first with the filters a client and the console share, pruned by age and by
+ * count per client.
  */
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';

@@ -1,8 +1,8 @@
 /**
- * The events a client can receive (docs/webhooks.md, "Events") and their payloads, as the Standard Webhooks
- * specification shapes them: `{ type, timestamp, data }`. An event's id is derived from what it
- * reports (an operation's reference and final state, a core event's id), so writing it twice
- * writes it once. Payloads carry no secret and no token.
+ * The events a client can receive (docs/webhooks.md, "Events") and their payloads, as the Standard
+ * Webhooks specification shapes them: `{ type, timestamp, data }`. An event's id is derived from
+ * what it reports (an operation's reference and final state, a core event's id), so writing it
+ * twice writes it once. Payloads carry no secret and no token.
  */
 import { createHash } from 'node:crypto';
 import type { CoreEvent } from '../core/port.js';

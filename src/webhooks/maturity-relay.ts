@@ -1,9 +1,9 @@
 /**
- * The relay of the core's events (docs/webhooks.md, "The outbox guarantee"): reads the core's event log through the port
- * after a cursor kept in the API's store, and writes a webhook event for the client whose
- * operation made the contract (a maturing deposit's constitution). Its id is derived from the
- * core event's id and its insert is idempotent, so reading an event again (a crash before the
- * cursor moved, two instances reading together) never writes it twice. A core event whose
+ * The relay of the core's events (docs/webhooks.md, "The outbox guarantee"): reads the core's event
+ * log through the port after a cursor kept in the API's store, and writes a webhook event for the
+ * client whose operation made the contract (a maturing deposit's constitution). Its id is derived
+ * from the core event's id and its insert is idempotent, so reading an event again (a crash before
+ * the cursor moved, two instances reading together) never writes it twice. A core event whose
  * operation reference names no operation of the API (a loan facility loaded from the data file,
  * whose installments fall overdue) belongs to no client and is skipped.
  */

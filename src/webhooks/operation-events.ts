@@ -1,7 +1,7 @@
 /**
- * The outbox write of a settled operation: one insert, in the transaction that settles it, so
- * that the event exists exactly when the final state does (docs/webhooks.md, "The outbox guarantee"). Fan-out to endpoints
- * happens later, in the dispatcher, off the request's path.
+ * The outbox write of a settled operation: one insert, in the transaction that settles it, so that
+ * the event exists exactly when the final state does (docs/webhooks.md, "The outbox guarantee").
+ * Fan-out to endpoints happens later, in the dispatcher, off the request's path.
  */
 import type { Queryable } from '../store/realms.js';
 import { insertEvent } from '../store/webhooks.js';

@@ -1,8 +1,9 @@
 /**
- * Signed events in the background of every instance (docs/webhooks.md, "The outbox guarantee" and "Several instances"): each pass relays the core's
- * new events, fans new events out to endpoints and starts the deliveries that are due, each
- * endpoint in its own lane; a pass never waits for an attempt, so a hung endpoint delays no pass.
- * Every step claims its work with a guarded update, so instances share the work and never repeat it.
+ * Signed events in the background of every instance (docs/webhooks.md, "The outbox guarantee" and
+ * "Several instances"): each pass relays the core's new events, fans new events out to endpoints
+ * and starts the deliveries that are due, each endpoint in its own lane; a pass never waits for an
+ * attempt, so a hung endpoint delays no pass. Every step claims its work with a guarded update, so
+ * instances share the work and never repeat it.
  */
 import { randomUUID } from 'node:crypto';
 import type { Vault } from '../auth/vault.js';

@@ -1,7 +1,7 @@
 /**
- * GET /v1/operations/{reference} (docs/api.md, "200, 202, 204"): the state of an operation, for the client that
- * submitted it and with the scope of the original operation. Another client's reference is 404,
- * exactly as an unknown one, so references leak nothing.
+ * GET /v1/operations/{reference} (docs/api.md, "200, 202, 204"): the state of an operation, for the
+ * client that submitted it and with the scope of the original operation. Another client's reference
+ * is 404, exactly as an unknown one, so references leak nothing.
  */
 import { identifierCharsMax, identifierPattern } from '../../operations/schemas/field-limits.js';
 import type { FastifyInstance } from 'fastify';

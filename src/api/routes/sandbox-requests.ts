@@ -1,7 +1,7 @@
 /**
- * GET /v1/sandbox/requests (sandbox mode only; docs/sandbox.md, "The request log"): the calling client's own requests
- * and answers, newest first, with the filters the console shares. Any valid token of the client
- * reads them; another client's are never shown.
+ * GET /v1/sandbox/requests (sandbox mode only; docs/sandbox.md, "The request log"): the calling
+ * client's own requests and answers, newest first, with the filters the console shares. Any valid
+ * token of the client reads them; another client's are never shown.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';

@@ -1,8 +1,9 @@
 /**
- * GET /v1/webhooks/deliveries (docs/webhooks.md, "Deliveries seen by the client"): a client sees the deliveries of its own events to
- * its own endpoints, newest first, with their status, attempts and last error, so that it can
- * tell a missed event from one never sent. Any valid token of the client; no scope is needed, as
- * for GET /v1/operations. Another client's deliveries are never listed.
+ * GET /v1/webhooks/deliveries (docs/webhooks.md, "Deliveries seen by the client"): a client sees
+ * the deliveries of its own events to its own endpoints, newest first, with their status, attempts
+ * and last error, so that it can tell a missed event from one never sent. Any valid token of the
+ * client; no scope is needed, as for GET /v1/operations. Another client's deliveries are never
+ * listed.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';

@@ -1,6 +1,7 @@
-// The sandbox's request log (docs/sandbox.md, "The request log"): every client's business API requests and answers, with
-// the filters a client has at GET /v1/sandbox/requests plus the client, each linked to its
-// operation and to that operation's webhook deliveries. Credentials were never kept.
+// The sandbox's request log (docs/sandbox.md, "The request log"): every client's business API
+// requests and answers, with the filters a client has at GET /v1/sandbox/requests plus the client,
+// each linked to its operation and to that operation's webhook deliveries. Credentials were never
+// kept.
 import { html } from './html.js';
 import { useState } from './vendor/hooks.js';
 import { failureText } from './api.js';

@@ -1,5 +1,6 @@
 /**
- * Which business days an advance of the business date closes (docs/business-days.md, "Which days close").
+ * Which business days an advance of the business date closes (docs/business-days.md, "Which days
+ * close").
  *
  * The business date D is the open day: operations book on it. Advancing from C to D passes the
  * days C, C+1, ..., D-1, and each of them that is a business day is closed once, in order: its end

@@ -1,8 +1,8 @@
 /**
- * A term deposit's maturity at end of day (docs/business-days.md, "What the end of day of day b does"): the principal goes back from the
- * deposit's account to the source account and the interest, exactly as the retrieve computes it
- * (interest.ts), from the bank's interest expense account to the interest settlement account, in
- * one balanced movement.
+ * A term deposit's maturity at end of day (docs/business-days.md, "What the end of day of day b
+ * does"): the principal goes back from the deposit's account to the source account and the
+ * interest, exactly as the retrieve computes it (interest.ts), from the bank's interest expense
+ * account to the interest settlement account, in one balanced movement.
  */
 import type { Account, TermDepositContract } from '../domain.js';
 import { LedgerInvariantError, mergeSameAccount, type PostingLine } from '../ledger/movement.js';

@@ -1,6 +1,7 @@
 /**
- * Loan installments at end of day (docs/business-days.md, "What the end of day of day b does"): an installment due on or before the closed day
- * and not fully paid becomes Overdue. Paying it in full afterwards makes it Paid.
+ * Loan installments at end of day (docs/business-days.md, "What the end of day of day b does"): an
+ * installment due on or before the closed day and not fully paid becomes Overdue. Paying it in full
+ * afterwards makes it Paid.
  */
 import { toEpochDay } from '../calendar-date.js';
 import type { Installment } from '../domain.js';

@@ -1,7 +1,7 @@
 /**
- * Charges of an installment execution (docs/loans.md, "The execution"), each rounded half-up to the minor unit:
- * commission = max(amount × commissionRate, minimumCommission), fee = fixedFee,
- * tax = (commission + fee) × taxRate.
+ * Charges of an installment execution (docs/loans.md, "The execution"), each rounded half-up to the
+ * minor unit: commission = max(amount × commissionRate, minimumCommission), fee = fixedFee, tax =
+ * (commission + fee) × taxRate.
  */
 import { decimalOf, divideHalfUp } from '../money.js';
 

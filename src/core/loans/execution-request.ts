@@ -1,6 +1,7 @@
 /**
- * Merchandising loan installment execution: the command the core executes, and the checks that
- * need no stored data (the 400s of docs/loans.md, "Checks, in order"). They run before a correlation id is consumed.
+ * Merchandising loan installment execution: the command the core executes, and the checks that need
+ * no stored data (the 400s of docs/loans.md, "Checks, in order"). They run before a correlation id
+ * is consumed.
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
 import { writtenNumber, type NumberSource } from '../money.js';

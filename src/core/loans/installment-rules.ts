@@ -1,8 +1,8 @@
 /**
- * The installment execution's rules that need the core's records (docs/loans.md, "Checks, in order"), as a pure
- * function: facility, installment and accounts in, the amount, the charges and one balanced
- * movement out (the payment account pays the amount to the facility, the expense account pays
- * commission, fee and tax to the bank's income accounts), or the first broken rule.
+ * The installment execution's rules that need the core's records (docs/loans.md, "Checks, in
+ * order"), as a pure function: facility, installment and accounts in, the amount, the charges and
+ * one balanced movement out (the payment account pays the amount to the facility, the expense
+ * account pays commission, fee and tax to the bank's income accounts), or the first broken rule.
  */
 import { accept, refuse, type Decision } from '../decision.js';
 import { activeStatus, type Account, type Installment, type LoanFacility } from '../domain.js';

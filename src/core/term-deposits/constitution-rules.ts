@@ -1,7 +1,8 @@
 /**
- * The term deposit constitution's rules that need the core's records (the 404s and
- * 422s of docs/term-deposits.md, "Checks, in order"), as a pure function: the facts the core read in, the contract and its balanced
- * movement out, or the first broken rule. The checks run in the order the error table documents.
+ * The term deposit constitution's rules that need the core's records (the 404s and 422s of
+ * docs/term-deposits.md, "Checks, in order"), as a pure function: the facts the core read in, the
+ * contract and its balanced movement out, or the first broken rule. The checks run in the order the
+ * error table documents.
  */
 import { accept, refuse, type Decision } from '../decision.js';
 import { activeStatus, type Account, type Customer, type TermDepositContract, type TermDepositProduct } from '../domain.js';

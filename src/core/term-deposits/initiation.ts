@@ -1,6 +1,7 @@
 /**
- * Term deposit initiation: the command the core executes, and the checks that need no stored
- * data (the 400s of docs/term-deposits.md, "Checks, in order"). They run before a correlation id is consumed.
+ * Term deposit initiation: the command the core executes, and the checks that need no stored data
+ * (the 400s of docs/term-deposits.md, "Checks, in order"). They run before a correlation id is
+ * consumed.
  */
 import { errorCatalogue as E, BusinessRefusal } from '../error-catalogue.js';
 import { addDays, isCalendarDate, toEpochDay } from '../calendar-date.js';

@@ -1,8 +1,8 @@
 /**
  * The longest value each kind of string field takes, in characters (UTF-16 code units, as JSON
- * Schema's maxLength counts them), and the identifiers' alphabet (docs/api.md, "Order of checks"; docs/security.md).
- * Every request string has one of these limits, so no field can carry an unbounded payload into
- * the core, the audit trail or a log line.
+ * Schema's maxLength counts them), and the identifiers' alphabet (docs/api.md, "Order of checks";
+ * docs/security.md). Every request string has one of these limits, so no field can carry an
+ * unbounded payload into the core, the audit trail or a log line.
  */
 
 /** Account numbers, facility ids, contract numbers, operation references. */

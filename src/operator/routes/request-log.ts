@@ -1,8 +1,8 @@
 /**
- * The sandbox's request log for the operator (docs/sandbox.md, "The request log"): every client's requests with the
- * filters a client has at GET /v1/sandbox/requests, and one more, `client` (`realm/clientId`, as
- * the clients list names them). Sandbox mode only: elsewhere there is no log and the route is not
- * registered (404).
+ * The sandbox's request log for the operator (docs/sandbox.md, "The request log"): every client's
+ * requests with the filters a client has at GET /v1/sandbox/requests, and one more, `client`
+ * (`realm/clientId`, as the clients list names them). Sandbox mode only: elsewhere there is no log
+ * and the route is not registered (404).
  */
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { requestLogQuery, requestLogView, type RequestLog } from '../../sandbox/request-log.js';

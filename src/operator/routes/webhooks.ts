@@ -1,8 +1,9 @@
 /**
- * The operator API's webhook routes (docs/webhooks.md, "Registering endpoints"; mounted under /operator/v1 by the operator
- * plugin, which authenticates every request): endpoints of clients and the deliveries of their
- * events. A secret is answered once, when the endpoint is registered; nothing lists it again.
- * Errors are `{ status, reason, message }` with a message that says what to do.
+ * The operator API's webhook routes (docs/webhooks.md, "Registering endpoints"; mounted under
+ * /operator/v1 by the operator plugin, which authenticates every request): endpoints of clients and
+ * the deliveries of their events. A secret is answered once, when the endpoint is registered;
+ * nothing lists it again. Errors are `{ status, reason, message }` with a message that says what to
+ * do.
  */
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Vault } from '../../auth/vault.js';

@@ -1,8 +1,9 @@
 /**
- * Frozen migration: production mode (docs/deployment.md, "The reconciler"). Operation records get the bookkeeping of the
- * reconciler (attempts, next attempt, last change as epoch ms) and an index for its scans; the
- * reference core remembers every outcome per operation reference, refusals included, so that a
- * repeat of a reference answers the original result (at most once). Never edit a landed migration.
+ * Frozen migration: production mode (docs/deployment.md, "The reconciler"). Operation records get
+ * the bookkeeping of the reconciler (attempts, next attempt, last change as epoch ms) and an index
+ * for its scans; the reference core remembers every outcome per operation reference, refusals
+ * included, so that a repeat of a reference answers the original result (at most once). Never edit
+ * a landed migration.
  *
  * Issue 25: the reference core owns its tables and creates them with its own migrations
  * (src/reference-core/storage/migrations). The core's tables this migration made when the API

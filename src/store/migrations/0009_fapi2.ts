@@ -1,5 +1,6 @@
 /**
- * Frozen migration: FAPI 2.0 for machine to machine (docs/auth.md, "FAPI 2.0: strong client authentication and sender-constrained tokens"; issue 26).
+ * Frozen migration: FAPI 2.0 for machine to machine (docs/auth.md, "FAPI 2.0: strong client
+ * authentication and sender-constrained tokens"; issue 26).
  * - realms: the `fapi2` profile and whether DPoP proofs need a server nonce;
  * - clients: one authentication method each (a secret, `private_key_jwt` with the client's public
  *   keys, or `tls_client_auth` with the certificate's subject DN) and the binding of its tokens
