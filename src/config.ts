@@ -39,8 +39,9 @@ export interface Config {
   /** PEM files for serving HTTPS directly (TLS 1.2 at least); absent: plain HTTP behind a TLS proxy. */
   tls: { certFile: string; keyFile: string } | undefined;
   /**
-   * TLS client certificates (RFC 8705; docs/auth.md, "Mutual TLS"): the CA file that issues them, and behind a
-   * TLS-terminating proxy the header it puts them in and the proxies believed; undefined: none taken.
+   * TLS client certificates (RFC 8705; docs/auth.md, "Mutual TLS"): the CA file that issues them,
+   * and behind a TLS-terminating proxy the header it puts them in and the proxies believed;
+   * undefined: none taken.
    */
   clientCertificates: { caFile: string; header: string | undefined; trustedProxies: string[] } | undefined;
   /** How often the reconciler looks for unknown and abandoned operations. */
@@ -288,8 +289,9 @@ function tlsFiles(certFile: string | undefined, keyFile: string | undefined): Co
 }
 
 /**
- * Client certificates (docs/auth.md, "Mutual TLS") come from the TLS handshake (coregate serves TLS itself) or
- * from a trusted proxy's header; either way --tls-client-ca names the CA that must have issued them.
+ * Client certificates (docs/auth.md, "Mutual TLS") come from the TLS handshake (coregate serves TLS
+ * itself) or from a trusted proxy's header; either way --tls-client-ca names the CA that must have
+ * issued them.
  */
 function clientCertificateSettings(caFile: string | undefined, header: string | undefined, proxies: string[], servesTls: boolean): Config['clientCertificates'] {
   const trustedProxies = proxies.map((proxy) => proxy.trim()).filter((proxy) => proxy !== '');

@@ -38,7 +38,7 @@ import { sharedSchemaController } from './schema-compilers.js';
 /** Swagger UI's configuration document (configUrl): it names /openapi.json as the page's document. */
 const swaggerConfigPath = '/docs/swagger-config.json';
 
-/** Business API bodies are small JSON documents (CONTRACT §5: over 64 KiB → 413). */
+/** Business API bodies are small JSON documents (over 64 KiB → 413: docs/api.md, "Order of checks"). */
 export const bodyBytesMax = 64 * 1024;
 
 export interface ServerParts {
@@ -50,8 +50,8 @@ export interface ServerParts {
   version: string;
   /** True once shutdown began: responses then close their connection so that close() can finish. */
   isClosing: () => boolean;
-  /** Serve HTTPS with these PEM contents (SPEC Authentication 7: TLS 1.2 or higher). */
-  /** `ca`: the TLS client certificates' CA (CONTRACT §13): a certificate is asked for, not required. */
+  /** Serve HTTPS with these PEM contents (TLS 1.2 or higher: docs/deployment.md, "TLS"). */
+  /** `ca`: the TLS client certificates' CA (docs/auth.md, "Mutual TLS"): a certificate is asked for, not required. */
   tls?: { cert: Buffer; key: Buffer; ca?: Buffer | undefined } | undefined;
   /** Counts every request; serves GET /metrics here unless a separate metrics port serves it. */
   metrics?: { metrics: Metrics; serveOnMainPort: boolean } | undefined;
@@ -251,7 +251,8 @@ async function registerDocs(app: FastifyInstance, parts: ServerParts): Promise<v
   });
   app.get(swaggerConfigPath, { schema: { hide: true } }, async () => ({ url: '/openapi.json' }));
   // The document's examples are dated by the core's business date (built again when it moves), and
-  // the Postman collection is made from that document (CONTRACT §14), wherever the document is served.
+  // the Postman collection is made from that document (docs/collections.md), wherever the document
+  // is served.
   const docs = new DatedDocument({
     base: () => app.swagger() as Record<string, unknown>,
     businessDate: () => parts.api.core.businessDate(),
@@ -282,7 +283,8 @@ function setLastResortHandlers(app: FastifyInstance): void {
 
   app.setNotFoundHandler(async (request, reply) => {
     const path = `${request.method} ${request.url.split('?')[0] ?? ''}`;
-    // CONTRACT §4: the business API echoes (or generates) x-correlation-id on every response.
+    // The business API echoes (or generates) x-correlation-id on every response (docs/api.md,
+    // "Correlation ids and duplicates").
     if (request.url.startsWith('/v1/') || request.url === '/v1') readCorrelation(request, reply);
     return reply.code(404).send({ status: 404, reason: reasonOf(404), message: `No route ${path}`, path });
   });

@@ -89,7 +89,8 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
   // text/plain would otherwise be parsed and reach validation: it is a 415 (docs/api.md, "Order of
   // checks").
   app.removeContentTypeParser('text/plain');
-  // Numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts; docs/api.md, "Order of checks").
+  // Numbers as written, no repeated member, bounded nesting, valid UTF-8 (strict-json.ts;
+  // docs/api.md, "Order of checks").
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
@@ -210,9 +211,10 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
 }
 
 /**
- * The sandbox's request log (docs/sandbox.md, "The request log"): an authenticated business request and its answer are
- * recorded once the answer went out (onResponse), never on its way. An unauthenticated one names
- * no client it could be shown to, and anyone's garbage must not fill the log: it is not kept.
+ * The sandbox's request log (docs/sandbox.md, "The request log"): an authenticated business request
+ * and its answer are recorded once the answer went out (onResponse), never on its way. An
+ * unauthenticated one names no client it could be shown to, and anyone's garbage must not fill the
+ * log: it is not kept.
  */
 function logRequests(app: FastifyInstance, requestLog: RequestLog): void {
   app.decorateRequest('loggedRequestBody', undefined);

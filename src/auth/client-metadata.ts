@@ -9,7 +9,8 @@ import { normalizedDistinguishedName } from './distinguished-name.js';
 
 /**
  * How a client proves itself at the token and introspection endpoints. The two secret methods are
- * one (either way of sending the secret is accepted: docs/auth.md, "Endpoints"); the others never take a secret.
+ * one (either way of sending the secret is accepted: docs/auth.md, "Endpoints"); the others never
+ * take a secret.
  */
 export const tokenEndpointAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth'] as const;
 export type TokenEndpointAuthMethod = (typeof tokenEndpointAuthMethods)[number];
@@ -63,8 +64,9 @@ export interface MetadataProblem {
 }
 
 /**
- * The rules for one client of a realm (docs/auth.md, "Client metadata and the fapi2 profile"): the method's own needs (keys, a subject DN,
- * a secret or none) and, in a `fapi2` realm, strong authentication only.
+ * The rules for one client of a realm (docs/auth.md, "Client metadata and the fapi2 profile"): the
+ * method's own needs (keys, a subject DN, a secret or none) and, in a `fapi2` realm, strong
+ * authentication only.
  */
 export function clientMetadataProblem(profile: RealmProfile | null, client: ClientAuthentication, hasSecret: boolean): MetadataProblem | undefined {
   const { method } = client;

@@ -1,8 +1,8 @@
 /**
  * The core's business-day calendar: weekend days, holidays and a business date. The business date
- * moves (CONTRACT §12) and lives in the core's store: the reference core reads it inside each
- * operation's transaction and decides with `withBusinessDate(stored)`, never with a date kept in
- * memory since the start.
+ * moves (docs/business-days.md, "The business date") and lives in the core's store: the reference
+ * core reads it inside each operation's transaction and decides with `withBusinessDate(stored)`,
+ * never with a date kept in memory since the start.
  */
 import { addDays, toEpochDay } from './calendar-date.js';
 

@@ -233,9 +233,9 @@ export interface CoreRecords {
 }
 
 /**
- * The data file's core part (docs/sandbox.md, "The data file"): `businessDate`, `calendar`, `users`, `workstations`,
- * `customers`, `accounts`, `termDepositProducts`, `merchandisingLoans`, as JSON. The core checks
- * it; the API's part (realms, webhooks) never goes to the core.
+ * The data file's core part (docs/sandbox.md, "The data file"): `businessDate`, `calendar`,
+ * `users`, `workstations`, `customers`, `accounts`, `termDepositProducts`, `merchandisingLoans`, as
+ * JSON. The core checks it; the API's part (realms, webhooks) never goes to the core.
  */
 export type CoreDataDocument = Readonly<Record<string, unknown>>;
 
@@ -247,7 +247,8 @@ export interface CoreLoadSummary {
 
 /**
  * The load side for sandbox data: adds what is missing (records that exist are kept as they are:
- * docs/sandbox.md, "The data file"), in one transaction. A document the core refuses throws `CoreDataRefused`.
+ * docs/sandbox.md, "The data file"), in one transaction. A document the core refuses throws
+ * `CoreDataRefused`.
  */
 export interface CoreDataLoad {
   loadData(document: CoreDataDocument): Promise<CoreLoadSummary>;

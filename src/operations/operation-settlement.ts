@@ -113,7 +113,8 @@ export class OperationSettlement {
     // All three end before a failure is answered, so the unit of work rolls back with none in flight.
     const writes = await Promise.allSettled([
       this.#options.claims.move(db, record.reference, from.guard, { status: 'Executed', httpStatus: 200, result: settlement.body, request: null, atEpochMs }),
-      // The outbox (docs/webhooks.md, "The outbox guarantee"): the event commits with the final state, or neither does.
+      // The outbox (docs/webhooks.md, "The outbox guarantee"): the event commits with the final
+      // state, or neither does.
       writeOperationEvent(db, record, { status: 'Executed', result: settlement.body }, atEpochMs),
       this.#options.audit.write(db, target.audit, record.reference, 200, settlement.outcome),
     ]);

@@ -105,9 +105,9 @@ export async function loadSandboxDataWithin(trx: Transaction<Database>, vault: V
 }
 
 /**
- * Webhook endpoints (docs/webhooks.md, "Registering endpoints"): one per client and URL, added when missing, never
- * overwritten. Without a `secret` in the file one is generated and sealed, and nobody can read
- * it: give one in the file to verify the events (docs/webhooks.md).
+ * Webhook endpoints (docs/webhooks.md, "Registering endpoints"): one per client and URL, added when
+ * missing, never overwritten. Without a `secret` in the file one is generated and sealed, and
+ * nobody can read it: give one in the file to verify the events (docs/webhooks.md).
  */
 async function loadWebhooks(db: Queryable, vault: Vault, data: SandboxData, targets: TargetPolicy, clock: Clock): Promise<number> {
   let added = 0;

@@ -811,7 +811,8 @@ describeEachStore(
       assert.equal(repeatFaulty.writes, writesBefore, 'the core was never written to');
       const unknown = await storedOperation(server(), id);
       assert.equal(unknown?.status, 'Unknown', 'the outcome is held as unknown');
-      // The 502 of an unknown outcome says where to follow it, and so does a repeat the core still cannot settle.
+      // The 502 of an unknown outcome says where to follow it, and so does a repeat the core still
+      // cannot settle.
       assert.equal(failed.headers.get('location'), `/v1/operations/${unknown?.reference}`);
       const duringOutage = await repeatFaulty.withFault({ kind: 'unavailable' }, () => initiate(server(), { token, correlationId: id, body }));
       assertRefused(duringOutage, 502, 'TD-502-001');

@@ -1052,9 +1052,10 @@ describeEachStore(
   { data: loanDataFile, wrapCore: faulty.wrap, clock, flags: { coreTimeoutMs: String(coreTimeoutMs), ...reconcilerIdle } },
 );
 
-// The client's repeat after a 502/504 executes an operation the core never did (docs/api.md, "Correlation ids and duplicates"): the
-// reconciler stays idle so that it cannot fence the operation first (helpers/reconciler.ts), and
-// the time-out is one a loaded machine's core calls stay within.
+// The client's repeat after a 502/504 executes an operation the core never did (docs/api.md,
+// "Correlation ids and duplicates"): the reconciler stays idle so that it cannot fence the
+// operation first (helpers/reconciler.ts), and the time-out is one a loaded machine's core calls
+// stay within.
 const repeatFaulty = new FaultyCore();
 const repeatCoreTimeoutMs = 1_000;
 

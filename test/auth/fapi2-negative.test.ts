@@ -291,8 +291,9 @@ describeEachStore(
       try {
         const granted = await tokenRequest({ assertion: await clientAssertion(issuer(), replacement) });
         assert.equal(granted.status, 200, JSON.stringify(granted.body));
-        // (The old key is not asserted refused here: another instance's snapshot, at most a
-        // second old by design, may still hold it: the bound on what instances keep, docs/deployment.md, "What an instance keeps in memory".)
+        // (The old key is not asserted refused here: another instance's snapshot, at most a second
+        // old by design, may still hold it: the bound on what instances keep, docs/deployment.md,
+        // "What an instance keeps in memory".)
       } finally {
         await store.db.updateTable('clients').set({ jwks: before.jwks }).where('realm', '=', fapiRealm).where('client_id', '=', fapiClientId).execute();
       }

@@ -148,7 +148,8 @@ describeEachStore('coregate clients', ({ server, dbUrl }) => {
     const disabled = await coregate(['clients', 'disable', '--realm', 'sandbox', '--client-id', 'toggle-app', ...db()]);
     assertSucceeded(disabled);
     assert.match(disabled.stdout, /disabled/);
-    // The disabled client may be honoured for authSnapshotMaxAgeMs more (docs/deployment.md, "What an instance keeps in memory").
+    // The disabled client may be honoured for authSnapshotMaxAgeMs more (docs/deployment.md, "What
+    // an instance keeps in memory").
     clock.advance(authSnapshotMaxAgeMs);
     const refused = await tokenFor('toggle-app', secret);
     assert.equal(refused.status, 401);

@@ -429,7 +429,8 @@ describeEachStore('SDK token renewal after 401', ({ server, dbUrl }) => {
     await afterIssuedSecond(oldToken);
     const rotated = JSON.parse(await coregateCli(['keys', 'rotate', '--realm', demo.realm, '--db', dbUrl(), '--json'])) as { kid: string };
     await coregateCli(['realms', 'revoke-tokens', '--realm', demo.realm, '--db', dbUrl(), '--json']);
-    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (docs/deployment.md, "What an instance keeps in memory").
+    // The API sees the realm's new not-before within authSnapshotMaxAgeMs (docs/deployment.md,
+    // "What an instance keeps in memory").
     renewalClock.advance(authSnapshotMaxAgeMs);
 
     const tokensBefore = tokenRequests(server());
