@@ -33,7 +33,7 @@ export type { CircuitState } from './core-http/circuit-breaker.js';
 export { buildCoreServer, type CoreServerOptions } from './core-http/core-server.js';
 export { BusinessRefusal, errorCatalogue, allErrorCodes } from './core/error-catalogue.js';
 // The conformance kit (docs/conformance.md): every rule of the port, against an in-process adapter.
-export { runCoreConformance, type ConformanceOptions, type ConformanceReport, type RuleResult } from './conformance/run-core-conformance.js';
+export { runCoreConformance, type ConformanceOptions, type ConformanceReport, type ConformanceStart, type RuleResult } from './conformance/run-core-conformance.js';
 export { readFixtureFile, type ConformanceFixtures } from './conformance/conformance-fixtures.js';
 export { conformanceRuleIds } from './conformance/conformance-rules.js';
 export { describeResult as describeConformanceResult, describeTotals as describeConformanceTotals, junitReport as conformanceJunitReport, tapReport as conformanceTapReport } from './conformance/conformance-report.js';
