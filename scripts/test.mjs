@@ -11,7 +11,7 @@
 // the first of them has ended, so that no more files run at once than the machine takes
 // (2 + 2 at first, then 1 + 1 + what is left of the other lane). Arguments: file filters (a file runs when its path contains one of
 // them), `--lane <name>` (repeatable) to run only those lanes, `--list` to print the lanes and
-// their files and run nothing. Node 20's --test takes no glob patterns, so the files are listed here.
+// their files and run nothing. Node 20's --test takes no glob patterns: the runner lists the files itself.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,112 +22,44 @@ import { makeSigningKeys } from './test-signing-keys.mjs';
 import { newRunId, prepareTemplates } from './test-templates.mjs';
 
 /**
- * The process lane: files whose tests spawn coregate processes (path prefixes). Operator commands
- * run inside the test's process (test/helpers/cli.ts `runCli`), so a file of CLI tests is no
- * process file; one that starts `coregate serve`, kills a process or runs the entry itself is.
+ * Each test file declares its lane in its own header (docs/testing.md, "Lanes"), in line comments
+ * before its first import:
+ *   // @lane process          its tests spawn coregate processes (the CLI's entry, `serve`, a
+ *                             SIGKILL, failover, torture, TLS, workers): fewer of them run at once;
+ *   // @deployments remote-core two-instances
+ *                             an API suite whose outcome depends on the deployment, re-run there;
+ *   // @starts-early          among the slowest files of a quiet run: it starts first in its lane,
+ *                             so that no long file starts last and runs alone at the end.
+ * A file without `@lane process` runs in the in-process lane.
  */
-const processLane = [
-  'test/audit/audit-spool-crash.test.ts',
-  'test/auth/jwks-and-keys.test.ts',
-  'test/bench/',
-  'test/cli/failed-start.test.ts',
-  'test/cli/first-contact.test.ts',
-  'test/cli/thread-pool-size.test.ts',
-  'test/conformance/core-serve.test.ts',
-  'test/conformance/example-core.test.ts',
-  'test/core-http/core-serve-cli.test.ts',
-  'test/docs/',
-  'test/end-of-day/crash.test.ts',
-  'test/readme/',
-  'test/sandbox/reset.test.ts',
-  'test/server/database-connection-loss-remote.test.ts',
-  'test/server/database-connection-loss.test.ts',
-  'test/server/database-failover.test.ts',
-  'test/server/lifecycle.test.ts',
-  'test/server/secrets-in-logs.test.ts',
-  'test/server/sigterm-under-load.test.ts',
-  'test/server/startup-errors.test.ts',
-  'test/server/tls.test.ts',
-  'test/server/workers.test.ts',
-  'test/torture/',
-  'test/tracing/trace-export.test.ts',
-  'test/webhooks/outbox-crash.test.ts',
-];
-
-/**
- * The API suites re-run per deployment (issue 8: every rule holds on all three), and on which:
- * those whose outcome passes through the core port (execution, refusals, reads of the core's
- * records, reconciliation, races on the core's guarded debits, the audit record written with the
- * postings) re-run against a remote core; those whose outcome depends on state shared between
- * instances (correlation ids, the duplicate window, races, the audit chain, operation records)
- * re-run on two instances. The others (test/api/openapi, loan-openapi, strict-input,
- * bearer-validation, request-errors, errors-doc, rate-limit) decide at the HTTP edge, before the
- * core and the shared store are involved, so a deployment does not change them: they run once.
- * instances.test.ts starts its own instances; it re-runs against a remote core only.
- */
-const deploymentSuites = {
-  'test/api/audit.test.ts': ['remote-core', 'two-instances'],
-  'test/api/correlation-and-async.test.ts': ['remote-core', 'two-instances'],
-  'test/api/instances.test.ts': ['remote-core'],
-  'test/api/loan-execution.test.ts': ['remote-core', 'two-instances'],
-  'test/api/loan-races.test.ts': ['remote-core', 'two-instances'],
-  'test/api/races.test.ts': ['remote-core', 'two-instances'],
-  'test/api/reconciler.test.ts': ['remote-core', 'two-instances'],
-  'test/api/scenarios.test.ts': ['remote-core', 'two-instances'],
-  'test/api/term-deposit-initiation.test.ts': ['remote-core', 'two-instances'],
-  'test/api/term-deposit-retrieve.test.ts': ['remote-core'],
-  // A client assertion's or DPoP proof's jti is used once on every instance (docs/auth.md, "The
-  // replay record").
-  'test/auth/fapi2-negative.test.ts': ['two-instances'],
-};
-
-/**
- * The files that took longest in a past run (a quiet run at stop 36, operator commands in-process; in its order) start first in their
- * lane, so that a long file does not start last and run alone at the end (a lane's files otherwise
- * start in alphabetical order).
- */
-const slowestFirst = [
-  'test/bench/smoke.test.ts',
-  'test/torture/pg-failover.test.ts',
-  'test/server/database-connection-loss.test.ts',
-  'test/torture/torture.test.ts',
-  'test/sdk/client.test.ts',
-  'test/end-of-day/crash.test.ts',
-  'test/api/loan-execution.test.ts',
-  'test/auth/jwks-and-keys.test.ts',
-  'test/server/lifecycle.test.ts',
-  'test/api/loan-races.test.ts',
-  'test/tracing/trace-export.test.ts',
-  'test/api/correlation-and-async.test.ts',
-  'test/docs/deployment-commands.test.ts',
-  'test/server/database-connection-loss-remote.test.ts',
-  'test/api/bearer-validation.test.ts',
-  'test/sdk/token-caching.test.ts',
-  'test/server/database-failover.test.ts',
-  'test/server/workers.test.ts',
-  'test/sandbox/reset.test.ts',
-  'test/api/audit.test.ts',
-  'test/console/console-remote-core.test.ts',
-  'test/torture/failover-helpers.test.ts',
-  'test/auth/introspection.test.ts',
-  'test/api/term-deposit-initiation.test.ts',
-  'test/console/operator-api.test.ts',
-  'test/webhooks/forbidden-targets.test.ts',
-  'test/api/races.test.ts',
-  'test/server/secrets-in-logs.test.ts',
-  'test/console/console.test.ts',
-  'test/docs-page/swagger-ui.test.ts',
-  'test/api/strict-input.test.ts',
-  'test/cli/thread-pool-size.test.ts',
-  'test/core-http/remote-core-api.test.ts',
-  'test/console/console-maturity.test.ts',
-  'test/operations/application-layer.test.ts',
-  'test/metrics/metrics-port.test.ts',
-];
-const startOrder = (file) => {
-  const index = slowestFirst.indexOf(file);
-  return index === -1 ? slowestFirst.length : index;
-};
+const deploymentNames = ['remote-core', 'two-instances'];
+const declarationCache = new Map();
+function declarationsOf(file) {
+  let found = declarationCache.get(file);
+  if (found) return found;
+  found = { process: false, deployments: [], startsEarly: false };
+  // The header only: the declarations come before the first import.
+  for (const line of readFileSync(file, 'utf8').split('\n', 80)) {
+    if (line.startsWith('import ')) break;
+    const match = /^\/\/ @(lane|deployments|starts-early)\b(.*)$/.exec(line);
+    if (!match) continue;
+    const [, name, rest] = match;
+    const words = rest.replace(/:.*$/, '').trim().split(/\s+/).filter((word) => word !== '');
+    if (name === 'lane') {
+      if (words.length !== 1 || !['process', 'in-process'].includes(words[0])) throw new Error(`${file}: @lane takes process or in-process, got "${rest.trim()}"`);
+      found.process = words[0] === 'process';
+    } else if (name === 'deployments') {
+      const unknown = words.filter((word) => !deploymentNames.includes(word));
+      if (words.length === 0 || unknown.length > 0) throw new Error(`${file}: @deployments takes ${deploymentNames.join(', ')}, got "${rest.trim()}"`);
+      found.deployments = words;
+    } else {
+      found.startsEarly = true;
+    }
+  }
+  declarationCache.set(file, found);
+  return found;
+}
+const startOrder = (file) => (declarationsOf(file).startsEarly ? 0 : 1);
 
 function testFiles(dir) {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -165,15 +97,7 @@ const files = testFiles('test')
   .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
   .sort()
   .sort((a, b) => startOrder(a) - startOrder(b));
-for (const listed of [...processLane, ...Object.keys(deploymentSuites)]) {
-  // A renamed or removed file must not silently leave its lane (slowestFirst only orders: a stale
-  // entry there costs nothing).
-  if (!testFiles('test').some((file) => file.split('\\').join('/').startsWith(listed))) {
-    console.error(`scripts/test.mjs lists ${listed}, which matches no test file: update the lists`);
-    process.exit(2);
-  }
-}
-const inProcessLane = (file) => !processLane.some((prefix) => file.startsWith(prefix));
+const inProcessLane = (file) => !declarationsOf(file).process;
 // At most four files at once per run while the in-process and process lanes run (2 + 2), and at
 // most four after the first of them (1 + 1 + 2): two whole runs at once on a 2-core machine, with five files each, timed out
 // process start-ups and CLI runs (issue 25's two-runs proof). The deployment lanes are bound by the
@@ -187,7 +111,7 @@ const lanes = [
   { label: 'process', files: files.filter((file) => !inProcessLane(file)), concurrency: processConcurrency },
   ...['remote-core', 'two-instances'].map((deployment) => ({
     label: deployment,
-    files: files.filter((file) => deploymentSuites[file]?.includes(deployment)),
+    files: files.filter((file) => declarationsOf(file).deployments.includes(deployment)),
     concurrency: deploymentConcurrency,
     env: { COREGATE_TEST_DEPLOYMENT: deployment },
   })),

@@ -6,6 +6,8 @@
  * ledger. Read through the real CLI (`coregate audit export`, a separate process running the
  * compiled dist/) on each store; every tampering test has a store of its own.
  */
+// @deployments remote-core two-instances
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { auditHash, genesisHash, verifyAuditChain } from '../../src/audit/chain.js';

@@ -6,6 +6,7 @@
  * workstation that is not active in the core's directory; error records at top level.
  * Real HTTP against a started server, real tokens, on each store.
  */
+// @starts-early: among the slowest files of a quiet run
 import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID, type KeyObject } from 'node:crypto';

@@ -8,6 +8,8 @@
  * repeat so that nothing is executed twice. Real HTTP, real tokens, on each store; the ledger is
  * read from the server's store.
  */
+// @deployments remote-core two-instances
+// @starts-early: among the slowest files of a quiet run
 import { FakeClock } from '../helpers/fake-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

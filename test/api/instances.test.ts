@@ -3,6 +3,7 @@
  * balancer"): everything that decides an outcome is shared through the store, so two instances
  * answer as one would.
  */
+// @deployments remote-core
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';

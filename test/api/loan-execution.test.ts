@@ -6,6 +6,8 @@
  * store with openStore), the charges to the cent, 200 / 202 / 204, and 502 / 504 from the core with
  * reconciliation on repeat. Real HTTP against a started server, real tokens, on each store.
  */
+// @deployments remote-core two-instances
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';

@@ -5,6 +5,8 @@
  * duplicates": a correlation id is consumed once). The store is read on its own connection
  * (openStore); every scenario has a store of its own; the ledger must prove after each.
  */
+// @deployments remote-core two-instances
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';

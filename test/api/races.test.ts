@@ -4,6 +4,8 @@
  * id is consumed once (docs/api.md, "Correlation ids and duplicates"), and the duplicate window
  * holds under concurrency. Each scenario has a store of its own.
  */
+// @deployments remote-core two-instances
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkLedger } from '../../src/reference-core/storage/ledger.js';

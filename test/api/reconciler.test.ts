@@ -3,6 +3,7 @@
  * The reconciler is driven directly (`reconcile`) instead of waiting for its timer, so no test
  * sleeps on it.
  */
+// @deployments remote-core two-instances
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';

@@ -5,6 +5,7 @@
  * and, through scripts/test.mjs, against a remote core and two instances. The instance's clock is a
  * fake one: a time-out or a delay passes when the test moves it, never by sleeping.
  */
+// @deployments remote-core two-instances
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';

@@ -6,6 +6,7 @@
  * bad percent-escape): each a 400 or 401 with the documented record, never a 500, and nothing
  * moved. Real HTTP against a started server.
  */
+// @starts-early: among the slowest files of a quiet run
 import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

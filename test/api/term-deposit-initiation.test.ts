@@ -4,6 +4,8 @@
  * store, over real HTTP with real tokens from the token endpoint. Every refusal is also checked
  * against the store: a request refused for any reason changes no balance and creates no contract.
  */
+// @deployments remote-core two-instances
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';

@@ -5,6 +5,7 @@
  * hand-computed values; 404, 401, 403 and the clients of the demo data; on each store, over real
  * HTTP with real tokens from the token endpoint.
  */
+// @deployments remote-core
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, test } from 'node:test';

@@ -8,6 +8,7 @@
  * - in the middle of its appends: every record whose keep was answered is drained, once; the line
  *   the kill cut, never answered, is skipped.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';

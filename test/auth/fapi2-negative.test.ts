@@ -7,6 +7,7 @@
  * stores; re-run on two instances behind a round-robin proxy (scripts/test.mjs), where a replay
  * lands on the other instance than the first use.
  */
+// @deployments two-instances
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';

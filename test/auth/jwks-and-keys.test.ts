@@ -4,6 +4,8 @@
  * (old keys stay published until their tokens expire); keys persist in the store and are shared by
  * instances; private keys are encrypted at rest when COREGATE_MASTER_KEY is set.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';

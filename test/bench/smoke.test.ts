@@ -2,6 +2,8 @@
  * `npm run bench -- --smoke`: the benchmark runs end to end (servers, scenarios, baselines,
  * report) in a few seconds. It checks that it works, never how fast anything is.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -5,6 +5,7 @@
  * existed before; a missing TLS file is refused in words before anything is created. The compiled
  * CLI as a process: `serve` owns its process.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';

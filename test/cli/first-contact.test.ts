@@ -3,6 +3,7 @@
  * described, required options said to be required), and a closed pipe (`coregate ... | head`)
  * ending the command quietly instead of with an EPIPE stack trace.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

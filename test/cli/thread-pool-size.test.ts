@@ -3,6 +3,8 @@
  * src/cli/thread-pool-size.cts): one thread per core, at least two, unless the operator sets
  * UV_THREADPOOL_SIZE. Checked on the rule and on a real `coregate serve` process's threads.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -5,6 +5,7 @@
  * every rule passes but the load side's, which the kit did not use, end of day, not asked for, and
  * the events, which only end of day writes.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

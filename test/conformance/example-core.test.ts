@@ -6,6 +6,7 @@
  * fail rule by rule: with one rule broken on purpose (`--break`), exactly the rules that check it
  * fail, each with the request and the answer that broke it.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';

@@ -7,6 +7,7 @@
  * src/main.ts's operatorRoutes). Until branch A is merged these routes do not exist and this test
  * FAILS, on purpose: it is not skipped, so that the merge is what makes it pass.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';

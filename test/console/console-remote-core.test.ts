@@ -5,6 +5,7 @@
  * facility, term deposits and business date come from the core through its protocol.
  * Skipped with a message when Chromium is missing, except under CI=true (test/console/helpers.ts).
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';

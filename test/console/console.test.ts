@@ -4,6 +4,7 @@
  * anywhere in the page, the operator API's refusals, and the screenshot the README shows.
  * Skipped with a message when Chromium is missing, except under CI=true (test/console/helpers.ts).
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';

@@ -2,6 +2,7 @@
  * The operator API (issue 11): who may call it (console session, coregate:operator bearer), the
  * one-time login, CSRF and JSON rules, and what the read routes answer, on SQLite and PostgreSQL.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { test } from 'node:test';

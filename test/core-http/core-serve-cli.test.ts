@@ -3,6 +3,7 @@
  * own SQLite store and data file, reached by the HTTP adapter; SIGTERM stops it cleanly, and a
  * restart with the same data file keeps every balance (docs/sandbox.md, "The data file").
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';

@@ -13,6 +13,7 @@
  * the proxy until the test has moved the clock past the time-out (`hold-response`), and the
  * reconciler and the pending worker are run by the test.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

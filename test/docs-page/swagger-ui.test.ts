@@ -4,6 +4,7 @@
  * token endpoint with the demo client, and "Try it out" + Execute with the filled example of the
  * term deposit initiation answers 200.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';

@@ -6,6 +6,7 @@
  * guards (404: the sandbox has no such deposit). Skipped, with a message, where openssl, curl or
  * bash is missing (never under CI=true).
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -6,6 +6,7 @@
  * against the example core, through an adapter the test writes as a bank would. A new command the
  * test cannot run fails it, so the page stays true.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -6,6 +6,7 @@
  * maturityDate checked in the core (ML-400-013), a fenced reference's NOT_EXECUTED in the family
  * of the operation that asks, the end of day's report, the opening balances' counter-account.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -5,6 +5,8 @@
  * ready; any other command must exit 0. A new command in the guide that this test cannot run
  * fails it, so the guide stays true.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -5,6 +5,7 @@
  * in-memory core of examples/in-process-core, a term deposit made through the business API and read
  * back, the core's own account debited.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -8,6 +8,7 @@
  * its scenario. A deposit the demo product refuses (TD-422-004) fails it. Skipped, with a message,
  * where curl or bash is missing (never under CI=true).
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';

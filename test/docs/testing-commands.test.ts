@@ -6,6 +6,7 @@
  * what the page says they select. A new kind of command on the page that this test does not know
  * fails it, so the page stays true.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';

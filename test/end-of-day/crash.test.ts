@@ -5,6 +5,8 @@
  * hook, holds each day's transaction open), then run again; every deposit is repaid exactly once
  * and `coregate check` passes. Also the CLI against a remote core (--core-url) and its errors.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

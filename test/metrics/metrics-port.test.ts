@@ -4,6 +4,7 @@
  * connections to the main port's limits (src/connection-limits.ts), with short limits so that no
  * test waits the 10 s default.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { describe, test } from 'node:test';

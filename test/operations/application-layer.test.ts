@@ -7,6 +7,7 @@
  * clock past the core time-out; the reconciler and the worker run when the test runs them. Nothing
  * here sleeps or depends on how fast the machine is.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';

@@ -4,6 +4,7 @@
  * environment variable the help gives it; and the table names no flag the command lacks. A new
  * flag without its row (as `--sandbox` and `--operator-api` were) fails here.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,6 +6,7 @@
  * the version it trusts, so a pinned entry would never match. Where the installed npm has the
  * `install-scripts` command (npm 11.19 and later), it is asked too.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';

@@ -4,6 +4,7 @@
  * --sandbox --data demo/sandbox.json` (what `npm start` runs); only the base URL is replaced by the
  * test server's. Each step's answer is checked, so the README cannot drift from the service.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

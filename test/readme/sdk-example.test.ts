@@ -5,6 +5,7 @@
  * server's. Each run makes a deposit and pays the installment: a fixed correlation id would make
  * the second run a 409 and the payment would never run.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

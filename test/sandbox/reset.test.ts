@@ -3,6 +3,8 @@
  * CLI (a separate process, as an operator runs it) and through the operator route module, beside
  * a running server, on SQLite and PostgreSQL.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';

@@ -7,6 +7,7 @@
  * loading no server code. Real HTTP against a started server on each store; time-outs against a
  * local stub that never answers.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';

@@ -6,6 +6,7 @@
  * rotated keys). Token requests are counted at the server, from its "incoming request" log lines
  * for the token path; real HTTP against a started server, on each store.
  */
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';

@@ -7,6 +7,8 @@
  * the reconciler then settles every operation left open, and each operation the core executed is
  * recorded Executed, exactly once.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { answersServed, countByStatus, dataFile, depositClients, initiate, terminateSessions, tokenOf } from '../helpers/database-cuts.js';

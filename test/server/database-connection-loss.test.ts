@@ -7,6 +7,8 @@
  * cut-off request either did nothing or committed completely (a repeat of its correlation id then
  * answers 409 naming it: found again, never executed twice).
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';

@@ -3,6 +3,8 @@
  * address that moves at failover (a TCP proxy of the test's own, as a VIP, HAProxy or pgbouncer
  * would be). The clusters are made by the test (initdb, pg_basebackup) and removed after it.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';

@@ -2,6 +2,8 @@
  * The service's life cycle: health probes, graceful shutdown of a real `coregate serve` process
  * (README.md, "Quick start"), configuration from flags and environment variables, and role wiring.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';

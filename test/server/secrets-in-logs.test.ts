@@ -3,6 +3,8 @@
  * Authorization header value or an access token never appears in a log line, while a refused client
  * authentication is logged with its client id and cause so that operators can diagnose it.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -4,6 +4,7 @@
  * movement, every request cut off by the shutdown left either nothing or a complete outcome, and
  * `coregate check` passes afterwards.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

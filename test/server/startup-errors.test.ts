@@ -2,6 +2,7 @@
  * issue 12 item 9: a database that cannot be opened is named with the fix, never "Database
  * migration unknown failed". The real CLI process, which exits with the message.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';

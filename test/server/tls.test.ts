@@ -1,4 +1,5 @@
 /** Served directly, TLS is 1.2 or higher (--tls-cert / --tls-key; docs/deployment.md, "TLS"). */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -4,6 +4,8 @@
  * "Correlation ids and duplicates"; docs/deployment.md, "Several instances behind a load balancer");
  * the audit chain holds; SIGTERM stops every worker and the primary exits 0.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { depositBody } from '../helpers/bodies.js';

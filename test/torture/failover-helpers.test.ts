@@ -3,6 +3,8 @@
  * the PostgreSQL primary with its synchronous standby, and the check that every 503 is audited. The cluster's tests skip without the
  * PostgreSQL binaries or root, unless CI=true (test/helpers/pg-cluster.ts).
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

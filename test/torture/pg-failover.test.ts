@@ -5,6 +5,8 @@
  * the PostgreSQL binaries and root (test/helpers/pg-cluster.ts); without them, and without
  * CI=true, it is skipped with the reason.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pgClusterSkip } from '../helpers/pg-cluster.js';

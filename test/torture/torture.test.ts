@@ -2,6 +2,8 @@
  * The torture test, short (CI): see torture.ts. `npm run torture -- --minutes 10` runs it long.
  * It needs PostgreSQL; without it (and without CI=true) it is skipped with the reason.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { storeTargets } from '../helpers/stores.js';

@@ -7,6 +7,8 @@
  * request body's account numbers, customer or amount; the request's log line names its trace.
  * Without OTEL_* configuration nothing is exported and the log line names no trace.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
+// @starts-early: among the slowest files of a quiet run
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';

@@ -8,6 +8,7 @@
  * Names are resolved by a stub here, and the only sockets opened go to 127.0.0.1: no test sends
  * a packet to a link-local or private address.
  */
+// @starts-early: among the slowest files of a quiet run
 import { systemClock } from '../../src/clock/system-clock.js';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

@@ -5,6 +5,7 @@
  * settles operations, and is killed with SIGKILL; with the receiver up, a new process on the same
  * store delivers them all.
  */
+// @lane process: starts coregate processes (docs/testing.md, "Lanes")
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
