@@ -3,7 +3,7 @@
  * client not-before. A generated secret is printed once, to stdout, and never again.
  */
 import { randomUUID } from 'node:crypto';
-import { systemClock } from '../clock/system-clock.js';
+import { dateOf, epochSecondsOf } from '../core/clock.js';
 import { generateClientSecret, hashClientSecret, noSecretHash } from '../auth/client-secret.js';
 import { KeyFileError, readPublicKeys } from './key-file.js';
 import { isSigningAlgorithm, realmDefaults, signingAlgorithms, type SigningAlgorithm } from '../auth/signing-algorithms.js';
@@ -16,7 +16,7 @@ import { listSigningKeys } from '../store/signing-keys.js';
 import { checkEverything } from './check.js';
 import { coreUrlOf, withCore, withEmbeddedCore } from './core-session.js';
 import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
-import { CoreDataRefused } from '../core/port.js';
+import { CoreDataRefused, type CoreRecords } from '../core/port.js';
 import { defaultDbUrl } from '../config.js';
 import { executeScope, initiateScope, operatorScope, retrieveScope } from '../core/scopes.js';
 import { exportAudit, extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
@@ -118,7 +118,7 @@ export async function createClient(flags: CreateClientFlags & { createMissing?: 
     // asked through the port (the embedded core on --db, or --core-url).
     const created = flags.technicalUser === undefined && flags.defaultWorkstation === undefined ? [] : await ensureDirectoryEntries(flags);
     const secret = usesSecret(authentication.method) ? generateClientSecret() : undefined;
-    const now = new Date().toISOString();
+    const now = dateOf(flags.clock).toISOString();
     const inserted = await insertClientIfMissing(store.db, {
       realm: flags.realm,
       clientId: flags.clientId,
@@ -174,7 +174,7 @@ export async function rotateClientSecret(flags: StoreFlags & { realm: string; cl
     }
     const secret = generateClientSecret();
     // The tokens obtained with the old secret are revoked with it (docs/auth.md, "Client revocation").
-    const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret), systemClock.now());
+    const updated = await updateClientSecretHash(store.db, flags.realm, flags.clientId, hashClientSecret(await loadSecretHashKey(store.db, vault), secret), flags.clock.now());
     if (!updated) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
     return secret;
   });
@@ -184,7 +184,7 @@ export async function rotateClientSecret(flags: StoreFlags & { realm: string; cl
 export async function setClientState(flags: StoreFlags & { realm: string; clientId: string }, enabled: boolean): Promise<void> {
   await withSealingStore(flags, async (store) => {
     await requireRealm(store, flags.realm);
-    if (!(await setClientEnabled(store.db, flags.realm, flags.clientId, enabled, systemClock.now()))) {
+    if (!(await setClientEnabled(store.db, flags.realm, flags.clientId, enabled, flags.clock.now()))) {
       throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
     }
   });
@@ -197,7 +197,7 @@ export async function setClientState(flags: StoreFlags & { realm: string; client
 export async function revokeClientTokensCommand(flags: StoreFlags & { realm: string; clientId: string }): Promise<number> {
   return withSealingStore(flags, async (store) => {
     await requireRealm(store, flags.realm);
-    const notBefore = await revokeClientTokens(store.db, flags.realm, flags.clientId, systemClock.now());
+    const notBefore = await revokeClientTokens(store.db, flags.realm, flags.clientId, flags.clock.now());
     if (notBefore === undefined) throw new CommandError(`Client "${flags.clientId}" does not exist in realm "${flags.realm}"`);
     return notBefore;
   });
@@ -224,7 +224,7 @@ export async function setClientKeys(flags: StoreFlags & { realm: string; clientI
     }
     const problem = clientMetadataProblem(realm.profile as RealmProfile | null, { ...existing.authentication, jwks }, false);
     if (problem) throw new CommandError(`--jwks: ${problem.field.startsWith('jwks.') ? `${problem.field} ` : ''}${problem.message}`);
-    await updateClientJwks(store.db, flags.realm, flags.clientId, jwks, systemClock.now());
+    await updateClientJwks(store.db, flags.realm, flags.clientId, jwks, flags.clock.now());
     const stored = await findClient(store.db, flags.realm, flags.clientId);
     return { clientId: flags.clientId, kids: jwks.keys.map((key) => (typeof key.kid === 'string' ? key.kid : '-')), tokensNotBefore: stored?.tokensNotBefore ?? 0 };
   });
@@ -259,7 +259,7 @@ export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: stri
     const algorithmProblem = flags.alg === undefined ? undefined : realmAlgorithmProblem(realm.profile as RealmProfile | null, flags.alg);
     if (algorithmProblem) throw new CommandError(`--alg: ${algorithmProblem.message}`);
     const { rotateSigningKey } = await keyring();
-    return rotateSigningKey(store, vault, flags.realm, systemClock.now(), flags.alg as SigningAlgorithm | undefined);
+    return rotateSigningKey(store, vault, flags.realm, flags.clock.now(), flags.alg as SigningAlgorithm | undefined);
   });
 }
 
@@ -283,7 +283,7 @@ export async function describeKeys(flags: StoreFlags & { realm: string }) {
 export async function revokeRealmTokens(flags: StoreFlags & { realm: string }): Promise<number> {
   return withSealingStore(flags, async (store) => {
     await requireRealm(store, flags.realm);
-    const notBefore = Math.floor(Date.now() / 1000) + 1;
+    const notBefore = epochSecondsOf(flags.clock) + 1;
     await setRealmNotBefore(store.db, flags.realm, notBefore);
     return notBefore;
   });
@@ -309,12 +309,12 @@ export async function createRealm(flags: StoreFlags & { realm: string; audience?
       signing_alg: alg,
       not_before: 0,
       key_generation: 0,
-      created_at: new Date().toISOString(),
+      created_at: dateOf(flags.clock).toISOString(),
       profile,
       dpop_nonce: flags.dpopNonce === true ? 1 : 0,
     });
     const stored = await findRealm(store.db, flags.realm);
-    if (stored) await (await keyring()).ensureSigningKey(store.db, vault, stored, systemClock.now());
+    if (stored) await (await keyring()).ensureSigningKey(store.db, vault, stored, flags.clock.now());
     return { name: flags.realm, audience: flags.audience ?? realmDefaults.audience, accessTokenLifespanSeconds: lifespan, signatureAlgorithm: alg, profile, dpopNonce: flags.dpopNonce === true };
   });
 }
@@ -343,12 +343,13 @@ export async function checkStore(flags: StoreFlags & { coreUrl?: string; coreDb?
   if (!Number.isInteger(ageLimitSeconds) || ageLimitSeconds < 1) throw new CommandError(`--unknown-age-limit must be a positive integer, got "${flags.unknownAgeLimit}"`);
   if (flags.coreDb !== undefined && coreUrlOf(flags) !== undefined) throw new CommandError('--core-url and --core-db name the core twice: give one (--core-url when the core runs as a service)');
   return withStoreReadOnly(flags, async (store) => {
-    if (flags.coreDb !== undefined) return withEmbeddedCore(flags.coreDb, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY }));
-    if (coreUrlOf(flags) !== undefined) return withCore(flags, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY }));
+    const check = (core: CoreRecords) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY, clock: flags.clock });
+    if (flags.coreDb !== undefined) return withEmbeddedCore(flags.coreDb, 'coregate check', flags.clock, check);
+    if (coreUrlOf(flags) !== undefined) return withCore(flags, 'coregate check', check);
     const recorded = await recordedRemoteCore(store.db);
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal('coregate check', recorded));
     // The embedded core on the same database, through the port like any other core.
-    return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', (core) => checkEverything(store, core, ageLimitSeconds, { masterKey: flags.env.COREGATE_MASTER_KEY }));
+    return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, 'coregate check', flags.clock, check);
   });
 }
 

@@ -16,6 +16,8 @@
  * tell which of the two it serves.
  */
 import { extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
+import { systemClock } from '../clock/system-clock.js';
+import type { Clock } from '../core/clock.js';
 import { formatMinor } from '../core/money.js';
 import type { CoreRecords, LedgerReport } from '../core/port.js';
 import type { Store } from '../store/connect.js';
@@ -58,6 +60,8 @@ export interface CheckReport {
 export interface CheckOptions {
   /** Opens the sealed secret-hash key for the demo-secret warning: the command's COREGATE_MASTER_KEY (none: an unsealed key only). */
   masterKey: string | undefined;
+  /** The time the age limit and the refusals' look-back count back from: the command's clock (default: the system's). */
+  clock?: Clock;
 }
 
 /** `store`: the API's own (operations, audit); `core`: the core's records, through the port. */
@@ -84,8 +88,9 @@ export async function checkEverything(store: Store, core: CoreRecords, unknownAg
     }
     after = page[page.length - 1] ?? after;
   }
-  const unsettled = await listUnsettledOperations(store.db, Date.now() - unknownAgeLimitSeconds * 1000, findingsListedMax);
-  const unrecognised = await findUnrecognisedCoreRefusals(store.db, Date.now() - unrecognisedRefusalLookbackMs, findingsListedMax);
+  const nowMs = (options.clock ?? systemClock).now();
+  const unsettled = await listUnsettledOperations(store.db, nowMs - unknownAgeLimitSeconds * 1000, findingsListedMax);
+  const unrecognised = await findUnrecognisedCoreRefusals(store.db, nowMs - unrecognisedRefusalLookbackMs, findingsListedMax);
 
   try {
     await extendAuditChain(store);

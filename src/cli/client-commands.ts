@@ -7,11 +7,12 @@ import { KeyFileError, readPrivateKey } from './key-file.js';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
-import { readInput, type CommandEnv, type CommandIo } from './command-io.js';
+import { printerOf, readInput, type CommandContext, type CommandIo, type Printer } from './command-io.js';
 import { parseNamedJson, readNamedFile } from './named-file.js';
 import { CoregateApiError, CoregateAuthError, CoregateClient, type CallOptions, type ClientPrivateKey, type SessionIdentity } from '../sdk/index.js';
 
-export interface ClientFlags {
+/** `env`: COREGATE_URL, COREGATE_CLIENT_ID, COREGATE_CLIENT_SECRET...; `clock`: the SDK's, for its tokens' renewal and its proofs' times. */
+export interface ClientFlags extends CommandContext {
   url?: string;
   authUrl?: string;
   realm?: string;
@@ -29,8 +30,86 @@ export interface ClientFlags {
   privateKey?: string;
   keyId?: string;
   dpop?: boolean;
-  /** The command's environment (COREGATE_URL, COREGATE_CLIENT_ID, COREGATE_CLIENT_SECRET): src/cli/command-io.ts. */
-  env: CommandEnv;
+}
+
+/** `coregate token`, `term-deposit initiate|retrieve`, `loan execute`, `operations get`: calls of a running server through the SDK. */
+export function addClientCommands(program: Command, io: CommandIo): void {
+  const print = printerOf(io);
+  addTokenCommand(program, io, print);
+  addTermDepositCommands(program, io, print);
+  addLoanCommands(program, io, print);
+  addOperationsCommands(program, io, print);
+}
+
+function addTokenCommand(program: Command, io: CommandIo, print: Printer): void {
+  addClientOptions(program.command('token').description('print an access token for the client (and session)'))
+    .option('--scope <scopes>', 'narrow the token to these scopes (space-separated)')
+    .action(async (flags: ClientFlags) => {
+      const { client, identity } = await clientFrom(flags, io);
+      const token = await client.token(identity);
+      if (flags.json) print({ access_token: token, token_type: 'Bearer' });
+      else print(token);
+    });
+}
+
+function addTermDepositCommands(program: Command, io: CommandIo, print: Printer): void {
+  const termDeposit = program.command('term-deposit').description('term deposits (client of a running server)');
+  addClientOptions(termDeposit.command('initiate').description('constitute a term deposit from a JSON request body'))
+    .option('--file <file>', 'the request body (JSON; - for standard input)')
+    .option('--correlation-id <id>', 'x-correlation-id; by default one per call, kept across its retries, and the same request repeated within the duplicate window is refused (409): give your own id for a deliberate repeat')
+    .option('--async', 'Prefer: respond-async (answer 202, then poll operations get)')
+    .action(async (flags: ClientFlags) => {
+      const { client, identity } = await clientFrom(flags, io);
+      const outcome = await client.session(identity).termDeposits.initiate((await readJsonFile(flags.file, io)) as never, callOptions(flags));
+      if (flags.json) return print(outcome.status === 202 ? outcome.accepted : outcome.result);
+      if (outcome.status === 202) return print(`Accepted (pending): operation ${outcome.reference}. Check it with: coregate operations get ${outcome.reference}`);
+      const deposit = outcome.result as { termDepositAccount: string; principalAmount: { amountValue: number; amountCurrency: { currencycode: string } }; termDepositPeriod: { maturityDate: string; numberOfDays: number }; operationReference: string };
+      print(
+        `Term deposit ${deposit.termDepositAccount} constituted: ${deposit.principalAmount.amountValue} ${deposit.principalAmount.amountCurrency.currencycode}, ` +
+          `maturity ${deposit.termDepositPeriod.maturityDate} (${deposit.termDepositPeriod.numberOfDays} days), operation ${deposit.operationReference}`,
+      );
+    });
+  addClientOptions(termDeposit.command('retrieve').description('show a term deposit').argument('<termDepositId>'))
+    .action(async (termDepositId: string, flags: ClientFlags) => {
+      const { client, identity } = await clientFrom(flags, io);
+      const { result: deposit } = await client.session(identity).termDeposits.retrieve(termDepositId);
+      if (flags.json) return print(deposit);
+      print(
+        `Term deposit ${deposit.termDepositAccount} (${deposit.termDepositStatus}) of customer ${deposit.customerReference}\n` +
+          `  principal ${deposit.principalAmount.amountValue} ${deposit.principalAmount.amountCurrency.currencycode} at ${deposit.interestRate.rateValue} %\n` +
+          `  ${deposit.valueDate} → ${deposit.termDepositPeriod.maturityDate} (${deposit.termDepositPeriod.numberOfDays} days)\n` +
+          `  interest expected at maturity ${deposit.expectedInterestAmount.amountValue} ${deposit.expectedInterestAmount.amountCurrency.currencycode}`,
+      );
+    });
+}
+
+function addLoanCommands(program: Command, io: CommandIo, print: Printer): void {
+  const loan = program.command('loan').description('merchandising loans (client of a running server)');
+  addClientOptions(loan.command('execute').description('pay one installment from a JSON request body').argument('<merchandisingLoanId>').argument('<installmentSequence>'))
+    .option('--file <file>', 'the request body (JSON; - for standard input)')
+    .option('--correlation-id <id>', 'x-correlation-id; by default one per call, kept across its retries, and the same request repeated within the duplicate window is refused (409): give your own id for a deliberate repeat')
+    .option('--async', 'Prefer: respond-async')
+    .option('--minimal', 'Prefer: return=minimal (204 on success)')
+    .action(async (loanId: string, sequence: string, flags: ClientFlags) => {
+      if (!/^[1-9][0-9]*$/.test(sequence)) throw new UsageError('installmentSequence must be a positive integer');
+      const { client, identity } = await clientFrom(flags, io);
+      const outcome = await client.session(identity).merchandisingLoans.executeInstallment(loanId, Number(sequence), (await readJsonFile(flags.file, io)) as never, callOptions(flags));
+      if (flags.json) return print(outcome.status === 202 ? outcome.accepted : (outcome.result ?? { status: 204 }));
+      if (outcome.status === 202) return print(`Accepted (pending): execution ${outcome.reference}. Check it with: coregate operations get ${outcome.reference}`);
+      if (outcome.status === 204) return print('Installment paid (no content requested).');
+      print(`Installment ${sequence} of ${loanId}: ${outcome.result.merchandisingLoanFacilityStatus}, operation ${outcome.result.merchandisingLoanOperationId}, execution ${outcome.result.executionReference} at ${outcome.result.executionDateTime}`);
+    });
+}
+
+function addOperationsCommands(program: Command, io: CommandIo, print: Printer): void {
+  addClientOptions(program.command('operations').description('business operations: their state and outcome (client of a running server)').command('get').description('state of an operation (e.g. after a 202)').argument('<reference>'))
+    .action(async (reference: string, flags: ClientFlags) => {
+      const { client, identity } = await clientFrom(flags, io);
+      const { result: view } = await client.session(identity).operations.get(reference);
+      if (flags.json) return print(view);
+      print(`Operation ${view.reference} (${view.operation}): ${view.status}${view.error ? ` — ${view.error.status} ${view.error.message}` : ''}`);
+      if (view.result !== undefined) print(JSON.stringify(view.result, null, 2));
+    });
 }
 
 export function addClientOptions(command: Command): Command {
@@ -68,6 +147,7 @@ export async function clientFrom(flags: ClientFlags, io: CommandIo): Promise<{ c
     ...(privateKey === undefined ? {} : { privateKey }),
     ...(flags.dpop === true || env.COREGATE_DPOP === 'true' ? { dpop: true } : {}),
     ...(flags.timeoutMs ? { timeoutMs: Number(flags.timeoutMs) } : {}),
+    now: () => flags.clock.now(),
   });
   const identity: SessionIdentity = {};
   if (flags.username) identity.username = flags.username;

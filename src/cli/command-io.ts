@@ -1,12 +1,15 @@
 /**
  * What a `coregate` command reads and writes besides its flags: the environment it takes defaults
- * and secrets from, its output streams and its input. The `coregate` process hands its own
- * (`processIo`); a test runs the same program inside its process with captured streams and an
- * environment of its own (test/helpers/cli.ts), as fastify's `inject` runs a route without a socket.
- * An operator command never reads `process.env`, `process.stdout` or `process.stdin` itself;
- * `serve` and `core serve` own their process (its environment, signals and exit) and run as one.
+ * and secrets from, its output streams, its input and its clock. The `coregate` process hands its
+ * own (`processIo`); a test runs the same program inside its process with captured streams, an
+ * environment of its own (test/helpers/cli.ts) and, when it wants, a fake clock, as fastify's
+ * `inject` runs a route without a socket. An operator command never reads `process.env`,
+ * `process.stdout`, `process.stdin` or the wall clock itself; `serve` and `core serve` own their
+ * process (its environment, signals and exit) and run as one.
  */
 import { text } from 'node:stream/consumers';
+import { systemClock } from '../clock/system-clock.js';
+import type { Clock } from '../core/clock.js';
 
 /** The variables a command reads: COREGATE_DB, COREGATE_MASTER_KEY, COREGATE_CLIENT_SECRET, ... */
 export type CommandEnv = Readonly<Record<string, string | undefined>>;
@@ -19,16 +22,36 @@ export interface CommandIo {
   readonly stdout: NodeJS.WritableStream;
   readonly stderr: NodeJS.WritableStream;
   readonly stdin: CommandInput;
+  /**
+   * The time every command reads and the timers it sets (src/core/clock.ts): program.ts hands it
+   * to each command with its flags. The system's when none is given.
+   */
+  readonly clock?: Clock;
 }
 
-/** The `coregate` process's own environment and streams. */
+/** The `coregate` process's own environment, streams and clock. */
 export function processIo(): CommandIo {
-  return { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin };
+  return { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin, clock: systemClock };
+}
+
+/** What every command's flags carry besides its options, set by program.ts before the command runs. */
+export interface CommandContext {
+  /** The command's environment (COREGATE_DB, COREGATE_MASTER_KEY, COREGATE_CLIENT_SECRET, ...). */
+  env: CommandEnv;
+  /** The command's clock: the time it stamps, compares and waits by (CommandIo.clock). */
+  clock: Clock;
 }
 
 /** Prints a line, or a value as indented JSON. */
 export function print(io: CommandIo, value: unknown): void {
   io.stdout.write(typeof value === 'string' ? `${value}\n` : `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Prints to one command's standard output: `print` bound to its io. */
+export type Printer = (value: unknown) => void;
+
+export function printerOf(io: CommandIo): Printer {
+  return (value) => print(io, value);
 }
 
 /** Standard input read to its end (`--file -`). */

@@ -1,13 +1,20 @@
 /** `coregate core serve`: runs the reference core's HTTP service until SIGTERM/SIGINT, then drains. */
 import { resolveCoreServiceConfig, type CoreServiceFlags } from '../core-http/core-config.js';
 import { startCoreService } from '../core-http/core-service.js';
+import type { Clock } from '../core/clock.js';
 import { startTracing } from '../tracing/start-tracing.js';
 import { guardAgainstOutageExits } from './outage-guard.js';
 import { version } from '../version.js';
 
-export async function serveCore(flags: CoreServiceFlags): Promise<void> {
+/** `clock`: the core's time and the stop's grace period (command-io.ts's CommandContext). */
+export interface CoreServeFlags extends CoreServiceFlags {
+  clock: Clock;
+}
+
+export async function serveCore(flags: CoreServeFlags): Promise<void> {
+  const { clock } = flags;
   const config = resolveCoreServiceConfig(flags);
-  const service = await startCoreService(config, { tracing: await startTracing({ name: 'coregate-core', version }) });
+  const service = await startCoreService(config, { tracing: await startTracing({ name: 'coregate-core', version }), clock });
   guardAgainstOutageExits(service.logger);
   process.stdout.write(`\ncoregate core is ready on ${service.url}\n  protocol: ${service.url}/openapi.json\n  API flag: --core-url ${service.url}\n\n`);
 
@@ -16,11 +23,14 @@ export async function serveCore(flags: CoreServiceFlags): Promise<void> {
     if (stopping) return;
     stopping = true;
     service.logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      service.logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting');
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    force.unref();
+    clock.setTimeout(
+      () => {
+        service.logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting');
+        process.exit(1);
+      },
+      config.shutdownGraceMs,
+      { background: true },
+    );
     service.close().then(
       () => process.exit(0),
       (error: unknown) => {

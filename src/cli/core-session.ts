@@ -13,13 +13,13 @@ import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement
 import { openStore, type Store } from '../store/connect.js';
 import { tableExists } from '../store/table-exists.js';
 import { CommandError } from './command-error.js';
-import type { CommandEnv } from './command-io.js';
+import type { Clock } from '../core/clock.js';
+import type { CommandContext } from './command-io.js';
 
-export interface CoreFlags {
+/** `env`: COREGATE_DB, COREGATE_CORE_URL; `clock`: the core's time, embedded or the remote adapter's (src/cli/command-io.ts). */
+export interface CoreFlags extends CommandContext {
   db?: string;
   coreUrl?: string;
-  /** The command's environment (COREGATE_DB, COREGATE_CORE_URL): src/cli/command-io.ts. */
-  env: CommandEnv;
 }
 
 /** A core with the read and load sides, as operator commands use it. */
@@ -38,14 +38,14 @@ export async function withCore<T>(flags: CoreFlags, what: string, work: (core: O
   if (coreUrl !== undefined) {
     // Imported here: a command on the embedded core never loads the HTTP client.
     const { connectRemoteCore } = await import('../core-http/connect-remote-core.js');
-    const remote = connectRemoteCore(coreUrl, remoteTimeoutMs);
+    const remote = connectRemoteCore(coreUrl, remoteTimeoutMs, { clock: flags.clock });
     try {
       return await work(remote, undefined);
     } finally {
       await remote.close();
     }
   }
-  return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, what, work);
+  return withEmbeddedCore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl, what, flags.clock, work);
 }
 
 /**
@@ -53,13 +53,13 @@ export async function withCore<T>(flags: CoreFlags, what: string, work: (core: O
  * refused when that database belongs to an API whose core is remote: checked before the core's
  * migrations could add its tables there.
  */
-export async function withEmbeddedCore<T>(db: string, what: string, work: (core: OperatorCore, store: Store) => Promise<T>): Promise<T> {
+export async function withEmbeddedCore<T>(db: string, what: string, clock: Clock, work: (core: OperatorCore, store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(db);
   try {
     const recorded = (await tableExists(store, 'settings')) ? await recordedRemoteCore(store.db) : undefined;
     if (recorded !== undefined) throw new CommandError(remoteCoreRefusal(what, recorded));
     await migrateEmbeddedCore(store);
-    return await work(await referenceCoreOn(store, undefined), store);
+    return await work(await referenceCoreOn(store, undefined, clock), store);
   } finally {
     await store.close();
   }

@@ -7,12 +7,11 @@
  */
 import type { Command } from 'commander';
 import { CommandError } from './command-error.js';
-import { print as printTo, type CommandEnv, type CommandIo } from './command-io.js';
+import { printerOf, type CommandContext, type CommandIo, type Printer } from './command-io.js';
 import { KeyFileError, readPrivateKey } from './key-file.js';
 
-interface FapiFlags {
-  env: CommandEnv;
-}
+/** `env`: COREGATE_CLIENT_ID, COREGATE_REALM, COREGATE_AUTH_URL; `clock`: the time the assertion and the proof are issued at. */
+type FapiFlags = CommandContext;
 
 function keyFrom(flag: string, file: string) {
   try {
@@ -24,8 +23,13 @@ function keyFrom(flag: string, file: string) {
 }
 
 export function addFapiCommands(program: Command, io: CommandIo): void {
-  const print = (value: unknown) => printTo(io, value);
+  const print = printerOf(io);
   const fapi = program.command('fapi').description('sign what a FAPI 2.0 client sends: client assertions and DPoP proofs (docs/auth.md)');
+  addAssertionCommand(fapi, print);
+  addProofCommand(fapi, print);
+}
+
+function addAssertionCommand(fapi: Command, print: Printer): void {
   fapi
     .command('assertion')
     .description('print a client assertion (private_key_jwt, valid 60 s, used once) for a token request')
@@ -42,8 +46,11 @@ export function addFapiCommands(program: Command, io: CommandIo): void {
       const issuer = `${authUrl}/realms/${encodeURIComponent(flags.realm ?? flags.env.COREGATE_REALM ?? 'sandbox')}`;
       const chosenKid = flags.keyId ?? kid ?? (await publicThumbprint(key));
       const { clientAssertion } = await import('../sdk/proof-of-possession.js');
-      print(await clientAssertion(clientId, issuer, { key, alg, kid: chosenKid }, Date.now()));
+      print(await clientAssertion(clientId, issuer, { key, alg, kid: chosenKid }, flags.clock.now()));
     });
+}
+
+function addProofCommand(fapi: Command, print: Printer): void {
   fapi
     .command('proof')
     .description('print a DPoP proof (RFC 9449) for one request: a new one for every request')
@@ -57,7 +64,7 @@ export function addFapiCommands(program: Command, io: CommandIo): void {
       if (!/^https?:\/\//.test(flags.url)) throw new CommandError(`--url must be an http(s) URL, got "${flags.url}"`);
       const { DpopKey } = await import('../sdk/proof-of-possession.js');
       const dpop = await DpopKey.fromPrivateKey(key, alg);
-      print(await dpop.proof(flags.method.toUpperCase(), flags.url, Date.now(), { accessToken: flags.accessToken, nonce: flags.nonce }));
+      print(await dpop.proof(flags.method.toUpperCase(), flags.url, flags.clock.now(), { accessToken: flags.accessToken, nonce: flags.nonce }));
     });
 }
 

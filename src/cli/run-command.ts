@@ -8,7 +8,8 @@ import { CommanderError } from 'commander';
 import { CommandError } from './command-error.js';
 import type { CommandIo } from './command-io.js';
 import { reportError, UsageError } from './client-commands.js';
-import { coregateProgram, ExitCode } from './program.js';
+import { ExitCode } from './exit-code.js';
+import { coregateProgram } from './program.js';
 
 export interface CommandOutcome {
   exitCode: number;

@@ -16,11 +16,11 @@ import { CoreDataRefused } from '../core/port.js';
 import { migrateEmbeddedCore } from '../reference-core/embedded-core.js';
 import { corePart, recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { coreUrlOf } from './core-session.js';
-import type { CommandEnv, CommandIo } from './command-io.js';
+import type { CommandContext, CommandIo } from './command-io.js';
 
-export interface SandboxResetFlags {
+/** `clock`: the reset's time (new signing keys, records' dates) and its waits (command-io.ts's CommandContext). */
+export interface SandboxResetFlags extends CommandContext {
   db?: string;
-  env: CommandEnv;
   data: string;
   yes?: boolean;
   /** The file's webhook endpoints may name loopback and private addresses (as `coregate serve --webhook-allow-private`). */
@@ -49,11 +49,11 @@ export async function sandboxReset(flags: SandboxResetFlags, io: CommandIo): Pro
     if (recorded === undefined && coreUrl !== undefined) throw new CommandError(`--core-url: this database's core is embedded (its records are here); leave --core-url out`);
     // The embedded core's tables (its own migrations) are emptied and loaded again with the API's.
     if (recorded === undefined) await migrateEmbeddedCore(store);
-    const summary = await resetSandbox(store, vault, data, { webhookTargets });
+    const summary = await resetSandbox(store, vault, data, { webhookTargets, clock: flags.clock });
     const part = corePart(data);
     if (coreUrl === undefined || part === undefined) return summary;
     const { connectRemoteCore } = await import('../core-http/connect-remote-core.js');
-    const core = connectRemoteCore(coreUrl, 60_000);
+    const core = connectRemoteCore(coreUrl, 60_000, { clock: flags.clock });
     try {
       return { ...summary, accountsAdded: (await core.loadData(part)).accountsAdded };
     } catch (error) {

@@ -2,7 +2,8 @@
  * `coregate serve`: runs the service until SIGTERM/SIGINT, then drains in-flight requests. With
  * --workers N above 1 this process supervises N workers (workers.ts), each of which serves.
  */
-import cluster from 'node:cluster';
+import cluster, { type Worker } from 'node:cluster';
+import type { Clock, Timer } from '../core/clock.js';
 import { resolveConfig, type Config, type ConfigFlags } from '../config.js';
 import { startCoregate, type Coregate } from '../main.js';
 import { clusterPortVariable, superviseWorkers } from './workers.js';
@@ -14,68 +15,103 @@ import { NewDatabaseFiles } from './new-database-files.js';
 import { startTracing } from '../tracing/start-tracing.js';
 import { version } from '../version.js';
 
-export async function serve(flags: ConfigFlags): Promise<void> {
+/** `clock`: the time and timers of the service and of its stop (command-io.ts's CommandContext). */
+export interface ServeFlags extends ConfigFlags {
+  clock: Clock;
+}
+
+export async function serve(flags: ServeFlags): Promise<void> {
+  const { clock } = flags;
   const config = resolveConfig(flags);
   checkTlsFiles(config);
-  if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config);
+  if (config.workers > 1 && cluster.isPrimary) return superviseWorkers(config, clock);
   const worker = cluster.worker;
   if (worker) config.port = Number(process.env[clusterPortVariable]);
-  // The signals are taken from the start: the server answers (a readiness probe included) once it
-  // listens, a little before its start has finished, and a SIGTERM in between used to kill the
-  // process (exit by the signal) instead of stopping it. One that comes while it starts stops it
-  // as soon as it has started, and a start that does not finish within the grace period ends
-  // the process as the grace period does.
+  const started = takeSignalsFromTheStart(config.shutdownGraceMs, clock);
+  const coregate = await startService(config, worker, clock);
+  guardAgainstOutageExits(coregate.logger);
+  // One banner per deployment: the first worker prints it.
+  if (!worker || worker.id === 1) await printBanner(coregate, config);
+  started(stopper(coregate, config, clock));
+}
+
+/**
+ * The signals are taken from the start: the server answers (a readiness probe included) once it
+ * listens, a little before its start has finished, and a SIGTERM in between used to kill the
+ * process (exit by the signal) instead of stopping it. One that comes while it starts stops it
+ * as soon as it has started, and a start that does not finish within the grace period ends
+ * the process as the grace period does. Answers what to call once started, with the stop.
+ */
+function takeSignalsFromTheStart(graceMs: number, clock: Clock): (stop: (signal: string) => void) => void {
   let requested: string | undefined;
   let stopNow: ((signal: string) => void) | undefined;
-  let startGrace: NodeJS.Timeout | undefined;
+  let startGrace: Timer | undefined;
   const onSignal = (signal: string) => {
     if (stopNow) return stopNow(signal);
     if (requested !== undefined) return;
     requested = signal;
-    startGrace = setTimeout(() => {
-      process.stderr.write(`coregate: ${signal} during the start, which did not finish within the grace period (${config.shutdownGraceMs} ms): exiting\n`);
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    startGrace.unref();
+    startGrace = clock.setTimeout(
+      () => {
+        process.stderr.write(`coregate: ${signal} during the start, which did not finish within the grace period (${graceMs} ms): exiting\n`);
+        process.exit(1);
+      },
+      graceMs,
+      { background: true },
+    );
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
+  return (stop) => {
+    stopNow = stop;
+    startGrace?.clear();
+    if (requested !== undefined) stop(requested);
+  };
+}
+
+/**
+ * Starts the service, traced. A start that fails (a port in use, a refused data file, a master key
+ * that does not fit) leaves no database of its own making behind: the next start would take it for
+ * an existing one.
+ */
+async function startService(config: Config, worker: Worker | undefined, clock: Clock): Promise<Coregate> {
   // Each worker traces on its own; the supervisor serves nothing and does not.
   const tracing = await startTracing({ name: 'coregate', version });
-  // A start that fails (a port in use, a refused data file, a master key that does not fit)
-  // leaves no database of its own making behind: the next start would take it for an existing one.
   const newFiles = NewDatabaseFiles.before(config.db);
-  let coregate: Coregate;
   try {
-    coregate = await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing });
+    return await startCoregate(config, { ...(worker ? { storePrepared: true, log: { base: { worker: worker.id } } } : {}), tracing, clock });
   } catch (error) {
     // startCoregate closed its store before it threw: the files can go.
     const removed = newFiles.removeCreated();
     if (removed.length > 0) process.stderr.write(`coregate: the start failed, so the database it had created is removed (${removed.join(', ')})\n`);
     throw explainListenFailure(error, config);
   }
-  guardAgainstOutageExits(coregate.logger);
-  // One banner per deployment: the first worker prints it.
-  if (!worker || worker.id === 1) {
-    process.stdout.write(banner(coregate, config.workers, config.sandbox));
-    // Sandbox mode: a one-time console login URL (the token is printed, never logged).
-    if (config.sandbox) {
-      const login = await consoleLoginUrl(coregate.store, coregate.url, 'banner');
-      coregate.logger.info({ console: `${coregate.url}/console`, expiresAt: login.expiresAt }, 'one-time console login URL printed on standard output');
-      process.stdout.write(`Console (one-time login URL, valid 10 minutes; \`coregate console\` prints another):\n  ${login.url}\n\n`);
-    }
-  }
+}
 
+async function printBanner(coregate: Coregate, config: Config): Promise<void> {
+  process.stdout.write(banner(coregate, config.workers, config.sandbox));
+  // Sandbox mode: a one-time console login URL (the token is printed, never logged).
+  if (config.sandbox) {
+    const login = await consoleLoginUrl(coregate.store, coregate.url, 'banner', coregate.clock);
+    coregate.logger.info({ console: `${coregate.url}/console`, expiresAt: login.expiresAt }, 'one-time console login URL printed on standard output');
+    process.stdout.write(`Console (one-time login URL, valid 10 minutes; \`coregate console\` prints another):\n  ${login.url}\n\n`);
+  }
+}
+
+/** The stop on a signal: in-flight requests finish, the process exits 0; past the grace period it exits 1. */
+function stopper(coregate: Coregate, config: Config, clock: Clock): (signal: string) => void {
   let stopping = false;
-  const stop = (signal: string) => {
+  return (signal) => {
     if (stopping) return;
     stopping = true;
     coregate.logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const force = setTimeout(() => {
-      coregate.logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting');
-      process.exit(1);
-    }, config.shutdownGraceMs);
-    force.unref();
+    clock.setTimeout(
+      () => {
+        coregate.logger.error({ graceMs: config.shutdownGraceMs }, 'shutdown grace period over: exiting');
+        process.exit(1);
+      },
+      config.shutdownGraceMs,
+      { background: true },
+    );
     coregate.close().then(
       () => {
         coregate.logger.info('stopped');
@@ -87,9 +123,6 @@ export async function serve(flags: ConfigFlags): Promise<void> {
       },
     );
   };
-  stopNow = stop;
-  clearTimeout(startGrace);
-  if (requested !== undefined) stop(requested);
 }
 
 /**

@@ -9,16 +9,15 @@ import { Vault } from '../auth/vault.js';
 import { defaultDbUrl } from '../config.js';
 import { openStore, type Store } from '../store/connect.js';
 import { migrateToLatest } from '../store/migrate.js';
-import type { CommandEnv } from './command-io.js';
+import type { CommandContext } from './command-io.js';
 
-export interface StoreFlags {
+/** `env`: COREGATE_DB, COREGATE_MASTER_KEY; `clock`: the time the command stamps (src/cli/command-io.ts). */
+export interface StoreFlags extends CommandContext {
   db?: string;
-  /** The command's environment (COREGATE_DB, COREGATE_MASTER_KEY): src/cli/command-io.ts. */
-  env: CommandEnv;
 }
 
 /** Runs `work` on the migrated store; no master key needed. */
-export async function withStoreReadOnly<T>(flags: StoreFlags, work: (store: Store) => Promise<T>): Promise<T> {
+export async function withStoreReadOnly<T>(flags: Pick<StoreFlags, 'db' | 'env'>, work: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(flags.db ?? flags.env.COREGATE_DB ?? defaultDbUrl);
   try {
     await migrateToLatest(store);
@@ -29,7 +28,7 @@ export async function withStoreReadOnly<T>(flags: StoreFlags, work: (store: Stor
 }
 
 /** Runs `work` with the vault of COREGATE_MASTER_KEY, proven to open the store's sealed secrets. */
-export async function withSealingStore<T>(flags: StoreFlags, work: (store: Store, vault: Vault) => Promise<T>): Promise<T> {
+export async function withSealingStore<T>(flags: Pick<StoreFlags, 'db' | 'env'>, work: (store: Store, vault: Vault) => Promise<T>): Promise<T> {
   const vault = new Vault(flags.env.COREGATE_MASTER_KEY);
   return withStoreReadOnly(flags, async (store) => {
     await loadSecretHashKey(store.db, vault);

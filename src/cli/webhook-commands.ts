@@ -4,10 +4,11 @@
  * operator commands do; the store layer loads only when a command runs. `add` prints the new
  * endpoint's signing secret once (or takes one from COREGATE_WEBHOOK_SECRET, never from a flag).
  */
-import { Option, type Command } from 'commander';
-import { systemClock } from '../clock/system-clock.js';
+import type { Command } from 'commander';
+import type { Clock } from '../core/clock.js';
 import { CommandError } from './command-error.js';
-import { print as printTo, table, type CommandEnv, type CommandIo } from './command-io.js';
+import { printerOf, table, type CommandEnv, type CommandIo, type Printer } from './command-io.js';
+import { dbOption, jsonOption } from './common-options.js';
 
 const actions = async (env: CommandEnv) => {
   const [{ withSealingStore }, admin, { webhookAllowPrivateSetting }] = await Promise.all([import('./store-session.js'), import('../webhooks/webhook-admin.js'), import('../config.js')]);
@@ -27,16 +28,19 @@ const actions = async (env: CommandEnv) => {
   };
 };
 
-const dbOption = () => new Option('--db <url>', 'store: sqlite:PATH or postgres://... (env COREGATE_DB)');
-const jsonOption = () => new Option('--json', 'print JSON for scripts');
-
 function splitList(value: string | undefined): string[] {
   return value === undefined ? [] : value.split(/[\s,]+/).filter((item) => item !== '');
 }
 
 export function addWebhookCommands(program: Command, io: CommandIo): void {
-  const print = (value: unknown) => printTo(io, value);
+  const print = printerOf(io);
   const webhooks = program.command('webhooks').description('signed events: endpoints of clients and their deliveries (docs/webhooks.md)');
+  addEndpointCommand(webhooks, io, print);
+  addEndpointListCommands(webhooks, io, print);
+  addDeliveryCommands(webhooks, io, print);
+}
+
+function addEndpointCommand(webhooks: Command, io: CommandIo, print: Printer): void {
   webhooks
     .command('add')
     .description('register an endpoint of a client; prints its signing secret once (COREGATE_WEBHOOK_SECRET gives one)')
@@ -47,12 +51,12 @@ export function addWebhookCommands(program: Command, io: CommandIo): void {
     .option('--webhook-allow-private', 'accept a loopback or private address, for a server started with the same flag (env COREGATE_WEBHOOK_ALLOW_PRIVATE)')
     .addOption(dbOption())
     .addOption(jsonOption())
-    .action(async (flags: { realm: string; clientId: string; url: string; eventTypes?: string; webhookAllowPrivate?: boolean; db?: string; json?: boolean }) => {
+    .action(async (flags: { realm: string; clientId: string; url: string; eventTypes?: string; webhookAllowPrivate?: boolean; db?: string; json?: boolean; clock: Clock }) => {
       const { admin, withStore, targets } = await actions(io.env);
       const given = io.env.COREGATE_WEBHOOK_SECRET;
       const policy = targets(flags.webhookAllowPrivate);
       const endpoint = await withStore(flags.db, (store, vault) =>
-        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }, policy, systemClock.now()),
+        admin.addEndpoint(store.db, vault, { realm: flags.realm, clientId: flags.clientId, url: flags.url, eventTypes: splitList(flags.eventTypes), ...(given ? { secret: given } : {}) }, policy, flags.clock.now()),
       );
       if (flags.json) return print(endpoint);
       print(`Endpoint ${endpoint.id} of ${endpoint.clientId} (${endpoint.realm}): ${endpoint.url}`);
@@ -60,6 +64,10 @@ export function addWebhookCommands(program: Command, io: CommandIo): void {
       if (given) print('Signing secret: the one given in COREGATE_WEBHOOK_SECRET.');
       else print(`Signing secret: ${endpoint.secret}\nStore it now: it is shown only once.`);
     });
+}
+
+/** `list` and `remove`. */
+function addEndpointListCommands(webhooks: Command, io: CommandIo, print: Printer): void {
   webhooks
     .command('list')
     .description('list endpoints (never their secrets)')
@@ -90,6 +98,10 @@ export function addWebhookCommands(program: Command, io: CommandIo): void {
       if (!(await withStore(flags.db, (store) => admin.removeEndpoint(store.db, id)))) throw new CommandError(`Endpoint ${id} does not exist (coregate webhooks list)`);
       print(`Endpoint ${id} removed.`);
     });
+}
+
+/** `deliveries` and `retry`. */
+function addDeliveryCommands(webhooks: Command, io: CommandIo, print: Printer): void {
   webhooks
     .command('deliveries')
     .description('list deliveries, newest first: status, attempts, last status code and error')
@@ -114,9 +126,9 @@ export function addWebhookCommands(program: Command, io: CommandIo): void {
     .description('send a failed delivery again now')
     .argument('<id>', 'delivery id (coregate webhooks deliveries)')
     .addOption(dbOption())
-    .action(async (id: string, flags: { db?: string }) => {
+    .action(async (id: string, flags: { db?: string; clock: Clock }) => {
       const { admin, withStore } = await actions(io.env);
-      if (!(await withStore(flags.db, (store) => admin.retryDeliveryNow(store.db, id, systemClock.now())))) throw new CommandError(`Delivery ${id} does not exist or was delivered already`);
+      if (!(await withStore(flags.db, (store) => admin.retryDeliveryNow(store.db, id, flags.clock.now())))) throw new CommandError(`Delivery ${id} does not exist or was delivered already`);
       print(`Delivery ${id} is due now.`);
     });
 }
