@@ -1,12 +1,12 @@
 /**
  * The `coregate core conformance` command's flags (docs/conformance.md), registered in the `core`
- * group by program.ts; its work is core-conformance.ts, loaded when it runs so that other commands
+ * group by core-commands.ts; its work is core-conformance.ts, loaded when it runs so that other commands
  * never load the HTTP client.
  */
 import type { Command } from 'commander';
 import type { CommandIo } from './command-io.js';
 
-/** `exitWith`: ends the command with a non-zero code after it printed its outcome (program.ts's ExitCode). */
+/** `exitWith`: ends the command with a non-zero code after it printed its outcome (exit-code.ts's ExitCode). */
 export function addCoreConformanceCommand(core: Command, io: CommandIo, exitWith: (code: number) => never): void {
   core
     .command('conformance')

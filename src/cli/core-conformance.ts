@@ -61,9 +61,10 @@ export async function coreConformance(flags: CoreConformanceFlags, io: CommandIo
   }
   const only = flags.only?.flatMap((ids) => ids.split(',')).filter((id) => id !== '');
 
+  const clock = io.clock ?? systemClock;
   try {
     const fixtures = flags.fixtures === undefined ? undefined : readFixtureFile(flags.fixtures);
-    await checkCoreAnswers(coreUrl, systemClock, timeoutMs);
+    await checkCoreAnswers(coreUrl, clock, timeoutMs);
     const exchanges = new ExchangeLog();
     const proxy = await startRecordingProxy(coreUrl, exchanges);
     // Imported here, as every command that names a core URL does (src/cli/core-session.ts).
@@ -78,7 +79,7 @@ export async function coreConformance(flags: CoreConformanceFlags, io: CommandIo
         coreUrl,
         exchanges,
         recordPortCalls: false,
-        clock: systemClock,
+        clock,
         timeoutMs,
         only,
         onReady: (start) => io.stdout.write(`${firstLine(coreUrl, start, flags)}\n`),
