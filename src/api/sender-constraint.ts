@@ -17,7 +17,7 @@ import type { AuthSnapshot } from '../auth/auth-snapshot.js';
 import type { ClientCertificates } from '../auth/client-certificates.js';
 import type { DpopNonces } from '../auth/dpop-nonce.js';
 import { dpopAlgorithms, DpopProofRejected, singleProof, type DpopProofVerifier, type ProofExpectation } from '../auth/dpop-proof.js';
-import type { ReplayRecord } from '../auth/replay-record.js';
+import { replayedProofMessage, type ReplayRecord } from '../auth/replay-record.js';
 import type { Principal } from './bearer-auth.js';
 import { ApiError } from './error-record.js';
 
@@ -86,7 +86,8 @@ export class SenderConstraint {
       if (error.useNonce && realm !== undefined) throw useNonce(error.message, this.#options.nonces.current(realm));
       throw invalidProof(error.message);
     }
-    if (!(await this.#options.replay.firstUse(replay))) throw invalidProof('The DPoP proof was used before (its jti)');
+    const verdict = await this.#options.replay.record([replay]);
+    if (!verdict.recorded) throw invalidProof(replayedProofMessage(verdict.reason));
   }
 
   /**

@@ -13,7 +13,7 @@ import { usesSecret, type RealmProfile } from './client-metadata.js';
 import { verifyClientSecret } from './client-secret.js';
 import { formValue, type FormParameters } from './form-body.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
-import type { ReplayMark } from './replay-record.js';
+import type { ReplayMark, ReplayRefusal } from './replay-record.js';
 import type { ClientCertificate } from './client-certificate.js';
 import { sameDistinguishedName } from './distinguished-name.js';
 
@@ -63,12 +63,20 @@ export function presentedCredentials(realm: string, request: ClientRequest, form
   return { method: 'client_secret_basic', clientId: basic.clientId, secret: basic.secret };
 }
 
+/** Another use the request makes (its DPoP proof), recorded with its assertion's, and the refusal it gets when the record refuses it. */
+export interface CompanionUse {
+  mark: ReplayMark;
+  refusal: (reason: ReplayRefusal) => Error;
+}
+
 /**
  * Client authentication of a token or introspection request, under the failed-authentication
  * limit of its realm, presented client id and source address (failure-limit.ts). `settle` runs
  * once the credentials are verified, before an assertion's use is recorded: the endpoint's own
  * checks of the client (its grant, scopes, token binding), so that a request they refuse leaves
- * the assertion's `jti` unused.
+ * the assertion's `jti` unused. It answers the request's other uses (its DPoP proof's), recorded
+ * with the assertion's in one write, all or none (replay-record.ts): the assertion's refusal
+ * first, then theirs.
  */
 export function authenticateRequestClient(
   ctx: AuthContext,
@@ -76,14 +84,21 @@ export function authenticateRequestClient(
   endpointUrl: string,
   request: ClientRequest,
   form: FormParameters,
-  settle: (client: Client) => void = () => {},
+  settle: (client: Client) => readonly CompanionUse[] | void = () => {},
 ): Promise<Client> {
   const credentials = presentedCredentials(realm.name, request, form);
   const attempt = { realm: realm.name, clientId: credentials.clientId ?? '', sourceAddress: request.sourceAddress };
   return ctx.authFailures.guard(attempt, async () => {
     const { client, replay } = await authenticateClient(ctx, realm, endpointUrl, credentials);
-    settle(client);
-    if (replay !== undefined && !(await ctx.replay.firstUse(replay))) throw failed(credentials.method, `client ${client.clientId} replayed a client assertion (its jti was used before)`, realm.name);
+    const companions = settle(client) ?? [];
+    const marks = replay === undefined ? companions.map((use) => use.mark) : [replay, ...companions.map((use) => use.mark)];
+    const verdict = await ctx.replay.record(marks);
+    if (!verdict.recorded) {
+      const companion = companions[replay === undefined ? verdict.index : verdict.index - 1];
+      if (companion !== undefined) throw companion.refusal(verdict.reason);
+      const cause = verdict.reason === 'used' ? 'its jti was used before' : 'it was made before the replay record\'s horizon (its database restarted after a crash, or a new boot of its machine)';
+      throw failed(credentials.method, `client ${client.clientId} replayed a client assertion (${cause})`, realm.name);
+    }
     return client;
   });
 }

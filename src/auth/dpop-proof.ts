@@ -3,17 +3,21 @@
  * of type `dpop+jwt`, signed PS256, ES256 or EdDSA by the public key in its own header, whose
  * `htm` and `htu` are this request's, whose `iat` is within 60 s before and 10 s after now, with a
  * `jti`, and (with a token) an `ath` that is the token's SHA-256. jose imports the header's key
- * (public only) and verifies the signature and the type; the rest is here. Nothing is recorded: the caller records
+ * (public only) and verifies the first proof of a header, its signature and type; the next proofs
+ * of that header are verified with node:crypto (jws-verify.ts, issue 42: the same checks and
+ * refusals at about a third of jose's CPU); the rest is here. Nothing is recorded: the caller records
  * the proof's use (`replay`) once the request has passed every other check, so that a request
  * refused for another reason leaves its proof's `jti` free.
  */
-import { createHash } from 'node:crypto';
+import { createHash, KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, jwtVerify, type CryptoKey, type ProtectedHeaderParameters } from 'jose';
 import { LruMap } from '../cache/lru-map.js';
 import { dateOf, type Clock } from '../core/clock.js';
 import { ExpectedError } from '../core/expected-error.js';
 import { fapiAlgorithms, privateJwkMembers } from './client-metadata.js';
+import { verifyKnownHeaderJwt } from './jws-verify.js';
 import type { ReplayMark } from './replay-record.js';
+import type { SigningAlgorithm } from './signing-algorithms.js';
 
 /** CONTRACT §13: a proof made up to 60 s ago, or up to 10 s ahead of this clock. */
 export const proofAgeMaxSeconds = 60;
@@ -68,14 +72,18 @@ const proofHeaderCharsCached = 2_048;
 
 interface ProofKey {
   key: CryptoKey;
-  alg: string;
+  /** The same key as node:crypto takes it: the next proofs of the header are verified with it. */
+  keyObject: KeyObject;
+  alg: SigningAlgorithm;
   jkt: string;
 }
 
 /**
- * Verifies proofs with jose. A session's proofs share one protected header (typ, alg, its public
- * key), so the key each header carries is imported and its thumbprint computed once, keyed by the
- * header's text: importing it and hashing it anew cost most of a proof's CPU.
+ * Verifies proofs. A session's proofs share one protected header (typ, alg, its public key), so
+ * the key each header carries is imported and its thumbprint computed once, keyed by the header's
+ * text: importing it and hashing it anew cost most of a proof's CPU. jose verifies a header's
+ * first proof; once it accepted one, the header's next proofs are verified by node:crypto with the
+ * same key (jws-verify.ts `verifyKnownHeaderJwt`), which decides what jose would from the rest.
  */
 export class DpopProofVerifier {
   readonly #keys = new LruMap<string, ProofKey>(proofKeysMax);
@@ -91,16 +99,18 @@ export class DpopProofVerifier {
     const cacheKey = headerText.length <= proofHeaderCharsCached ? createHash('sha256').update(headerText).digest('base64url') : undefined;
     const cached = cacheKey === undefined ? undefined : this.#keys.get(cacheKey);
     const proofKey = cached ?? (await this.#importKey(proof));
-    let payload: Record<string, unknown>;
+    let payload: Record<string, unknown> | undefined;
     try {
-      ({ payload } = await jwtVerify(proof, proofKey.key, { typ: 'dpop+jwt', algorithms: [proofKey.alg], currentDate: dateOf(this.clock), clockTolerance: proofFutureMaxSeconds }));
+      // jose's epoch: the date's whole seconds.
+      if (cached !== undefined) payload = verifyKnownHeaderJwt(proof, { alg: cached.alg, key: cached.keyObject }, { nowSeconds: Math.floor(this.clock.now() / 1000), clockToleranceSeconds: proofFutureMaxSeconds });
+      payload ??= (await jwtVerify(proof, proofKey.key, { typ: 'dpop+jwt', algorithms: [proofKey.alg], currentDate: dateOf(this.clock), clockTolerance: proofFutureMaxSeconds })).payload;
     } catch (error) {
       throw new DpopProofRejected(`The DPoP proof is invalid: ${proofProblem(error)}`);
     }
     // Only a key whose proof verified is kept: headers made up by anyone do not fill the cache.
     if (cached === undefined && cacheKey !== undefined) this.#keys.set(cacheKey, proofKey);
     const nowSeconds = this.clock.now() / 1000;
-    const { iat, jti, htm, htu } = payload;
+    const { iat, jti, htm, htu, nbf } = payload;
     if (typeof jti !== 'string' || jti === '' || jti.length > 256) throw new DpopProofRejected('The DPoP proof has no jti');
     if (typeof iat !== 'number' || !Number.isFinite(iat)) throw new DpopProofRejected('The DPoP proof has no iat');
     if (iat > nowSeconds + proofFutureMaxSeconds) throw new DpopProofRejected('The DPoP proof\'s iat is in the future');
@@ -115,9 +125,12 @@ export class DpopProofVerifier {
       const nonce = typeof payload.nonce === 'string' ? payload.nonce : undefined;
       if (!expected.acceptsNonce(nonce)) throw new DpopProofRejected(nonce === undefined ? 'The DPoP proof needs a nonce' : 'The DPoP proof\'s nonce is not current', true);
     }
-    // Kept until the proof's iat leaves the window: later, the window refuses it by itself.
+    // Kept until the proof's iat leaves the window: later, the window refuses it by itself. It
+    // could be accepted from 10 s before its iat (or nbf) on: a record that may have lost uses
+    // refuses it if that is before its own start (replay-record.ts).
     const { jkt } = proofKey;
-    return { jkt, replay: { parts: ['dpop', jkt, jti], expiresEpochMs: (iat + proofAgeMaxSeconds + proofFutureMaxSeconds) * 1000 } };
+    const acceptableFromSeconds = Math.max(iat, typeof nbf === 'number' ? nbf : -Infinity) - proofFutureMaxSeconds;
+    return { jkt, replay: { parts: ['dpop', jkt, jti], expiresEpochMs: (iat + proofAgeMaxSeconds + proofFutureMaxSeconds) * 1000, acceptableFromEpochMs: acceptableFromSeconds * 1000 } };
   }
 
   /** The header's key: typ dpop+jwt, an allowed alg, a public JWK (jose imports it), and its RFC 7638 thumbprint. */
@@ -131,21 +144,25 @@ export class DpopProofVerifier {
     if (header.typ !== 'dpop+jwt') throw new DpopProofRejected('The DPoP proof is invalid: typ must be dpop+jwt');
     const alg = header.alg;
     if (alg === undefined || !dpopAlgorithms.includes(alg)) throw new DpopProofRejected(`The DPoP proof is invalid: alg must be one of ${dpopAlgorithms.join(', ')}`);
+    const signingAlg = alg as SigningAlgorithm;
     const jwk = header.jwk;
     if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) throw new DpopProofRejected('The DPoP proof has no public key (jwk) in its header');
     if (privateJwkMembers.some((member) => member in jwk)) throw new DpopProofRejected('The DPoP proof\'s header holds a private key: it must hold the public key only');
     let key: CryptoKey;
+    let keyObject: KeyObject;
     let jkt: string;
     try {
       const imported = await importJWK(jwk, alg);
       if (imported instanceof Uint8Array || imported.type !== 'public') throw new DpopProofRejected('The DPoP proof\'s header must hold a public key');
       key = imported;
+      // WebCrypto's key as node:crypto's (the same conversion as jws-verify.ts's for realms' keys).
+      keyObject = KeyObject.from(key as Parameters<typeof KeyObject.from>[0]);
       jkt = await calculateJwkThumbprint(jwk, 'sha256');
     } catch (error) {
       if (error instanceof DpopProofRejected) throw error;
       throw new DpopProofRejected(`The DPoP proof's jwk cannot be used with ${alg}`);
     }
-    return { key, alg, jkt };
+    return { key, keyObject, alg: signingAlg, jkt };
   }
 }
 

@@ -15,7 +15,7 @@
  * bearer-auth.ts's one mapping to refusals.
  */
 import { KeyObject, verify } from 'node:crypto';
-import type { CryptoKey } from 'jose';
+import { errors, type CryptoKey } from 'jose';
 import { ExpectedError } from '../core/expected-error.js';
 import { signatureKey } from './jws-sign.js';
 import type { SigningAlgorithm } from './signing-algorithms.js';
@@ -149,4 +149,91 @@ function checkClaims(payload: Record<string, unknown>, expected: JwtExpectations
   }
   if (typeof payload.exp !== 'number') throw new JwtCheckFailed('"exp" claim must be a number', 'ERR_JWT_CLAIM_VALIDATION_FAILED', 'exp');
   if (payload.exp <= now - tolerance) throw new JwtCheckFailed('"exp" claim timestamp check failed', 'ERR_JWT_EXPIRED', 'exp');
+}
+
+/**
+ * JWTs signed by keys that are not coregate's — DPoP proofs (their header's key) and client
+ * assertions (a client's registered key) — verified with node:crypto once jose has verified one
+ * with the same protected header (issue 42). jose's jwtVerify through WebCrypto cost ~2.5 times
+ * the CPU of node:crypto's synchronous `verify` for an ES256 proof (measured, docs/performance.md).
+ * A client signs every proof of a session, every assertion, under one header (its `alg`, its key
+ * or `kid`, `typ`): what jose decides from the header alone — its parsing, `crit` and `b64`, the
+ * allowed `alg`, `typ`, the key it resolves (from the header's JWK, or the client's key set) and
+ * whether that key suits the algorithm — was decided when jose accepted the first token of that
+ * header, and the caller keeps the key under the header's exact text. Here only what each token
+ * brings is checked, as jose checks it, in jose's order and with jose's errors (its classes,
+ * messages, `claim` and `reason`, so that each caller's one mapping to refusals stays as it is):
+ * the signature, then the payload as a JSON object of strict UTF-8, then the claims set
+ * (`checkClaimsAsJose`). A token of another shape than the ordinary one — not three segments,
+ * characters outside base64url, a signature of a length no encoding produces — is left to jose
+ * (answered undefined). Synchronous, on the event loop: the thread pool's hand-off cost more CPU
+ * than it spared here (measured), and every request that carries a proof needs its check.
+ */
+export interface KnownHeaderKey {
+  alg: SigningAlgorithm;
+  key: KeyObject;
+}
+
+/** The options of jose's validateClaimsSet that proofs and assertions use. */
+export interface JoseClaimsOptions {
+  issuer?: string;
+  subject?: string;
+  requiredClaims?: readonly string[];
+  /** jose's `currentDate`, in epoch seconds, whole (jose floors the date). */
+  nowSeconds: number;
+  clockToleranceSeconds: number;
+}
+
+/** The claims set of `token` (its header verified before with `known.key`), or undefined to let jose decide; throws jose's error. */
+export function verifyKnownHeaderJwt(token: string, known: KnownHeaderKey, options: JoseClaimsOptions): Record<string, unknown> | undefined {
+  const firstDot = token.indexOf('.');
+  const secondDot = token.indexOf('.', firstDot + 1);
+  if (firstDot < 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) return undefined;
+  const encodedPayload = token.slice(firstDot + 1, secondDot);
+  const encodedSignature = token.slice(secondDot + 1);
+  if (!base64urlAlphabet.test(encodedPayload) || !isBase64url(encodedSignature)) return undefined;
+  const { digest, key } = signatureKey(known.alg, known.key);
+  let verified = false;
+  try {
+    verified = verify(digest, Buffer.from(token.slice(0, secondDot), 'ascii'), key, Buffer.from(encodedSignature, 'base64url'));
+  } catch {
+    // jose: whatever WebCrypto throws is a signature that does not verify.
+  }
+  if (!verified) throw new errors.JWSSignatureVerificationFailed();
+  if (encodedPayload.length % 4 === 1) throw new errors.JWSInvalid('Failed to base64url decode the payload');
+  let claims: unknown;
+  try {
+    claims = JSON.parse(strictUtf8.decode(Buffer.from(encodedPayload, 'base64url')));
+  } catch {
+    claims = undefined;
+  }
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) throw new errors.JWTInvalid('JWT Claims Set must be a top-level JSON object');
+  checkClaimsAsJose(claims as Record<string, unknown>, options);
+  return claims as Record<string, unknown>;
+}
+
+/** jose's validateClaimsSet (jose 6) for the options above, without `typ` (the header's, decided with it). */
+export function checkClaimsAsJose(claims: Record<string, unknown>, options: JoseClaimsOptions): void {
+  const presence = [...(options.requiredClaims ?? [])];
+  if (options.subject !== undefined) presence.push('sub');
+  if (options.issuer !== undefined) presence.push('iss');
+  for (const claim of new Set(presence.reverse())) {
+    if (!Object.hasOwn(claims, claim)) throw new errors.JWTClaimValidationFailed(`missing required "${claim}" claim`, claims, claim, 'missing');
+  }
+  if (options.issuer !== undefined && claims.iss !== options.issuer) throw new errors.JWTClaimValidationFailed('unexpected "iss" claim value', claims, 'iss', 'check_failed');
+  if (options.subject !== undefined && claims.sub !== options.subject) throw new errors.JWTClaimValidationFailed('unexpected "sub" claim value', claims, 'sub', 'check_failed');
+  const now = options.nowSeconds;
+  const tolerance = options.clockToleranceSeconds;
+  numericDate(claims, 'iat');
+  const nbf = numericDate(claims, 'nbf');
+  if (nbf !== undefined && nbf > now + tolerance) throw new errors.JWTClaimValidationFailed('"nbf" claim timestamp check failed', claims, 'nbf', 'check_failed');
+  const exp = numericDate(claims, 'exp');
+  if (exp !== undefined && exp <= now - tolerance) throw new errors.JWTExpired('"exp" claim timestamp check failed', claims, 'exp', 'check_failed');
+}
+
+function numericDate(claims: Record<string, unknown>, claim: 'iat' | 'nbf' | 'exp'): number | undefined {
+  const value = claims[claim];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number') throw new errors.JWTClaimValidationFailed(`"${claim}" claim must be a number`, claims, claim, 'invalid');
+  return value;
 }

@@ -13,6 +13,7 @@ import { authenticateRequestClient, type ClientRequest } from './client-authenti
 import { requiresDpop, type RealmProfile } from './client-metadata.js';
 import { DpopProofRejected, singleProof, type VerifiedProof } from './dpop-proof.js';
 import { formValue, parseFormBody, type FormParameters } from './form-body.js';
+import { replayedProofMessage } from './replay-record.js';
 import { knownOAuthGrants, supportedGrants } from './grants.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
 
@@ -49,20 +50,19 @@ export async function handleTokenRequest(ctx: AuthContext, realm: Realm, request
   // assertion is used, and its use is recorded only once the request is granted.
   const proof = await tokenProof(ctx, realm, endpointUrl, request.rawHeaders);
   let subject: TokenSubject | undefined;
+  // The proof's use is recorded with the assertion's (one write), once every check passed.
   const client = await authenticateRequestClient(ctx, realm, endpointUrl, request, form, (authenticated) => {
     checkGrantAllowed(authenticated, grantType);
     subject = { client: authenticated, scopes: grantedScopes(authenticated, formValue(form, 'scope')) };
     const user = associatedUser(authenticated, form);
     if (user) subject.user = user;
     checkBinding(realm, authenticated, proof, request);
+    return proof === undefined ? [] : [{ mark: proof.replay, refusal: (reason) => invalidProof(replayedProofMessage(reason)) }];
   });
   if (subject === undefined) throw new Error('the client was authenticated without its checks');
   // Bound to the proof's key, to the client's certificate, or to both (a certificate-bound client sending a proof).
   const confirmation: NonNullable<TokenSubject['confirmation']> = {};
-  if (proof !== undefined) {
-    if (!(await ctx.replay.firstUse(proof.replay))) throw invalidProof('The DPoP proof was used before (its jti)');
-    confirmation.jkt = proof.jkt;
-  }
+  if (proof !== undefined) confirmation.jkt = proof.jkt;
   if (client.authentication.certificateBound && request.clientCertificate !== undefined) confirmation.x5tS256 = request.clientCertificate.thumbprint;
   if (confirmation.jkt !== undefined || confirmation.x5tS256 !== undefined) subject.confirmation = confirmation;
 

@@ -19,6 +19,7 @@ import * as m0008 from './migrations/0008_operator_sessions.js';
 import * as m0009 from './migrations/0009_fapi2.js';
 import * as m0010 from './migrations/0010_sandbox_scenarios.js';
 import * as m0011 from './migrations/0011_client_tokens_not_before.js';
+import * as m0012 from './migrations/0012_replay_records_unsynced.js';
 import type { Store } from './connect.js';
 import { databaseProblem } from './engine/database-problem.js';
 
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0009_fapi2': m0009,
   '0010_sandbox_scenarios': m0010,
   '0011_client_tokens_not_before': m0011,
+  '0012_replay_records_unsynced': m0012,
 };
 
 class StaticMigrationProvider implements MigrationProvider {

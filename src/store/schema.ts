@@ -85,13 +85,21 @@ export interface ApiTables {
   operator_login_tokens: OperatorLoginTokenTable;
   operator_sessions: OperatorSessionTable;
   replay_records: ReplayRecordTable;
+  replay_horizon: ReplayHorizonTable;
   request_log: RequestLogTable;
 }
 
-/** Client assertions' and DPoP proofs' jtis already used (migration 0009). */
+/** Client assertions' and DPoP proofs' jtis already used (migration 0009; unlogged on PostgreSQL since 0012). */
 export interface ReplayRecordTable {
   key: string;
   expires_epoch_ms: bigint | string | number;
+}
+
+/** From when the replay record holds every use (migration 0012, src/auth/replay-record.ts): one row, id 1. */
+export interface ReplayHorizonTable {
+  id: number;
+  since_epoch_ms: bigint | string | number;
+  boot_id: string | null;
 }
 
 /**

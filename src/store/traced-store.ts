@@ -22,9 +22,9 @@ const systemNames = { sqlite: 'sqlite', postgres: 'postgresql' } as const;
 export function tracedStore(store: Store, tracer: Tracer): Store {
   const system = systemNames[store.dialect];
   const attributes = { [attribute.dbSystemName]: system, [attribute.dbSystem]: system };
-  const transaction: Store['transaction'] = (work) => {
-    if (trace.getSpan(context.active())?.isRecording() !== true) return store.transaction(work);
-    return inClientSpan(tracer, `transaction ${system}`, attributes, () => store.transaction(work));
+  const transaction: Store['transaction'] = (work, options) => {
+    if (trace.getSpan(context.active())?.isRecording() !== true) return store.transaction(work, options);
+    return inClientSpan(tracer, `transaction ${system}`, attributes, () => store.transaction(work, options));
   };
   // Every other member as it is (a spread: a member added to Store later is kept, not dropped).
   return { ...store, transaction };

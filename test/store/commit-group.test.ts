@@ -112,3 +112,51 @@ test('the embedded store syncs its write-ahead log in every commit: synchronous=
     await store.close();
   }
 });
+
+/** The writer's safety level inside a unit of work: 2 FULL (its commit syncs the log), 1 NORMAL (it does not). */
+async function synchronousIn(trx: UnitOfWork<Db>): Promise<number | undefined> {
+  const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(trx);
+  return rows[0]?.synchronous;
+}
+
+test('issue 42: a group whose every unit asks for no sync commits without one (synchronous=NORMAL for that transaction alone); one synced unit syncs the group', async () => {
+  const store = open('unsynced');
+  const group = new CommitGroup(store.db);
+  const unsynced = await Promise.all(Array.from({ length: 3 }, (_, i) => group.run(async (trx) => (await trx.insertInto('items').values({ name: `u${i}` }).execute(), synchronousIn(trx)), { synced: false })));
+  assert.deepEqual(unsynced, [1, 1, 1]);
+  const mixed = await Promise.all([
+    group.run(async (trx) => (await trx.insertInto('items').values({ name: 'm1' }).execute(), synchronousIn(trx)), { synced: false }),
+    group.run(async (trx) => (await trx.insertInto('items').values({ name: 'm2' }).execute(), synchronousIn(trx))),
+  ]);
+  assert.deepEqual(mixed, [2, 2], 'a synced unit keeps its sync, and the unsynced one shares it');
+  assert.equal(await group.run(synchronousIn), 2, 'the next transaction is synced again');
+  const { rows } = await sql<{ synchronous: number }>`pragma synchronous`.execute(store.db);
+  assert.equal(rows[0]?.synchronous, 2, 'and so is a statement outside any transaction');
+  assert.deepEqual(store.committed(), ['m1', 'm2', 'u0', 'u1', 'u2']);
+  await store.close();
+});
+
+test('issue 42: an unsynced transaction that fails, or that cannot begin, leaves the writer synced for the next one', async () => {
+  const store = open('unsynced-failures');
+  const group = new CommitGroup(store.db);
+  await assert.rejects(
+    group.run(async (trx) => {
+      await trx.insertInto('items').values({ name: 'x' }).execute();
+      throw new Error('refused after writing');
+    }, { synced: false }),
+    /refused after writing/,
+  );
+  assert.equal(await group.run(synchronousIn), 2);
+  // Another connection holds the file's write lock past the wait: BEGIN fails.
+  const path = join(dir, 'unsynced-failures.db');
+  const impatient = new RootQueries<Db>(new DurableSqliteDialect({ writer: withStatementCache(new SqliteDatabase(path)), fileLockWaitMs: 0 }));
+  const other = new SqliteDatabase(path);
+  other.prepare('begin immediate').run();
+  await assert.rejects(impatient.inUnitOfWork(async () => undefined, { synced: false }), /locked|busy/i);
+  other.prepare('rollback').run();
+  other.close();
+  assert.equal(await impatient.inUnitOfWork(synchronousIn), 2);
+  await impatient.destroy();
+  assert.deepEqual(store.committed(), []);
+  await store.close();
+});

@@ -24,6 +24,7 @@ import * as m0008 from '../../src/store/migrations/0008_operator_sessions.js';
 import * as m0009 from '../../src/store/migrations/0009_fapi2.js';
 import * as m0010 from '../../src/store/migrations/0010_sandbox_scenarios.js';
 import * as m0011 from '../../src/store/migrations/0011_client_tokens_not_before.js';
+import * as m0012 from '../../src/store/migrations/0012_replay_records_unsynced.js';
 import { storeTargets } from '../helpers/stores.js';
 
 const coreTables = ['directory_users', 'workstations', 'customers', 'accounts', 'movements', 'postings', 'term_deposit_products', 'term_deposits', 'loan_facilities', 'loan_installments', 'loan_executions', 'core_operations', 'core_business_days', 'core_events', 'core_settings'];
@@ -43,6 +44,7 @@ function preSplitMigrations(last: string): Record<string, Migration> {
     '0009_fapi2': m0009,
     '0010_sandbox_scenarios': m0010,
     '0011_client_tokens_not_before': m0011,
+    '0012_replay_records_unsynced': m0012,
   };
   return Object.fromEntries(Object.entries(all).filter(([name]) => name <= last));
 }
@@ -132,7 +134,7 @@ for (const target of storeTargets) {
         split = await schemaOf(store);
       });
       await withEmptyStore(async (store) => {
-        await migratePreSplit(store, '0011_client_tokens_not_before');
+        await migratePreSplit(store, '0012_replay_records_unsynced');
         await migrateCoreToLatest(store);
         assert.deepEqual(await schemaOf(store), split);
       });

@@ -4,7 +4,8 @@
  * work, the limit. Units of work that arrive while a group runs wait for the next group; a group
  * runs them one after another in one transaction, each inside its own savepoint (a unit that
  * fails rolls back alone), commits once, and only then answers each of them: nobody is told
- * "done" before the commit that makes it durable.
+ * "done" before the commit that makes it durable. A group whose every unit asked for no sync
+ * (`synced: false`, database.ts) commits without one (issue 42: the replay record's writes).
  */
 import { sql } from 'kysely';
 import type { RootQueries } from './root-queries.js';
@@ -15,6 +16,7 @@ export const commitGroupSizeMax = 64;
 
 interface Member<DB> {
   work: (unit: UnitOfWork<DB>) => Promise<unknown>;
+  synced: boolean;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -41,9 +43,9 @@ export class CommitGroup<DB> {
     this.#windowMs = options.windowMs ?? 0;
   }
 
-  run<T>(work: (unit: UnitOfWork<DB>) => Promise<T>): Promise<T> {
+  run<T>(work: (unit: UnitOfWork<DB>) => Promise<T>, options: { synced?: boolean } = {}): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ work, synced: options.synced !== false, resolve: resolve as (value: unknown) => void, reject });
       this.#schedule();
     });
   }
@@ -62,8 +64,9 @@ export class CommitGroup<DB> {
   async #runGroup(): Promise<void> {
     this.#running = true;
     const group = this.#queue.splice(0, this.#sizeMax);
+    const synced = group.some((member) => member.synced);
     try {
-      const answers = group.length === 1 ? await this.#runAlone(group[0] as Member<DB>) : await this.#runTogether(group);
+      const answers = group.length === 1 ? await this.#runAlone(group[0] as Member<DB>, synced) : await this.#runTogether(group, synced);
       for (const answer of answers) answer();
     } finally {
       this.#running = false;
@@ -72,16 +75,16 @@ export class CommitGroup<DB> {
   }
 
   /** One unit: its own transaction, no savepoint needed. */
-  async #runAlone(member: Member<DB>): Promise<Settle[]> {
+  async #runAlone(member: Member<DB>, synced: boolean): Promise<Settle[]> {
     try {
-      const value = await this.#db.inUnitOfWork((unit) => member.work(unit));
+      const value = await this.#db.inUnitOfWork((unit) => member.work(unit), { synced });
       return [() => member.resolve(value)];
     } catch (error) {
       return [() => member.reject(error)];
     }
   }
 
-  async #runTogether(group: Array<Member<DB>>): Promise<Settle[]> {
+  async #runTogether(group: Array<Member<DB>>, synced: boolean): Promise<Settle[]> {
     const answers: Settle[] = [];
     try {
       await this.#db.inUnitOfWork(async (trx) => {
@@ -97,7 +100,7 @@ export class CommitGroup<DB> {
             answers.push(() => member.reject(error));
           }
         }
-      });
+      }, { synced });
       return answers;
     } catch (error) {
       // The commit failed: nothing of the group is durable, whatever each unit answered.

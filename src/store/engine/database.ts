@@ -16,6 +16,19 @@ export interface PoolStats {
   waiting: number;
 }
 
+/** How a transaction's commit is made durable (Database.transaction). */
+export interface TransactionOptions {
+  /**
+   * false: the commit need not be on disk before it answers (SQLite: its commit writes the log
+   * without syncing it; the next synced commit syncs it with everything before it). A crash of the
+   * process loses nothing committed, a crash of the machine may lose it. A group of units of work
+   * commits unsynced only when every one of them asked for it: no other transaction loses its sync.
+   * PostgreSQL commits as it always does (a table decides: an UNLOGGED table's writes are never
+   * flushed). Default true.
+   */
+  synced?: boolean;
+}
+
 export interface Database<DB> {
   readonly db: RootQueries<DB>;
   readonly dialect: Dialect;
@@ -26,7 +39,7 @@ export interface Database<DB> {
    * concurrent units into one commit (commit-group.ts); PostgreSQL commits each on its own
    * connection of the pool, in parallel.
    */
-  transaction<T>(work: (unit: UnitOfWork<DB>) => Promise<T>): Promise<T>;
+  transaction<T>(work: (unit: UnitOfWork<DB>) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** The PostgreSQL pool's use (metrics); undefined for SQLite, one connection and no pool. */
   poolStats(): PoolStats | undefined;
   /** Readiness: answers once the database answered and takes writes; throws otherwise. */

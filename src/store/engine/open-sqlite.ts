@@ -81,9 +81,9 @@ export function openSqlite<DB>(path: string): Database<DB> {
   const group = new CommitGroup(db, { windowMs: commitWindowMs() });
   return {
     db,
-    transaction: (work) => {
+    transaction: (work, options) => {
       startCheckpointer();
-      return group.run(work);
+      return group.run(work, options);
     },
     dialect: 'sqlite',
     displayUrl: `sqlite:${path}`,

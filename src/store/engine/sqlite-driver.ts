@@ -29,6 +29,7 @@ import type { CachedStatement, RowMaker, StatementSource } from './statement-cac
 import type { EngineDialect } from './root-queries.js';
 import { compileRowLiteral } from './row-literal.js';
 import { runSavepointCommand } from './savepoint-command.js';
+import type { UnsyncedCommit } from './unit-of-work.js';
 import { waitForFileLock } from './wait-for-file-lock.js';
 
 export interface DurableSqliteConfig {
@@ -84,8 +85,14 @@ export class DurableSqliteDialect implements EngineDialect {
 }
 
 /** A caller's use of the store: inside a write transaction, or statement by statement. */
-class Session implements DatabaseConnection {
+class Session implements DatabaseConnection, UnsyncedCommit {
   inTransaction = false;
+  /** The next transaction's commit writes the log without syncing it (database.ts `synced`). */
+  unsynced = false;
+
+  commitWithoutSync(): void {
+    if (!this.inTransaction) this.unsynced = true;
+  }
 
   constructor(readonly driver: DurableSqliteDriver) {}
 
@@ -128,6 +135,8 @@ class DurableSqliteDriver implements Driver {
   readonly #reader: StatementSource | undefined;
   readonly #fileLockWaitMs: number;
   readonly #lock = new WriteLock();
+  /** synchronous=FULL still to restore after an unsynced transaction (see #endUnsynced). */
+  #fullPending = false;
   /** The session of statements run outside any transaction (root-queries.ts). */
   readonly #outside = new Session(this);
 
@@ -149,12 +158,41 @@ class DurableSqliteDriver implements Driver {
     const session = connection as Session;
     await this.#lock.lock();
     try {
+      // synchronous=NORMAL for this transaction alone (WAL: its commit writes the log without
+      // syncing it; a checkpoint still syncs the log first), FULL again when it ends, before the
+      // write lock passes on: the next synced commit syncs the log, these frames with it.
+      this.#restoreFull();
+      if (this.#fullPending) throw new Error('the SQLite writer could not return to synchronous=FULL');
+      if (session.unsynced) this.#writer.prepare('pragma synchronous = NORMAL').statement.run();
       const begin = this.#writer.prepare('begin immediate').statement;
       await waitForFileLock(() => begin.run(), this.#fileLockWaitMs);
       session.inTransaction = true;
     } catch (error) {
+      this.#endUnsynced(session);
       this.#lock.unlock();
       throw error;
+    }
+  }
+
+  /**
+   * Back to synchronous=FULL after an unsynced transaction (outside any transaction: SQLite's
+   * rule). Should that fail (a rollback that failed left a transaction open), the next write
+   * restores it before it runs, or fails: no synced write ever runs under NORMAL.
+   */
+  #endUnsynced(session: Session): void {
+    if (!session.unsynced) return;
+    session.unsynced = false;
+    this.#fullPending = true;
+    this.#restoreFull();
+  }
+
+  #restoreFull(): void {
+    if (!this.#fullPending) return;
+    try {
+      this.#writer.prepare('pragma synchronous = FULL').statement.run();
+      this.#fullPending = false;
+    } catch {
+      // Still pending: the next write tries again, and fails if it cannot.
     }
   }
 
@@ -163,6 +201,7 @@ class DurableSqliteDriver implements Driver {
     // A failed commit leaves the transaction open: Kysely then rolls it back (below).
     this.#writer.prepare('commit').statement.run();
     session.inTransaction = false;
+    this.#endUnsynced(session);
     this.#lock.unlock();
   }
 
@@ -176,6 +215,7 @@ class DurableSqliteDriver implements Driver {
       if (!/no transaction is active/.test((error as Error).message)) throw error;
     } finally {
       session.inTransaction = false;
+      this.#endUnsynced(session);
       this.#lock.unlock();
     }
   }
@@ -226,6 +266,8 @@ class DurableSqliteDriver implements Driver {
   #autocommit<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     let answer: QueryResult<R> | Promise<QueryResult<R>>;
     try {
+      this.#restoreFull();
+      if (this.#fullPending) throw new Error('the SQLite writer could not return to synchronous=FULL');
       const statement = this.#writer.prepare(query.sql);
       answer = waitForFileLock(() => run<R>(statement, query.parameters), this.#fileLockWaitMs);
     } catch (error) {

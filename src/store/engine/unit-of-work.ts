@@ -8,6 +8,12 @@
 import { Transaction, type CompiledQuery, type KyselyProps, type QueryResult } from 'kysely';
 import { StatementQueue } from './statement-queue.js';
 
+/** A driver's connection whose transactions can commit without syncing them to disk (database.ts `synced`). */
+export interface UnsyncedCommit {
+  /** Called before BEGIN: the transaction about to begin need not be synced when it commits; the next one is, unless told the same. */
+  commitWithoutSync(): void;
+}
+
 export class UnitOfWork<DB> extends Transaction<DB> {
   readonly #queue: StatementQueue;
 
