@@ -7,6 +7,8 @@
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Clock } from './core/clock.js';
+import { systemClock } from './clock/system-clock.js';
 
 export interface ConnectionLimits {
   /** From a connection's opening to its first complete request head (headers), ms. */
@@ -26,7 +28,8 @@ export const defaultConnectionLimits: ConnectionLimits = {
   connectionsMax: 10_000,
 };
 
-export function applyConnectionLimits(server: Server, limits: ConnectionLimits): void {
+/** `clock`: whose timers cut a silent connection (src/core/clock.ts); the system's unless the wiring hands one in. */
+export function applyConnectionLimits(server: Server, limits: ConnectionLimits, clock: Clock = systemClock): void {
   server.maxConnections = limits.connectionsMax;
   // node's own headersTimeout covers a head that starts and never ends, checked every 30 s; a
   // connection that never sends a byte is not a request yet and escaped it: cut it here.
@@ -35,11 +38,15 @@ export function applyConnectionLimits(server: Server, limits: ConnectionLimits):
   // a handshake that stalls after its handshakeTimeout).
   const opened = 'setSecureContext' in server ? 'secureConnection' : 'connection';
   server.on(opened, (socket: Socket) => {
-    const timer = setTimeout(() => {
-      if ((socket as AnsweredSocket)[answered] !== true) socket.destroy();
-    }, limits.headersTimeoutMs);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
+    // In the background: a connection waiting for its first byte does not keep the process alive.
+    const timer = clock.setTimeout(
+      () => {
+        if ((socket as AnsweredSocket)[answered] !== true) socket.destroy();
+      },
+      limits.headersTimeoutMs,
+      { background: true },
+    );
+    socket.once('close', () => timer.clear());
   });
   // A mark on the socket itself: a WeakSet's add on every request cost more than the rest of this.
   server.on('request', (request) => {

@@ -1,5 +1,7 @@
 /** Liveness and readiness probes for orchestrators and load balancers. */
 import type { FastifyInstance } from 'fastify';
+import type { Clock, Timer } from './core/clock.js';
+import { systemClock } from './clock/system-clock.js';
 
 /** One probe that answered: what it checked and how long it took. */
 export interface ProbeReport {
@@ -46,21 +48,25 @@ export function auditSpoolReadiness(spool: { full: boolean; directory: string } 
  */
 export const probeTimeoutMs = 5_000;
 
-/** Runs one named probe of a readiness check; `details` say what was probed (never a URL or a secret). */
-export async function probe(check: string, work: () => Promise<void>, details: Record<string, string> = {}, timeoutMs = probeTimeoutMs): Promise<ProbeReport> {
+/**
+ * Runs one named probe of a readiness check; `details` say what was probed (never a URL or a
+ * secret). `clock` times the probe out (src/core/clock.ts; the system's unless the wiring hands one
+ * in); its latency is measured on the monotonic stopwatch (performance.now), as a duration is.
+ */
+export async function probe(check: string, work: () => Promise<void>, details: Record<string, string> = {}, timeoutMs = probeTimeoutMs, clock: Clock = systemClock): Promise<ProbeReport> {
   const startedAt = performance.now();
-  let timer: NodeJS.Timeout | undefined;
+  let timer: Timer | undefined;
   try {
     await Promise.race([
       work(),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        timer = clock.setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       }),
     ]);
   } catch (error) {
     throw new NotReady(check, error);
   } finally {
-    clearTimeout(timer);
+    timer?.clear();
   }
   return { status: 'ok', ...details, latencyMs: Math.round((performance.now() - startedAt) * 10) / 10 };
 }

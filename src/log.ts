@@ -6,6 +6,8 @@
 import { levels, pino, stdSerializers, symbols, type DestinationStream, type Logger } from 'pino';
 import { standardOutputDestination } from './log-destination.js';
 import { isoTimestamp } from './core/iso-timestamp.js';
+import type { Clock } from './core/clock.js';
+import { systemClock } from './clock/system-clock.js';
 
 export type { Logger } from 'pino';
 
@@ -28,14 +30,18 @@ export interface LogOptions {
   destination?: DestinationStream;
   /** Fields on every line besides the service's name (a worker's number). */
   base?: Record<string, unknown>;
+  /** Whose time stamps the lines (src/core/clock.ts); the system's unless the wiring hands one in. */
+  clock?: Clock;
 }
 
 export function createLogger(options: LogOptions = {}): Logger {
+  const clock = options.clock ?? systemClock;
   return pino(
     {
       level: options.level ?? 'info',
       base: { service: 'coregate', ...options.base },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      // pino's isoTime, on the clock: the same text, `,"time":"2026-03-02T09:00:00.000Z"`.
+      timestamp: () => `,"time":"${isoTimestamp(clock.now())}"`,
       redact: { paths: redactedPaths, censor: '[REDACTED]' },
       serializers: {
         req: (request: { method?: string; url?: string; ip?: string; id?: string }) => ({
@@ -78,12 +84,15 @@ export interface RequestLine {
 export function requestLineWriter(logger: Logger): (line: RequestLine) => void {
   const stream = (logger as unknown as Record<symbol, DestinationStream>)[symbols.streamSym];
   const bindings = (logger as unknown as Record<symbol, string>)[symbols.chindingsSym] ?? '';
+  // The logger's own time field (createLogger's clock), so that a request's line and every other
+  // line of the instance are stamped by one clock.
+  const timeField = (logger as unknown as Record<symbol, (() => string) | undefined>)[symbols.timeSym] ?? (() => '');
   const infoLevel = levels.values.info ?? 30;
   return (line) => {
     if (!stream || !logger.isLevelEnabled('info')) return;
     const reqId = JSON.stringify(line.reqId);
     let text =
-      `{"level":${infoLevel},"time":"${isoTimestamp(Date.now())}"${bindings},"reqId":${reqId},` +
+      `{"level":${infoLevel}${timeField.call(logger)}${bindings},"reqId":${reqId},` +
       `"req":{"id":${reqId},"method":${JSON.stringify(line.method)},"url":${JSON.stringify(maskQuery(line.url))}` +
       `${line.remoteAddress === undefined ? '' : `,"remoteAddress":${JSON.stringify(line.remoteAddress)}`}},` +
       `"res":{"statusCode":${line.statusCode}},"responseTime":${line.responseTimeMs}`;

@@ -16,6 +16,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyRequest } from 'fastify';
+import type { Clock } from './core/clock.js';
+import { systemClock } from './clock/system-clock.js';
 
 /** The most of a refused body read and discarded to keep its connection (16 × the 64 KiB limit). */
 export const bodySkipBytesMax = 1024 * 1024;
@@ -31,13 +33,19 @@ export function refusedBodyCanBeSkipped(request: FastifyRequest): boolean {
 export class SkippedBodies {
   /** The connections whose refused body is still arriving, each with what ends its wait. */
   readonly #skipping = new Map<Socket, () => void>();
+  readonly #clock: Clock;
+
+  /** `clock`: whose timers hold each request's deadline (src/core/clock.ts); the system's unless the wiring hands one in. */
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
+  }
 
   /** Closes the request's connection unless the rest of its body has arrived within `withinMs`. */
   skip(request: IncomingMessage, withinMs: number): void {
     if (request.complete) return;
     const { socket } = request;
     const done = () => {
-      clearTimeout(timer);
+      timer.clear();
       request.off('end', done);
       socket.off('close', done);
       this.#skipping.delete(socket);
@@ -47,8 +55,7 @@ export class SkippedBodies {
       done();
       if (!request.complete) socket.destroy();
     };
-    const timer = setTimeout(close, Math.max(0, withinMs));
-    timer.unref();
+    const timer = this.#clock.setTimeout(close, Math.max(0, withinMs), { background: true });
     request.once('end', done);
     // A client that hangs up: Node emits neither 'end' nor 'close' on an answered request then.
     socket.once('close', done);

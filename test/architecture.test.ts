@@ -218,3 +218,126 @@ test('tests name repository files from repoRoot, never by a path relative to the
     .filter((file) => /new URL\(\s*['`]\.{1,2}\/[^'`]*['`]\s*,\s*import\.meta\.url\s*\)|import\.meta\.(dirname|filename)/.test(readFileSync(file, 'utf8')));
   assert.deepEqual(relativeToModule, [], 'use join(repoRoot, …) from test/helpers/repo-root.ts');
 });
+
+/**
+ * Time is a parameter (docs/architecture.md, "Time"): whatever reads the time or waits is handed a
+ * Clock (src/core/clock.ts), so that a test runs the service on a fake one. Outside src/clock, no
+ * module reads the wall clock (`Date.now`, a `new Date()` or `Date()` of no argument), starts a
+ * timer of its own (`setTimeout`, `setInterval`, node:timers, `AbortSignal.timeout`), or calls
+ * `timeOrderedUuid`/`todayUtc` without the time they are built from. A clock's own timers
+ * (`clock.setTimeout(...)`) and a date made of a given time (`new Date(nowMs)`) are what the rule asks for.
+ *
+ * Not time, so not in the rule: `setImmediate`, `process.nextTick` and `queueMicrotask` schedule
+ * work after the current turn, with no duration and no reading of the time.
+ */
+const timeLeaks: Array<{ what: string; pattern: RegExp }> = [
+  { what: 'reads the wall clock (Date.now)', pattern: /\bDate\.now\b/ },
+  { what: 'reads the wall clock (new Date() of no argument)', pattern: /\bnew\s+Date\b(?!\s*\(\s*[^\s)])/ },
+  { what: 'reads the wall clock (Date() called as a function)', pattern: /(?<![\w$.]|\bnew\s+)Date\s*\(/ },
+  { what: 'starts a raw timer (setTimeout/setInterval)', pattern: /(?<![\w$.])(?:setTimeout|setInterval)\s*\(|\bglobalThis\.(?:setTimeout|setInterval)\b/ },
+  { what: 'starts a raw timer (node:timers)', pattern: /['"](?:node:)?timers(?:\/promises)?['"]/ },
+  { what: 'starts a raw timer (AbortSignal.timeout)', pattern: /\bAbortSignal\.timeout\b/ },
+  { what: 'reads a stopwatch (performance.now, process.hrtime)', pattern: /\bperformance\.now\b|\bprocess\.hrtime\b/ },
+  { what: 'calls timeOrderedUuid without its time', pattern: /\btimeOrderedUuid\s*\(\s*\)/ },
+  { what: 'calls todayUtc without its time', pattern: /\btodayUtc\s*\(\s*\)/ },
+];
+
+/** Where the wall clock and raw timers belong, for good. */
+const timeKeepers = [
+  // The system's clock: the one place that reads the time and starts Node's timers.
+  'src/clock/',
+  // The SDK runs in a bank's application, not in coregate: its `now` and `sleep` options
+  // (CoregateClientOptions, src/sdk/client.ts) default to the wall clock and Node's timers, and a
+  // test of it hands in its own; its calls' time-outs are fetch's AbortSignal.timeout.
+  'src/sdk/',
+];
+
+/**
+ * A stopwatch measures how long something took, never when: a monotonic reading that a fake
+ * clock must not shape. Each use is named; a deadline or a timestamp goes through the Clock.
+ */
+const stopwatches = new Set([
+  // A readiness probe's latency, in the readiness answer.
+  'src/health.ts',
+  // A core call's duration, for its histogram (src/metrics).
+  'src/operations/core-call.ts',
+]);
+
+/**
+ * Files that still leak time, each with why it may for now. The test fails when one of them no
+ * longer leaks, so that the list only shrinks: take it off when it is mended.
+ */
+const timeLeaksForNow = new Map([
+  // A default time (Date.now()) kept for test/operations/operation-settlement.test.ts, which calls without one; no module of src does.
+  ['src/core/time-ordered-uuid.ts', 'its default time stays until its last caller in test/ passes one'],
+  // Being edited by another change: the circuit breaker's default `now` is Date.now.
+  ['src/core-http/circuit-breaker.ts', 'being edited by another change'],
+  // Being edited by another change: the store engine's commit window, lock wait and checkpointer, and migrate's retry pause.
+  ['src/store/engine/commit-group.ts', 'being edited by another change'],
+  ['src/store/engine/wait-for-file-lock.ts', 'being edited by another change'],
+  ['src/store/engine/wal-checkpointer.ts', 'being edited by another change'],
+  ['src/store/migrate.ts', 'being edited by another change'],
+]);
+
+/**
+ * Each line of `file` that leaks time, as `file:line: what`. Skipped: comment lines (a comment may
+ * name what it must not call) and the declaration of a clock's own method (`setTimeout(callback:
+ * () => void, delayMs: number): Timer;`, in an interface or a class: its return type follows it).
+ */
+function timeLeaksOf(file: string, text: string): string[] {
+  const found: string[] = [];
+  text.split('\n').forEach((line, index) => {
+    if (/^\s*(?:\/\/|\/\*|\*)/.test(line)) return;
+    if (/^\s*(?:setTimeout|setInterval)\s*\(.*\)\s*:\s*[\w.<>]+\s*[;{]\s*$/.test(line)) return;
+    for (const { what, pattern } of timeLeaks) {
+      if (what.startsWith('reads a stopwatch') && stopwatches.has(file)) continue;
+      if (pattern.test(line)) found.push(`${file}:${index + 1}: ${what}`);
+    }
+  });
+  return found;
+}
+
+test('time is a parameter: outside src/clock (and the SDK) no module reads the wall clock, starts a raw timer or calls timeOrderedUuid/todayUtc without their time (docs/architecture.md, "Time")', () => {
+  const leaks = sources('src')
+    .filter((file) => !timeKeepers.some((dir) => file.startsWith(dir)) && !timeLeaksForNow.has(file))
+    .flatMap((file) => timeLeaksOf(file, readFileSync(file, 'utf8')));
+  assert.deepEqual(leaks, [], `hand these a Clock (src/core/clock.ts):\n${leaks.join('\n')}`);
+});
+
+test('time is a parameter: every file let off for now still leaks time, so that the list only shrinks (take a mended file off it)', () => {
+  const mended = [...timeLeaksForNow.keys()].filter((file) => timeLeaksOf(file, readFileSync(file, 'utf8')).length === 0);
+  assert.deepEqual(mended, [], `no longer leaks time, take it off timeLeaksForNow: ${mended.join(', ')}`);
+});
+
+test('the time rule finds each leak it names, and lets a clock\'s timers, a date of a given time and a comment pass (the check itself, on made-up lines)', () => {
+  const leaks = [
+    'const t = Date.now();',
+    'const now = options.now ?? Date.now;',
+    'const d = new Date();',
+    'const d = new Date;',
+    'const text = Date();',
+    'setTimeout(() => {}, 10);',
+    'const handle = globalThis.setInterval(tick, 10);',
+    "import { setTimeout as pause } from 'node:timers/promises';",
+    'const signal = AbortSignal.timeout(1000);',
+    'const startedAt = performance.now();',
+    'const id = timeOrderedUuid();',
+    'const day = todayUtc( );',
+  ];
+  for (const line of leaks) assert.equal(timeLeaksOf('src/made-up.ts', line).length, 1, line);
+  const fine = [
+    'clock.setTimeout(() => {}, 10);',
+    'this.#options.clock.setTimeout(() => void this.flush(), flushDelayMs, { background: true });',
+    'const at = new Date(nowMs).toISOString();',
+    'const date = new Date( day * msPerDay );',
+    'setImmediate(() => this.#flush());',
+    'const id = timeOrderedUuid(clock.now());',
+    'const day = todayUtc(dateOf(clock));',
+    ' * never Date.now() here: the clock says',
+    '// setTimeout(…) would not move with a fake clock',
+    'const updated = toDate(value);',
+    '  setTimeout(callback: () => void, delayMs: number, options?: TimerOptions): Timer;',
+  ];
+  for (const line of fine) assert.deepEqual(timeLeaksOf('src/made-up.ts', line), [], line);
+  assert.deepEqual(timeLeaksOf('src/health.ts', 'const startedAt = performance.now();'), [], 'a named stopwatch');
+});

@@ -40,7 +40,7 @@ export function daysBetween(from: string, to: string): number {
   return toEpochDay(to) - toEpochDay(from);
 }
 
-/** Today's date in UTC. */
-export function todayUtc(now: Date = new Date()): string {
+/** The UTC date of `now` (a clock's time: src/core/clock.ts). */
+export function todayUtc(now: Date): string {
   return now.toISOString().slice(0, 10);
 }

@@ -24,7 +24,7 @@ export interface AuditContext {
 
 /** A new audit record, recorded at `recordedAtMs` (the caller's clock). */
 export function auditEntry(fields: Omit<AuditEntry, 'id' | 'recordedAt'>, recordedAtMs: number): AuditEntry {
-  return { id: timeOrderedUuid(), recordedAt: isoTimestamp(recordedAtMs), ...fields };
+  return { id: timeOrderedUuid(recordedAtMs), recordedAt: isoTimestamp(recordedAtMs), ...fields };
 }
 
 export function operationAuditEntry(context: AuditContext, reference: string | null, httpStatus: number, outcome: string, entry: ErrorEntry | undefined, nowMs: number): AuditEntry {

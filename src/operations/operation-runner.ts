@@ -84,7 +84,7 @@ export class OperationRunner {
    */
   async #claimAndRun(operation: Operation, context: AuditContext, call: Invocation, prepared: PreparedOperation, existing: OperationRecord | undefined): Promise<RunOutcome> {
     const { store, window } = this.#options;
-    let reference: string = timeOrderedUuid();
+    let reference: string = timeOrderedUuid(this.#options.clock.now());
     let from: ClaimFrom = { kind: 'new' };
     let stored: OperationRecord | undefined;
     // A scenario forces the outcome of a request's first execution only (CONTRACT §14): a repeat

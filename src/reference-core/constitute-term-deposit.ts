@@ -18,6 +18,8 @@ export async function constituteTermDeposit(
   businessCalendar: BusinessCalendar | Promise<BusinessCalendar>,
   reference: string,
   command: TermDepositInitiation,
+  /** The core clock's time: the movement's id is ordered by it (src/core/time-ordered-uuid.ts). */
+  nowMs: number,
 ): Promise<Decision<TermDepositContract>> {
   // The facts and the source account's lock are asked for together (on PostgreSQL one round
   // trip): the facts this operation does not change, and the locked row it does.
@@ -44,7 +46,7 @@ export async function constituteTermDeposit(
       kind: termDepositAccountKind,
     }),
     repository.postMovement({
-      id: timeOrderedUuid(),
+      id: timeOrderedUuid(nowMs),
       reference,
       kind: 'term_deposit_constitution',
       description: contract.description,

@@ -38,7 +38,7 @@ function testDayDelayMs(): number {
 /** Closes `day` inside the caller's transaction; undefined when it was closed already. */
 export async function closeBusinessDay(repository: CoreRepository, day: string, clock: Clock): Promise<ClosedDay | undefined> {
   if (!(await repository.claimBusinessDay(day))) return undefined;
-  const maturedDeposits = await matureDeposits(repository, day);
+  const maturedDeposits = await matureDeposits(repository, day, clock);
   const overdueInstallments = await markOverdueInstallments(repository, day);
   await repository.moveBusinessDateForward(dateAfterClosing(day));
   const counts = { maturedDeposits, overdueInstallments };
@@ -48,7 +48,7 @@ export async function closeBusinessDay(repository: CoreRepository, day: string, 
   return counts;
 }
 
-async function matureDeposits(repository: CoreRepository, day: string): Promise<number> {
+async function matureDeposits(repository: CoreRepository, day: string, clock: Clock): Promise<number> {
   const contracts = await repository.listMaturingDeposits(day);
   if (contracts.length === 0) return 0;
   for (const currency of new Set(contracts.map((contract) => contract.currency))) {
@@ -65,7 +65,7 @@ async function matureDeposits(repository: CoreRepository, day: string): Promise<
     const contract = { ...listed, status: maturedStatus };
     const plan = planMaturity(contract, accounts.get(contract.contractNumber));
     await repository.postMovement({
-      id: timeOrderedUuid(),
+      id: timeOrderedUuid(clock.now()),
       reference: maturityReference(contract.contractNumber),
       kind: maturityMovementKind,
       description: `Maturity of term deposit ${contract.contractNumber}`,

@@ -52,7 +52,7 @@ export async function executeLoanInstallment(
     ...plan.incomeAccounts.map((account) => repository.openAccount({ accountNumber: account, customerReference: null, currency, status: 'Active', kind: internalAccountKind })),
     repository.recordInstallmentPayment(loanId, sequence, plan.amountMinor),
     repository.postMovement({
-      id: timeOrderedUuid(),
+      id: timeOrderedUuid(executedAt.getTime()),
       reference,
       kind: 'loan_installment_execution',
       description: `Installment ${sequence} of merchandising loan ${loanId}`,

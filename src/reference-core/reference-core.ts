@@ -226,7 +226,7 @@ export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLo
   #termDeposit(reference: string, command: TermDepositInitiation): OperationKind<TermDeposit> {
     return {
       kind: 'constituteTermDeposit',
-      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, this.#calendarIn(repository), reference, command)),
+      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, this.#calendarIn(repository), reference, command, this.#clock.now())),
       lookup: (repository) => termDepositLookup(repository, reference),
     };
   }

@@ -10,6 +10,8 @@
  */
 import { diag, DiagLogLevel, type Tracer } from '@opentelemetry/api';
 import type { Logger } from '../log.js';
+import type { Clock, Timer } from '../core/clock.js';
+import { systemClock } from '../clock/system-clock.js';
 import { tracingSettings } from './tracing-settings.js';
 
 /**
@@ -35,8 +37,9 @@ export interface TracedService {
 /**
  * The process's tracing, or undefined when its environment does not ask for it. Read from
  * process.env, as the SDK reads every other OTEL_* variable: one process, one configuration.
+ * `clock` bounds the shutdown's wait (src/core/clock.ts); the system's unless the wiring hands one in.
  */
-export async function startTracing(service: TracedService): Promise<Tracing | undefined> {
+export async function startTracing(service: TracedService, clock: Clock = systemClock): Promise<Tracing | undefined> {
   const settings = tracingSettings(process.env);
   if (settings === undefined) return undefined;
   const [{ NodeTracerProvider, BatchSpanProcessor }, { W3CTraceContextPropagator }, resources, { OTLPTraceExporter }] = await Promise.all([
@@ -64,15 +67,15 @@ export async function startTracing(service: TracedService): Promise<Tracing | un
       diag.setLogger({ error: report, warn: report, info: () => {}, debug: () => {}, verbose: () => {} }, { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true });
     },
     async shutdown() {
-      let timer: NodeJS.Timeout | undefined;
+      let timer: Timer | undefined;
+      // In the background: the wait for a collector never keeps a stopping process alive by itself.
       const late = new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, tracingShutdownMs);
-        timer.unref();
+        timer = clock.setTimeout(resolve, tracingShutdownMs, { background: true });
       });
       try {
         await Promise.race([provider.shutdown().catch(() => {}), late]);
       } finally {
-        clearTimeout(timer);
+        timer?.clear();
       }
     },
   };

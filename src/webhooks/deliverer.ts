@@ -127,8 +127,8 @@ export class Deliverer {
   }
 
   #newClient(): EndpointClient {
-    const { targets, resolveHost, requestTimeoutMs } = this.#options;
-    return new EndpointClient({ policy: targets, resolveHost, requestTimeoutMs });
+    const { targets, resolveHost, requestTimeoutMs, clock } = this.#options;
+    return new EndpointClient({ policy: targets, resolveHost, requestTimeoutMs, clock });
   }
 
   #start(delivery: LeasedDelivery): void {

@@ -9,6 +9,7 @@
  * the log only: a socket's error text tells an open port from a closed one.
  */
 import type { Agent } from 'undici';
+import type { Clock } from '../core/clock.js';
 import type { DeliveryFailure } from '../store/webhooks.js';
 import { checkedLookup, ForbiddenTarget, type ResolveHost } from './checked-lookup.js';
 import { forbiddenHostRange, type TargetPolicy } from './target-address.js';
@@ -29,6 +30,8 @@ export interface EndpointClientOptions {
   resolveHost: ResolveHost;
   /** How long one POST may take, from the connection to the response's head. */
   requestTimeoutMs: number;
+  /** Whose timer cuts a POST at requestTimeoutMs (src/core/clock.ts). */
+  clock: Clock;
 }
 
 /** undici and the agent, made with the first POST. */
@@ -73,21 +76,24 @@ export class EndpointClient {
     if (range !== undefined) return { kind: 'failed', failure: 'forbidden_target', detail: new ForbiddenTarget(target.hostname, target.hostname, range).message };
     const { agent, request } = await this.#senderNow();
     if (stop.aborted) return { kind: 'stopped' };
-    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
+    const timeout = new AbortController();
+    const timer = this.#options.clock.setTimeout(() => timeout.abort(), this.#options.requestTimeoutMs);
     try {
       const response = await request(target, {
         dispatcher: agent,
         method: 'POST',
         headers,
         body,
-        signal: AbortSignal.any([timeout, stop]),
+        signal: AbortSignal.any([timeout.signal, stop]),
       });
       await response.body.dump({ limit: responseDrainBytesMax }).catch(() => {});
       return { kind: 'answered', statusCode: response.statusCode };
     } catch (error) {
       if (stop.aborted) return { kind: 'stopped' };
-      if (timeout.aborted) return { kind: 'failed', failure: 'timeout', detail: `no answer within ${this.#options.requestTimeoutMs} ms` };
+      if (timeout.signal.aborted) return { kind: 'failed', failure: 'timeout', detail: `no answer within ${this.#options.requestTimeoutMs} ms` };
       return { kind: 'failed', failure: failureOf(error), detail: detailOf(error) };
+    } finally {
+      timer.clear();
     }
   }
 
