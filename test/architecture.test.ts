@@ -268,10 +268,6 @@ const stopwatches = new Set([
  * longer leaks, so that the list only shrinks: take it off when it is mended.
  */
 const timeLeaksForNow = new Map([
-  // A default time (Date.now()) kept for test/operations/operation-settlement.test.ts, which calls without one; no module of src does.
-  ['src/core/time-ordered-uuid.ts', 'its default time stays until its last caller in test/ passes one'],
-  // Being edited by another change: the circuit breaker's default `now` is Date.now.
-  ['src/core-http/circuit-breaker.ts', 'being edited by another change'],
   // Being edited by another change: the store engine's commit window, lock wait and checkpointer, and migrate's retry pause.
   ['src/store/engine/commit-group.ts', 'being edited by another change'],
   ['src/store/engine/wait-for-file-lock.ts', 'being edited by another change'],

@@ -15,8 +15,8 @@ export interface CircuitBreakerOptions {
   failuresMax: number;
   /** How long the breaker stays open before a trial call. */
   coolDownMs: number;
-  /** The clock (tests). */
-  now?: () => number;
+  /** The time in epoch milliseconds (the adapter's clock, src/core/clock.ts). */
+  now: () => number;
   /** Told of every state change (metrics, logs). */
   onStateChange?: (state: CircuitState) => void;
 }
@@ -40,7 +40,7 @@ export class CircuitBreaker {
     if (options.failuresMax < 1 || options.coolDownMs < 0) throw new Error('a circuit breaker needs failuresMax >= 1 and coolDownMs >= 0');
     this.#failuresMax = options.failuresMax;
     this.#coolDownMs = options.coolDownMs;
-    this.#now = options.now ?? Date.now;
+    this.#now = options.now;
     this.#onStateChange = options.onStateChange;
   }
 

@@ -5,12 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 
-/**
- * `now`: the caller's clock's time in epoch milliseconds (src/core/clock.ts). Every caller in src
- * passes it (test/architecture.test.ts); the default remains only for a test that calls without
- * one (test/operations/operation-settlement.test.ts), and goes when that test passes its time.
- */
-export function timeOrderedUuid(now = Date.now()): string {
+/** `now`: the caller's clock's time in epoch milliseconds (src/core/clock.ts). */
+export function timeOrderedUuid(now: number): string {
   const time = now.toString(16).padStart(12, '0');
   // randomUUID() is xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: keep its random bits and variant after the version.
   return `${time.slice(0, 8)}-${time.slice(8, 12)}-7${randomUUID().slice(15)}`;

@@ -96,6 +96,6 @@ test('an error the caller does not count as a failure (an answer that broke the 
 });
 
 test('invalid settings are refused', () => {
-  assert.throws(() => new CircuitBreaker({ failuresMax: 0, coolDownMs: 1 }));
-  assert.throws(() => new CircuitBreaker({ failuresMax: 1, coolDownMs: -1 }));
+  assert.throws(() => new CircuitBreaker({ failuresMax: 0, coolDownMs: 1, now: () => 0 }));
+  assert.throws(() => new CircuitBreaker({ failuresMax: 1, coolDownMs: -1, now: () => 0 }));
 });

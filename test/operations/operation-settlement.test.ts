@@ -33,7 +33,7 @@ const at = Date.parse('2026-03-02T10:00:00.000Z');
 const executedBody = { operationReference: 'set by each test', termDepositStatus: 'Active' };
 
 function recordOf(operation: Operation, status: OperationStatus, fields: Partial<OperationRecord> = {}): OperationRecord {
-  const reference = timeOrderedUuid();
+  const reference = timeOrderedUuid(at);
   const path = operation === termDepositInitiationOperation ? 'POST /v1/term-deposits/initiate' : 'POST /v1/merchandising-loans/L1/installments/1/execute';
   return {
     reference,
