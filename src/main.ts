@@ -313,7 +313,12 @@ async function serveOn(
     secretHashKey,
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds, shared: config.redisUrl !== undefined }),
     issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
-    replay: new StoreReplayRecord(store, clock, (error) => logger.warn({ err: error }, 'deleting expired replay records failed; the next use tries again')),
+    replay: new StoreReplayRecord(store, clock, {
+      onPruneError: (error) => logger.warn({ err: error }, 'deleting expired replay records failed; the next use tries again'),
+      // SQLite writes the uses without a sync where a new boot of the machine can be told (replay-record.ts).
+      startedAtEpochMs: clock.now(),
+      bootId: machineBootId(),
+    }),
     dpopNonces: new DpopNonces(secretHashKey, clock),
     dpopProofs: new DpopProofVerifier(clock),
     clientAssertions: new ClientAssertionVerifier(clock),
@@ -591,5 +596,15 @@ async function openAuditSpool(config: Config, store: Store, options: StartOption
     return await AuditSpool.open({ directory: config.auditSpool, databaseId, bounds: options.auditSpoolBounds });
   } catch (error) {
     throw new Error(`the audit spool directory ${config.auditSpool} (--audit-spool / COREGATE_AUDIT_SPOOL) cannot be used: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+/** Linux's id of the machine's current boot (a crash of the machine is a new one), or undefined elsewhere. */
+function machineBootId(): string | undefined {
+  try {
+    const id = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return /^[0-9a-f-]{1,64}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
   }
 }
