@@ -1,4 +1,4 @@
-/** Ports and adapters (STYLE.md): the core's rules know nothing of HTTP, JWT, SQL or the API. */
+/** Ports and adapters (docs/architecture.md, "Layers"): the core's rules know nothing of HTTP, JWT, SQL or the API. */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
@@ -149,8 +149,8 @@ test('the import circle check finds a circle and names its path (the check itsel
 /**
  * Module-level registries, in the store engine and the API's JSON reader: an empty map or set made
  * at module level fills with state of connections, transactions or requests that belongs on their
- * own objects (STYLE.md, "state lives in objects you can see"). The few process-wide caches that
- * are pure say why in a comment and are listed here.
+ * own objects (docs/architecture.md, "How the code is written": state lives in objects you can
+ * see). The few process-wide caches that are pure say why in a comment and are listed here.
  */
 const pureProcessWideCaches = new Set([
   // SQL texts of compiled prepared queries: a text is a pure function of a builder and a dialect.

@@ -1,12 +1,12 @@
 /**
- * `private_key_jwt` (RFC 7523 §2.2, CONTRACT §13): the client proves itself with a JWT signed by
- * one of its registered keys. jose verifies the signature against the client's JWKS, the allowed
- * algorithms and `iss`/`sub`; the audience, lifetime and `jti` rules of §13 are here. Once jose
- * accepted an assertion, the next ones under the same protected header (a client signs them all
- * alike) are verified with node:crypto and the key jose chose (jws-verify.ts, issue 42: the same
- * checks and refusals at about a third of jose's CPU). Nothing is
- * recorded: the assertion's use (`replay`) is recorded by the caller once the request passed its
- * other checks. Every refusal is `invalid_client` (the caller's), its cause for the log.
+ * `private_key_jwt` (RFC 7523 §2.2; docs/auth.md, "private_key_jwt"): the client proves itself with
+ * a JWT signed by one of its registered keys. jose verifies the signature against the client's
+ * JWKS, the allowed algorithms and `iss`/`sub`; the audience, lifetime and `jti` rules are
+ * here. Once jose accepted an assertion, the next ones under the same protected header (a client
+ * signs them all alike) are verified with node:crypto and the key jose chose (jws-verify.ts, issue
+ * 42: the same checks and refusals at about a third of jose's CPU). Nothing is recorded: the
+ * assertion's use (`replay`) is recorded by the caller once the request passed its other checks.
+ * Every refusal is `invalid_client` (the caller's), its cause for the log.
  */
 import { KeyObject } from 'node:crypto';
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify, type CryptoKey, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
@@ -19,7 +19,7 @@ import type { ReplayMark } from './replay-record.js';
 import { isSigningAlgorithm } from './signing-algorithms.js';
 
 export const clientAssertionType = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
-/** CONTRACT §13: `exp` at most 5 minutes after `iat` (or after now without one). */
+/** `exp` at most 5 minutes after `iat` (or after now without one): docs/auth.md, "private_key_jwt". */
 export const assertionLifetimeMaxSeconds = 300;
 /** `iat`/`nbf` up to this far ahead of this clock are accepted (FAPI 2.0 §5.3.2.1: 10 s; beyond 60 s refused). */
 export const assertionFutureMaxSeconds = 10;
@@ -146,7 +146,7 @@ async function verifyClientAssertion(assertion: string, expected: AssertionExpec
   return assertionUse(payload, expected, clock);
 }
 
-/** The checks of CONTRACT §13 on an assertion jose's rules accepted, and the use to record; throws AssertionRejected. */
+/** The checks of docs/auth.md, "private_key_jwt", on an assertion jose's rules accepted, and the use to record; throws AssertionRejected. */
 function assertionUse(payload: Record<string, unknown>, expected: AssertionExpectation, clock: Clock): { replay: ReplayMark } {
   const nowSeconds = clock.now() / 1000;
   const exp = payload.exp as number;

@@ -1,9 +1,10 @@
 /**
  * Client authentication at the token and introspection endpoints, one method per request and per
- * client (CONTRACT §2, §13): a secret (`client_secret_post` in the form or `client_secret_basic`
- * in the Authorization header), a client assertion (`private_key_jwt`), or the TLS client
- * certificate (`tls_client_auth`). The method presented must be the client's own: a
- * `private_key_jwt` client sending a secret is refused like a wrong secret.
+ * client (docs/auth.md, "Endpoints", "private_key_jwt" and "Mutual TLS"): a secret
+ * (`client_secret_post` in the form or `client_secret_basic` in the Authorization header), a client
+ * assertion (`private_key_jwt`), or the TLS client certificate (`tls_client_auth`). The method
+ * presented must be the client's own: a `private_key_jwt` client sending a secret is refused like a
+ * wrong secret.
  */
 import type { Client } from '../store/clients.js';
 import type { Realm } from '../store/realms.js';
@@ -43,7 +44,8 @@ export function presentedCredentials(realm: string, request: ClientRequest, form
   const assertionType = form.get('client_assertion_type');
   const assertion = form.get('client_assertion');
   if (assertionType !== undefined || assertion !== undefined) {
-    // A secret beside the assertion is a second method: refused as the client's failure (CONTRACT §13).
+    // A secret beside the assertion is a second method: refused as the client's failure
+    // (docs/auth.md, "private_key_jwt").
     if (basic !== undefined || formSecret !== undefined) throw failed('private_key_jwt', 'a client assertion and a secret in one request (one method per client)', realm);
     if (assertionType !== clientAssertionType) throw failed('private_key_jwt', `client_assertion_type must be ${clientAssertionType}`, realm);
     if (assertion === undefined || assertion === '') throw failed('private_key_jwt', 'client_assertion_type without a client_assertion', realm);

@@ -1,13 +1,14 @@
 /**
- * DPoP proofs (RFC 9449 §4.3, CONTRACT §13), at the token endpoint and at the business API: a JWT
- * of type `dpop+jwt`, signed PS256, ES256 or EdDSA by the public key in its own header, whose
- * `htm` and `htu` are this request's, whose `iat` is within 60 s before and 10 s after now, with a
- * `jti`, and (with a token) an `ath` that is the token's SHA-256. jose imports the header's key
- * (public only) and verifies the first proof of a header, its signature and type; the next proofs
- * of that header are verified with node:crypto (jws-verify.ts, issue 42: the same checks and
- * refusals at about a third of jose's CPU); the rest is here. Nothing is recorded: the caller records
- * the proof's use (`replay`) once the request has passed every other check, so that a request
- * refused for another reason leaves its proof's `jti` free.
+ * DPoP proofs (RFC 9449 §4.3; docs/auth.md, "DPoP at the token endpoint" and "DPoP at the API"), at
+ * the token endpoint and at the business API: a JWT of type `dpop+jwt`, signed PS256, ES256 or
+ * EdDSA by the public key in its own header, whose `htm` and `htu` are this request's, whose `iat`
+ * is within 60 s before and 10 s after now, with a `jti`, and (with a token) an `ath` that is the
+ * token's SHA-256. jose imports the header's key (public only) and verifies the first proof of a
+ * header, its signature and type; the next proofs of that header are verified with node:crypto
+ * (jws-verify.ts, issue 42: the same checks and refusals at about a third of jose's CPU); the rest
+ * is here. Nothing is recorded: the caller records the proof's use (`replay`) once the request has
+ * passed every other check, so that a request refused for another reason leaves its proof's `jti`
+ * free.
  */
 import { createHash, KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, decodeProtectedHeader, errors, importJWK, jwtVerify, type CryptoKey, type ProtectedHeaderParameters } from 'jose';
@@ -19,7 +20,7 @@ import { verifyKnownHeaderJwt } from './jws-verify.js';
 import type { ReplayMark } from './replay-record.js';
 import type { SigningAlgorithm } from './signing-algorithms.js';
 
-/** CONTRACT §13: a proof made up to 60 s ago, or up to 10 s ahead of this clock. */
+/** A proof made up to 60 s ago, or up to 10 s ahead of this clock (docs/auth.md, "DPoP at the token endpoint"). */
 export const proofAgeMaxSeconds = 60;
 export const proofFutureMaxSeconds = 10;
 /** A proof is a few hundred bytes; a header this long is refused before it is parsed. */

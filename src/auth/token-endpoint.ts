@@ -1,8 +1,9 @@
 /**
- * The token endpoint as a pipeline of named steps, in Keycloak's order (CONTRACT §2): form body,
- * grant_type present, grant_type known, client authentication, grant allowed for the client,
- * scope, user and workstation. Each step either passes or throws an OAuthError. Client
- * authentication runs under the failed-authentication limit (failure-limit.ts): 429 past it.
+ * The token endpoint as a pipeline of named steps, in Keycloak's order (docs/auth.md, "Token
+ * request pipeline"): form body, grant_type present, grant_type known, client authentication, grant
+ * allowed for the client, scope, user and workstation. Each step either passes or throws an
+ * OAuthError. Client authentication runs under the failed-authentication limit (failure-limit.ts):
+ * 429 past it.
  */
 import { epochSecondsOf } from '../core/clock.js';
 import type { Client } from '../store/clients.js';
@@ -17,7 +18,7 @@ import { replayedProofMessage } from './replay-record.js';
 import { knownOAuthGrants, supportedGrants } from './grants.js';
 import { OAuthError, invalidRequest } from './oauth-error.js';
 
-/** SPEC fixes no limit; a login or terminal id longer than this is a malformed request. */
+/** A login or terminal id longer than this is a malformed request (docs/auth.md, "Token request pipeline", step 7). */
 export const userParameterCharsMax = 128;
 
 export interface TokenRequest extends ClientRequest {
@@ -98,7 +99,7 @@ async function tokenProof(ctx: AuthContext, realm: Realm, endpointUrl: string, r
   }
 }
 
-/** CONTRACT §13: a client whose tokens must be DPoP-bound sends a proof; a certificate-bound one its certificate. */
+/** A client whose tokens must be DPoP-bound sends a proof (docs/auth.md, "DPoP at the token endpoint"); a certificate-bound one its certificate. */
 function checkBinding(realm: Realm, client: Client, proof: VerifiedProof | undefined, request: TokenRequest): void {
   const profile = realm.profile as RealmProfile | null;
   if (proof === undefined && requiresDpop(profile, client.authentication)) {
@@ -139,7 +140,7 @@ function grantedScopes(client: Client, requested: string | undefined): string[] 
   return client.scopes.filter((scope) => asked.has(scope));
 }
 
-/** SPEC Endpoints §1: the user is `username` or the technical user; a user needs a workstation. */
+/** The user is `username` or the technical user; a user needs a workstation (docs/auth.md, "Endpoints"). */
 function associatedUser(client: Client, form: FormParameters): TokenSubject['user'] {
   const username = checkedUserParameter(form, 'username');
   const workstation = checkedUserParameter(form, 'workstation');

@@ -44,7 +44,7 @@ export interface CreateClientFlags extends StoreFlags {
   scopes: string[];
   technicalUser?: string;
   defaultWorkstation?: string;
-  /** CONTRACT §13: the client's one authentication method and its tokens' binding. */
+  /** The client's one authentication method and its tokens' binding (docs/auth.md, "Client metadata and the fapi2 profile"). */
   authMethod?: string;
   /** The client's public keys (private_key_jwt): a JWK set, a JWK or a PEM public key. */
   jwks?: string;
@@ -53,10 +53,10 @@ export interface CreateClientFlags extends StoreFlags {
   certificateBound?: boolean;
 }
 
-/** The data file's names of §13's fields, as this command's flags. */
+/** The data file's names of a client's metadata (docs/auth.md, "Client metadata and the fapi2 profile"), as this command's flags. */
 const metadataFlags: Record<string, string> = { tokenEndpointAuthMethod: '--auth-method', jwks: '--jwks', tlsClientAuthSubjectDn: '--tls-subject-dn', secret: '--auth-method' };
 
-/** The client's authentication and binding from the flags (CONTRACT §13), before the store is opened. */
+/** The client's authentication and binding from the flags (docs/auth.md, "Client metadata and the fapi2 profile"), before the store is opened. */
 function authenticationFromFlags(flags: CreateClientFlags): ClientAuthentication {
   const method = flags.authMethod ?? 'client_secret_basic';
   if (!isTokenEndpointAuthMethod(method)) throw new CommandError(`--auth-method must be one of ${tokenEndpointAuthMethods.join(', ')}, got "${method}"`);
@@ -255,7 +255,8 @@ export async function rotateKeys(flags: StoreFlags & { realm: string; alg?: stri
   if (flags.alg !== undefined && !isSigningAlgorithm(flags.alg)) throw new CommandError(`--alg must be ${signingAlgorithms.join(', ')}`);
   return withSealingStore(flags, async (store, vault) => {
     const realm = await requireRealm(store, flags.realm);
-    // A fapi2 realm keeps signing PS256, ES256 or EdDSA (CONTRACT §13).
+    // A fapi2 realm keeps signing PS256, ES256 or EdDSA (docs/auth.md, "Client metadata and the
+    // fapi2 profile").
     const algorithmProblem = flags.alg === undefined ? undefined : realmAlgorithmProblem(realm.profile as RealmProfile | null, flags.alg);
     if (algorithmProblem) throw new CommandError(`--alg: ${algorithmProblem.message}`);
     const { rotateSigningKey } = await keyring();

@@ -26,7 +26,7 @@ export interface ClientFlags extends CommandContext {
   file?: string;
   scope?: string;
   timeoutMs?: string;
-  /** FAPI 2.0 (CONTRACT §13): the client's private key file (PEM PKCS#8 or a JWK), its kid, DPoP-bound tokens. */
+  /** FAPI 2.0 (docs/auth.md, "The SDK and the CLI"): the client's private key file (PEM PKCS#8 or a JWK), its kid, DPoP-bound tokens. */
   privateKey?: string;
   keyId?: string;
   dpop?: boolean;

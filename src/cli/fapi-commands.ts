@@ -1,9 +1,9 @@
 /**
- * `coregate fapi assertion|proof`: what a FAPI 2.0 client signs (CONTRACT §13), printed, so that
- * an integration team can call coregate with curl before its own client is written
- * (docs/auth.md, "Onboarding a FAPI 2.0 client"): a client assertion for the token request
- * (`private_key_jwt`) and a DPoP proof for one request. Signed through jose (src/sdk), loaded
- * when one of them runs.
+ * `coregate fapi assertion|proof`: what a FAPI 2.0 client signs (docs/auth.md, "The SDK and the
+ * CLI"), printed, so that an integration team can call coregate with curl before its own client is
+ * written (docs/auth.md, "Onboarding a FAPI 2.0 client"): a client assertion for the token request
+ * (`private_key_jwt`) and a DPoP proof for one request. Signed through jose (src/sdk), loaded when
+ * one of them runs.
  */
 import type { Command } from 'commander';
 import { CommandError } from './command-error.js';

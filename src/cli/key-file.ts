@@ -51,8 +51,9 @@ export function readPrivateKey(flag: string, file: string): { key: KeyObject; al
 }
 
 /**
- * A client's public keys: a JWK set as it is (the §13 rules check its members), one JWK, or a PEM
- * public key made into a JWK whose `kid` is its RFC 7638 thumbprint.
+ * A client's public keys: a JWK set as it is (the rules of docs/auth.md, "Client metadata and the
+ * fapi2 profile", check its members), one JWK, or a PEM public key made into a JWK whose `kid` is
+ * its RFC 7638 thumbprint.
  */
 export function readPublicKeys(flag: string, file: string): ClientJwks {
   const text = readKeyFile(flag, file, 'the public keys (a JWK set, a JWK or a PEM public key)');

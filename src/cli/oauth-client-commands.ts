@@ -31,7 +31,7 @@ function addCreateCommand(clients: Command, print: Printer): void {
     .option('--technical-user <login>', 'user associated when a token request sends no username')
     .option('--default-workstation <id>', 'workstation used when a token request sends none')
     .option('--create-missing', 'add the technical user and default workstation to the directory (Active) when they are not in it')
-    .option('--auth-method <method>', 'client_secret_basic (default: a generated secret), private_key_jwt or tls_client_auth (CONTRACT §13)')
+    .option('--auth-method <method>', 'client_secret_basic (default: a generated secret), private_key_jwt or tls_client_auth (docs/auth.md)')
     .option('--jwks <file>', 'private_key_jwt: the client\'s public keys, a JWK set {"keys": [...]}, one JWK, or a PEM public key (its kid: the RFC 7638 thumbprint); no private member')
     .option('--tls-subject-dn <dn>', 'tls_client_auth: the subject DN of the client\'s certificate (RFC 4514, e.g. "CN=app,O=Bank,C=DE")')
     .option('--dpop', 'its tokens are DPoP-bound: a DPoP proof is required at the token endpoint')

@@ -38,7 +38,7 @@ function addCreateRealmCommand(realms: Command, print: Printer): void {
     .option('--audience <aud>', 'the audience of its tokens (default coregate-api, the API\'s own)')
     .option('--lifespan <seconds>', 'access token lifespan (default 300)')
     .option('--alg <alg>', 'RS256 (default; PS256 with --profile fapi2), PS256, ES256 or EdDSA')
-    .option('--profile <profile>', 'fapi2: private_key_jwt or tls_client_auth clients and sender-constrained tokens only (CONTRACT §13)')
+    .option('--profile <profile>', 'fapi2: private_key_jwt or tls_client_auth clients and sender-constrained tokens only (docs/auth.md)')
     .option('--dpop-nonce', 'DPoP proofs at the token endpoint need a server nonce (RFC 9449 §8)')
     .addOption(dbOption())
     .addOption(jsonOption())

@@ -139,8 +139,8 @@ function checkTlsFiles(config: Config): void {
 
 /**
  * What a person needs to start: the URLs and a token request they can paste. Only in sandbox mode
- * does the request carry the client's secret (the data file's sample secret, CONTRACT §10): in
- * production the banner goes to the log stream, and a real secret must never reach it.
+ * does the request carry the client's secret (the data file's sample secret, README.md, "Quick
+ * start"): in production the banner goes to the log stream, and a real secret must never reach it.
  */
 function banner(coregate: Coregate, workers: number, sandbox: boolean): string {
   const lines = ['', `coregate is ready on ${coregate.url}${workers > 1 ? ` (${workers} workers)` : ''}`];

@@ -1,10 +1,11 @@
 /**
- * `serve --workers N`: N processes serve one port (node:cluster), so that the event loop's work
- * — HTTP, JSON, validation, logging — uses every core, not one. The primary prepares the store
- * once (migrations, data file, signing keys), starts the workers and supervises them: a worker
- * that dies is replaced, SIGTERM or SIGINT drains every worker. The workers are instances of
- * one deployment (CONTRACT §11): they share the store, and their background tasks (reconciler,
- * pending worker, audit chainer) claim their work as several instances do.
+ * `serve --workers N`: N processes serve one port (node:cluster), so that the event loop's work —
+ * HTTP, JSON, validation, logging — uses every core, not one. The primary prepares the store once
+ * (migrations, data file, signing keys), starts the workers and supervises them: a worker that dies
+ * is replaced, SIGTERM or SIGINT drains every worker. The workers are instances of one deployment
+ * (docs/deployment.md, "Several instances behind a load balancer"): they share the store, and their
+ * background tasks (reconciler, pending worker, audit chainer) claim their work as several
+ * instances do.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from '../config.js';

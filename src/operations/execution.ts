@@ -2,7 +2,8 @@
  * Executing a claimed operation in the core, and recording what came of it. Two strategies, one
  * result type:
  * - embedded: the core joins the store's unit of work (TransactionalCore), so the claim, the
- *   postings, the settled operation and the audit record commit in one transaction (§6, §8, §11);
+ *   postings, the settled operation and the audit record commit in one transaction
+ *   (docs/architecture.md, "One transaction with the embedded core");
  * - remote: the claim commits first (InFlight, with the request), the core is called under the
  *   time-out, and the outcome is settled after; an outcome lost on the way is held as Unknown until
  *   a repeat or the reconciler asks the core by reference.
@@ -168,7 +169,8 @@ export class Execution {
       if (!isCoreFailure(error)) throw error;
       const entry = error instanceof CoreTimeout ? E.coreTimeout : E.coreUnavailable;
       // A forced fault simulates an outage of the core that the reconciler would wait out: it
-      // leaves the operation alone meanwhile, so that a repeat made by hand still executes (§14).
+      // leaves the operation alone meanwhile, so that a repeat made by hand still executes
+      // (docs/sandbox.md, "Scenarios").
       const notBefore = job.scenario === undefined ? 0 : this.#options.clock.now() + scenarioOutageMs;
       await this.#recordUnknown(inFlight(job, claimedAt), entry, error, notBefore);
       return { kind: 'unknown', entry };

@@ -1,5 +1,5 @@
 /**
- * The audit record of an execution attempt (CONTRACT §8): written in the operation's own
+ * The audit record of an execution attempt (docs/api.md, "Audit"): written in the operation's own
  * transaction when there is one, chained by the AuditChainer just after commit.
  */
 import type { Clock } from '../core/clock.js';

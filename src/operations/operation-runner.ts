@@ -1,5 +1,6 @@
 /**
- * Runs a business operation with the guarantees of CONTRACT §4 and §8, the same way for every
+ * Runs a business operation with the guarantees of docs/api.md, "Correlation ids and duplicates"
+ * and "Audit", the same way for every
  * operation: validation before the correlation id is consumed, the duplicate window, a repeat of
  * an unknown outcome reconciled with the core first, 202 for `respond-async` and the batch
  * window, execution now otherwise, an audit record for every attempt. The HTTP layer maps the
@@ -87,12 +88,14 @@ export class OperationRunner {
     let reference: string = timeOrderedUuid(this.#options.clock.now());
     let from: ClaimFrom = { kind: 'new' };
     let stored: OperationRecord | undefined;
-    // A scenario forces the outcome of a request's first execution only (CONTRACT §14): a repeat
-    // of its unknown outcome meets the real core, header or not, so "a repeat executes" holds.
+    // A scenario forces the outcome of a request's first execution only (docs/sandbox.md,
+    // "Scenarios"): a repeat of its unknown outcome meets the real core, header or not, so "a
+    // repeat executes" holds.
     const scenario = existing ? undefined : call.scenario;
     if (existing) {
       if (existing.status !== 'Unknown' || existing.operation !== operation.name) return this.#duplicate(operation, context, existing, E.duplicateCorrelationId);
-      // CONTRACT §4: a repeat of an unknown outcome asks the core first; only what did not happen runs now.
+      // A repeat of an unknown outcome asks the core first; only what did not happen runs now
+      // (docs/api.md, "Correlation ids and duplicates").
       let settled: OperationRecord | undefined;
       try {
         settled = await this.#options.reconciler.settleFromCore(existing);
@@ -143,7 +146,8 @@ export class OperationRunner {
       entry === E.coreTimeout
         ? `The core did not answer within ${this.#options.coreTimeoutMs} ms; repeat with x-correlation-id ${call.correlationId} to reconcile, or follow /v1/operations/${reference}`
         : `The core banking system is unavailable; repeat with x-correlation-id ${call.correlationId} to reconcile, or follow /v1/operations/${reference}`;
-    // CONTRACT §4: the operation can be followed without repeating the request.
+    // The operation can be followed without repeating the request (docs/api.md, "Correlation ids
+    // and duplicates").
     const headers = { Location: `/v1/operations/${reference}` };
     return { kind: 'refused', status: entry.status, record: errorRecord(entry, message, call.path, operation.family), audited: true, headers };
   }

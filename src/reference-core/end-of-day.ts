@@ -1,8 +1,9 @@
 /**
- * End of day in the reference core (CONTRACT §12, docs/business-days.md): closes one business day
- * in one transaction — the claim of the day first, then the maturities, the overdue installments,
- * their events (the outbox) and the business date moved past the day — so that a day closes once,
- * whoever tries and however often, and a crash loses a whole day or nothing.
+ * End of day in the reference core (docs/business-days.md, "What the end of day of day b does"):
+ * closes one business day in one transaction — the claim of the day first, then the maturities, the
+ * overdue installments, their events (the outbox) and the business date moved past the day — so
+ * that a day closes once, whoever tries and however often, and a crash loses a whole day or
+ * nothing.
  */
 import { sleep, type Clock } from '../core/clock.js';
 import { randomUUID } from 'node:crypto';

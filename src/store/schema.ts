@@ -13,7 +13,7 @@ export interface RealmTable {
   /** Incremented on every key change so that running instances reload their key cache. */
   key_generation: number;
   created_at: string;
-  /** `fapi2` (CONTRACT §13) or null. */
+  /** `fapi2` (docs/auth.md, "Client metadata and the fapi2 profile") or null. */
   profile: string | null;
   /** 1: DPoP proofs at the token endpoint need a server nonce. */
   dpop_nonce: number;
@@ -35,7 +35,7 @@ export interface ClientTable {
   default_workstation: string | null;
   created_at: string;
   updated_at: string;
-  /** CONTRACT §13: client_secret_basic (a secret, sent either way), private_key_jwt or tls_client_auth. */
+  /** client_secret_basic (a secret, sent either way), private_key_jwt or tls_client_auth (docs/auth.md, "Client metadata and the fapi2 profile"). */
   auth_method: string;
   /** JSON `{"keys": [...]}`: the client's public keys (private_key_jwt). */
   jwks: string | null;
@@ -195,7 +195,7 @@ export interface AuditRecordTable {
   hash: string | null;
 }
 
-/** Signed events (CONTRACT §12, migration 0007): see src/store/webhooks.ts. */
+/** Signed events (docs/webhooks.md, "Store"; migration 0007): see src/store/webhooks.ts. */
 export interface WebhookEndpointTable {
   id: string;
   realm: string;

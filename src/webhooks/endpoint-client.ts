@@ -44,7 +44,7 @@ export class EndpointClient {
   readonly #options: EndpointClientOptions;
   /**
    * undici (about 110 modules, 0.1–0.2 s of CPU to load) loads with the first delivery, not with
-   * the server: most instances, and every test server, send none (docs/performance.md, "start-up").
+   * the server: most instances, and every test server, send none (docs/performance.md, "CLI start").
    */
   #sender: Promise<Sender> | undefined;
 

@@ -2,10 +2,10 @@
  * FAPI 2.0's negative cases (docs/auth.md, "FAPI 2.0: strong client authentication and
  * sender-constrained tokens"), after the OpenID Foundation's FAPI 2.0 client credentials and DPoP
  * test plans (FAPI2SPFinalDpopNegativeTests and the client assertion modules): every malformed,
- * misdirected, stale or replayed assertion or proof is refused with the error §13 names, is never a
- * 500, never reaches the core, and never uses up a jti that a later valid request needs. On both
- * stores; re-run on two instances behind a round-robin proxy (scripts/test.mjs), where a replay
- * lands on the other instance than the first use.
+ * misdirected, stale or replayed assertion or proof is refused with the error docs/auth.md names,
+ * is never a 500, never reaches the core, and never uses up a jti that a later valid request needs.
+ * On both stores; re-run on two instances behind a round-robin proxy (scripts/test.mjs), where a
+ * replay lands on the other instance than the first use.
  */
 // @deployments two-instances
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * The replay record across processes (CONTRACT §13, docs/auth.md "The replay record", issue 42):
+ * The replay record across processes (docs/auth.md, "The replay record"; issue 42):
  * a client assertion or DPoP proof is accepted once — on the same instance, on another instance
  * (also when both get it at the same moment), after a restart, after its process was killed
  * (SIGKILL) between the two uses, and after PostgreSQL emptied its unlogged tables (what a crash
@@ -132,7 +132,7 @@ const postgres = storeTargets.find((target) => target.name === 'postgres') as St
 
 for (const target of storeTargets) {
   describe(`the replay record across processes [${target.name}]`, { skip: target.skip }, () => {
-    test('CONTRACT §13: a replayed assertion and proofs are refused by the same instance, after a restart (SIGTERM), and after a SIGKILL between the two uses', async () => {
+    test('a replayed assertion and proofs are refused by the same instance, after a restart (SIGTERM), and after a SIGKILL between the two uses', async () => {
       await withStore(target, async (dbUrl) => {
         let instance = await serve(dbUrl);
         const first = await useOnce(instance);
@@ -156,7 +156,7 @@ for (const target of storeTargets) {
 }
 
 describe('the replay record on two instances of one PostgreSQL store', { skip: postgres.skip }, () => {
-  test('CONTRACT §13: a use on one instance is refused on the other, also when both get it at the same moment; the request that loses a race keeps its other uses free', async () => {
+  test('a use on one instance is refused on the other, also when both get it at the same moment; the request that loses a race keeps its other uses free', async () => {
     await withStore(postgres, async (dbUrl) => {
       // One after the other: a store without the run's migrated template is migrated by the first.
       const a = await serve(dbUrl);

@@ -1,6 +1,6 @@
 /**
- * The one-time use of client assertions and DPoP proofs (src/auth/replay-record.ts, CONTRACT
- * §13, docs/auth.md "The replay record"): a use is accepted once while it has not expired, on
+ * The one-time use of client assertions and DPoP proofs (src/auth/replay-record.ts,
+ * docs/auth.md, "The replay record"): a use is accepted once while it has not expired, on
  * every store; an expired one may be taken again (its assertion or proof is refused by its own
  * times by then), and expired rows are deleted. A request's uses are recorded all or none. The
  * record is written without a sync (issue 42), and its horizon closes what that can lose: after
@@ -22,7 +22,7 @@ function proofMark(clock: FakeClock, jti: string, key = 'thumbprint', ageMs = 0)
 }
 
 for (const target of storeTargets) {
-  test(`CONTRACT §13: a jti is used once while unexpired; after its time it may be taken again, and expired rows are pruned [${target.name}]`, { skip: target.skip }, async () => {
+  test(`a jti is used once while unexpired; after its time it may be taken again, and expired rows are pruned [${target.name}]`, { skip: target.skip }, async () => {
     await withCreatedStore(target, (url) =>
       withStore(url, async (store) => {
         await migrateToLatest(store); // a no-op on the run's migrated copy; a file run alone starts empty
