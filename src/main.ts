@@ -25,7 +25,7 @@ import { readSandboxFile, type SandboxData } from './sandbox/data-file.js';
 import { loadSandboxData, type LoadedParts } from './sandbox/load.js';
 import { coreElsewhereRemedy, corePart, inProcessCore, recordedRemoteCore, recordRemoteCore } from './sandbox/core-placement.js';
 import { driftRemedy, findDrift } from './sandbox/drift.js';
-import { buildServer } from './server.js';
+import { buildServer, type ServerParts } from './server.js';
 import { TokenVerifier } from './api/bearer-auth.js';
 import { SenderConstraint } from './api/sender-constraint.js';
 import { RateLimiter } from './api/rate-limit.js';
@@ -262,8 +262,8 @@ async function loadCoreData(config: Config, coreElsewhere: string | undefined, c
 }
 
 export async function startCoregate(config: Config, options: StartOptions = {}): Promise<Coregate> {
-  const logger = createLogger({ level: config.logLevel, ...options.log });
   const clock = options.clock ?? systemClock;
+  const logger = createLogger({ level: config.logLevel, clock, ...options.log });
   const vault = new Vault(config.masterKey);
   if (!vault.encrypting) logger.warn('COREGATE_MASTER_KEY is not set: signing keys are stored unencrypted');
   options.tracing?.reportProblemsTo(logger);
@@ -281,7 +281,7 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   try {
     // The business API's refusals are audited through it during an outage; an auth-only instance has none.
     spool = config.role === 'auth' ? undefined : await openAuditSpool(config, store, options);
-    return await serveOn(config, options, clock, logger, vault, store, data, secretHashKey, limits, spool);
+    return await serveOn({ config, options, clock, logger, vault, store, data, secretHashKey, limits, spool });
   } catch (error) {
     await spool?.close();
     await limits.close();
@@ -290,29 +290,60 @@ export async function startCoregate(config: Config, options: StartOptions = {}):
   }
 }
 
-async function serveOn(
-  config: Config,
-  options: StartOptions,
-  clock: Clock,
-  logger: Logger,
-  vault: Vault,
-  store: Store,
-  data: SandboxData | undefined,
-  secretHashKey: Buffer,
-  limits: Limits,
-  spool: AuditSpool | undefined,
-): Promise<Coregate> {
+/** What an instance is built on: its configuration, its clock and log, the prepared store and the shared limits. */
+interface Foundation {
+  config: Config;
+  options: StartOptions;
+  clock: Clock;
+  logger: Logger;
+  vault: Vault;
+  store: Store;
+  data: SandboxData | undefined;
+  secretHashKey: Buffer;
+  limits: Limits;
+  spool: AuditSpool | undefined;
+}
 
-  let publicUrl = config.publicUrl ?? '';
-  let closing = false;
-  const auth: AuthContext = {
+/** What changes once the instance runs: its public URL (known once it listens) and whether it is closing. */
+interface InstanceState {
+  publicUrl: string;
+  closing: boolean;
+}
+
+/** The core as the instance uses it, and what it needs to know of where it is. */
+interface InstanceCore {
+  /** The port, wrapped (StartOptions.wrapCore) when asked. */
+  core: CoreBankingPort;
+  remoteCore: HttpCore | undefined;
+  /** The remote core's URL, `inProcessCore`, or undefined for the embedded reference core. */
+  coreElsewhere: string | undefined;
+}
+
+/**
+ * The instance on its prepared store, in named steps: authentication, metrics, the core, the
+ * application layer and background loops, the HTTP server; then it listens and starts its loops.
+ */
+async function serveOn(base: Foundation): Promise<Coregate> {
+  const state: InstanceState = { publicUrl: base.config.publicUrl ?? '', closing: false };
+  const auth = authContext(base, state);
+  const metrics = instanceMetrics(base);
+  const core = await instanceCore(base, metrics);
+  const layers = applicationLayers(base, state, auth, core.core, metrics);
+  const app = await buildServer(serverParts(base, state, auth, core, layers, metrics));
+  const metricsServer = await listen(app, base, metrics, core.remoteCore);
+  return running(base, state, app, metricsServer, core, layers, metrics);
+}
+
+/** Authentication: keys, the auth snapshot, the failed-authentication limit, replay record, DPoP and certificates. */
+function authContext({ config, clock, logger, vault, store, secretHashKey, limits }: Foundation, state: InstanceState): AuthContext {
+  return {
     store,
     clock,
     keyring: new Keyring(store, vault, clock),
     snapshot: new AuthSnapshot(store.db, clock),
     secretHashKey,
     authFailures: new AuthFailureLimiter(limits.store, { failuresMax: config.authFailureLimit, windowSeconds: config.authFailureWindowSeconds, shared: config.redisUrl !== undefined }),
-    issuer: (realm) => `${publicUrl}/realms/${encodeURIComponent(realm)}`,
+    issuer: (realm) => `${state.publicUrl}/realms/${encodeURIComponent(realm)}`,
     replay: new StoreReplayRecord(store, clock, {
       onPruneError: (error) => logger.warn({ err: error }, 'deleting expired replay records failed; the next use tries again'),
       // SQLite writes the uses without a sync where a new boot of the machine can be told (replay-record.ts).
@@ -329,9 +360,18 @@ async function serveOn(
       now: () => clock.now(),
     }),
   };
+}
+
+/** The instance's metrics, with the store's and the limits store's scrape-time sources. */
+function instanceMetrics({ logger, store, limits }: Foundation): Metrics {
   const metrics = new Metrics({ onSourceError: (source, error) => logger.error({ err: error, source }, 'metrics source failed') });
   watchStore(metrics, store);
   metrics.setLimitsDegradedSource(() => limits.degraded());
+  return metrics;
+}
+
+/** The core: the in-process one handed in, a remote core's adapter, or the embedded reference core; the data file's core part loaded into it. */
+async function instanceCore({ config, options, clock, logger, store, data }: Foundation, metrics: Metrics): Promise<InstanceCore> {
   // An in-process core is the embedding program's: the reference core is not built beside it.
   const { core: portCore, remoteCore } = options.core === undefined ? await coreOf(config, store, clock, logger, metrics, options.tracing?.tracer) : { core: options.core, remoteCore: undefined };
   const coreElsewhere = options.core !== undefined ? inProcessCore : config.coreUrl === undefined ? undefined : redactUrl(config.coreUrl);
@@ -342,9 +382,13 @@ async function serveOn(
     await remoteCore?.close();
     throw error;
   }
-  const core = options.wrapCore ? options.wrapCore(portCore) : portCore;
+  return { core: options.wrapCore ? options.wrapCore(portCore) : portCore, remoteCore, coreElsewhere };
+}
+
+/** The application layer and the loops around it: operations, audit chain and spool drain, webhooks, the sandbox's request log. */
+function applicationLayers({ config, clock, logger, vault, store, spool, secretHashKey }: Foundation, state: InstanceState, auth: AuthContext, core: CoreBankingPort, metrics: Metrics) {
   const chainer = new AuditChainer(store, (error) => logger.error({ err: error }, 'audit chain extension failed'), clock);
-  const { runner, execution, reconciler, worker, audit } = operationsLayer(config, store, clock, core, chainer, logger, metrics, spool);
+  const operations = operationsLayer(config, store, clock, core, chainer, logger, metrics, spool);
   const spoolDrain = spool && new AuditSpoolDrain({ spool, append: (entries) => insertAuditEntriesOnce(store.db, entries), chainer, clock, logger, onLost: (reason) => metrics.auditRecordLost(reason) });
   if (spool) metrics.setAuditSpoolSource(() => spool.stats(clock.now()));
   const webhooks = new WebhookService({
@@ -358,47 +402,40 @@ async function serveOn(
     intervalMs: webhookIntervalMs,
     targets: { allowPrivate: config.webhookAllowPrivate },
   });
-  const verifier = new TokenVerifier({
-    keyring: auth.keyring,
-    clock,
-    snapshot: auth.snapshot,
-    publicUrl: () => publicUrl,
-    trustedIssuers: config.trustedIssuers,
-    audience: config.audience,
-  });
-  // Sandbox mode only (CONTRACT §14): what a client sent and was answered, for its own debugging.
+  // Sandbox mode only (docs/sandbox.md): what a client sent and was answered, for its own debugging.
   // A client's own secret sent in any header is recognised by its stored hash, read from the auth snapshot when a batch is written.
-  const clientSecrets = { hashKey: secretHashKey, publicUrl: () => publicUrl, client: (realm: string, clientId: string) => auth.snapshot.client(realm, clientId) };
+  const clientSecrets = { hashKey: secretHashKey, publicUrl: () => state.publicUrl, client: (realm: string, clientId: string) => auth.snapshot.client(realm, clientId) };
   const requestLog = config.sandbox ? new RequestLog({ store, clock, logger, clientCertificateHeader: config.clientCertificates?.header, clientSecrets }) : undefined;
-  const constraint = new SenderConstraint({ publicUrl: () => publicUrl, replay: auth.replay, proofs: auth.dpopProofs, realms: auth.snapshot, nonces: auth.dpopNonces, clientCertificates: auth.clientCertificates });
-  const app = await buildServer({
+  return { ...operations, chainer, spoolDrain, webhooks, requestLog };
+}
+
+type ApplicationLayers = ReturnType<typeof applicationLayers>;
+
+/** The HTTP server's parts: the token verifier, the sender constraint, the request log, the operator's routes, readiness. */
+function serverParts(base: Foundation, state: InstanceState, auth: AuthContext, { core, coreElsewhere }: InstanceCore, layers: ApplicationLayers, metrics: Metrics): ServerParts {
+  const { config, options, clock, logger, store, data, limits, spool } = base;
+  const { requestLog } = layers;
+  const publicUrl = () => state.publicUrl;
+  const verifier = new TokenVerifier({ keyring: auth.keyring, clock, snapshot: auth.snapshot, publicUrl, trustedIssuers: config.trustedIssuers, audience: config.audience });
+  const constraint = new SenderConstraint({ publicUrl, replay: auth.replay, proofs: auth.dpopProofs, realms: auth.snapshot, nonces: auth.dpopNonces, clientCertificates: auth.clientCertificates });
+  return {
     metrics: { metrics, serveOnMainPort: config.metricsPort === undefined },
     logger,
+    clock,
     role: config.role,
     auth,
-    api: {
-      store,
-      clock,
-      core,
-      verifier,
-      constraint,
-      runner,
-      refusals: audit.refusals,
-      limiter: new RateLimiter(config.rateLimitPerSecond, limits.store),
-      sandbox: config.sandbox,
-      requestLog,
-    },
+    api: { store, clock, core, verifier, constraint, runner: layers.runner, refusals: layers.audit.refusals, limiter: new RateLimiter(config.rateLimitPerSecond, limits.store), sandbox: config.sandbox, requestLog },
     version: version,
     publicUrl: config.publicUrl,
-    isClosing: () => closing,
+    isClosing: () => state.closing,
     tls: config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: config.clientCertificates && readFileSync(config.clientCertificates.caFile) },
     connectionLimits: config.connectionLimits,
     operator: config.operatorApi
-      ? operatorParts(config, store, core, verifier, constraint, () => publicUrl, clock, [
+      ? operatorParts(config, store, core, verifier, constraint, publicUrl, clock, [
           activityRoutes({ store, clock }),
           clientRoutes({ store, clock, snapshot: auth.snapshot }),
-          webhookRoutes({ store, clock, vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void webhooks.kick() }),
-          sandboxRoutes({ store, vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core, clock, ...(options.signingKeys === undefined ? {} : { signingKeys: options.signingKeys }) }),
+          webhookRoutes({ store, clock, vault: base.vault, targets: { allowPrivate: config.webhookAllowPrivate }, kick: () => void layers.webhooks.kick() }),
+          sandboxRoutes({ store, vault: base.vault, sandbox: config.sandbox, dataFile: config.dataFile, webhookTargets: { allowPrivate: config.webhookAllowPrivate }, core, clock, ...(options.signingKeys === undefined ? {} : { signingKeys: options.signingKeys }) }),
           ...(requestLog ? [requestLogRoutes({ requestLog })] : []),
         ])
       : undefined,
@@ -406,38 +443,46 @@ async function serveOn(
     tracer: options.tracing?.tracer,
     readiness: {
       check: async () => {
-        if (closing) throw new Error('shutting down');
+        if (state.closing) throw new Error('shutting down');
         // First: with a full spool an answered refusal leaves no audit record, whatever else answers.
         auditSpoolReadiness(spool);
         return {
-          store: await probe('store', () => store.ping(), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }),
-          core: await probe('core', () => core.ping(), { core: coreElsewhere === undefined ? 'embedded reference core' : coreElsewhere === inProcessCore ? inProcessCore : 'remote core' }),
+          store: await probe('store', () => store.ping(), { database: store.dialect === 'sqlite' ? 'SQLite' : 'PostgreSQL' }, undefined, clock),
+          core: await probe('core', () => core.ping(), { core: coreElsewhere === undefined ? 'embedded reference core' : coreElsewhere === inProcessCore ? inProcessCore : 'remote core' }, undefined, clock),
         };
       },
     },
-  });
+  };
+}
 
-  let metricsServer: MetricsServer | undefined;
+/** Listens on the main port, and on --metrics-port when set; closes what was opened when either fails. */
+async function listen(app: FastifyInstance, { config, logger, clock }: Foundation, metrics: Metrics, remoteCore: HttpCore | undefined): Promise<MetricsServer | undefined> {
   try {
     await app.listen({ port: config.port, host: config.host });
-    if (config.metricsPort !== undefined) {
-      metricsServer = await startMetricsServer(metrics, {
-        host: config.host,
-        port: config.metricsPort,
-        limits: config.connectionLimits,
-        onError: (error) => logger.error({ err: error }, 'metrics scrape failed'),
-      });
-    }
+    if (config.metricsPort === undefined) return undefined;
+    return await startMetricsServer(metrics, {
+      host: config.host,
+      port: config.metricsPort,
+      limits: config.connectionLimits,
+      clock,
+      onError: (error) => logger.error({ err: error }, 'metrics scrape failed'),
+    });
   } catch (error) {
     await app.close();
     await remoteCore?.close();
     throw error;
   }
+}
+
+/** The listening instance: its URLs known, its background loops started, and how it closes. */
+function running(base: Foundation, state: InstanceState, app: FastifyInstance, metricsServer: MetricsServer | undefined, { core, remoteCore, coreElsewhere }: InstanceCore, layers: ApplicationLayers, metrics: Metrics): Coregate {
+  const { config, clock, logger, store, data, limits } = base;
+  const { runner, execution, reconciler, worker, audit, chainer, spoolDrain, webhooks, requestLog } = layers;
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const scheme = config.tls ? 'https' : 'http';
   const url = `${scheme}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}`;
-  if (publicUrl === '') publicUrl = url;
+  if (state.publicUrl === '') state.publicUrl = url;
   if (config.role !== 'auth') {
     worker.start();
     reconciler.start();
@@ -447,16 +492,15 @@ async function serveOn(
     if (config.webhookAllowPrivate) logger.warn('webhooks may be sent to loopback and private addresses (--webhook-allow-private): for a sandbox whose receivers run on this machine or network only');
   }
   chainer.schedule();
-  logger.info({ url, publicUrl, role: config.role, db: store.displayUrl, core: coreElsewhere ?? 'embedded' }, 'coregate listening');
+  logger.info({ url, publicUrl: state.publicUrl, role: config.role, db: store.displayUrl, core: coreElsewhere ?? 'embedded' }, 'coregate listening');
   const metricsUrl = metricsServer?.url ?? `${url}/metrics`;
   if (metricsServer) logger.info({ metricsUrl }, 'metrics served on their own port');
-
   return {
     app,
     store,
     logger,
     url,
-    publicUrl,
+    publicUrl: state.publicUrl,
     data,
     operatorApi: config.operatorApi,
     runner,
@@ -471,26 +515,32 @@ async function serveOn(
     webhooks,
     clock,
     background: { execution, reconciler, pendingWorker: worker, webhooks, auditChainer: chainer, refusalAudit: audit.refusals, auditSpool: spoolDrain },
-    close: async () => {
-      if (closing) return;
-      closing = true;
-      // fastify.close stops accepting connections and waits for in-flight requests.
-      await app.close();
-      await metricsServer?.close();
-      await worker.stop();
-      await reconciler.stop();
-      await webhooks.stop();
-      await requestLog?.stop();
-      await remoteCore?.close();
-      await spoolDrain?.stop();
-      // Refusals' records answered without waiting (a 503's) are written or kept before the spool closes.
-      await audit.refusals.idle();
-      await chainer.idle();
-      await spool?.close();
-      await limits.close();
-      await store.close();
-      await options.tracing?.shutdown();
-    },
+    close: closer(base, state, app, metricsServer, remoteCore, layers),
+  };
+}
+
+/** How the instance closes: stop taking requests, stop the loops, write what is owed, close the stores. */
+function closer({ options, limits, store, spool }: Foundation, state: InstanceState, app: FastifyInstance, metricsServer: MetricsServer | undefined, remoteCore: HttpCore | undefined, layers: ApplicationLayers): () => Promise<void> {
+  const { worker, reconciler, webhooks, requestLog, spoolDrain, audit, chainer } = layers;
+  return async () => {
+    if (state.closing) return;
+    state.closing = true;
+    // fastify.close stops accepting connections and waits for in-flight requests.
+    await app.close();
+    await metricsServer?.close();
+    await worker.stop();
+    await reconciler.stop();
+    await webhooks.stop();
+    await requestLog?.stop();
+    await remoteCore?.close();
+    await spoolDrain?.stop();
+    // Refusals' records answered without waiting (a 503's) are written or kept before the spool closes.
+    await audit.refusals.idle();
+    await chainer.idle();
+    await spool?.close();
+    await limits.close();
+    await store.close();
+    await options.tracing?.shutdown();
   };
 }
 

@@ -24,6 +24,7 @@ import { documentedSchema } from './docs-page/example-secret.js';
 import { demoCalendar } from './docs-page/demo-examples.js';
 import { postmanCollection, postmanCollectionPath, withBaseUrl } from './docs-page/postman-collection.js';
 import type { Role } from './config.js';
+import type { Clock } from './core/clock.js';
 import { healthRoutes, type Readiness } from './health.js';
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from './store/engine/database-unavailable.js';
 import { lazyChildLoggerFactory, requestLineWriter, type Logger, type RequestLine } from './log.js';
@@ -43,6 +44,8 @@ export const bodyBytesMax = 64 * 1024;
 
 export interface ServerParts {
   logger: Logger;
+  /** The instance's clock: the connection limits' and skipped bodies' timers run on it. */
+  clock: Clock;
   role: Role;
   auth: AuthContext;
   api: BusinessApiOptions;
@@ -189,11 +192,11 @@ function fastifyOptions(parts: ServerParts, limits: ConnectionLimits) {
 
 /** The hooks every request passes: connection limits, route facts, unroutable targets, traces, closing and skipped bodies, metrics. */
 function addRequestHooks(app: FastifyInstance, parts: ServerParts, limits: ConnectionLimits): void {
-  applyConnectionLimits(app.server, limits);
+  applyConnectionLimits(app.server, limits, parts.clock);
   rememberRouteFacts(app);
   refuseUnroutableTargets(app);
   if (parts.tracer) traceHttpRequests(app, { tracer: parts.tracer, factsOf: requestSpanFacts });
-  const skippedBodies = new SkippedBodies();
+  const skippedBodies = new SkippedBodies(parts.clock);
   app.addHook('onSend', (request, reply, payload, done) => {
     if (parts.isClosing()) void reply.header('Connection', 'close');
     // Set only by fastify's refusal of a body it could not take (skipped-bodies.ts).

@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { applyConnectionLimits, type ConnectionLimits } from '../connection-limits.js';
+import type { Clock } from '../core/clock.js';
 import { metricsPath } from './metrics-route.js';
 import type { Metrics } from './registry.js';
 
@@ -24,7 +25,7 @@ export interface MetricsServer {
  */
 export async function startMetricsServer(
   metrics: Metrics,
-  options: { host: string; port: number; limits: ConnectionLimits; onError: (error: unknown) => void },
+  options: { host: string; port: number; limits: ConnectionLimits; clock: Clock; onError: (error: unknown) => void },
 ): Promise<MetricsServer> {
   const { limits } = options;
   const server = createServer({ requestTimeout: limits.requestTimeoutMs, headersTimeout: limits.headersTimeoutMs, keepAliveTimeout: limits.keepAliveTimeoutMs }, (request, response) => {
@@ -34,7 +35,7 @@ export async function startMetricsServer(
       response.end('metrics unavailable\n');
     });
   });
-  applyConnectionLimits(server, limits);
+  applyConnectionLimits(server, limits, options.clock);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: options.port, host: options.host }, () => {

@@ -19,3 +19,13 @@ test('time-ordered UUID: ids of a later millisecond sort after (index locality),
   assert.equal(new Set([...earlier, ...later]).size, 200);
   for (const id of [...earlier, ...later]) assert.match(id, version7);
 });
+
+test('time-ordered UUID: ids of one millisecond increase in the order they were made, past the 12-bit counter too (audit records of one instant chain in order)', () => {
+  const now = Date.parse('2026-03-02T10:00:00.000Z');
+  const ids = Array.from({ length: 5_000 }, () => timeOrderedUuid(now));
+  for (let index = 1; index < ids.length; index += 1) assert.ok((ids[index - 1] ?? '') < (ids[index] ?? ''), `${ids[index - 1]} < ${ids[index]}`);
+  for (const id of ids) assert.match(id, version7);
+  // A new millisecond starts its counter low again: its first id still sorts after the last millisecond's.
+  const next = timeOrderedUuid(now + 5);
+  assert.ok((ids.at(-1) ?? '') < next);
+});
