@@ -101,7 +101,7 @@ export interface Coregate {
   readonly metrics: Metrics;
   /** Where GET /metrics answers: on the main port, or on --metrics-port. */
   readonly metricsUrl: string;
-  /** Signed events: relay, fan-out and delivery in the background (CONTRACT §12). */
+  /** Signed events: relay, fan-out and delivery in the background (docs/webhooks.md). */
   readonly webhooks: WebhookService;
   /** The clock every part of this instance reads (StartOptions.clock, or the system's). */
   readonly clock: Clock;
@@ -201,7 +201,8 @@ export async function prepareStore(
       }
     }
     for (const realm of await listRealms(store.db)) await ensureSigningKey(store.db, vault, realm, clock.now(), keys);
-    // Sample secrets are for a sandbox: outside one, the clients that still have them are named (docs/deployment.md §1).
+    // Sample secrets are for a sandbox: outside one, the clients that still have them are named
+    // (docs/deployment.md, "The database and the master key").
     if (!config.sandbox) await warnOfDemoSecrets(store.db, secretHashKey, data, logger);
     return { store, data, secretHashKey };
   } catch (error) {
@@ -596,7 +597,8 @@ function operationsLayer(config: Config, store: Store, clock: Clock, core: CoreB
   const settled = (operation: string, outcome: string) => metrics.operationSettled(operation, outcome as OperationOutcome);
   // One settlement for every final transition, whoever makes it (execution, worker, reconciler).
   const settlement = new OperationSettlement({ store, claims, audit, backoffMaxMs: config.reconcileBackoffMaxMs, onSettled: settled });
-  // Sandbox scenarios (CONTRACT §14) are made by a decorator of the port that only a sandbox has.
+  // Sandbox scenarios (docs/sandbox.md, "Scenarios") are made by a decorator of the port that only
+  // a sandbox has.
   const scenarios = config.sandbox ? { scenarioCore: (inner: CoreBankingPort, scenario: Scenario) => scenarioCore(inner, scenario, clock) } : {};
   const execution = new Execution({ store, clock, core, claims, settlement, logger, coreTimeoutMs: config.coreTimeoutMs, observeCoreCall, ...scenarios });
   const reconciler = new Reconciler({
