@@ -16,7 +16,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../log.js';
-import { Periodic } from '../operations/periodic.js';
+import { Periodic } from '../clock/periodic.js';
 import { auditRowsPerStatementMax, type AuditEntry } from '../store/audit.js';
 import { isDatabaseUnavailable } from '../store/engine/database-unavailable.js';
 import type { AuditSpool, SpoolFile } from './audit-spool.js';

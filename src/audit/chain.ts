@@ -26,7 +26,7 @@ import {
   type ChainedAuditEntry,
   type ChainLink,
 } from '../store/audit.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 
 export const genesisHash = '0'.repeat(64);
 /** Records chained per transaction: bounds the chainer's lock time. */

@@ -5,7 +5,7 @@
  * `./data`, two deployments on one host) never drains one database's records into another's chain.
  */
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { getOrInitSetting } from '../store/settings.js';
 
 /** Kept by a sandbox reset (src/sandbox/reset.ts): the database stays the same one for the spool. */

@@ -14,7 +14,8 @@
 import { Snapshot } from '../cache/snapshot.js';
 import type { Clock } from '../core/clock.js';
 import { findClient, type Client } from '../store/clients.js';
-import type { Queryable, Realm } from '../store/realms.js';
+import type { Realm } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { findRealm } from '../store/realms.js';
 
 export const authSnapshotMaxAgeMs = 1_000;

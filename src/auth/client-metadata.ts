@@ -6,22 +6,8 @@
  * without loading jose.
  */
 import { normalizedDistinguishedName } from './distinguished-name.js';
+import { usesSecret, type ClientAuthentication, type ClientJwk } from '../core/client-registration.js';
 
-/**
- * How a client proves itself at the token and introspection endpoints. The two secret methods are
- * one (either way of sending the secret is accepted: docs/auth.md, "Endpoints"); the others never
- * take a secret.
- */
-export const tokenEndpointAuthMethods = ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'tls_client_auth'] as const;
-export type TokenEndpointAuthMethod = (typeof tokenEndpointAuthMethods)[number];
-
-export function isTokenEndpointAuthMethod(value: string): value is TokenEndpointAuthMethod {
-  return (tokenEndpointAuthMethods as readonly string[]).includes(value);
-}
-
-export function usesSecret(method: TokenEndpointAuthMethod): boolean {
-  return method === 'client_secret_basic' || method === 'client_secret_post';
-}
 
 /** FAPI 2.0's algorithms (§5.4.1): client assertions, DPoP proofs and a `fapi2` realm's tokens. */
 export const fapiAlgorithms = ['PS256', 'ES256', 'EdDSA'] as const;
@@ -31,27 +17,6 @@ export const assertionAlgorithms = ['PS256', 'ES256', 'EdDSA', 'RS256'] as const
 export const realmProfiles = ['fapi2'] as const;
 export type RealmProfile = (typeof realmProfiles)[number];
 
-/** A public JWK as a client registers it: at least its key type. */
-export interface ClientJwk {
-  kty: string;
-  [member: string]: unknown;
-}
-
-export interface ClientJwks {
-  keys: ClientJwk[];
-}
-
-export interface ClientAuthentication {
-  method: TokenEndpointAuthMethod;
-  /** The client's public keys (private_key_jwt). */
-  jwks: ClientJwks | null;
-  /** The subject DN of its TLS client certificate (tls_client_auth). */
-  tlsSubjectDn: string | null;
-  /** Its tokens are DPoP-bound: a proof is required at the token endpoint. */
-  dpopBound: boolean;
-  /** Its tokens are bound to its TLS client certificate. */
-  certificateBound: boolean;
-}
 
 /** Members that only a private or symmetric key has (RFC 7518 §6): never in a client's registered keys, nor in a DPoP proof's header. */
 export const privateJwkMembers: readonly string[] = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];

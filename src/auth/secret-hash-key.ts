@@ -1,6 +1,6 @@
 /** The store-wide key of the client-secret HMAC: created once, sealed by the vault, cached in memory. */
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { getOrInitSetting } from '../store/settings.js';
 import type { Vault } from './vault.js';
 

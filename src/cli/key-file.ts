@@ -5,7 +5,7 @@
  * (docs/performance.md).
  */
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey, type KeyObject } from 'node:crypto';
-import type { ClientJwks } from '../auth/client-metadata.js';
+import type { ClientJwks } from '../core/client-registration.js';
 import { NamedFileError, readNamedFile } from './named-file.js';
 
 export type KeyAlgorithm = 'ES256' | 'PS256' | 'EdDSA';

@@ -14,9 +14,9 @@ import {
   type OperationChange,
   type OperationGuard,
   type OperationRecord,
-  type OperationStatus,
 } from '../store/operations.js';
-import type { Queryable } from '../store/realms.js';
+import type { OperationStatus } from '../core/operation-status.js';
+import type { Queryable } from '../store/queryable.js';
 import type { DuplicateWindow } from './duplicate-window.js';
 import { assertTransition } from './operation-states.js';
 

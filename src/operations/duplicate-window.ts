@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 import { hash } from 'node:crypto';
 import { canonicalJson } from '../core/canonical-json.js';
 import { findOperationByCorrelation, findRecentDuplicate, lockRequestHash, type OperationRecord } from '../store/operations.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import type { StoreUnitOfWork } from '../store/unit-of-work.js';
 
 export function requestHash(path: string, body: unknown): string {

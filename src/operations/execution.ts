@@ -15,7 +15,7 @@ import { CoreTimeout, CoreUnavailable, isTransactional, type CoreBankingPort } f
 import type { Logger } from '../log.js';
 import type { Store } from '../store/connect.js';
 import { isUniqueViolation, type OperationRecord } from '../store/operations.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 import { callCore, callResultOf, isCoreFailure, type CoreCallObserver, type CoreCallResult } from './core-call.js';
 import { ClaimLost, Claims, DuplicateInWindow, recoverClaim, type ClaimFrom, type ClaimRecovery } from './correlation.js';

@@ -9,7 +9,7 @@ import type { AuditChainer } from '../audit/chain.js';
 import { errorCode, type ErrorEntry, type Family } from '../core/error-catalogue.js';
 import { insertAuditEntry, type AuditEntry } from '../store/audit.js';
 import type { RefusalAudit } from '../audit/refusal-audit.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import type { Caller } from './invocation.js';
 
 /** What every audit record of one call shares. */

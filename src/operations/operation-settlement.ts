@@ -13,7 +13,7 @@
 import type { BusinessRefusal, ErrorEntry } from '../core/error-catalogue.js';
 import type { Store } from '../store/connect.js';
 import type { OperationRecord } from '../store/operations.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { inUnitOfWork } from '../store/unit-of-work.js';
 import { writeOperationEvent } from '../webhooks/operation-events.js';
 import type { ClaimFrom, Claims } from './correlation.js';

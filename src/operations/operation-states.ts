@@ -15,7 +15,7 @@
  * - Unknown: the core's answer was lost (502/504); a repeat or the reconciler settles it.
  * - Executed, Rejected: final.
  */
-import type { OperationStatus } from '../store/operations.js';
+import type { OperationStatus } from '../core/operation-status.js';
 
 export type { OperationStatus };
 

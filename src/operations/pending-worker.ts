@@ -14,7 +14,7 @@ import { listPendingOperations, type OperationRecord } from '../store/operations
 import { inBatchWindow, type BatchWindow } from './batch-window.js';
 import type { Execution } from './execution.js';
 import { callerOf } from './invocation.js';
-import { Periodic } from './periodic.js';
+import { Periodic } from '../clock/periodic.js';
 import { isScenarioName, type Scenario } from './scenario.js';
 import type { Operation, PreparedOperation, StoredRequest } from './operation-definition.js';
 

@@ -25,7 +25,7 @@ import { callerOf } from './invocation.js';
 import type { AuditContext } from './operation-audit.js';
 import type { Operation, Settlement, StoredRequest } from './operation-definition.js';
 import type { OperationSettlement, SettlementTarget } from './operation-settlement.js';
-import { Periodic } from './periodic.js';
+import { Periodic } from '../clock/periodic.js';
 
 /** Operations settled per pass: bounds one pass's work. */
 const reconcileBatchMax = 20;

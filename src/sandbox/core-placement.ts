@@ -9,7 +9,7 @@
  * records `inProcessCore` instead, and the refusals say where that core's records are.
  */
 import { coreDataSections, type CoreDataDocument } from '../core/port.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { getSetting, putSetting } from '../store/settings.js';
 import type { SandboxData } from './data-file.js';
 

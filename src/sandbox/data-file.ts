@@ -10,7 +10,8 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { isCalendarDate } from '../core/calendar-date.js';
 import { currencyExponent } from '../core/currencies.js';
 import { parseAmount } from '../core/money.js';
-import { clientMetadataProblem, realmAlgorithmProblem, realmProfiles, tokenEndpointAuthMethods, type ClientAuthentication } from '../auth/client-metadata.js';
+import { clientMetadataProblem, realmAlgorithmProblem, realmProfiles } from '../auth/client-metadata.js';
+import { tokenEndpointAuthMethods, type ClientAuthentication } from '../core/client-registration.js';
 import { realmDefaults, signingAlgorithms } from '../auth/signing-algorithms.js';
 
 const Identifier = (description: string) => Type.String({ minLength: 1, maxLength: 128, description });

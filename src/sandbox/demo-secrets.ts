@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import { verifyClientSecret } from '../auth/client-secret.js';
 import type { Logger } from '../log.js';
 import { listClients } from '../store/clients.js';
-import { listRealms, type Queryable } from '../store/realms.js';
+import { listRealms } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 
 /** What marks a data file's secret as sample data. */
 export const demoSecretMarker = 'change-me';

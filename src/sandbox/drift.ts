@@ -7,7 +7,7 @@
 import type { LoadedParts } from './load.js';
 import { verifyClientSecret } from '../auth/client-secret.js';
 import { listClients } from '../store/clients.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { coreTablesOf } from '../reference-core/storage/core-db.js';
 import { differing, driftCollector, findCoreDrift, type Drift } from '../reference-core/storage/core-drift.js';
 import { clientAuthenticationOf, type SandboxData } from './data-file.js';

@@ -16,7 +16,7 @@
 import type { Clock, Timer } from '../core/clock.js';
 import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
 import type { Logger } from '../log.js';
-import { Periodic } from '../operations/periodic.js';
+import { Periodic } from '../clock/periodic.js';
 import type { Store } from '../store/connect.js';
 import { insertRequestLogRows, listRequestLog, pruneRequestLog, type RequestLogFilter, type RequestLogRow } from '../store/request-log.js';
 import { verifyClientSecret } from '../auth/client-secret.js';

@@ -3,7 +3,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import { preparedInsert, preparedInsertRowsMax, preparedQuery } from './prepared.js';
 import { toBigInt } from './bigint.js';
 import type { Store } from './connect.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 import type { AuditRecordTable } from './schema.js';
 
 export interface AuditEntry {

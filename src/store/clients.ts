@@ -1,9 +1,9 @@
 /** OAuth client rows. Secrets are stored only as a keyed hash. */
 import type { Insertable, Selectable } from 'kysely';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 import type { ExpressionBuilder } from 'kysely';
 import type { ClientTable, Database } from './schema.js';
-import type { ClientAuthentication, ClientJwks, TokenEndpointAuthMethod } from '../auth/client-metadata.js';
+import type { ClientAuthentication, ClientJwks, TokenEndpointAuthMethod } from '../core/client-registration.js';
 
 export type ClientRow = Selectable<ClientTable>;
 

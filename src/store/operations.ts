@@ -7,12 +7,12 @@
  */
 import { sql, type Compilable, type Selectable } from 'kysely';
 import { preparedInsert, preparedQueryOfArity, type PreparedQuery } from './prepared.js';
+import type { OperationStatus } from '../core/operation-status.js';
 import { toBigInt } from './bigint.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 import type { OperationTable } from './schema.js';
 import type { StoreUnitOfWork } from './unit-of-work.js';
 
-export type OperationStatus = 'Pending' | 'InFlight' | 'Unknown' | 'Executed' | 'Rejected';
 
 export interface OperationActor {
   clientId: string;

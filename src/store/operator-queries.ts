@@ -5,7 +5,7 @@
  * side (src/operator/bank-views.ts), never from here, so that they work with a remote core too.
  */
 import { toBigInt } from './bigint.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 
 /** `{issuer}#{clientId}` → the client's realm (for coregate's own issuers), id and issuer. */
 export function clientOfKey(clientKey: string): { realm: string | null; clientId: string; issuer: string } {

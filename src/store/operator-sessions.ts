@@ -7,7 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { toBigInt } from './bigint.js';
 import type { Store } from './connect.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 
 /** A login token opens a session within this long after it was printed. */
 export const loginTokenLifeMs = 10 * 60_000;

@@ -1,8 +1,8 @@
 /** Realm rows: lifespan, audience, signing algorithm, not-before and the key generation. */
-import type { Kysely, Selectable, Transaction } from 'kysely';
-import type { Database, RealmTable } from './schema.js';
+import type { Selectable } from 'kysely';
+import type { RealmTable } from './schema.js';
+import type { Queryable } from './queryable.js';
 
-export type Queryable = Kysely<Database> | Transaction<Database>;
 export type Realm = Selectable<RealmTable>;
 
 export async function findRealm(db: Queryable, name: string): Promise<Realm | undefined> {

@@ -5,7 +5,7 @@
  */
 import { sql, type Insertable, type Selectable } from 'kysely';
 import { toBigInt } from './bigint.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 import type { RequestLogTable } from './schema.js';
 
 export interface RequestLogRow {

@@ -1,6 +1,6 @@
 /** Store-wide named values (for instance the sealed client-secret hash key). */
 import { preparedQuery } from './prepared.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 
 const settingByName = preparedQuery((db, name: string) => db.selectFrom('settings').select('value').where('name', '=', name));
 

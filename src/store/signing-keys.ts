@@ -1,6 +1,6 @@
 /** Signing key rows: one active key per realm (retired_at null), retired ones kept for verification. */
 import type { Selectable } from 'kysely';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 import type { SigningKeyTable } from './schema.js';
 
 export type SigningKeyRow = Selectable<SigningKeyTable>;

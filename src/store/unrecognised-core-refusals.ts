@@ -11,7 +11,7 @@
  * creation time).
  */
 import { errorCatalogue, errorCode } from '../core/error-catalogue.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 
 /** How far back a refusal coregate could not name is a finding: a week, so that a weekly check sees each. */
 export const unrecognisedRefusalLookbackMs = 7 * 24 * 60 * 60 * 1000;

@@ -7,7 +7,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { preparedInsert } from './prepared.js';
 import { toBigInt } from './bigint.js';
-import type { Queryable } from './realms.js';
+import type { Queryable } from './queryable.js';
 import type { WebhookDeliveryTable, WebhookEndpointTable, WebhookEventTable } from './schema.js';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';

@@ -12,7 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Vault } from '../auth/vault.js';
 import { findClient } from '../store/clients.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { insertEndpoint, type WebhookEndpoint } from '../store/webhooks.js';
 import { isWebhookEventType, webhookEventTypes } from './events.js';
 import { newEndpointSecret, secretProblem } from './secret.js';

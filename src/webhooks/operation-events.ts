@@ -3,7 +3,7 @@
  * the event exists exactly when the final state does (docs/webhooks.md, "The outbox guarantee").
  * Fan-out to endpoints happens later, in the dispatcher, off the request's path.
  */
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { insertEvent } from '../store/webhooks.js';
 import { operationEvent, type FinalOutcome, type SettledOperation } from './events.js';
 

@@ -5,7 +5,7 @@
  */
 import type { Vault } from '../auth/vault.js';
 import { deleteEndpoint, deliveryStatuses, listDeliveries, listEndpoints, retryDelivery, type DeliveryStatus, type WebhookDelivery, type WebhookEndpoint } from '../store/webhooks.js';
-import type { Queryable } from '../store/realms.js';
+import type { Queryable } from '../store/queryable.js';
 import { EndpointRefused, registerEndpoint, type EndpointRequest } from './endpoints.js';
 import type { TargetPolicy } from './target-address.js';
 

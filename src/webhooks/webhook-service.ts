@@ -10,7 +10,7 @@ import type { Vault } from '../auth/vault.js';
 import type { Clock } from '../core/clock.js';
 import type { CoreBankingPort } from '../core/port.js';
 import type { Logger } from '../log.js';
-import { Periodic } from '../operations/periodic.js';
+import { Periodic } from '../clock/periodic.js';
 import type { Store } from '../store/connect.js';
 import { systemResolveHost, type ResolveHost } from './checked-lookup.js';
 import { Deliverer } from './deliverer.js';

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { preparedInsert, preparedQuery } from '../../src/store/engine/prepared-query.js';
-import type { Queryable } from '../../src/store/realms.js';
+import type { Queryable } from '../../src/store/queryable.js';
 import { storeTargets, withStore } from '../helpers/stores.js';
 
 interface Row extends Record<string, unknown> {

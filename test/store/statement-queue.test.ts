@@ -12,7 +12,7 @@ import { sql, type Kysely } from 'kysely';
 import { preparedInsert, preparedQuery } from '../../src/store/engine/prepared-query.js';
 import { deferWrite } from '../../src/store/engine/unit-of-work.js';
 import type { Store } from '../../src/store/connect.js';
-import type { Queryable } from '../../src/store/realms.js';
+import type { Queryable } from '../../src/store/queryable.js';
 import { storeTargets, withCreatedStore, withStore, type StoreTarget } from '../helpers/stores.js';
 
 interface Item extends Record<string, unknown> {
