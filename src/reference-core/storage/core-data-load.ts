@@ -1,11 +1,11 @@
 /**
  * The reference core's load side for sandbox data (CoreDataLoad in src/core/port.ts): the data
- * file's core part, checked with the data file's own schema and loaded with its own rules (only
+ * file's core part, checked with the core's part of the data file's schema (core-data-file.ts) and loaded with its own rules (only
  * missing records are added, in one transaction, under the administration lock). The API's part
  * (realms, webhooks) is refused here: it belongs to the API's database, never to the core's.
  */
 import { CoreDataRefused, coreDataSections, type CoreDataLoad } from '../../core/port.js';
-import type { SandboxData } from '../../sandbox/data-file.js';
+import type { CoreData } from '../core-data-file.js';
 import { sql, type Transaction } from 'kysely';
 import { adminLockId } from '../../store/admin-lock.js';
 import type { Store } from '../../store/connect.js';
@@ -23,10 +23,10 @@ export function coreDataLoad(store: Store, clock: Clock): CoreDataLoad {
         throw new CoreDataRefused(foreign, `${foreign} is not the core's: the core takes ${coreDataSections.join(', ')}; realms and webhooks belong to the API (coregate serve --data)`);
       }
       // The data file's checker (TypeBox) loads with the first load: an operator command never needs it.
-      const { DataFileError, parseSandboxData } = await import('../../sandbox/data-file.js');
-      let data: SandboxData;
+      const { DataFileError, parseCoreData } = await import('../core-data-file.js');
+      let data: CoreData;
       try {
-        data = parseSandboxData(document, 'core data');
+        data = parseCoreData(document, 'core data');
       } catch (error) {
         if (error instanceof DataFileError) throw new CoreDataRefused(error.field, error.message);
         throw error;
@@ -41,7 +41,7 @@ export function coreDataLoad(store: Store, clock: Clock): CoreDataLoad {
  * into the core's own tables: only missing records are added, in one transaction, under the
  * core's loading lock.
  */
-export async function loadCoreSandboxData(store: Store, data: SandboxData, clock: Clock): Promise<{ accountsAdded: number }> {
+export async function loadCoreSandboxData(store: Store, data: CoreData, clock: Clock): Promise<{ accountsAdded: number }> {
   return coreTablesOf(store.db).transaction().execute(async (trx) => {
     await lockForLoading(store, trx);
     return loadCoreData(trx, data, clock);

@@ -4,7 +4,7 @@
  * record, so these are named at start with how to apply them. Reads only.
  */
 import { toMinorUnits } from '../../core/money.js';
-import type { SandboxData } from '../../sandbox/data-file.js';
+import type { CoreData } from '../core-data-file.js';
 import type { CoreDb } from './core-db.js';
 
 export interface Drift {
@@ -34,7 +34,7 @@ async function rowsIn<Record, Row>(records: readonly Record[] | undefined, query
   return records === undefined || records.length === 0 ? [] : query(records.map(keyOf));
 }
 
-export async function findCoreDrift(db: CoreDb, data: SandboxData): Promise<Drift[]> {
+export async function findCoreDrift(db: CoreDb, data: CoreData): Promise<Drift[]> {
   const drifts: Drift[] = [];
   const add = driftCollector(drifts);
   // One query per kind (start-up work): the records of the file that the store holds.

@@ -18,7 +18,7 @@ import { BusinessCalendar, type Weekday } from '../../core/business-calendar.js'
 import { toMinorUnits } from '../../core/money.js';
 import { todayUtc } from '../../core/calendar-date.js';
 import { dateOf, type Clock } from '../../core/clock.js';
-import type { SandboxData } from '../../sandbox/data-file.js';
+import type { CoreData } from '../core-data-file.js';
 
 export const calendarSetting = 'core.calendar';
 export { businessDateSetting };
@@ -29,7 +29,7 @@ export function equityAccount(currency: string): string {
 }
 
 /** `clock`: the core's; the records' creation time, and the business date of a store the file gives none. */
-export async function loadCoreData(db: CoreDb, data: SandboxData, clock: Clock): Promise<{ accountsAdded: number }> {
+export async function loadCoreData(db: CoreDb, data: CoreData, clock: Clock): Promise<{ accountsAdded: number }> {
   const now = dateOf(clock);
   const createdAt = now.toISOString();
   for (const user of data.users ?? []) await insertUserIfMissing(db, user.login, user.status);
@@ -90,7 +90,7 @@ export async function loadCoreData(db: CoreDb, data: SandboxData, clock: Clock):
   return { accountsAdded };
 }
 
-type SandboxLoan = NonNullable<SandboxData['merchandisingLoans']>[number];
+type SandboxLoan = NonNullable<CoreData['merchandisingLoans']>[number];
 
 /**
  * A facility is an account of kind loan whose balance is the customer's outstanding debt
