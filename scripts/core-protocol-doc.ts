@@ -125,12 +125,11 @@ export function renderRefusals(): string {
   ].join('\n');
 }
 
-/** What a core must serve, by port method, and what the API does when the core lacks it. */
+/**
+ * What a core must serve, by port method, and what the API does when the core lacks it: an
+ * operation's two endpoints say it themselves (their folder's wire.ts, on the route's row).
+ */
 const withoutIt: Record<string, string> = {
-  constituteTermDeposit: 'every term deposit initiation answers 502 `CORE_UNAVAILABLE`, its outcome unknown',
-  findTermDepositConstitution: 'unknown term deposit outcomes are never settled: neither a repeat with the same `x-correlation-id` nor the reconciler can ask; `coregate check` reports them past the age limit',
-  executeLoanInstallment: 'every installment execution answers 502 `CORE_UNAVAILABLE`, its outcome unknown',
-  findLoanInstallmentExecution: 'unknown installment outcomes are never settled (as for term deposits)',
   fenceOperation: 'the reconciler cannot close an unknown outcome nobody repeated: it stays unknown, tried again with a growing pause',
   retrieveTermDeposit: '`GET /v1/term-deposits/{id}/retrieve` answers 502',
   userStatus: 'a business call whose token names a user (`backbone_user`) answers 502',
@@ -158,8 +157,8 @@ const optionalOperations = new Set(['advanceBusinessDate']);
 export function renderServedEndpoints(): string {
   const template = (path: string) => path.replace(/:([A-Za-z]+)/g, '{$1}');
   const rows = [
-    ...coreRoutes.map((row) => ({ method: row.method, path: template(row.path), portMethod: row.portMethod, side: row.side })),
-    { method: 'GET', path: paths.ready, portMethod: 'ping', side: undefined },
+    ...coreRoutes.map((row) => ({ method: row.method, path: template(row.path), portMethod: row.portMethod, side: row.side, withoutIt: row.withoutIt })),
+    { method: 'GET', path: paths.ready, portMethod: 'ping', side: undefined, withoutIt: undefined },
   ];
   const need = (row: (typeof rows)[number]) =>
     row.side === 'records' ? 'optional (read side)' : row.side === 'data' ? 'optional (load side)' : optionalOperations.has(row.portMethod) ? 'optional' : '**required**';
@@ -167,33 +166,41 @@ export function renderServedEndpoints(): string {
     '| Endpoint | Port method | A core | Without it, the API |',
     '|---|---|---|---|',
     ...rows.map((row) => {
-      const text = withoutIt[row.portMethod];
+      const text = row.withoutIt ?? withoutIt[row.portMethod];
       if (text === undefined) throw new Error(`scripts/core-protocol-doc.ts: say what the API does without ${row.portMethod} (withoutIt)`);
       return `| \`${row.method} ${row.path}\` | \`${row.portMethod}\` | ${need(row)} | ${cell(text)} |`;
     }),
   ].join('\n');
 }
 
+/** The answers every operation shares: listed after the operations' own schemas. */
+const sharedAnswers = ['Rejected', 'Refusal', 'NotFound', 'Fenced', 'DirectoryEntry'];
+
+/** The titles of the titled schemas inside `schema`, itself first, depth first, each once. */
+function titlesIn(schema: unknown, titles: string[] = []): string[] {
+  if (Array.isArray(schema)) schema.forEach((item) => titlesIn(item, titles));
+  else if (typeof schema === 'object' && schema !== null) {
+    const title = (schema as { title?: unknown }).title;
+    if (typeof title === 'string' && !titles.includes(title)) titles.push(title);
+    Object.values(schema).forEach((value) => titlesIn(value, titles));
+  }
+  return titles;
+}
+
+/**
+ * Each operation's commands, then its outcomes with what they hold, in the registry's order (the
+ * operations' rows of the route table: their folders' wire.ts).
+ */
+function operationSchemaTitles(): string[] {
+  const executions = coreRoutes.filter((row) => row.operation !== undefined && row.method === 'POST');
+  const commands = executions.flatMap((row) => (row.body ? titlesIn(row.body).slice(0, 1) : []));
+  const outcomes = executions.flatMap((row) => titlesIn(row.response[200]));
+  return [...new Set([...commands, ...outcomes])].filter((title) => !sharedAnswers.includes(title));
+}
+
 /** The named schemas of the protocol, as the document holds them, grouped for the page. */
 const schemaGroups: Array<{ title: string; names: string[] }> = [
-  {
-    title: 'Commands and outcomes',
-    names: [
-      'TermDepositConstitutionCommand',
-      'LoanInstallmentExecutionCommand',
-      'TermDepositOutcome',
-      'TermDepositExecuted',
-      'TermDeposit',
-      'LoanInstallmentOutcome',
-      'LoanInstallmentExecuted',
-      'LoanInstallmentResult',
-      'Rejected',
-      'Refusal',
-      'NotFound',
-      'Fenced',
-      'DirectoryEntry',
-    ],
-  },
+  { title: 'Commands and outcomes', names: [...operationSchemaTitles(), ...sharedAnswers] },
   { title: 'Business days and events', names: ['BusinessDate', 'BusinessDateAdvance', 'EndOfDayReport', 'BusinessDateBackwards', 'CoreEvents', 'CoreEvent'] },
   {
     title: 'The read side',

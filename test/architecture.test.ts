@@ -42,14 +42,138 @@ test('src/core imports nothing from the store, the API, the reference core, the 
   assert.deepEqual(found, [], found.join('\n'));
 });
 
-test('the remote core adapter (protocol, codec, circuit breaker, HttpCore) depends on src/core only: a bank can reuse it without the server', () => {
-  const adapter = ['protocol.ts', 'codec.ts', 'circuit-breaker.ts', 'http-core-adapter.ts'].map((name) => join('src/core-http', name));
+test('the remote core adapter (protocol, codec, circuit breaker, HttpCore) depends on src/core and the operation registry only: a bank can reuse it without the server', () => {
+  const adapter = ['protocol.ts', 'codec.ts', 'circuit-breaker.ts', 'http-core-adapter.ts', 'operation-wire.ts', 'bad-command.ts'].map((name) => join('src/core-http', name));
   const found = violations(
     adapter,
     ['src/store', 'src/api', 'src/reference-core', 'src/operations', 'src/auth', 'src/cli', 'src/sandbox', 'src/main.js', 'src/server.js'],
     ['fastify', '@fastify/', 'kysely', 'pg', 'better-sqlite3', 'jose'],
-  );
+  ).filter((line) => !line.endsWith(' imports ../operations/registry.js'));
   assert.deepEqual(found, [], found.join('\n'));
+});
+
+/** A file's imports with how it imports each: `type` (erased at run time), `dynamic` (import(), loaded when called) or `static`. */
+function importsByKindOf(file: string): Array<{ specifier: string; kind: 'static' | 'type' | 'dynamic' }> {
+  const text = readFileSync(file, 'utf8');
+  const typeOnly = new Set([...text.matchAll(/^(?:import|export)\s+type\b[^;]*?\bfrom\s+'([^']+)'/gm)].map((match) => match[1] ?? ''));
+  const dynamic = new Set([...text.matchAll(/\bimport\s*\(\s*'([^']+)'\s*\)/g)].map((match) => match[1] ?? ''));
+  return [
+    ...staticImportsOf(file).map((specifier) => ({ specifier, kind: 'static' as const })),
+    ...[...typeOnly].filter((specifier) => !staticImportsOf(file).includes(specifier)).map((specifier) => ({ specifier, kind: 'type' as const })),
+    ...[...dynamic].map((specifier) => ({ specifier, kind: 'dynamic' as const })),
+  ];
+}
+
+/**
+ * Operation folders (docs/adding-an-operation.md, docs/architecture.md "Operations"): each file of
+ * src/operations/<operation>/ plays one layer's part, named by its file, and imports only what that
+ * layer may. `static` lists what it may load (repository paths: a folder ending in `/` is the
+ * folder and all below it; `./x.js` that file of an operation folder, its own or another's;
+ * packages as they are), `type` what it may name as types only, `dynamic` what it may load when
+ * called. A part may also load the same part of another operation (one layer reusing its own).
+ */
+const operationFolderRoles: Record<string, { plays: string; static: string[]; type?: string[]; dynamic?: string[] }> = {
+  'operation.ts': {
+    plays: 'the registry\'s entry: the facts and the application definition, pure (no schema library, HTTP or storage)',
+    static: ['src/core/', 'src/operations/operation-definition.js', './presenter.js'],
+    type: ['./schemas.js'],
+    dynamic: ['./route.js', './wire.js', './core-handler.js', './examples.js'],
+  },
+  'presenter.ts': { plays: 'the application: the 200 bodies made of the core\'s results', static: ['src/core/'], type: ['./schemas.js'] },
+  'schemas.ts': { plays: 'the API\'s request and response schemas', static: ['@sinclair/typebox', 'src/operations/schemas/', './examples.js'] },
+  'examples.ts': { plays: 'the docs page\'s examples, plain data', static: ['src/core/', 'src/docs-page/demo-values.js'], type: ['src/docs-page/operation-examples.js'] },
+  'route.ts': {
+    plays: 'the API: its routes, the only HTTP of the folder',
+    static: ['@sinclair/typebox', 'src/core/', 'src/api/', 'src/docs-page/business-security.js', 'src/operations/schemas/', './schemas.js', './presenter.js'],
+  },
+  'wire.ts': {
+    plays: 'the remote core protocol: its schemas and codec, on src/core and the protocol\'s own modules as the adapter',
+    static: ['@sinclair/typebox', 'src/core/', 'src/core-http/protocol.js', 'src/core-http/codec.js', 'src/core-http/bad-command.js', 'src/core-http/operation-wire.js'],
+  },
+  'core-handler.ts': {
+    plays: 'the reference core: how it executes and finds the operation, never its storage',
+    static: ['node:crypto', 'src/core/', 'src/reference-core/operation-handler.js', 'src/reference-core/term-deposit-interest.js'],
+    type: ['src/reference-core/operation-repository.js'],
+  },
+  'sdk.ts': { plays: 'the SDK: its calls, with type imports only (the SDK loads no server code)', static: [], type: ['src/sdk/', './schemas.js'] },
+};
+
+/** The operation folders: every folder of src/operations that holds an operation.ts. */
+const operationFolders = readdirSync('src/operations', { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && sources(join('src/operations', entry.name)).includes(join('src/operations', entry.name, 'operation.ts')))
+  .map((entry) => join('src/operations', entry.name));
+
+/** What `file` (a file of an operation folder) imports beyond what its role allows, as `file imports x (kind): ...`. */
+function operationFolderViolations(file: string, imports: ReadonlyArray<{ specifier: string; kind: 'static' | 'type' | 'dynamic' }>): string[] {
+  const name = file.split('/').pop() ?? '';
+  const role = operationFolderRoles[name];
+  if (role === undefined) return [`${file} plays no role of an operation folder: name it after one (${Object.keys(operationFolderRoles).join(', ')})`];
+  const folder = dirname(file);
+  /** A file of an operation folder (`src/operations/<operation>/x.js`), or undefined. */
+  const operationFileOf = (landing: string) => /^src\/operations\/[^/]+\/([^/]+)$/.exec(landing)?.[1];
+  const allowed = (specifier: string, patterns: readonly string[]) => {
+    const landing = target(file, specifier);
+    return patterns.some((pattern) =>
+      pattern.startsWith('./')
+        ? dirname(landing) === folder
+          ? landing === join(folder, pattern.slice(2))
+          : operationFileOf(landing) === pattern.slice(2)
+        : pattern.endsWith('/')
+          ? landing.startsWith(pattern)
+          : landing === pattern || specifier === pattern,
+    );
+  };
+  const samePart = `./${name.replace(/\.ts$/, '.js')}`;
+  return imports
+    .filter(({ specifier, kind }) => !allowed(specifier, kind === 'dynamic' ? (role.dynamic ?? []) : kind === 'type' ? [...role.static, samePart, ...(role.type ?? [])] : [...role.static, samePart]))
+    .map(({ specifier, kind }) => `${file} imports ${specifier} (${kind}): ${name} plays ${role.plays}`);
+}
+
+test('each file of an operation folder plays one layer\'s part, named by its file, and imports only what that layer may (docs/adding-an-operation.md)', () => {
+  assert.ok(operationFolders.length >= 2, `the operation folders were found: ${operationFolders.join(', ')}`);
+  const found = operationFolders.flatMap((folder) => sources(folder)).flatMap((file) => operationFolderViolations(file, importsByKindOf(file)));
+  assert.deepEqual(found, [], found.join('\n'));
+});
+
+test('the operation folder rule finds an import beyond a file\'s role, and a file that plays none (the check itself, on made-up imports)', () => {
+  const file = (name: string) => join('src/operations/made-up', name);
+  const refused: Array<[string, { specifier: string; kind: 'static' | 'type' | 'dynamic' }]> = [
+    ['wire.ts', { specifier: '../../api/error-record.js', kind: 'static' }],
+    ['route.ts', { specifier: '../../reference-core/storage/core-db.js', kind: 'static' }],
+    ['core-handler.ts', { specifier: '@sinclair/typebox', kind: 'static' }],
+    ['sdk.ts', { specifier: './schemas.js', kind: 'static' }],
+    ['operation.ts', { specifier: './schemas.js', kind: 'static' }],
+    ['operation.ts', { specifier: '../registry.js', kind: 'static' }],
+    ['operation.ts', { specifier: '../../api/plugin.js', kind: 'dynamic' }],
+    ['wire.ts', { specifier: '../other/route.js', kind: 'static' }],
+    ['core-handler.ts', { specifier: './wire.js', kind: 'static' }],
+  ];
+  for (const [name, imported] of refused) assert.equal(operationFolderViolations(file(name), [imported]).length, 1, `${name} importing ${imported.specifier} (${imported.kind})`);
+  const fine: Array<[string, { specifier: string; kind: 'static' | 'type' | 'dynamic' }]> = [
+    ['operation.ts', { specifier: './route.js', kind: 'dynamic' }],
+    ['operation.ts', { specifier: './schemas.js', kind: 'type' }],
+    ['operation.ts', { specifier: '../../core/scopes.js', kind: 'static' }],
+    ['wire.ts', { specifier: '../../core-http/protocol.js', kind: 'static' }],
+    ['sdk.ts', { specifier: '../../sdk/calls.js', kind: 'type' }],
+    ['core-handler.ts', { specifier: '../../reference-core/operation-repository.js', kind: 'type' }],
+    ['core-handler.ts', { specifier: '../other/core-handler.js', kind: 'static' }],
+    ['route.ts', { specifier: '../other/schemas.js', kind: 'static' }],
+  ];
+  for (const [name, imported] of fine) assert.deepEqual(operationFolderViolations(file(name), [imported]), [], `${name} importing ${imported.specifier} (${imported.kind})`);
+  assert.equal(operationFolderViolations(file('helpers.ts'), []).length, 1, 'a file named after no role');
+});
+
+test('importing the operation registry loads facts and application definitions only: src/core, the registry and each folder\'s operation.ts and presenter.ts, no package (every layer reads it: docs/adding-an-operation.md)', () => {
+  const reached = heavyImportsReached(['src/operations/registry.ts'], []);
+  const packages = [...reached.seen].flatMap((file) => staticImportsOf(file).filter((specifier) => !specifier.startsWith('.')).map((specifier) => `${file} → ${specifier}`));
+  const pure = (file: string) =>
+    file.startsWith('src/core/') ||
+    ['src/operations/registry.ts', 'src/operations/operation-definition.ts'].includes(file) ||
+    /^src\/operations\/[^/]+\/(operation|presenter)\.ts$/.test(file);
+  const impure = [...reached.seen].filter((file) => !pure(file));
+  assert.ok([...reached.seen].some((file) => file.endsWith('/operation.ts')), 'the walk follows the registry\'s imports to the operations');
+  assert.deepEqual(impure, [], `the registry loads more than the operations' facts:\n${impure.join('\n')}`);
+  assert.deepEqual(packages, [], `the registry loads a package:\n${packages.join('\n')}`);
 });
 
 test('only src/main.ts wires the store, the core and the business API together (src/core-http/core-service.ts the remote core\'s own; the reference core over a store is built in src/reference-core/embedded-core.ts, and a command\'s remote core adapter in src/core-http/connect-remote-core.ts)', () => {

@@ -1,18 +1,33 @@
 /**
  * Errors the framework raises before any route runs (docs/api.md, "Order of checks"): a bad
  * percent-escape in the path, a path parameter longer than the router reads. Under `/v1` they get
- * the documented error record (wrapped on the loan operation's paths) and the correlation id, like
- * every other answer; under `/realms` an OAuth error (invalid_request).
+ * the documented error record (in the family and wrapping of the operation whose resource the path
+ * is under) and the correlation id, like every other answer; under `/realms` an OAuth error
+ * (invalid_request).
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue as E } from '../core/error-catalogue.js';
+import { operations } from '../operations/registry.js';
 import { errorBody, errorRecord } from './error-record.js';
 import { readCorrelation } from './guards.js';
 
 /** The longest path parameter the router reads; longer ones are refused by the schemas' own limits first. */
 export const pathParameterCharsMax = 2_048;
 
-const loanOperationPrefix = '/v1/merchandising-loan/';
+/**
+ * Each operation's resource: the first segment of its route's path (`/v1/term-deposits`), under
+ * which the framework's errors take the operation's family and wrapping.
+ */
+export const operationResources = operations.map((operation) => ({
+  resource: operation.route.path.split('/').slice(0, 3).join('/'),
+  family: operation.family,
+  wrapped: operation.route.wrapped,
+}));
+
+/** The operation resource `path` is under, if any. */
+export function operationResourceOf(path: string): (typeof operationResources)[number] | undefined {
+  return operationResources.find(({ resource }) => path === resource || path.startsWith(`${resource}/`));
+}
 
 export function frameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const message =
@@ -33,8 +48,9 @@ export function frameworkRefusal(message: string, request: FastifyRequest, reply
   // The auth service answers in OAuth's words (RFC 6749 §5.2), as its own routes do.
   if (rawPath.startsWith('/realms/')) return reply.code(400).header('Cache-Control', 'no-store').send({ error: 'invalid_request', error_description: message });
   if (rawPath.startsWith('/v1/') || rawPath === '/v1') readCorrelation(request, reply);
-  const wrapped = rawPath.startsWith(loanOperationPrefix);
-  const family = wrapped ? 'ML' : rawPath.startsWith('/v1/term-deposits') ? 'TD' : undefined;
+  const resource = operationResourceOf(rawPath);
+  const wrapped = resource?.wrapped ?? false;
+  const family = resource?.family;
   const record = errorRecord(E.invalidPath, message, path, family);
   return reply.code(E.invalidPath.status).send(errorBody(record, { family, wrapped }));
 }

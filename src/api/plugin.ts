@@ -25,24 +25,9 @@ import type { BusinessRouteConfig } from './request-context.js';
 import { routeFactsOf } from '../route-facts.js';
 import { operationRoutes } from './routes/operations.js';
 import { webhookDeliveryRoutes } from './routes/webhook-deliveries.js';
-import { termDepositRoutes } from './routes/term-deposits.js';
-import { merchandisingLoanRoutes } from './routes/merchandising-loans.js';
-import {
-  AccountIdentificationSchema,
-  LoanExecutionAcceptedSchema,
-  LoanExecutionRequestSchema,
-  LoanExecutionResponseSchema,
-  LoanFacilityStatusSchema,
-  MonetaryAmountSchema,
-  TypedDateSchema,
-} from '../operations/schemas/merchandising-loan.js';
-import { ErrorDetailSchema, ErrorRecordSchema, OperationViewSchema, WrappedErrorRecordSchema } from '../operations/schemas/common.js';
-import {
-  TermDepositAcceptedSchema,
-  TermDepositInitiationRequestSchema,
-  TermDepositInitiationResponseSchema,
-  TermDepositRetrieveResponseSchema,
-} from '../operations/schemas/term-deposit.js';
+import { partsOf } from '../operations/registry.js';
+import { ErrorDetailSchema, ErrorRecordSchema, WrappedErrorRecordSchema } from '../operations/schemas/common.js';
+import { OperationViewSchema } from '../operations/schemas/operation-view.js';
 
 export interface BusinessApiOptions {
   store: Store;
@@ -62,23 +47,16 @@ export interface BusinessApiOptions {
   requestLog?: RequestLog | undefined;
 }
 
-/** Shared schemas, registered once so that routes and the OpenAPI document refer to them by name. */
+/** Each registered operation's routes (its folder's route.ts), loaded once with this module. */
+const registeredRoutes = await partsOf('route');
+
+/** Shared schemas, registered once so that routes and the OpenAPI document refer to them by name: the error records', then each operation's. */
 export const sharedSchemas = [
   ErrorDetailSchema,
   ErrorRecordSchema,
   WrappedErrorRecordSchema,
   OperationViewSchema,
-  TermDepositInitiationRequestSchema,
-  TermDepositInitiationResponseSchema,
-  TermDepositRetrieveResponseSchema,
-  TermDepositAcceptedSchema,
-  TypedDateSchema,
-  MonetaryAmountSchema,
-  AccountIdentificationSchema,
-  LoanFacilityStatusSchema,
-  LoanExecutionRequestSchema,
-  LoanExecutionResponseSchema,
-  LoanExecutionAcceptedSchema,
+  ...registeredRoutes.flatMap(({ part }) => part.routes.schemas),
 ];
 
 /** The error line of an audit record that could not be kept (docs/api.md, Audit). */
@@ -203,8 +181,7 @@ export async function businessApi(app: FastifyInstance, options: BusinessApiOpti
     }
   }
 
-  await app.register(termDepositRoutes, { core, runner });
-  await app.register(merchandisingLoanRoutes, { core, runner });
+  for (const { operation, part } of registeredRoutes) await app.register((scope) => part.routes.register(scope, { operation, core, runner }));
   await app.register(operationRoutes, { store, runner });
   await app.register(webhookDeliveryRoutes, { store });
   if (requestLog) await app.register(sandboxRequestRoutes, { requestLog });

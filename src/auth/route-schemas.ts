@@ -6,6 +6,7 @@
  */
 import { userParameterCharsMax } from './token-endpoint.js';
 import { formValueCharsMax } from './form-body.js';
+import { operationScopes } from '../operations/registry.js';
 
 const tags = ['Auth service'];
 const formMediaType = 'application/x-www-form-urlencoded';
@@ -74,7 +75,7 @@ export const tokenRouteSchema = {
       scope: {
         type: 'string',
         maxLength: formValueCharsMax,
-        description: 'Space-separated scopes, a subset of the client\'s (RFC 6749 §3.3); absent or empty: every scope of the client. Scopes: termDeposit:initiate, termDeposit:retrieve, merchandisingLoan:execute',
+        description: `Space-separated scopes, a subset of the client's (RFC 6749 §3.3); absent or empty: every scope of the client. Scopes: ${Object.keys(operationScopes).join(', ')}`,
       },
       username: {
         type: 'string',
@@ -88,7 +89,7 @@ export const tokenRouteSchema = {
       },
     },
     required: ['grant_type'],
-    examples: [{ grant_type: 'client_credentials', ...demoClient, scope: 'termDeposit:initiate termDeposit:retrieve merchandisingLoan:execute' }],
+    examples: [{ grant_type: 'client_credentials', ...demoClient, scope: Object.keys(operationScopes).join(' ') }],
   },
   response: {
     200: {

@@ -9,14 +9,15 @@ import { check } from './checks.js';
 import { RuleFailure, RuleSkipped } from './conformance-errors.js';
 import type { ConformanceRule } from './conformance-rule.js';
 import type { WireAnswer } from './wire-client.js';
-import { loanCommandToWire, termDepositCommandToWire } from '../core-http/codec.js';
-import { paths, protocolPrefix } from '../core-http/protocol.js';
+import { protocolPrefix } from '../core-http/protocol.js';
+import { loanCommandToWire, wire as installmentWire } from '../operations/loan-installment-execution/wire.js';
+import { termDepositCommandToWire, wire as depositWire } from '../operations/term-deposit-initiation/wire.js';
 
-/** The protocol's command paths with a reference in them (src/core-http/protocol.ts `paths`, docs/core-protocol.md "Endpoints"). */
+/** The protocol's command paths with a reference in them (each operation's wire.ts, docs/core-protocol.md "Endpoints"). */
 const withReference = (template: string) => (reference: string) => template.replace(':reference', encodeURIComponent(reference));
 const codecPaths = {
-  deposit: withReference(paths.termDepositConstitution),
-  installment: withReference(paths.loanInstallmentExecution),
+  deposit: withReference(depositWire.path),
+  installment: withReference(installmentWire.path),
 };
 
 function errorOf(answer: WireAnswer): unknown {

@@ -10,19 +10,16 @@
  */
 import { BusinessRefusal, errorCatalogue, errorCode, errorNameOf, isErrorName, type Family } from '../core/error-catalogue.js';
 import { coreRefusalNames } from '../core/core-refusals.js';
-import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import type {
   AccountRecord,
   CoreEvent,
   CoreOutcome,
   EndOfDayReport,
   LoanFacilityRecord,
-  LoanInstallmentResult,
   PostingRecord,
   TermDeposit,
   TermDepositRecord,
 } from '../core/port.js';
-import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import type {
   AccountWire,
   CoreEventWire,
@@ -30,10 +27,7 @@ import type {
   PostingWire,
   TermDepositRecordWire,
   EndOfDayReportWire,
-  LoanInstallmentCommandWire,
-  LoanInstallmentResultWire,
   RefusalWire,
-  TermDepositCommandWire,
   TermDepositWire,
 } from './protocol.js';
 import { textLengthMax } from './protocol.js';
@@ -98,71 +92,8 @@ export function minorToWire(minor: bigint): string {
   return minor.toString();
 }
 
-// ----- Commands -----
-
-export function termDepositCommandToWire(command: TermDepositInitiation): TermDepositCommandWire {
-  return {
-    customerReference: command.customerReference,
-    productCode: command.productCode,
-    componentCode: command.componentCode,
-    principalMinor: minorToWire(command.principalMinor),
-    currency: command.currency,
-    ratePercent: command.ratePercent,
-    ...(command.numberOfDays === undefined ? {} : { numberOfDays: command.numberOfDays }),
-    ...(command.maturityDate === undefined ? {} : { maturityDate: command.maturityDate }),
-    valueDate: command.valueDate,
-    sourceAccount: command.sourceAccount,
-    interestAccount: command.interestAccount,
-    description: command.description,
-  };
-}
-
-export function termDepositCommandFromWire(wire: TermDepositCommandWire): TermDepositInitiation {
-  return {
-    customerReference: wire.customerReference,
-    productCode: wire.productCode,
-    componentCode: wire.componentCode,
-    principalMinor: minorFromWire(wire.principalMinor),
-    currency: wire.currency,
-    ratePercent: wire.ratePercent,
-    numberOfDays: wire.numberOfDays,
-    maturityDate: wire.maturityDate,
-    valueDate: wire.valueDate,
-    sourceAccount: wire.sourceAccount,
-    interestAccount: wire.interestAccount,
-    description: wire.description,
-  };
-}
-
-export function loanCommandToWire(command: LoanInstallmentExecution): LoanInstallmentCommandWire {
-  return {
-    loanId: command.loanId,
-    sequence: command.sequence,
-    loanType: command.loanType,
-    parameterType: command.parameterType,
-    ...(command.maturityDate === undefined ? {} : { maturityDate: command.maturityDate }),
-    ...(command.amountMinor === undefined ? {} : { amountMinor: minorToWire(command.amountMinor) }),
-    ...(command.currency === undefined ? {} : { currency: command.currency }),
-    paymentAccount: command.paymentAccount,
-    expenseAccount: command.expenseAccount,
-  };
-}
-
-export function loanCommandFromWire(wire: LoanInstallmentCommandWire): LoanInstallmentExecution {
-  return {
-    loanId: wire.loanId,
-    sequence: wire.sequence,
-    loanType: wire.loanType,
-    parameterType: wire.parameterType,
-    maturityDate: wire.maturityDate,
-    amountMinor: wire.amountMinor === undefined ? undefined : minorFromWire(wire.amountMinor),
-    currency: wire.currency,
-    paymentAccount: wire.paymentAccount,
-    expenseAccount: wire.expenseAccount,
-  };
-}
-
-// ----- Results -----
+// ----- The term deposit contract: a constitution's result, and the retrieve's and the records' answer -----
+// (each operation's own command and result codec is its folder's: src/operations/<operation>/wire.ts)
 
 export function termDepositToWire(deposit: TermDeposit): TermDepositWire {
   return {
@@ -205,42 +136,6 @@ export function termDepositFromWire(wire: TermDepositWire): TermDeposit {
     operationReference: wire.operationReference,
     status: wire.status,
     expectedInterestMinor: minorFromWire(wire.expectedInterestMinor),
-  };
-}
-
-export function loanResultToWire(result: LoanInstallmentResult): LoanInstallmentResultWire {
-  return {
-    operationId: result.operationId,
-    executionReference: result.executionReference,
-    loanId: result.loanId,
-    sequence: result.sequence,
-    amountMinor: minorToWire(result.amountMinor),
-    commissionMinor: minorToWire(result.commissionMinor),
-    feeMinor: minorToWire(result.feeMinor),
-    taxMinor: minorToWire(result.taxMinor),
-    currency: result.currency,
-    paymentAccount: result.paymentAccount,
-    expenseAccount: result.expenseAccount,
-    facilityStatus: result.facilityStatus,
-    executedAt: result.executedAt,
-  };
-}
-
-export function loanResultFromWire(wire: LoanInstallmentResultWire): LoanInstallmentResult {
-  return {
-    operationId: wire.operationId,
-    executionReference: wire.executionReference,
-    loanId: wire.loanId,
-    sequence: wire.sequence,
-    amountMinor: minorFromWire(wire.amountMinor),
-    commissionMinor: minorFromWire(wire.commissionMinor),
-    feeMinor: minorFromWire(wire.feeMinor),
-    taxMinor: minorFromWire(wire.taxMinor),
-    currency: wire.currency,
-    paymentAccount: wire.paymentAccount,
-    expenseAccount: wire.expenseAccount,
-    facilityStatus: wire.facilityStatus,
-    executedAt: wire.executedAt,
   };
 }
 

@@ -1,28 +1,18 @@
 /**
  * The remote core protocol's routes as one table (docs/core-protocol.md): each row is a method, a
  * path, the port method it calls, its schemas (which the OpenAPI document shows) and how its
- * answer is written with the codec. The server (core-server.ts) registers every row the same way;
- * a row of a side the core does not serve (`side`) is left out, so a request for it is a 404
- * NO_ROUTE and the HTTP adapter says the side is not served.
+ * answer is written with the codec. Each registered operation's two rows come first, made from its
+ * folder's wire.ts (src/operations/registry.ts); the server (core-server.ts) registers every row
+ * the same way; a row of a side the core does not serve (`side`) is left out, so a request for it
+ * is a 404 NO_ROUTE and the HTTP adapter says the side is not served.
  */
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyReply } from 'fastify';
-import { isCalendarDate, toEpochDay } from '../core/calendar-date.js';
-import { currencyExponent } from '../core/currencies.js';
+import { isCalendarDate } from '../core/calendar-date.js';
 import { BusinessDateBackwards, CoreDataRefused, type CoreBankingPort, type CoreDataLoad, type CoreRecords } from '../core/port.js';
-import {
-  accountToWire,
-  eventToWire,
-  loanCommandFromWire,
-  loanFacilityToWire,
-  loanResultToWire,
-  outcomeToWire,
-  postingToWire,
-  reportToWire,
-  termDepositCommandFromWire,
-  termDepositRecordToWire,
-  termDepositToWire,
-} from './codec.js';
+import { callsOn, partsOf } from '../operations/registry.js';
+import { BadCommand } from './bad-command.js';
+import { accountToWire, eventToWire, loanFacilityToWire, outcomeToWire, postingToWire, reportToWire, termDepositRecordToWire, termDepositToWire } from './codec.js';
 import {
   AccountParamsSchema,
   AccountSchema,
@@ -46,8 +36,6 @@ import {
   LedgerReportSchema,
   LoanFacilitiesPageSchema,
   LoanFacilitiesQuerySchema,
-  LoanInstallmentCommandSchema,
-  LoanInstallmentOutcomeSchema,
   LoadSummarySchema,
   LoginParamsSchema,
   NotFoundSchema,
@@ -60,23 +48,14 @@ import {
   recordPaths,
   recordsPageMax,
   ReferenceParamsSchema,
-  TermDepositCommandSchema,
-  TermDepositOutcomeSchema,
   TermDepositSchema,
   TermDepositsPageSchema,
   TermDepositsQuerySchema,
   UsersPageSchema,
   WorkstationParamsSchema,
   WorkstationsPageSchema,
-  type LoanInstallmentCommandWire,
-  type TermDepositCommandWire,
 } from './protocol.js';
 
-/** A command the schema lets through but the protocol's rules refuse: 400. */
-export class BadCommand extends Error {}
-
-/** A percentage per year, > 0 and at most 100 (docs/term-deposits.md, "Decisions"). */
-const ratePercentMax = 100;
 /** A page's default size when `limit` is absent. */
 const pageDefault = 100;
 
@@ -90,6 +69,10 @@ export interface CoreRoute<P extends TSchema = TSchema, Q extends TSchema = TSch
   path: string;
   /** The port method it calls: the OpenAPI operationId. */
   portMethod: string;
+  /** An operation's row: the operation's name (src/operations/registry.ts). */
+  operation?: string;
+  /** What the API does when a core lacks it (docs/core-protocol.md, "What a core must serve"): an operation's row says it. */
+  withoutIt?: string;
   summary: string;
   tag: string;
   /** A side of the port beyond operations: left out when the core does not serve it. */
@@ -116,61 +99,43 @@ const page = (query: { limit?: string | undefined; offset?: string | undefined }
   return { limit, offset: Number(query.offset ?? '0') };
 };
 
+/**
+ * An operation's two rows (its folder's wire.ts): POST executes its command under the reference, at
+ * most once; GET looks the reference's outcome up.
+ */
+const operationRows = (await partsOf('wire')).flatMap(({ operation, part: { wire } }): CoreRoute[] => [
+  route({
+    method: 'POST',
+    path: wire.path,
+    portMethod: operation.port.execute,
+    operation: operation.name,
+    withoutIt: wire.withoutIt.execute,
+    summary: wire.summaries.execute,
+    tag: operation.tag.name,
+    params: ReferenceParamsSchema,
+    body: wire.commandSchema,
+    response: { 200: wire.outcomeSchema, ...problems },
+    handle: async (core, { params, body }) => outcomeToWire(await callsOn(core, operation).execute(params.reference, wire.commandFromWire(body)), operation.family, wire.resultToWire),
+  }),
+  route({
+    method: 'GET',
+    path: wire.path,
+    portMethod: operation.port.lookup,
+    operation: operation.name,
+    withoutIt: wire.withoutIt.lookup,
+    summary: wire.summaries.lookup,
+    tag: operation.tag.name,
+    params: ReferenceParamsSchema,
+    response: { 200: wire.outcomeSchema, 404: NotFoundSchema, 500: ProblemSchema },
+    handle: async (core, { params }, reply) => {
+      const lookup = await callsOn(core, operation).lookup(params.reference);
+      return lookup.status === 'NotFound' ? notFound(reply) : outcomeToWire(lookup, operation.family, wire.resultToWire);
+    },
+  }),
+]);
+
 export const coreRoutes: readonly CoreRoute[] = [
-  route({
-    method: 'POST',
-    path: paths.termDepositConstitution,
-    portMethod: 'constituteTermDeposit',
-    summary: 'Constitute a term deposit under a reference (at most once)',
-    tag: 'Term deposits',
-    params: ReferenceParamsSchema,
-    body: TermDepositCommandSchema,
-    response: { 200: TermDepositOutcomeSchema, ...problems },
-    handle: async (core, { params, body }) => {
-      checkTermDepositCommand(body);
-      return outcomeToWire(await core.constituteTermDeposit(params.reference, termDepositCommandFromWire(body)), 'TD', termDepositToWire);
-    },
-  }),
-  route({
-    method: 'GET',
-    path: paths.termDepositConstitution,
-    portMethod: 'findTermDepositConstitution',
-    summary: 'The outcome of a term deposit constitution by reference (reconciliation)',
-    tag: 'Term deposits',
-    params: ReferenceParamsSchema,
-    response: { 200: TermDepositOutcomeSchema, 404: NotFoundSchema, 500: ProblemSchema },
-    handle: async (core, { params }, reply) => {
-      const lookup = await core.findTermDepositConstitution(params.reference);
-      return lookup.status === 'NotFound' ? notFound(reply) : outcomeToWire(lookup, 'TD', termDepositToWire);
-    },
-  }),
-  route({
-    method: 'POST',
-    path: paths.loanInstallmentExecution,
-    portMethod: 'executeLoanInstallment',
-    summary: 'Execute a loan installment payment under a reference (at most once)',
-    tag: 'Merchandising loans',
-    params: ReferenceParamsSchema,
-    body: LoanInstallmentCommandSchema,
-    response: { 200: LoanInstallmentOutcomeSchema, ...problems },
-    handle: async (core, { params, body }) => {
-      checkLoanCommand(body);
-      return outcomeToWire(await core.executeLoanInstallment(params.reference, loanCommandFromWire(body)), 'ML', loanResultToWire);
-    },
-  }),
-  route({
-    method: 'GET',
-    path: paths.loanInstallmentExecution,
-    portMethod: 'findLoanInstallmentExecution',
-    summary: 'The outcome of a loan installment execution by reference (reconciliation)',
-    tag: 'Merchandising loans',
-    params: ReferenceParamsSchema,
-    response: { 200: LoanInstallmentOutcomeSchema, 404: NotFoundSchema, 500: ProblemSchema },
-    handle: async (core, { params }, reply) => {
-      const lookup = await core.findLoanInstallmentExecution(params.reference);
-      return lookup.status === 'NotFound' ? notFound(reply) : outcomeToWire(lookup, 'ML', loanResultToWire);
-    },
-  }),
+  ...operationRows,
   route({
     method: 'POST',
     path: paths.fence,
@@ -430,30 +395,3 @@ export const coreRoutes: readonly CoreRoute[] = [
     },
   }),
 ];
-
-/** What the API checks before it calls a core (src/core/term-deposits/initiation.ts), checked again at the core's door. */
-function checkTermDepositCommand(command: TermDepositCommandWire): void {
-  checkCurrency(command.currency);
-  for (const [field, date] of [
-    ['valueDate', command.valueDate],
-    ['maturityDate', command.maturityDate],
-  ] as const) {
-    if (date !== undefined && !isCalendarDate(date)) throw new BadCommand(`${field} "${date}" is not a calendar date`);
-  }
-  if (command.numberOfDays === undefined && command.maturityDate === undefined) throw new BadCommand('the command needs numberOfDays or maturityDate');
-  if (command.maturityDate !== undefined && toEpochDay(command.maturityDate) <= toEpochDay(command.valueDate)) {
-    throw new BadCommand(`maturityDate ${command.maturityDate} is not after valueDate ${command.valueDate}`);
-  }
-  const rate = Number(command.ratePercent);
-  if (!(rate > 0 && rate <= ratePercentMax)) throw new BadCommand(`ratePercent must be greater than 0 and at most ${ratePercentMax}, got ${command.ratePercent}`);
-}
-
-function checkLoanCommand(command: LoanInstallmentCommandWire): void {
-  if ((command.amountMinor === undefined) !== (command.currency === undefined)) throw new BadCommand('amountMinor and currency come together');
-  if (command.currency !== undefined) checkCurrency(command.currency);
-  if (command.maturityDate !== undefined && !isCalendarDate(command.maturityDate)) throw new BadCommand(`maturityDate "${command.maturityDate}" is not a calendar date`);
-}
-
-function checkCurrency(currency: string): void {
-  if (currencyExponent(currency) === undefined) throw new BadCommand(`${currency} is not an active ISO 4217 currency`);
-}

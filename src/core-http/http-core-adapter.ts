@@ -24,7 +24,6 @@ import { randomBytes } from 'node:crypto';
 import type { TSchema } from '@sinclair/typebox';
 import { Pool, type Dispatcher } from 'undici';
 import type { BusinessRefusal, Family } from '../core/error-catalogue.js';
-import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import {
   BusinessDateBackwards,
   CoreDataRefused,
@@ -52,10 +51,9 @@ import {
   type CoreLookup,
   type CoreOutcome,
   type DirectoryStatus,
-  type LoanInstallmentResult,
   type TermDeposit,
 } from '../core/port.js';
-import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
+import { operationMethods, partsOf, type OperationPortMethods } from '../operations/registry.js';
 import { attribute } from '../tracing/attributes.js';
 import { inClientSpan } from '../tracing/client-span.js';
 import { CircuitBreaker, CircuitOpen, type CircuitState } from './circuit-breaker.js';
@@ -67,18 +65,16 @@ import {
   termDepositRecordFromWire,
   eventsFromWire,
   reportFromWire,
-  loanCommandToWire,
-  loanResultFromWire,
   outcomeFromWire,
   coreText,
   refusalFromWire,
   ProtocolViolation,
   UnrecognisedRefusal,
   type ProtocolViolationKind,
-  termDepositCommandToWire,
   termDepositFromWire,
   type OutcomeWire,
 } from './codec.js';
+import type { OperationWire } from './operation-wire.js';
 import {
   AccountSchema,
   AccountsPageSchema,
@@ -107,7 +103,6 @@ import {
   type BackwardsWire,
   type EndOfDayReportWire,
   DirectoryEntrySchema,
-  LoanInstallmentOutcomeSchema,
   FencedSchema,
   NotFoundSchema,
   paths,
@@ -116,10 +111,8 @@ import {
   refusalCodePattern,
   refusalNamePattern,
   textLengthMax,
-  TermDepositOutcomeSchema,
   TermDepositSchema,
   type DirectoryEntryWire,
-  type LoanInstallmentResultWire,
   type TermDepositWire,
 } from './protocol.js';
 
@@ -213,8 +206,6 @@ interface Answer {
 }
 
 const check = {
-  termDepositOutcome: TypeCompiler.Compile(TermDepositOutcomeSchema),
-  loanOutcome: TypeCompiler.Compile(LoanInstallmentOutcomeSchema),
   termDeposit: TypeCompiler.Compile(TermDepositSchema),
   notFound: TypeCompiler.Compile(NotFoundSchema),
   directoryEntry: TypeCompiler.Compile(DirectoryEntrySchema),
@@ -238,6 +229,18 @@ const check = {
   dataRefused: TypeCompiler.Compile(DataRefusedSchema),
 };
 
+/** An operation's protocol (its folder's wire.ts) with its outcome's compiled check. */
+interface WiredOperation {
+  family: Family;
+  wire: OperationWire;
+  outcome: TypeCheck<TSchema>;
+}
+
+/** Each registered operation's protocol, by name, loaded once with this module (src/operations/registry.ts). */
+const wiredOperations: ReadonlyMap<string, WiredOperation> = new Map(
+  (await partsOf('wire')).map(({ operation, part: { wire } }) => [operation.name, { family: operation.family, wire, outcome: TypeCompiler.Compile(wire.outcomeSchema) }]),
+);
+
 /** A route the core does not have: it does not serve that side of the port (not a failure of the core). */
 const notServed = Symbol('notServed');
 
@@ -253,6 +256,9 @@ function pageQuery(page: PageRequest, extra: Record<string, string | undefined> 
   query.set('offset', String(Math.max(0, Math.trunc(page.offset))));
   return `?${query.toString()}`;
 }
+
+/** The port's operation members (constituteTermDeposit, findTermDepositConstitution, ...), made per registered operation in the constructor. */
+export interface HttpCore extends OperationPortMethods {}
 
 export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
   readonly #pool: Pool;
@@ -291,6 +297,15 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
       now: () => this.#clock.now(),
       ...(options.onCircuitStateChange ? { onStateChange: options.onCircuitStateChange } : {}),
     });
+    // Each operation's command and lookup, over its reference's path (its folder's wire.ts).
+    Object.assign(
+      this,
+      operationMethods((operation) => {
+        const wired = wiredOperations.get(operation.name);
+        if (wired === undefined) throw new Error(`no protocol for operation ${operation.name}`);
+        return { execute: (reference, command) => this.#execute(wired, reference, command), lookup: (reference) => this.#lookup(wired, reference) };
+      }),
+    );
   }
 
   /** The breaker's state, for metrics and readiness: closed, open or half-open. */
@@ -298,24 +313,14 @@ export class HttpCore implements CoreBankingPort, CoreRecords, CoreDataLoad {
     return this.#breaker.state;
   }
 
-  constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {
-    return this.#call('POST', paths.termDepositConstitution, `/term-deposit-constitutions/${encodeURIComponent(reference)}`, termDepositCommandToWire(command), (answer) =>
-      termDepositOutcome(answer, reference, false),
-    );
+  /** An operation's command under its reference: POST on the reference's path. */
+  #execute(wired: WiredOperation, reference: string, command: unknown): Promise<CoreOutcome<unknown>> {
+    return this.#call('POST', wired.wire.path, referencePath(wired.wire, reference), wired.wire.commandToWire(command), (answer) => operationOutcome(answer, wired, reference, false));
   }
 
-  findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>> {
-    return this.#call('GET', paths.termDepositConstitution, `/term-deposit-constitutions/${encodeURIComponent(reference)}`, undefined, (answer) => termDepositOutcome(answer, reference, true));
-  }
-
-  executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>> {
-    return this.#call('POST', paths.loanInstallmentExecution, `/loan-installment-executions/${encodeURIComponent(reference)}`, loanCommandToWire(command), (answer) =>
-      loanOutcome(answer, reference, false),
-    );
-  }
-
-  findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
-    return this.#call('GET', paths.loanInstallmentExecution, `/loan-installment-executions/${encodeURIComponent(reference)}`, undefined, (answer) => loanOutcome(answer, reference, true));
+  /** An operation's outcome by reference: GET on the reference's path. */
+  #lookup(wired: WiredOperation, reference: string): Promise<CoreLookup<unknown>> {
+    return this.#call('GET', wired.wire.path, referencePath(wired.wire, reference), undefined, (answer) => operationOutcome(answer, wired, reference, true));
   }
 
   fenceOperation(reference: string): Promise<void> {
@@ -785,18 +790,17 @@ function looseRefusal(body: unknown, family: Family): BusinessRefusal | undefine
     : new UnrecognisedRefusal('unknown_refusal', 'refusal.name', wire.name, wire, `its name ${wire.name} is not a name of the protocol`);
 }
 
-function termDepositOutcome(answer: Answer, reference: string, lookup: true): CoreLookup<TermDeposit>;
-function termDepositOutcome(answer: Answer, reference: string, lookup: false): CoreOutcome<TermDeposit>;
-function termDepositOutcome(answer: Answer, reference: string, lookup: boolean): CoreLookup<TermDeposit> {
-  if (lookup && isNotFound(answer)) return { status: 'NotFound' };
-  return outcome<TermDepositWire, TermDeposit>(answer, check.termDepositOutcome, 'TD', termDepositFromWire, (result) => result.operationReference, '/result/operationReference', reference);
+/** An operation's reference path below the protocol's prefix, with the reference in it. */
+function referencePath(wire: OperationWire, reference: string): string {
+  return wire.path.slice(protocolPrefix.length).replace(':reference', encodeURIComponent(reference));
 }
 
-function loanOutcome(answer: Answer, reference: string, lookup: true): CoreLookup<LoanInstallmentResult>;
-function loanOutcome(answer: Answer, reference: string, lookup: false): CoreOutcome<LoanInstallmentResult>;
-function loanOutcome(answer: Answer, reference: string, lookup: boolean): CoreLookup<LoanInstallmentResult> {
+function operationOutcome(answer: Answer, wired: WiredOperation, reference: string, lookup: true): CoreLookup<unknown>;
+function operationOutcome(answer: Answer, wired: WiredOperation, reference: string, lookup: false): CoreOutcome<unknown>;
+function operationOutcome(answer: Answer, wired: WiredOperation, reference: string, lookup: boolean): CoreLookup<unknown> {
   if (lookup && isNotFound(answer)) return { status: 'NotFound' };
-  return outcome<LoanInstallmentResultWire, LoanInstallmentResult>(answer, check.loanOutcome, 'ML', loanResultFromWire, (result) => result.executionReference, '/result/executionReference', reference);
+  const { wire } = wired;
+  return outcome<unknown, unknown>(answer, wired.outcome, wired.family, (result) => wire.resultFromWire(result), (result) => wire.referenceOf(result), wire.referenceField, reference);
 }
 
 function directoryStatus(answer: Answer): DirectoryStatus {

@@ -17,9 +17,11 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 export const protocolPrefix = '/core/v1';
 
+/**
+ * The protocol's paths beyond the operations': each operation's reference path is its folder's
+ * (src/operations/<operation>/wire.ts: e.g. `/core/v1/term-deposit-constitutions/:reference`).
+ */
 export const paths = {
-  termDepositConstitution: `${protocolPrefix}/term-deposit-constitutions/:reference`,
-  loanInstallmentExecution: `${protocolPrefix}/loan-installment-executions/:reference`,
   fence: `${protocolPrefix}/fences/:reference`,
   termDeposit: `${protocolPrefix}/term-deposits/:contractNumber`,
   user: `${protocolPrefix}/directory/users/:login`,
@@ -37,97 +39,24 @@ export const textLengthMax = 2048;
 /** 15 significant digits in the major unit plus up to 4 minor digits: 19 digits fit a signed 64-bit integer. */
 const minorDigitsMax = 19;
 
-const Identifier = (description: string) => Type.String({ minLength: 1, maxLength: identifierLengthMax, description });
+export const Identifier = (description: string) => Type.String({ minLength: 1, maxLength: identifierLengthMax, description });
 
 /** An operation reference: the idempotency key of a command (the API sends a UUID). */
 export const ReferencePattern = `^[A-Za-z0-9._:-]{1,${identifierLengthMax}}$`;
 
-const PositiveMinor = (description: string) =>
+export const PositiveMinor = (description: string) =>
   Type.String({ pattern: `^[1-9][0-9]{0,${minorDigitsMax - 1}}$`, description: `${description}: integer minor units as a decimal string, > 0` });
-const Minor = (description: string) =>
+export const Minor = (description: string) =>
   Type.String({ pattern: `^(0|[1-9][0-9]{0,${minorDigitsMax - 1}})$`, description: `${description}: integer minor units as a decimal string, >= 0` });
-const CalendarDate = (description: string) =>
+export const CalendarDate = (description: string) =>
   Type.String({ pattern: '^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])$', description: `${description} (YYYY-MM-DD)` });
-const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' });
+export const Currency = Type.String({ pattern: '^[A-Z]{3}$', description: 'ISO 4217 code' });
 /** An annual rate in percent as the exact decimal the client sent, as JavaScript writes a number ("5.25", "1e-7"). */
-const RatePercent = Type.String({ pattern: '^[0-9]{1,3}(\\.[0-9]{1,20})?(e-[0-9]{1,2})?$', description: 'Annual rate in percent, > 0 and at most 100 ("5.25")' });
-const Days = (description: string) => Type.Integer({ minimum: 1, maximum: 36_600, description });
-const Description = Type.Union([Type.String({ maxLength: textLengthMax }), Type.Null()], { description: 'Free text; null for none' });
+export const RatePercent = Type.String({ pattern: '^[0-9]{1,3}(\\.[0-9]{1,20})?(e-[0-9]{1,2})?$', description: 'Annual rate in percent, > 0 and at most 100 ("5.25")' });
+export const Days = (description: string) => Type.Integer({ minimum: 1, maximum: 36_600, description });
+export const Description = Type.Union([Type.String({ maxLength: textLengthMax }), Type.Null()], { description: 'Free text; null for none' });
 
-// ----- Commands -----
-
-export const TermDepositCommandSchema = Type.Object(
-  {
-    customerReference: Identifier('The customer who holds the deposit'),
-    productCode: Identifier('Product code'),
-    componentCode: Identifier('Product component code'),
-    principalMinor: PositiveMinor('Principal'),
-    currency: Currency,
-    ratePercent: RatePercent,
-    numberOfDays: Type.Optional(Days('Term in days; the maturity is rolled forward to a business day')),
-    maturityDate: Type.Optional(CalendarDate('Explicit maturity date')),
-    valueDate: CalendarDate('Value date'),
-    sourceAccount: Identifier('Account debited with the principal'),
-    interestAccount: Identifier('Account credited with the interest at maturity'),
-    description: Description,
-  },
-  {
-    title: 'TermDepositConstitutionCommand',
-    description:
-      'The body of POST /core/v1/term-deposit-constitutions/{reference}: debit the source account with the principal and make the contract. At least one of numberOfDays and maturityDate. ' +
-      'The API has checked what needs no stored data (currency, amount, rate, dates, the term); the core checks the rules that need its records and answers a refusal for each (docs/core-protocol.md, Refusals).',
-    examples: [
-      {
-        customerReference: 'C0001',
-        productCode: 'TDFIX',
-        componentCode: 'TD30-365',
-        principalMinor: '1000000',
-        currency: 'USD',
-        ratePercent: '5.25',
-        numberOfDays: 90,
-        valueDate: '2026-03-02',
-        sourceAccount: '1000000001',
-        interestAccount: '1000000002',
-        description: null,
-      },
-    ],
-  },
-);
-
-export const LoanInstallmentCommandSchema = Type.Object(
-  {
-    loanId: Identifier('Merchandising loan facility'),
-    sequence: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Installment sequence' }),
-    loanType: Identifier('Loan type, e.g. CRDE'),
-    parameterType: Identifier('Facility parameter type, e.g. DocumentaryRemittance'),
-    maturityDate: Type.Optional(CalendarDate('loanMaturityDate as the client sent it; after the facility\'s final maturity it is refused with maturityAfterFinalMaturity (ML-400-013)')),
-    amountMinor: Type.Optional(PositiveMinor('Amount paid; absent: the installment\'s whole outstanding')),
-    currency: Type.Optional(Currency),
-    paymentAccount: Identifier('Account that pays the amount'),
-    expenseAccount: Identifier('Account that pays commission, fee and tax'),
-  },
-  {
-    title: 'LoanInstallmentExecutionCommand',
-    description:
-      'The body of POST /core/v1/loan-installment-executions/{reference}: pay an installment from the payment account and its charges from the expense account. amountMinor and currency come together or not at all (neither: the installment\'s whole outstanding). ' +
-      'maturityDate, when the client sent a loanMaturityDate, is checked by the core against the facility\'s final maturity (ML-400-013).',
-    examples: [
-      {
-        loanId: '7000000001',
-        sequence: 1,
-        loanType: 'CRDE',
-        parameterType: 'DocumentaryRemittance',
-        maturityDate: '2026-12-31',
-        amountMinor: '500000',
-        currency: 'USD',
-        paymentAccount: '1000000001',
-        expenseAccount: '1000000002',
-      },
-    ],
-  },
-);
-
-// ----- Results -----
+// ----- Results (each operation's command, result and outcome are its folder's: src/operations/<operation>/wire.ts) -----
 
 export const TermDepositSchema = Type.Object(
   {
@@ -176,45 +105,6 @@ export const TermDepositSchema = Type.Object(
   },
 );
 
-export const LoanInstallmentResultSchema = Type.Object(
-  {
-    operationId: Identifier('Operation identifier given by the core'),
-    executionReference: Identifier('The reference the installment was executed under'),
-    loanId: Identifier('Facility'),
-    sequence: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'Installment sequence' }),
-    amountMinor: PositiveMinor('Amount paid'),
-    commissionMinor: Minor('Commission'),
-    feeMinor: Minor('Fixed fee'),
-    taxMinor: Minor('Tax on commission and fee'),
-    currency: Currency,
-    paymentAccount: Identifier('Account that paid the amount'),
-    expenseAccount: Identifier('Account that paid the charges'),
-    facilityStatus: Type.Union([Type.Literal('Executed'), Type.Literal('PartiallyExecuted')], { description: 'Executed when the installment is now fully paid, PartiallyExecuted when some remains' }),
-    executedAt: Type.String({ pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,9})?Z$', description: 'UTC time of the execution' }),
-  },
-  {
-    title: 'LoanInstallmentResult',
-    description: 'The result of an executed installment: the amount paid and the charges, each half-up to the minor unit (docs/loans.md).',
-    examples: [
-      {
-        operationId: 'MLO000123456789012',
-        executionReference: '2b0c6a4e-5d3f-4f8e-9a41-7c2d1e0b9f63',
-        loanId: '7000000001',
-        sequence: 1,
-        amountMinor: '500000',
-        commissionMinor: '1000',
-        feeMinor: '2500',
-        taxMinor: '560',
-        currency: 'USD',
-        paymentAccount: '1000000001',
-        expenseAccount: '1000000002',
-        facilityStatus: 'PartiallyExecuted',
-        executedAt: '2026-03-02T10:15:00.000Z',
-      },
-    ],
-  },
-);
-
 /** A refusal's name and code as the protocol writes them (RefusalSchema). */
 export const refusalNamePattern = /^[A-Za-z][A-Za-z0-9]{0,63}$/;
 export const refusalCodePattern = /^(TD|ML)-[0-9]{3}-[0-9]{3}$/;
@@ -237,32 +127,17 @@ export const RefusalSchema = Type.Object(
 
 // ----- Answers -----
 
-const Executed = <T extends TSchema>(title: string, result: T) =>
+/** An operation's Executed answer, titled for the document (TermDepositExecuted). */
+export const Executed = <T extends TSchema>(title: string, result: T) =>
   Type.Object(
     { status: Type.Literal('Executed'), result },
     { title, description: 'The operation executed under this reference (now or before: a repeat answers the original result)' },
   );
-const Rejected = Type.Object(
+/** Every operation's Rejected answer. */
+export const Rejected = Type.Object(
   { status: Type.Literal('Rejected'), refusal: RefusalSchema },
   { title: 'Rejected', description: 'A broken business rule: a final answer for the reference, not an HTTP error' },
 );
-
-export const TermDepositOutcomeSchema = Type.Union([Executed('TermDepositExecuted', TermDepositSchema), Rejected], {
-  title: 'TermDepositOutcome',
-  description: 'The outcome of a term deposit reference: Executed with the contract, or Rejected with the refusal (a TD-... code)',
-  examples: [
-    { status: 'Executed', result: TermDepositSchema.examples[0] },
-    { status: 'Rejected', refusal: RefusalSchema.examples[0] },
-  ],
-});
-export const LoanInstallmentOutcomeSchema = Type.Union([Executed('LoanInstallmentExecuted', LoanInstallmentResultSchema), Rejected], {
-  title: 'LoanInstallmentOutcome',
-  description: 'The outcome of a loan installment reference: Executed with the result, or Rejected with the refusal (an ML-... code)',
-  examples: [
-    { status: 'Executed', result: LoanInstallmentResultSchema.examples[0] },
-    { status: 'Rejected', refusal: { name: 'insufficientFundsPayment', code: 'ML-422-007', message: 'payment account 1000000001 cannot cover 5000.00 USD' } },
-  ],
-});
 
 export const NotFoundSchema = Type.Object(
   { status: Type.Literal('NotFound') },
@@ -412,13 +287,8 @@ export const ContractParamsSchema = Type.Object({ contractNumber: Identifier('Co
 export const LoginParamsSchema = Type.Object({ login: Identifier('User login') });
 export const WorkstationParamsSchema = Type.Object({ id: Identifier('Workstation id') });
 
-export type TermDepositCommandWire = Static<typeof TermDepositCommandSchema>;
-export type LoanInstallmentCommandWire = Static<typeof LoanInstallmentCommandSchema>;
 export type TermDepositWire = Static<typeof TermDepositSchema>;
-export type LoanInstallmentResultWire = Static<typeof LoanInstallmentResultSchema>;
 export type RefusalWire = Static<typeof RefusalSchema>;
-export type TermDepositOutcomeWire = Static<typeof TermDepositOutcomeSchema>;
-export type LoanInstallmentOutcomeWire = Static<typeof LoanInstallmentOutcomeSchema>;
 export type DirectoryEntryWire = Static<typeof DirectoryEntrySchema>;
 export type EndOfDayReportWire = Static<typeof EndOfDayReportSchema>;
 export type CoreEventWire = Static<typeof CoreEventSchema>;

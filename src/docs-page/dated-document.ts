@@ -5,7 +5,8 @@
  * reference to the operations that read them (OpenAPI links; the Postman collection follows them).
  */
 import type { Family } from '../core/error-catalogue.js';
-import { errorExample, loanRequestExample, successExamples, termDepositRequestExample } from './demo-examples.js';
+import { operations } from '../operations/registry.js';
+import { datedSchemaExamples, errorExample, linkExamples, requestExample, successExamples } from './demo-examples.js';
 
 // The document is plain JSON as @fastify/swagger builds it: walked freely here.
 export type OpenApiDocument = Record<string, any>;
@@ -37,30 +38,26 @@ function concretePath(path: string, operation: Json): string {
   return path.replace(/\{([^}]+)\}/g, (whole, name: string) => String(parameterExample(operation, name) ?? whole));
 }
 
-/** The error record's code family of a business path: TD, ML, or none (the operation and webhook reads). */
+/** The path's first segments of each operation's routes (its own and its reads'), with the operation's family. */
+const operationResources = operations.flatMap((operation) =>
+  [operation.route.path, ...operation.route.readPaths].map((path) => ({ resource: path.split('/').slice(0, 3).join('/'), family: operation.family })),
+);
+
+/** The error record's code family of a business path: its operation's, or none (the operation and webhook reads). */
 function familyOf(path: string): Family | undefined {
-  if (path.startsWith('/v1/term-deposit')) return 'TD';
-  if (path.startsWith('/v1/merchandising-loan')) return 'ML';
-  return undefined;
+  return operationResources.find(({ resource }) => path === resource || path.startsWith(`${resource}/`))?.family;
 }
 
 /**
- * Where a later call finds a value of an earlier answer (OpenAPI 3.1 §4.8.20, Link Object): the
- * initiation's contract number is the retrieve's path parameter, its reference the operation's.
+ * Where a later call finds a value of an earlier answer (OpenAPI 3.1 §4.8.20, Link Object): each
+ * operation's (its examples.ts), e.g. the initiation's contract number is the retrieve's path
+ * parameter, its reference the operation's.
  */
-const links: Record<string, Record<string, Json>> = {
-  initiateTermDeposit: {
-    retrieveTermDeposit: { operationId: 'retrieveTermDeposit', parameters: { termDepositId: '$response.body#/termDepositAccount' }, description: 'The contract just created' },
-    retrieveTermDepositSingular: { operationId: 'retrieveTermDepositSingular', parameters: { termDepositId: '$response.body#/termDepositAccount' }, description: 'The same, singular spelling' },
-    getOperation: { operationId: 'getOperation', parameters: { reference: '$response.body#/operationReference' }, description: 'The operation and its result' },
-  },
-};
+const links: Record<string, Record<string, Json>> = linkExamples();
 
-/** The request example of an operation: dated where the body holds a date the core checks. */
-function requestExample(doc: OpenApiDocument, operationId: string, schema: Json, businessDate: string): unknown {
-  if (operationId === 'initiateTermDeposit') return termDepositRequestExample(businessDate);
-  if (operationId === 'executeMerchandisingLoanPayment') return loanRequestExample();
-  return resolveSchema(doc, schema)?.examples?.[0];
+/** The request example of a route: an operation's own (dated where the body holds a date the core checks), else its schema's. */
+function requestExampleOf(doc: OpenApiDocument, operationId: string, schema: Json, businessDate: string): unknown {
+  return requestExample(operationId, businessDate) ?? resolveSchema(doc, schema)?.examples?.[0];
 }
 
 /** A copy of the routes' document with every example set for `businessDate`. */
@@ -70,7 +67,7 @@ export function withExamples(base: OpenApiDocument, businessDate: string): OpenA
   for (const [path, method, operation] of operationsOf(doc)) {
     const id = String(operation.operationId ?? '');
     for (const media of Object.values((operation.requestBody?.content ?? {}) as Record<string, Json>)) {
-      const example = requestExample(doc, id, media.schema, businessDate);
+      const example = requestExampleOf(doc, id, media.schema, businessDate);
       if (example !== undefined) media.example = example;
     }
     for (const [status, response] of Object.entries((operation.responses ?? {}) as Record<string, Json>)) {
@@ -85,9 +82,11 @@ export function withExamples(base: OpenApiDocument, businessDate: string): OpenA
       if (status === '200' && links[id]) response.links = links[id];
     }
   }
-  // The schema's own example (the "Schemas" section, and Swagger UI's fallback) carries the same date.
-  const initiation = doc.components?.schemas?.TermDepositInitiationRequest;
-  if (initiation) initiation.examples = [termDepositRequestExample(businessDate)];
+  // A schema's own example (the "Schemas" section, and Swagger UI's fallback) carries the same date.
+  for (const [name, example] of Object.entries(datedSchemaExamples(businessDate))) {
+    const schema = doc.components?.schemas?.[name];
+    if (schema) schema.examples = [example];
+  }
   return doc;
 }
 

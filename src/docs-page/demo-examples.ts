@@ -7,81 +7,46 @@
  * the business date, so that "Try it out" still succeeds after `coregate core advance`.
  * Values the core generates (contract numbers, references) have the core's own formats.
  */
-import { BusinessCalendar } from '../core/business-calendar.js';
-import { addDays, daysBetween } from '../core/calendar-date.js';
-import { errorCatalogue as E, type ErrorEntry, type Family } from '../core/error-catalogue.js';
-import { minorToNumber, toMinorUnits } from '../core/money.js';
-import { interestAtMaturityMinor } from '../core/term-deposits/interest.js';
+import { errorCatalogue as E, type Family } from '../core/error-catalogue.js';
 import { errorRecord, type ErrorRecord } from '../operations/error-record.js';
-import { loanExecutionExample } from '../operations/schemas/merchandising-loan.js';
-import { termDepositInitiationExample } from '../operations/schemas/term-deposit.js';
+import { operations, operationScopes, partsOf } from '../operations/registry.js';
+import { sampleOperationReference } from './demo-values.js';
+import type { ExampleRefusal, OperationExamples } from './operation-examples.js';
 
-/**
- * The demo data's calendar (demo/sandbox.json; test/docs-page checks they agree): the example's
- * value date is the first business day on or after the core's business date, as the core wants.
- */
-export const demoCalendar = new BusinessCalendar(['SATURDAY', 'SUNDAY'], ['2026-04-03', '2026-05-01', '2026-12-25'], '2026-03-02');
+export { demoCalendar, sampleContractNumber, sampleOperationReference } from './demo-values.js';
 
-/** The demo product's day count (TDFIX/TD30-365 is ACT/360): the expected interest is the core's. */
-const demoDayCount = 'ACT/360';
+/** Each registered operation's examples (its folder's examples.ts), loaded once with this module. */
+const operationExamples: ReadonlyArray<{ operation: (typeof operations)[number]; examples: OperationExamples }> = (await partsOf('examples')).map(({ operation, part }) => ({
+  operation,
+  examples: part.examples,
+}));
 
-/** Sample values in the formats the core generates (TD + 15 digits, MLO + 15 digits, time-ordered UUIDs). */
-export const sampleContractNumber = 'TD000012345678901';
-export const sampleOperationReference = '0192f0c4-5b6e-7c1a-9d2e-3f4a5b6c7d8e';
-const sampleExecutionReference = '0192f0c4-6a1b-7d2c-8e3f-4a5b6c7d8e9f';
-const sampleLoanOperationId = 'MLO000098765432101';
+/** The first registered operation: the page's generic examples (an operation's view, the request log) show it. */
+const shown = operationExamples[0];
 
-/** The request body of POST /v1/term-deposits/initiate, valued on the business date. */
-export function termDepositRequestExample(businessDate: string) {
-  return { ...termDepositInitiationExample, valueDate: demoCalendar.rollForward(businessDate) };
+/** The request body of an operation (by its name), valued on the business date. */
+export function requestExample(operationName: string, businessDate: string): unknown {
+  return operationExamples.find(({ operation }) => operation.name === operationName)?.examples.request(businessDate);
 }
 
-/** The request body of the loan installment execution (no date follows the business date: 2026-12-31 is the facility's final maturity). */
-export function loanRequestExample() {
-  return structuredClone(loanExecutionExample);
+/** Links from an operation's answers to the reads (OpenAPI links), by operationId. */
+export function linkExamples(): Record<string, Record<string, unknown>> {
+  return Object.assign({}, ...operationExamples.map(({ examples }) => examples.links));
 }
 
-/** What the core answers for the term deposit example: its maturity rolled to a business day, its interest. */
-function termDepositContract(businessDate: string) {
-  const request = termDepositRequestExample(businessDate);
-  const maturityDate = demoCalendar.rollForward(addDays(request.valueDate, request.termDepositPeriod.numberOfDays));
-  const numberOfDays = daysBetween(request.valueDate, maturityDate);
-  const currency = request.principalAmount.amountCurrency.currencycode;
-  const principalMinor = toMinorUnits(request.principalAmount.amountValue, currency);
-  return {
-    termDepositAccount: sampleContractNumber,
-    customerReference: request.customerReference,
-    termDepositProduct: request.termDepositProduct,
-    principalAmount: { amountValue: request.principalAmount.amountValue, amountCurrency: { currencycode: currency } },
-    termDepositPeriod: { numberOfDays, maturityDate },
-    valueDate: request.valueDate,
-    sourceAccount: { accountIdentification: request.sourceAccount.accountIdentification, valueDate: request.valueDate },
-    interestSettlementAccount: { accountIdentification: request.interestSettlementAccount.accountIdentification },
-    transactionDescription: request.transactionDescription,
-    operationReference: sampleOperationReference,
-    expectedInterest: {
-      amountValue: minorToNumber(interestAtMaturityMinor(principalMinor, String(request.interestRate.rateValue), numberOfDays, demoDayCount), currency),
-      amountCurrency: { currencycode: currency },
-    },
-    interestRate: request.interestRate,
-  };
+/** Components whose own example follows the business date, by name. */
+export function datedSchemaExamples(businessDate: string): Record<string, unknown> {
+  return Object.fromEntries(operationExamples.flatMap(({ examples }) => Object.entries(examples.datedSchemas).map(([name, example]) => [name, example(businessDate)])));
 }
 
 /** The 200 and 202 bodies, by operationId and status. */
 export function successExamples(businessDate: string): Record<string, Record<string, unknown>> {
-  const { expectedInterest, interestRate, ...initiation } = termDepositContract(businessDate);
-  const retrieve = { ...initiation, termDepositStatus: 'Active', interestRate, expectedInterestAmount: expectedInterest };
-  const executionDateTime = `${businessDate}T10:15:30.123Z`;
-  const termDepositAccepted = { operationReference: sampleOperationReference, termDepositStatus: 'Pending' };
+  const operationSuccesses: Record<string, Record<string, unknown>> = Object.assign({}, ...operationExamples.map(({ examples }) => examples.successes(businessDate)));
+  const shownRequest = shown?.examples.request(businessDate);
+  const shownResult = shown === undefined ? undefined : operationSuccesses[shown.operation.name]?.[200];
   return {
-    initiateTermDeposit: { 200: initiation, 202: termDepositAccepted },
-    retrieveTermDeposit: { 200: retrieve },
-    retrieveTermDepositSingular: { 200: retrieve },
-    executeMerchandisingLoanPayment: {
-      200: { merchandisingLoanOperationId: sampleLoanOperationId, merchandisingLoanFacilityStatus: 'PartiallyExecuted', executionReference: sampleExecutionReference, executionDateTime },
-      202: { executionReference: sampleExecutionReference, executionDateTime, merchandisingLoanFacilityStatus: 'Pending' },
-    },
-    getOperation: { 200: { reference: sampleOperationReference, operation: 'initiateTermDeposit', status: 'Executed', result: initiation } },
+    ...operationSuccesses,
+    getOperation: { 200: { reference: sampleOperationReference, operation: shown?.operation.name, status: 'Executed', result: shownResult } },
     listWebhookDeliveries: {
       200: {
         deliveries: [
@@ -108,15 +73,15 @@ export function successExamples(businessDate: string): Record<string, Record<str
           {
             id: '0192f0c4-5b6d-7a1b-8c2d-3e4f5a6b7c8d',
             recordedAt: `${businessDate}T10:15:30.101Z`,
-            method: 'POST',
-            path: '/v1/term-deposits/initiate',
+            method: shown?.operation.route.method,
+            path: shown?.operation.route.path,
             status: 200,
             correlationId: 'order-4711',
             durationMs: 14,
             operationReference: sampleOperationReference,
             scenario: null,
-            request: { headers: { 'content-type': 'application/json', 'x-correlation-id': 'order-4711' }, body: termDepositRequestExample(businessDate) },
-            response: { headers: { 'content-type': 'application/json; charset=utf-8', 'x-correlation-id': 'order-4711' }, body: initiation },
+            request: { headers: { 'content-type': 'application/json', 'x-correlation-id': 'order-4711' }, body: shownRequest },
+            response: { headers: { 'content-type': 'application/json; charset=utf-8', 'x-correlation-id': 'order-4711' }, body: shownResult },
           },
         ],
         more: false,
@@ -126,7 +91,8 @@ export function successExamples(businessDate: string): Record<string, Record<str
   };
 }
 
-const demoScopes = 'termDeposit:initiate termDeposit:retrieve merchandisingLoan:execute';
+/** The demo client's scopes: every operation's. */
+const demoScopes = Object.keys(operationScopes).join(' ');
 const demoIssuer = 'http://localhost:8080/realms/sandbox';
 
 /** The auth service's answers for the demo client treasury-app of the realm sandbox. */
@@ -199,31 +165,26 @@ function authExamples(): Record<string, Record<string, unknown>> {
   };
 }
 
-/** The refusal each status illustrates, with a message naming demo values as the real one does. */
-function refusalOf(status: number, family: Family | undefined, businessDate: string): { entry: ErrorEntry; message: string } {
-  const loan = family === 'ML';
+/**
+ * The refusal each status illustrates, with a message naming demo values as the real one does: on
+ * an operation's routes (its family's) the operation's own where it has one, else the page's.
+ */
+function refusalOf(status: number, family: Family | undefined, businessDate: string): ExampleRefusal {
+  const own = operationExamples.find(({ operation }) => operation.family === family)?.examples.refusal(status, businessDate);
+  if (own !== undefined) return own;
   switch (status) {
     case 400:
-      return family === undefined
-        ? { entry: E.invalidField, message: 'limit must be at most 500' }
-        : { entry: E.missingField, message: loan ? 'accountReferences is required' : 'customerReference is required' };
+      return { entry: E.invalidField, message: 'limit must be at most 500' };
     case 401:
       return { entry: E.invalidToken, message: 'The access token expired' };
     case 403:
-      return { entry: E.insufficientScope, message: `The token lacks the scope ${loan ? 'merchandisingLoan:execute' : 'termDeposit:initiate'}` };
+      return { entry: E.insufficientScope, message: `The token lacks the scope ${shown?.operation.scope ?? ''}` };
     case 404:
-      if (family === undefined) return { entry: E.operationNotFound, message: `operation ${sampleOperationReference} not found` };
-      return loan ? { entry: E.installmentNotFound, message: 'facility 7000000001 has no installment 4' } : { entry: E.termDepositNotFound, message: `term deposit ${sampleContractNumber} not found` };
-    case 409:
-      return { entry: E.duplicateRequest, message: `The same request was already received as operation ${loan ? sampleExecutionReference : sampleOperationReference} (Executed) within the duplicate window` };
+      return { entry: E.operationNotFound, message: `operation ${sampleOperationReference} not found` };
     case 413:
       return { entry: E.payloadTooLarge, message: 'The body exceeds 65536 bytes' };
     case 415:
       return { entry: E.unsupportedMediaType, message: 'Content-Type text/plain is not supported; send application/json' };
-    case 422:
-      return loan
-        ? { entry: E.insufficientFundsExpense, message: 'expense account 1000000002 (balance 30.00 USD) cannot cover the charges of 40.60 USD' }
-        : { entry: E.valueDateBeforeBusinessDate, message: `value date ${addDays(businessDate, -1)} is before the core's business date ${businessDate}` };
     case 429:
       return { entry: E.tooManyRequests, message: 'Too many requests from client treasury-app; retry after 1 second' };
     case 500:
@@ -239,7 +200,7 @@ function refusalOf(status: number, family: Family | undefined, businessDate: str
   }
 }
 
-/** The error record of a business route for one status (`path` as "METHOD /path"), wrapped for the loan operation. */
+/** The error record of a business route for one status (`path` as "METHOD /path"), wrapped where the route wraps it. */
 export function errorExample(status: number, family: Family | undefined, path: string, wrapped: boolean, businessDate: string): ErrorRecord | { error: ErrorRecord } {
   const { entry, message } = refusalOf(status, family, businessDate);
   const record = errorRecord(entry, message, path, family);

@@ -3,12 +3,12 @@
  * (with the link to the console), the tags with their descriptions, and the OAuth 2.0
  * client-credentials scheme that Swagger UI's "Authorize" uses to obtain a token.
  */
-import { executeScope, initiateScope, retrieveScope } from '../core/scopes.js';
+import { operations, operationScopes } from '../operations/registry.js';
+import { bearerScheme, dpopScheme, oauthScheme } from './business-security.js';
+
+export { businessSecurity } from './business-security.js';
 
 export const authServiceTag = 'Auth service';
-export const oauthScheme = 'oauth2';
-export const bearerScheme = 'bearer';
-export const dpopScheme = 'dpop';
 export const apiDescription = [
   'Term deposits and merchandising loan installments over a core banking system.',
   '',
@@ -29,14 +29,8 @@ export const apiTags = [
     description:
       'OAuth 2.0 authorization server, one per realm (docs/auth.md): the token endpoint (client credentials, RFC 6749 §4.4), token introspection (RFC 7662), the realm\'s signing keys (JWKS) and its OpenID discovery document. The demo realm is `sandbox`. Errors are OAuth error bodies (`error`, `error_description`).',
   },
-  {
-    name: 'Term deposits',
-    description: `Constitute a term deposit from a customer's account, and retrieve it with its expected interest. Scopes: \`${initiateScope}\` to initiate, \`${retrieveScope}\` to retrieve.`,
-  },
-  {
-    name: 'Merchandising loans',
-    description: `Pay one installment of a merchandising loan facility (whole or partial), charges and taxes from an expense account. Scope: \`${executeScope}\`. Errors are wrapped in \`{"error": ...}\`.`,
-  },
+  // Each operation's tag (its operation.ts), once: the operations of one resource may share it.
+  ...operations.map((operation) => operation.tag).filter((tag, index, tags) => tags.findIndex((other) => other.name === tag.name) === index),
   {
     name: 'Operations',
     description: 'The state of an operation answered with 202 (`Prefer: respond-async`, or a slow core): Pending, then Executed with its result or Rejected with its error record. Any scope of the original operation.',
@@ -63,11 +57,7 @@ export function securitySchemes(realm: string) {
         clientCredentials: {
           // Relative: resolved against the page's origin, so that it works behind any public URL.
           tokenUrl: `/realms/${encodeURIComponent(realm)}/protocol/openid-connect/token`,
-          scopes: {
-            [initiateScope]: 'Initiate (constitute) term deposits',
-            [retrieveScope]: 'Retrieve term deposits',
-            [executeScope]: 'Execute (pay) merchandising loan installments',
-          },
+          scopes: { ...operationScopes },
         },
       },
     },
@@ -79,10 +69,4 @@ export function securitySchemes(realm: string) {
         'A DPoP-bound access token (RFC 9449: `token_type` DPoP, `cnf.jkt`; docs/auth.md, "DPoP at the API"), sent as `Authorization: DPoP <token>` with a `DPoP` header holding a new proof of the same key for each request (`htm`, `htu` without the query, `ath` the token\'s SHA-256, `iat`, a `jti` used once; PS256, ES256 or EdDSA). A certificate-bound token (`cnf["x5t#S256"]`) is sent as Bearer over a connection with its TLS client certificate.',
     },
   };
-}
-
-/** A business route's security: either scheme, with the route's scope. */
-export function businessSecurity(scope: string | undefined): Array<Record<string, string[]>> {
-  const scopes = scope === undefined ? [] : [scope];
-  return [{ [oauthScheme]: scopes }, { [bearerScheme]: scopes }, { [dpopScheme]: scopes }];
 }

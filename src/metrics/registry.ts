@@ -344,8 +344,8 @@ export class Metrics {
 
   /**
    * A business operation request ended (`coregate_operations_total{operation,outcome}`).
-   * `operation` is the operation's name as the code knows it (`termDeposit.initiate`,
-   * `merchandisingLoan.executeInstallment`), never a reference or anything from the request.
+   * `operation` is a registered operation's name (src/operations/registry.ts, e.g.
+   * `initiateTermDeposit`), never a reference or anything from the request.
    */
   operationSettled(operation: string, outcome: OperationOutcome): void {
     this.#core.operationsSettled.inc({ operation: this.#operations.label(operation), outcome });

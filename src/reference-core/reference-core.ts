@@ -5,13 +5,16 @@
  * each operation in a transaction of its own; `within(unitOfWork)` joins the API's transaction
  * when both share one database (the embedded default), and then a Rejected answer leaves the unit
  * of work for the caller to roll back.
+ *
+ * What each operation decides and writes, and how what it made is found, is its folder's
+ * core-handler.ts (src/operations/<operation>/, loaded here for every registered operation); what
+ * every operation shares is here: the reference's claim and outcome record, the transaction, the
+ * fence.
  */
-import { dateOf, type Clock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
 import type { BusinessCalendar } from '../core/business-calendar.js';
 import type { Decision } from '../core/decision.js';
-import type { LoanExecution, TermDepositContract } from '../core/domain.js';
 import { BusinessRefusal, errorCatalogue, errorNameOf } from '../core/error-catalogue.js';
-import type { LoanInstallmentExecution } from '../core/loans/execution-request.js';
 import {
   BusinessDateBackwards,
   type CoreBankingPort,
@@ -24,20 +27,22 @@ import {
   type CoreOutcome,
   type DirectoryStatus,
   type EndOfDayReport,
-  type LoanInstallmentResult,
   type TermDeposit,
   type TransactionalCore,
 } from '../core/port.js';
 import { isCalendarDate } from '../core/calendar-date.js';
 import { advanceDaysMax, businessDaysToClose, goesBackwards, spansTooFar } from '../core/end-of-day/days.js';
-import { interestAtMaturityMinor } from '../core/term-deposits/interest.js';
-import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
-import { constituteTermDeposit } from './constitute-term-deposit.js';
-import { executeLoanInstallment } from './execute-loan-installment.js';
+import { operationMethods, partsOf, type OperationPortMethods } from '../operations/registry.js';
+import type { RegisteredOperation } from '../operations/operation-definition.js';
 import { closeBusinessDay } from './end-of-day.js';
+import type { OperationHandler } from './operation-handler.js';
 import type { CoreOperationKind, CoreRepository, CoreStorage } from './repository.js';
+import { withInterest } from './term-deposit-interest.js';
 import { writesAfterRecord } from './writes-after-record.js';
+
+/** Each registered operation's handler (its folder's core-handler.ts), by name, loaded once with this module. */
+const handlers: ReadonlyMap<string, OperationHandler> = new Map((await partsOf('coreHandler')).map(({ operation, part }) => [operation.name, part.handler]));
 
 export interface ReferenceCoreOptions {
   storage: CoreStorage;
@@ -61,11 +66,15 @@ class Refused extends Error {
 /** Another execution of the same reference recorded its outcome first. */
 class AlreadyRecorded extends Error {}
 
+/** One execution of an operation under a reference, and its lookup. */
 interface OperationKind<T> {
   kind: CoreOperationKind;
   execute(repository: CoreRepository): Promise<Decision<T>>;
   lookup(repository: CoreRepository): Promise<CoreLookup<T>>;
 }
+
+/** The port's operation members (constituteTermDeposit, findTermDepositConstitution, ...), made per registered operation in the constructor. */
+export interface ReferenceCore extends OperationPortMethods {}
 
 export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLoad {
   readonly #storage: CoreStorage;
@@ -80,6 +89,13 @@ export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLo
     this.#data = options.data;
     this.#calendar = options.calendar;
     this.#clock = options.clock;
+    Object.assign(
+      this,
+      operationMethods((operation) => ({
+        execute: (reference, command) => this.#atMostOnce(this.#operation(operation, reference, command), reference),
+        lookup: (reference) => operationLookup(this.#storage.reader, operation, reference),
+      })),
+    );
   }
 
   get calendar(): BusinessCalendar {
@@ -88,12 +104,11 @@ export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLo
 
   within(unitOfWork: UnitOfWork): CoreBankingPort {
     const repository = this.#storage.within(unitOfWork);
-    const inUnit = <T>(operation: OperationKind<T>, reference: string) => this.#inUnitOfWork(repository, operation, reference);
     return {
-      constituteTermDeposit: (reference, command) => inUnit(this.#termDeposit(reference, command), reference),
-      executeLoanInstallment: (reference, command) => inUnit(this.#loanInstallment(reference, command), reference),
-      findTermDepositConstitution: (reference) => termDepositLookup(repository, reference),
-      findLoanInstallmentExecution: (reference) => loanLookup(repository, reference),
+      ...operationMethods((operation) => ({
+        execute: (reference, command) => this.#inUnitOfWork(repository, this.#operation(operation, reference, command), reference),
+        lookup: (reference) => operationLookup(repository, operation, reference),
+      })),
       fenceOperation: (reference) => fence(repository, reference),
       retrieveTermDeposit: (contractNumber) => retrieve(repository, contractNumber),
       userStatus: (login) => repository.userStatus(login),
@@ -152,22 +167,6 @@ export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLo
     return this.#data.loadData(document);
   }
 
-  constituteTermDeposit(reference: string, command: TermDepositInitiation): Promise<CoreOutcome<TermDeposit>> {
-    return this.#atMostOnce(this.#termDeposit(reference, command), reference);
-  }
-
-  executeLoanInstallment(reference: string, command: LoanInstallmentExecution): Promise<CoreOutcome<LoanInstallmentResult>> {
-    return this.#atMostOnce(this.#loanInstallment(reference, command), reference);
-  }
-
-  findTermDepositConstitution(reference: string): Promise<CoreLookup<TermDeposit>> {
-    return termDepositLookup(this.#storage.reader, reference);
-  }
-
-  findLoanInstallmentExecution(reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
-    return loanLookup(this.#storage.reader, reference);
-  }
-
   fenceOperation(reference: string): Promise<void> {
     return this.#storage.transaction((repository) => fence(repository, reference));
   }
@@ -223,23 +222,13 @@ export class ReferenceCore implements TransactionalCore, CoreRecords, CoreDataLo
     return this.#calendar.withBusinessDate(await repository.businessDate());
   }
 
-  #termDeposit(reference: string, command: TermDepositInitiation): OperationKind<TermDeposit> {
+  /** An operation's execution under `reference`, by its folder's handler, recorded under the port method that executes it. */
+  #operation(operation: RegisteredOperation, reference: string, command: unknown): OperationKind<unknown> {
+    const handler = handlerOf(operation);
     return {
-      kind: 'constituteTermDeposit',
-      execute: async (repository) => withInterestDecision(await constituteTermDeposit(repository, this.#calendarIn(repository), reference, command, this.#clock.now())),
-      lookup: (repository) => termDepositLookup(repository, reference),
-    };
-  }
-
-  #loanInstallment(reference: string, command: LoanInstallmentExecution): OperationKind<LoanInstallmentResult> {
-    return {
-      kind: 'executeLoanInstallment',
-      execute: async (repository) => {
-        const decision = await executeLoanInstallment(repository, this.#calendarIn(repository), reference, command, dateOf(this.#clock));
-        if (!decision.ok) return decision;
-        return { ok: true, value: await loanResult(repository, decision.value) };
-      },
-      lookup: (repository) => loanLookup(repository, reference),
+      kind: operation.port.execute as CoreOperationKind,
+      execute: (repository) => handler.execute(repository, { calendar: this.#calendarIn(repository), clock: this.#clock }, reference, command),
+      lookup: (repository) => operationLookup(repository, operation, reference),
     };
   }
 
@@ -320,44 +309,24 @@ async function fence(repository: CoreRepository, reference: string): Promise<voi
   });
 }
 
-async function termDepositLookup(repository: CoreRepository, reference: string): Promise<CoreLookup<TermDeposit>> {
-  const record = await outcomeRecord(repository, reference, 'constituteTermDeposit');
-  if (record?.status === 'Rejected') return { status: 'Rejected', refusal: new BusinessRefusal(errorCatalogue[record.refusalName], record.refusalMessage) };
-  // Contracts made before outcomes were recorded (migration 0004) are found by their reference too.
-  const contract = await repository.findTermDepositByReference(reference);
-  if (contract) return { status: 'Executed', result: withInterest(contract) };
-  if (record) throw new Error(`operation ${reference} is recorded as executed but has no contract`);
-  return { status: 'NotFound' };
+function handlerOf(operation: RegisteredOperation): OperationHandler {
+  const handler = handlers.get(operation.name);
+  if (handler === undefined) throw new Error(`no core handler for operation ${operation.name}`);
+  return handler;
 }
 
-async function loanLookup(repository: CoreRepository, reference: string): Promise<CoreLookup<LoanInstallmentResult>> {
-  const record = await outcomeRecord(repository, reference, 'executeLoanInstallment');
+/** A reference's outcome: its record's refusal, or what the operation made under it, or NotFound. */
+async function operationLookup(repository: CoreRepository, operation: RegisteredOperation, reference: string): Promise<CoreLookup<unknown>> {
+  const record = await outcomeRecord(repository, reference, operation.port.execute as CoreOperationKind);
   if (record?.status === 'Rejected') return { status: 'Rejected', refusal: new BusinessRefusal(errorCatalogue[record.refusalName], record.refusalMessage) };
-  const execution = await repository.findLoanExecutionByReference(reference);
-  if (execution) return { status: 'Executed', result: await loanResult(repository, execution) };
-  if (record) throw new Error(`operation ${reference} is recorded as executed but has no execution`);
+  const handler = handlerOf(operation);
+  const result = await handler.find(repository, reference);
+  if (result !== undefined) return { status: 'Executed', result };
+  if (record) throw new Error(`operation ${reference} is recorded as executed but has no ${handler.made}`);
   return { status: 'NotFound' };
 }
 
 async function retrieve(repository: CoreRepository, contractNumber: string): Promise<TermDeposit | undefined> {
   const contract = await repository.findTermDeposit(contractNumber);
   return contract && withInterest(contract);
-}
-
-async function loanResult(repository: CoreRepository, execution: LoanExecution): Promise<LoanInstallmentResult> {
-  const facility = await repository.findFacility(execution.loanId);
-  // An execution always references its facility (foreign key): a miss is a broken store.
-  if (!facility) throw new Error(`loan execution of unknown facility ${execution.loanId}`);
-  return { ...execution, currency: facility.currency };
-}
-
-export function withInterest(contract: TermDepositContract): TermDeposit {
-  return {
-    ...contract,
-    expectedInterestMinor: interestAtMaturityMinor(contract.principalMinor, contract.ratePercent, contract.numberOfDays, contract.dayCount),
-  };
-}
-
-function withInterestDecision(decision: Decision<TermDepositContract>): Decision<TermDeposit> {
-  return decision.ok ? { ok: true, value: withInterest(decision.value) } : decision;
 }

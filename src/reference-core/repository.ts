@@ -10,51 +10,31 @@
  * resolves once it is issued, statements issued later still see its effect, and its failure
  * fails the unit of work before it commits.
  */
-import type { Account, Customer, Installment, LoanExecution, LoanFacility, TermDepositContract, TermDepositProduct } from '../core/domain.js';
+import type { Installment, TermDepositContract } from '../core/domain.js';
 import type { ErrorName } from '../core/error-catalogue.js';
-import type { Movement } from '../core/ledger/movement.js';
 import type { InstallmentStatus } from '../core/end-of-day/overdue.js';
 import type { CoreEvent, DirectoryStatus } from '../core/port.js';
 import type { UnitOfWork } from '../core/unit-of-work.js';
+import type { OperationExecuteMethod } from '../operations/registry.js';
+import type { OperationRepository } from './operation-repository.js';
 
-/** `fenced`: a reference closed before it executed (CoreBankingPort.fenceOperation). */
-export type CoreOperationKind = 'constituteTermDeposit' | 'executeLoanInstallment' | 'fenced';
+/**
+ * What a reference's outcome record says it was: the port method that executed it (one per
+ * registered operation: src/operations/registry.ts), or `fenced`, a reference closed before it
+ * executed (CoreBankingPort.fenceOperation).
+ */
+export type CoreOperationKind = OperationExecuteMethod | 'fenced';
 
 /** What the core remembers of a reference: the proof of at most once. */
 export type CoreOperationRecord =
   | { reference: string; kind: CoreOperationKind; status: 'Executed' }
   | { reference: string; kind: CoreOperationKind; status: 'Rejected'; refusalName: ErrorName; refusalMessage: string };
 
-export interface CoreRepository {
-  /**
-   * Locks the accounts' rows for the rest of the transaction, in account-number order, and
-   * answers them as locked (an account that does not exist is absent from the map).
-   */
-  lockAccounts(accountNumbers: readonly string[]): Promise<ReadonlyMap<string, Account>>;
-  findCustomer(customerReference: string): Promise<Customer | undefined>;
-  findAccount(accountNumber: string): Promise<Account | undefined>;
-  /** Creates an account with a zero balance if it does not exist. */
-  openAccount(account: Omit<Account, 'balanceMinor'>): Promise<void>;
-  findProduct(productCode: string, componentCode: string): Promise<TermDepositProduct | undefined>;
-  /** Applies a balanced movement; a line a guarded account cannot take is a LedgerInvariantError. */
-  postMovement(movement: Movement): Promise<void>;
-
-  insertTermDeposit(contract: TermDepositContract): Promise<void>;
-  findTermDeposit(contractNumber: string): Promise<TermDepositContract | undefined>;
-  findTermDepositByReference(reference: string): Promise<TermDepositContract | undefined>;
-
-  /**
-   * Locks the installment's and then the facility's row for the rest of the transaction and
-   * answers them as locked (absent when they do not exist).
-   */
-  lockInstallment(loanId: string, sequence: number): Promise<{ installment: Installment | undefined; facility: LoanFacility | undefined }>;
-  findFacility(loanId: string): Promise<LoanFacility | undefined>;
-  findInstallment(loanId: string, sequence: number): Promise<Installment | undefined>;
-  /** Adds a payment to the installment and to the facility's executed total. */
-  recordInstallmentPayment(loanId: string, sequence: number, amountMinor: bigint): Promise<void>;
-  insertLoanExecution(execution: LoanExecution): Promise<void>;
-  findLoanExecutionByReference(reference: string): Promise<LoanExecution | undefined>;
-
+/**
+ * The core's whole storage: the records an operation reads and writes (OperationRepository), each
+ * reference's outcome, the directory, and the business days with their events.
+ */
+export interface CoreRepository extends OperationRepository {
   /** Records a reference's outcome; false when the reference already has one (a concurrent repeat). */
   recordOperation(record: CoreOperationRecord): Promise<boolean>;
   findOperation(reference: string): Promise<CoreOperationRecord | undefined>;

@@ -3,12 +3,14 @@
  * under one scenario, for one operation. Wired only in sandbox mode (src/main.ts hands
  * `scenarioCore` to the execution); the execution calls it like a remote core (claim first, the
  * call under the core time-out, the outcome settled after), so that everything above the port does
- * what it would for a real core that fails this way. Only the two executions are touched; lookups,
- * fencing and reads go to the real core, which is how the reconciler and a repeat learn the truth.
+ * what it would for a real core that fails this way. Only the operations' executions are touched
+ * (every registered operation's: src/operations/registry.ts); lookups, fencing and reads go to the
+ * real core, which is how the reconciler and a repeat learn the truth.
  */
 import { sleep, type Clock } from '../core/clock.js';
 import { BusinessRefusal, errorCatalogue as E } from '../core/error-catalogue.js';
 import { CoreUnavailable, type CoreBankingPort, type CoreOutcome } from '../core/port.js';
+import { callsOn, operationMethods } from '../operations/registry.js';
 import type { Scenario } from '../operations/scenario.js';
 
 /** A promise that never settles: the core that keeps its answer; the caller's time-out fires (504). */
@@ -41,10 +43,11 @@ export function scenarioCore(core: CoreBankingPort, scenario: Scenario, clock: C
     }
   };
   return {
-    constituteTermDeposit: (reference, command) => faulty(reference, () => core.constituteTermDeposit(reference, command)),
-    executeLoanInstallment: (reference, command) => faulty(reference, () => core.executeLoanInstallment(reference, command)),
-    findTermDepositConstitution: (reference) => core.findTermDepositConstitution(reference),
-    findLoanInstallmentExecution: (reference) => core.findLoanInstallmentExecution(reference),
+    ...operationMethods((operation) => {
+      const calls = callsOn(core, operation);
+      return { execute: (reference, command) => faulty(reference, () => calls.execute(reference, command)), lookup: calls.lookup };
+    }),
+    // The port's members that belong to no operation.
     fenceOperation: (reference) => core.fenceOperation(reference),
     retrieveTermDeposit: (contractNumber) => core.retrieveTermDeposit(contractNumber),
     userStatus: (login) => core.userStatus(login),

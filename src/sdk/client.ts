@@ -4,14 +4,10 @@
  * retries, so a retry can never execute twice, and a 409 that answers its own retry resolves to the
  * original result through GET /v1/operations/{reference}.
  */
-import type { OperationView } from '../operations/schemas/common.js';
-import type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse } from '../operations/schemas/merchandising-loan.js';
-import type {
-  TermDepositAccepted,
-  TermDepositInitiationRequest,
-  TermDepositInitiationResponse,
-  TermDepositRetrieveResponse,
-} from '../operations/schemas/term-deposit.js';
+import { merchandisingLoanCalls, pending as loanInstallmentPending } from '../operations/loan-installment-execution/sdk.js';
+import type { OperationView } from '../operations/schemas/operation-view.js';
+import { pending as termDepositPending, termDepositCalls } from '../operations/term-deposit-initiation/sdk.js';
+import type { CallOptions, Execution, PendingBody, Read } from './calls.js';
 import { apiErrorFrom, CoregateApiError, CoregateNetworkError, CoregateTimeoutError, networkCause } from './errors.js';
 import { TokenProvider, type SessionCredentials, type SessionIdentity } from './token-provider.js';
 import type { ClientPrivateKey, DpopAlgorithm } from './proof-of-possession.js';
@@ -70,39 +66,15 @@ export interface SdkEvent {
   durationMs: number;
 }
 
-export interface CallOptions {
-  /**
-   * `x-correlation-id`. When absent one is generated and kept across the call's retries, and the
-   * server's duplicate window still applies: the same body sent again to the same path within the
-   * window is refused (409), as for a request without the header. Give an id of your own to make a
-   * deliberate second identical operation.
-   */
-  correlationId?: string;
-  /** `Prefer: respond-async` → the server may answer 202 (status Pending). */
-  respondAsync?: boolean;
-  /** Loan only: `Prefer: return=minimal` → 204 on success. */
-  returnMinimal?: boolean;
-  /** `x-channel`, e.g. MOBILE. */
-  channel?: string;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-}
+export type { CallOptions, Execution, Read } from './calls.js';
+export type { TermDepositInitiation } from '../operations/term-deposit-initiation/sdk.js';
+export type { LoanInstallmentExecution } from '../operations/loan-installment-execution/sdk.js';
 
-/** An execution's answer: done (200, or 204 with no body) or accepted (202, pending). */
-export type Execution<TDone, TAccepted> =
-  | { status: 200; result: TDone; correlationId: string }
-  | { status: 204; result: undefined; correlationId: string }
-  | { status: 202; accepted: TAccepted; reference: string; correlationId: string };
-
-/** A read's answer, in the shape of an execution's: the 200 body in `result`. */
-export interface Read<T> {
-  status: 200;
-  result: T;
-  correlationId: string;
-}
-
-export type TermDepositInitiation = Execution<TermDepositInitiationResponse, TermDepositAccepted>;
-export type LoanInstallmentExecution = Execution<LoanExecutionResponse, LoanExecutionAccepted>;
+/**
+ * The SDK's surface of each operation (its folder's sdk.ts): one group of calls per operation on
+ * the client and its sessions, and the 202 body of a retry that met its pending original.
+ */
+const pendingBodies: readonly PendingBody[] = [termDepositPending, loanInstallmentPending];
 
 interface Exchange {
   status: number;
@@ -118,38 +90,21 @@ const attemptsMax = 10;
 export class CoregateSession {
   readonly #client: CoregateClient;
   readonly #identity: SessionIdentity;
+  /** Term deposits: initiate, retrieve (src/operations/term-deposit-initiation/sdk.ts). */
+  readonly termDeposits: ReturnType<typeof termDepositCalls>;
+  /** Merchandising loans: executeInstallment (src/operations/loan-installment-execution/sdk.ts). */
+  readonly merchandisingLoans: ReturnType<typeof merchandisingLoanCalls>;
 
   constructor(client: CoregateClient, identity: SessionIdentity) {
     this.#client = client;
     this.#identity = { ...identity };
+    this.termDeposits = termDepositCalls(client, this.#identity);
+    this.merchandisingLoans = merchandisingLoanCalls(client, this.#identity);
   }
 
   get identity(): Readonly<SessionIdentity> {
     return this.#identity;
   }
-
-  readonly termDeposits = {
-    initiate: (request: TermDepositInitiationRequest, options: CallOptions = {}): Promise<TermDepositInitiation> =>
-      this.#client.execute(this.#identity, 'POST', '/v1/term-deposits/initiate', request, options) as Promise<TermDepositInitiation>,
-    retrieve: (termDepositId: string, options: CallOptions = {}): Promise<Read<TermDepositRetrieveResponse>> =>
-      this.#client.read(this.#identity, `/v1/term-deposits/${encodeURIComponent(termDepositId)}/retrieve`, options) as Promise<Read<TermDepositRetrieveResponse>>,
-  };
-
-  readonly merchandisingLoans = {
-    executeInstallment: (
-      merchandisingLoanId: string,
-      installmentSequence: number,
-      request: LoanExecutionRequest,
-      options: CallOptions = {},
-    ): Promise<LoanInstallmentExecution> =>
-      this.#client.execute(
-        this.#identity,
-        'POST',
-        `/v1/merchandising-loan/${encodeURIComponent(merchandisingLoanId)}/repayment-schedules/${encodeURIComponent(String(installmentSequence))}/execute`,
-        request,
-        options,
-      ) as Promise<LoanInstallmentExecution>,
-  };
 
   readonly operations = {
     get: (reference: string, options: CallOptions = {}): Promise<Read<OperationView>> =>
@@ -269,7 +224,7 @@ export class CoregateClient {
     const view = (await this.read(identity, `/v1/operations/${encodeURIComponent(reference)}`, { ...options, correlationId: undefined })).result as OperationView;
     const correlationId = error.correlationId ?? '';
     if (view.status === 'Executed') return view.result === undefined ? { status: 204, result: undefined, correlationId } : { status: 200, result: view.result, correlationId };
-    if (view.status === 'Pending') return { status: 202, accepted: acceptedBody(view.operation, reference), reference, correlationId };
+    if (view.status === 'Pending') return { status: 202, accepted: pendingBodies.find((body) => body.operation === view.operation)?.accepted(reference, new Date()), reference, correlationId };
     throw (view.error && apiErrorFrom(view.error, view.error.status, correlationId)) ?? error;
   }
 
@@ -427,12 +382,4 @@ function anySignal(signals: AbortSignal[]): AbortSignal {
 /** A 401 whose challenge is `DPoP error="use_dpop_nonce"` with a `DPoP-Nonce` to use (RFC 9449 §9). */
 function asksForNonce(exchange: Exchange): boolean {
   return exchange.headers.get('dpop-nonce') !== null && /\berror="use_dpop_nonce"/.test(exchange.headers.get('www-authenticate') ?? '');
-}
-
-/** The 202 body of an operation known only by its reference (a retry met its pending original). */
-function acceptedBody(operation: string, reference: string): unknown {
-  if (operation === 'executeMerchandisingLoanPayment') {
-    return { executionReference: reference, executionDateTime: new Date().toISOString(), merchandisingLoanFacilityStatus: 'Pending' };
-  }
-  return { operationReference: reference, termDepositStatus: 'Pending' };
 }

@@ -20,11 +20,12 @@ export type { SessionCredentials, SessionIdentity, TokenProviderOptions } from '
 export type { ClientPrivateKey, ClientSigningAlgorithm, DpopAlgorithm } from './proof-of-possession.js';
 export { CoregateApiError, CoregateAuthError, CoregateNetworkError, CoregateTimeoutError } from './errors.js';
 export type { ErrorDetail } from './errors.js';
-export type { OperationView, ErrorRecordBody } from '../operations/schemas/common.js';
+export type { ErrorRecordBody } from '../operations/schemas/common.js';
+export type { OperationView } from '../operations/schemas/operation-view.js';
 export type {
   TermDepositAccepted,
   TermDepositInitiationRequest,
   TermDepositInitiationResponse,
   TermDepositRetrieveResponse,
-} from '../operations/schemas/term-deposit.js';
-export type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse, LoanFacilityStatus } from '../operations/schemas/merchandising-loan.js';
+} from '../operations/term-deposit-initiation/schemas.js';
+export type { LoanExecutionAccepted, LoanExecutionRequest, LoanExecutionResponse, LoanFacilityStatus } from '../operations/loan-installment-execution/schemas.js';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { findOperationByCorrelation, type OperationRecord } from '../../src/store/operations.js';
-import { loanExecutionExample } from '../../src/operations/schemas/merchandising-loan.js';
+import { loanExecutionExample } from '../../src/operations/loan-installment-execution/examples.js';
 import { scenarioNames, scenarioOutageMs } from '../../src/operations/scenario.js';
 import { depositBody } from '../helpers/bodies.js';
 import { initiatePath, send, type HttpResult } from '../helpers/http.js';

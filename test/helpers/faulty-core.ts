@@ -1,13 +1,14 @@
 /**
  * The tests' one fake core: a wrapper of a real core (the reference core, embedded or over HTTP)
- * whose write operations (constitution, installment) and, when asked, its fence and lookups, do
- * what the current fault says. Every other member of the port passes through unchanged. Faults
+ * whose write operations (every registered operation's execution: src/operations/registry.ts) and,
+ * when asked, its fence and lookups, do what the current fault says. Every other member of the port passes through unchanged. Faults
  * are gated by the test rather than timed (docs/testing.md): the test waits for a call to arrive
  * (`arrived`) and decides when it ends (`release`); a time-out happens when the test moves its
  * fake clock past the core time-out, never because the machine was slow. With the embedded
  * reference core the faults apply inside the API's unit of work as well (`within`).
  */
 import { CoreUnavailable, isTransactional, type CoreBankingPort, type TransactionalCore } from '../../src/core/port.js';
+import { operations } from '../../src/operations/registry.js';
 import { Gate } from './gate.js';
 import { sleep } from './wait.js';
 
@@ -31,10 +32,10 @@ export type Fault =
   /** The adapter fails unexpectedly (not a refusal, not CoreUnavailable): 500. */
   | { kind: 'crash'; error: Error };
 
-/** The port's write operations: the faults apply to them. */
-const writes: ReadonlySet<string> = new Set<keyof CoreBankingPort>(['constituteTermDeposit', 'executeLoanInstallment']);
-/** The calls that settle an unknown outcome (the reconciler's): faulted only with `faultSettling`. */
-const settling: ReadonlySet<string> = new Set<keyof CoreBankingPort>(['fenceOperation', 'findTermDepositConstitution', 'findLoanInstallmentExecution']);
+/** The port's write operations, each registered operation's execution: the faults apply to them. */
+export const faultedWrites: ReadonlySet<string> = new Set<keyof CoreBankingPort>(operations.map((operation) => operation.port.execute));
+/** The calls that settle an unknown outcome (the reconciler's): the fence and each operation's lookup, faulted only with `faultSettling`. */
+export const faultedSettling: ReadonlySet<string> = new Set<keyof CoreBankingPort>(['fenceOperation', ...operations.map((operation) => operation.port.lookup)]);
 
 export class FaultyCore {
   fault: Fault = { kind: 'none' };
@@ -91,8 +92,8 @@ export class FaultyCore {
         const member = Reflect.get(target, name, receiver) as unknown;
         if (typeof member !== 'function' || typeof name !== 'string' || name === 'within') return typeof member === 'function' ? member.bind(target) : member;
         const call = (...args: unknown[]) => (member as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        if (writes.has(name)) return (...args: unknown[]) => this.#guard(true, () => call(...args));
-        if (settling.has(name)) return (...args: unknown[]) => (this.faultSettling ? this.#guard(false, () => call(...args)) : call(...args));
+        if (faultedWrites.has(name)) return (...args: unknown[]) => this.#guard(true, () => call(...args));
+        if (faultedSettling.has(name)) return (...args: unknown[]) => (this.faultSettling ? this.#guard(false, () => call(...args)) : call(...args));
         return call;
       },
     });

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { errorCatalogue as E } from '../../src/core/error-catalogue.js';
 import type { ErrorRecord } from '../../src/operations/error-record.js';
-import { termDepositInitiationOperation as deposit } from '../../src/operations/registry.js';
+import { termDepositInitiation as deposit } from '../../src/operations/term-deposit-initiation/operation.js';
 import { retryBaseMs } from '../../src/operations/retry-schedule.js';
 import { applicationTimings, depositInvocation, startApplication, type Application } from '../helpers/application.js';
 import { depositBody } from '../helpers/bodies.js';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { TermDeposit } from '../../src/core/port.js';
-import { initiationResponse, retrieveResponse } from '../../src/operations/term-deposit-presenter.js';
+import { initiationResponse, retrieveResponse } from '../../src/operations/term-deposit-initiation/presenter.js';
 
 const deposit: TermDeposit = {
   contractNumber: 'TD000000000000001',

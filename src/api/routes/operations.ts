@@ -13,8 +13,9 @@ import { ApiError } from '../error-record.js';
 import { requireScope } from '../guards.js';
 import type { OperationRunner } from '../../operations/operation-runner.js';
 import { visibleStatus } from '../../operations/operation-states.js';
-import { errorResponses, OperationViewSchema, type OperationView } from '../../operations/schemas/common.js';
-import { businessSecurity } from '../../docs-page/openapi-info.js';
+import { errorResponses } from '../../operations/schemas/common.js';
+import { OperationViewSchema, type OperationView } from '../../operations/schemas/operation-view.js';
+import { businessSecurity } from '../../docs-page/business-security.js';
 
 export async function operationRoutes(app: FastifyInstance, options: { store: Store; runner: OperationRunner }): Promise<void> {
   app.get<{ Params: { reference: string } }>(

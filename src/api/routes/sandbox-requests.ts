@@ -7,7 +7,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from '@sinclair/typebox';
 import { errorCatalogue as E } from '../../core/error-catalogue.js';
 import { errorResponses } from '../../operations/schemas/common.js';
-import { businessSecurity } from '../../docs-page/openapi-info.js';
+import { businessSecurity } from '../../docs-page/business-security.js';
 import { requestLogQuery, requestLogView, type RequestLog } from '../../sandbox/request-log.js';
 import { ApiError } from '../error-record.js';
 

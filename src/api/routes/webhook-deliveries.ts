@@ -14,7 +14,7 @@ import { errorCatalogue as E } from '../../core/error-catalogue.js';
 import { ApiError } from '../error-record.js';
 import { clientOfKey } from '../../webhooks/events.js';
 import { deliveriesListedDefault, deliveriesListedMax } from '../../webhooks/webhook-admin.js';
-import { businessSecurity } from '../../docs-page/openapi-info.js';
+import { businessSecurity } from '../../docs-page/business-security.js';
 
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 

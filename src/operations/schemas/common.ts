@@ -1,4 +1,4 @@
-/** Schemas shared by the business API's operations: error records and the 202 / operation views. */
+/** Schemas shared by the business API's operations: the error records, and the error responses of every business route. */
 import { Type, type Static } from '@sinclair/typebox';
 
 export const ErrorDetailSchema = Type.Object(
@@ -23,19 +23,7 @@ export const ErrorRecordSchema = Type.Object(
 
 export const WrappedErrorRecordSchema = Type.Object({ error: ErrorRecordSchema }, { $id: 'WrappedErrorRecord', description: 'The loan operation wraps its error record' });
 
-export const OperationViewSchema = Type.Object(
-  {
-    reference: Type.String(),
-    operation: Type.String({ description: 'initiateTermDeposit or executeMerchandisingLoanPayment' }),
-    status: Type.Union([Type.Literal('Pending'), Type.Literal('Executed'), Type.Literal('Rejected')]),
-    result: Type.Optional(Type.Unknown({ description: 'The operation\'s 200 body, once executed' })),
-    error: Type.Optional(ErrorRecordSchema),
-  },
-  { $id: 'OperationView' },
-);
-
 export type ErrorRecordBody = Static<typeof ErrorRecordSchema>;
-export type OperationView = Static<typeof OperationViewSchema>;
 
 /** The same error responses on every business route (the record, or the wrapped record). */
 export function errorResponses(wrapped: boolean, statuses: number[]): Record<number, unknown> {

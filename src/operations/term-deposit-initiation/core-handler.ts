@@ -1,20 +1,37 @@
 /**
- * Constitutes a term deposit in the reference core: reads the facts, locks and reads the source account,
- * lets the pure rules decide (src/core/term-deposits/constitution-rules.ts), and writes the
- * contract, its account and the balanced movement.
+ * The term deposit constitution in the reference core: reads the facts, locks and reads the source
+ * account, lets the pure rules decide (src/core/term-deposits/constitution-rules.ts), and writes
+ * the contract, its account and the balanced movement. The reference core runs it under the
+ * reference's claim (src/reference-core/reference-core.ts).
  */
 import { randomInt } from 'node:crypto';
-import { timeOrderedUuid } from '../core/time-ordered-uuid.js';
-import type { BusinessCalendar } from '../core/business-calendar.js';
-import type { Decision } from '../core/decision.js';
-import { termDepositAccountKind } from '../core/ledger/movement.js';
-import type { TermDepositContract } from '../core/domain.js';
-import { decideConstitution } from '../core/term-deposits/constitution-rules.js';
-import type { TermDepositInitiation } from '../core/term-deposits/initiation.js';
-import type { CoreRepository } from './repository.js';
+import { timeOrderedUuid } from '../../core/time-ordered-uuid.js';
+import type { BusinessCalendar } from '../../core/business-calendar.js';
+import type { Decision } from '../../core/decision.js';
+import { termDepositAccountKind } from '../../core/ledger/movement.js';
+import type { TermDepositContract } from '../../core/domain.js';
+import type { TermDeposit } from '../../core/port.js';
+import { decideConstitution } from '../../core/term-deposits/constitution-rules.js';
+import type { TermDepositInitiation } from '../../core/term-deposits/initiation.js';
+import { operationHandler } from '../../reference-core/operation-handler.js';
+import type { OperationRepository } from '../../reference-core/operation-repository.js';
+import { withInterest } from '../../reference-core/term-deposit-interest.js';
+
+export const handler = operationHandler<TermDepositInitiation, TermDeposit>({
+  execute: async (repository, { calendar, clock }, reference, command) => {
+    const decision = await constituteTermDeposit(repository, calendar, reference, command, clock.now());
+    return decision.ok ? { ok: true, value: withInterest(decision.value) } : decision;
+  },
+  // Contracts made before outcomes were recorded (migration 0004) are found by their reference too.
+  find: async (repository, reference) => {
+    const contract = await repository.findTermDepositByReference(reference);
+    return contract && withInterest(contract);
+  },
+  made: 'contract',
+});
 
 export async function constituteTermDeposit(
-  repository: CoreRepository,
+  repository: OperationRepository,
   businessCalendar: BusinessCalendar | Promise<BusinessCalendar>,
   reference: string,
   command: TermDepositInitiation,

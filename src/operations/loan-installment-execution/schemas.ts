@@ -3,27 +3,8 @@
  * They validate requests, shape responses, generate the OpenAPI document and type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierCharsMax, identifierPattern, wordCharsMax } from './field-limits.js';
-
-/**
- * The request example of the API docs page ("Try it out"), for installment 1 of the demo facility
- * 7000000001 (demo/sandbox.json): a partial payment of 1,000.00 USD from C0001's account
- * 1000000001, charges from 1000000002, so that trying it again succeeds until the installment is
- * paid (test/docs-page checks it against a running server).
- */
-export const loanExecutionExample = {
-  merchandisingLoanFacilityParameterType: 'DocumentaryRemittance',
-  merchandisingLoanType: 'CRDE',
-  merchandisingLoanFacilityReference: {
-    loanMaturityDate: { dateContent: '2026-12-31', dateType: 'MaturityDate' },
-    loanInstallmentSequence: 1,
-    loanAmount: { amountValue: 1000, amountCurrency: { currencyCode: 'USD' } },
-  },
-  accountReferences: [
-    { accountIdentification: { accountIdentificationType: 'PaymentAccount', accountDescription: 'Pays the installment', identifierValue: '1000000001' } },
-    { accountIdentification: { accountIdentificationType: 'ExpenseAccount', accountDescription: 'Pays charges, fees and taxes', identifierValue: '1000000002' } },
-  ],
-};
+import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierCharsMax, identifierPattern, wordCharsMax } from '../schemas/field-limits.js';
+import { loanExecutionExample } from './examples.js';
 
 export const TypedDateSchema = Type.Object(
   {

@@ -1,7 +1,7 @@
 /** Maps the core's term deposit to the API's response bodies (amounts back to JSON numbers; docs/term-deposits.md). */
-import { minorToNumber } from '../core/money.js';
-import type { TermDeposit } from '../core/port.js';
-import type { TermDepositInitiationResponse, TermDepositRetrieveResponse } from './schemas/term-deposit.js';
+import { minorToNumber } from '../../core/money.js';
+import type { TermDeposit } from '../../core/port.js';
+import type { TermDepositInitiationResponse, TermDepositRetrieveResponse } from './schemas.js';
 
 export function initiationResponse(deposit: TermDeposit): TermDepositInitiationResponse {
   return {

@@ -1,31 +1,14 @@
 /**
- * Term deposit request and response schemas (docs/term-deposits.md). They validate the
- * requests, shape the responses, generate the OpenAPI document and type the SDK.
+ * Term deposit request and response schemas (docs/term-deposits.md): the initiation's and the
+ * retrieve's. They validate the requests, shape the responses, generate the OpenAPI document and
+ * type the SDK.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierCharsMax, identifierPattern, referenceCharsMax } from './field-limits.js';
+import { currencyCodeCharsMax, descriptionCharsMax, freeTextPattern, identifierCharsMax, identifierPattern, referenceCharsMax } from '../schemas/field-limits.js';
+import { termDepositInitiationExample } from './examples.js';
 
 const Text = (description: string, maxLength = referenceCharsMax) => Type.String({ minLength: 1, maxLength, pattern: identifierPattern, description });
 const IsoDate = (description: string) => Type.String({ format: 'date', description: `${description} (YYYY-MM-DD)` });
-
-/**
- * The request example of the API docs page ("Try it out"): it succeeds on the demo data
- * (demo/sandbox.json): customer C0001, product TDFIX/TD30-365, its USD accounts, and the demo
- * business date 2026-03-02 as value date. The served document replaces the value date with the
- * core's current business date (src/docs-page/dated-document.ts); test/docs-page checks it
- * against a running server.
- */
-export const termDepositInitiationExample = {
-  customerReference: 'C0001',
-  termDepositProduct: { productCode: 'TDFIX', componentCode: 'TD30-365' },
-  principalAmount: { amountValue: 5000, amountCurrency: { currencycode: 'USD' }, amountType: 'Principal' },
-  interestRate: { rateValue: 5.25, rateType: 'Nominal' },
-  termDepositPeriod: { numberOfDays: 90 },
-  valueDate: '2026-03-02',
-  sourceAccount: { accountIdentification: '1000000001', accountType: 'DebitAccount' },
-  interestSettlementAccount: { accountIdentification: '1000000002', accountType: 'CreditAccount' },
-  transactionDescription: 'Term deposit tried from the API docs page',
-};
 
 const Product = Type.Object({ productCode: Text('Product code in the core'), componentCode: Text('Product component code') });
 
