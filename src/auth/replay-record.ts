@@ -1,5 +1,5 @@
 /**
- * The one-time use of client assertions and DPoP proofs (CONTRACT §13, docs/auth.md "The replay
+ * The one-time use of client assertions and DPoP proofs (docs/auth.md, "The replay
  * record"): a `jti` is accepted once while what carries it could still be accepted, on every
  * instance, across restarts and crashes. The record is the store's table `replay_records`
  * (migration 0009): one row per use under a unique key, so that of two instances inserting the
@@ -32,7 +32,7 @@
  *
  * What names a use is hashed (SHA-256): a `jti` is the caller's text, of any length.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/connect.js';
@@ -67,10 +67,10 @@ export function replayedProofMessage(reason: ReplayRefusal): string {
 
 export interface ReplayRecord {
   /**
-   * Records the uses of one request, all or none: recorded when none was used before (unexpired)
-   * and none could have been accepted before the horizon; otherwise the first mark refused, in
-   * the order given, and why (used before, at the same mark, when both hold). Two requests racing
-   * with a use in common: one of them is refused.
+   * Records the uses of one request, all or none: recorded when none could have been accepted
+   * before the horizon and none was used before (unexpired); otherwise the first mark refused, in
+   * the order given, and why — the horizon first: after a crash the record cannot tell whether
+   * such a use was used. Two requests racing with a use in common: one of them is refused.
    */
   record(marks: readonly ReplayMark[]): Promise<ReplayVerdict>;
 }
@@ -211,56 +211,58 @@ class WriteQueue {
 }
 
 /**
- * PostgreSQL: one statement for a batch, outside any transaction (its own implicit one), on the
- * unlogged tables: the uses as arrays (one prepared statement whatever their number), with the
- * request each belongs to. It reads the horizon; refuses every use of a request of which one use
- * is recorded and unexpired or acceptable before the horizon; inserts the others (an expired row
- * of the same key is taken over), in the keys' order, so that two instances' statements never
- * wait for each other in a cycle. Without a horizon it records nothing. Under a race with another
- * instance the unique key decides: a use a concurrent statement inserted is not inserted again,
- * and is missing from `inserted`.
+ * The uses of a batch's requests that the horizon lets through, and the verdicts of the others:
+ * a request with a use acceptable before `since` is refused at its first such use, whether or not
+ * it was used (after a crash the record cannot tell), and nothing of it is written.
  */
-interface UsesRow {
-  inserted: number[];
-  used: number[];
-  early: number[];
-  since: string | number | null;
+function beforeHorizon(batch: readonly Pending[], since: number): Array<ReplayVerdict | undefined> {
+  return batch.map((pending) => {
+    const index = pending.uses.findIndex((use) => use.acceptableFrom < since);
+    return index < 0 ? undefined : { recorded: false, index, reason: 'before-horizon' };
+  });
 }
 
-const usesStatement = preparedQuery((db, now: number, keys: string[], expires: number[], acceptableFrom: number[], requests: number[]) => {
-  const query = sql<UsesRow>`with
-  horizon as (select since_epoch_ms from replay_horizon where id = 1),
-  marks as (
-    select * from unnest(${keys}::varchar[], ${expires}::bigint[], ${acceptableFrom}::bigint[], ${requests}::int[])
-      with ordinality as m (key, expires_epoch_ms, acceptable_from, request, ordinal)),
-  used as (select marks.ordinal, marks.request from marks join replay_records on replay_records.key = marks.key where replay_records.expires_epoch_ms >= ${now}::bigint),
-  early as (select marks.ordinal, marks.request from marks, horizon where marks.acceptable_from < horizon.since_epoch_ms),
-  inserted as (
-    insert into replay_records (key, expires_epoch_ms)
-    select key, expires_epoch_ms from marks
-    where exists (select 1 from horizon)
-      and request not in (select request from used union all select request from early)
-    order by key
-    on conflict (key) do update set expires_epoch_ms = excluded.expires_epoch_ms where replay_records.expires_epoch_ms < ${now}::bigint
-    returning key)
-select
-  array(select marks.ordinal::int from marks join inserted on inserted.key = marks.key) as inserted,
-  array(select ordinal::int from used) as used,
-  array(select ordinal::int from early) as early,
-  (select since_epoch_ms from horizon) as since`;
+/** A request's verdict from which of its uses were inserted: the first one not inserted was recorded before (and unexpired), or taken by a race. */
+function insertedVerdict(uses: readonly Use[], inserted: (use: Use) => boolean): ReplayVerdict {
+  const index = uses.findIndex((use) => !inserted(use));
+  return index < 0 ? { recorded: true } : { recorded: false, index, reason: 'used' };
+}
+
+/**
+ * PostgreSQL: one statement for a batch, outside any transaction (its own implicit one), on the
+ * unlogged tables, the uses as arrays (one prepared statement whatever their number, planned once:
+ * it probes no index by a join whose estimate a plan could get wrong). It inserts the uses — an
+ * expired row of the same key is taken over, an unexpired one stays and its use is not inserted —
+ * in the keys' order, so that two instances' statements never wait for each other in a cycle;
+ * and only while the horizon is the one the instance checked the uses against (else it inserts
+ * nothing). Under a race with another instance the unique key decides: the use the other
+ * statement inserted first is not inserted here. It answers the keys it inserted; when none, the
+ * horizon is read apart (all used before, or another horizon: rare).
+ */
+const usesStatement = preparedQuery((db, now: bigint, keys: string[], expires: string[], since: bigint) => {
+  const query = sql<{ key: string }>`insert into replay_records (key, expires_epoch_ms)
+select m.key, m.expires_epoch_ms from unnest(${keys}::varchar[], ${expires}::bigint[]) as m (key, expires_epoch_ms)
+where (select since_epoch_ms from replay_horizon where id = 1) = ${since}::bigint
+order by m.key
+on conflict (key) do update set expires_epoch_ms = excluded.expires_epoch_ms where replay_records.expires_epoch_ms < ${now}::bigint
+returning key`;
   return { compile: () => query.compile(db) };
 });
 /** The first horizon after the tables were emptied; of two instances starting one at once, the first insert stays. */
 const postgresHorizonStart = preparedQuery((db, since: bigint) => db.insertInto('replay_horizon').values({ id: 1, since_epoch_ms: since, boot_id: null }).onConflict((conflict) => conflict.column('id').doNothing()));
-/** Undoes the uses of a request that lost a race on another of its uses: all or none. */
+/** Undoes the uses a refused request inserted (another of its uses was recorded before): all or none. */
 const postgresUndo = preparedQuery((db, keys: string[]) => db.deleteFrom('replay_records').where(sql<boolean>`key = any(${keys}::varchar[])`));
 const horizonQuery = preparedQuery((db) => db.selectFrom('replay_horizon').select(['since_epoch_ms', 'boot_id']).where('id', '=', 1));
 const pruneQuery = preparedQuery((db, now: bigint) => db.deleteFrom('replay_records').where('expires_epoch_ms', '<', now));
+/** A horizon no statement finds: the first statement of an instance learns the stored one. */
+const unknownHorizon = -1;
 
 class PostgresReplayUses {
   readonly #store: Store;
   readonly #clock: Clock;
   readonly #queue = new WriteQueue((batch) => this.#write(batch));
+  /** The horizon as the last statement found it. */
+  #since = unknownHorizon;
 
   constructor(store: Store, clock: Clock) {
     this.#store = store;
@@ -272,44 +274,51 @@ class PostgresReplayUses {
   }
 
   async #write(batch: readonly Pending[]): Promise<void> {
-    const keys: string[] = [];
-    const expires: number[] = [];
-    const acceptableFrom: number[] = [];
-    const requests: number[] = [];
-    batch.forEach((pending, request) => {
-      for (const use of pending.uses) {
-        keys.push(use.key);
-        expires.push(use.expires);
-        acceptableFrom.push(use.acceptableFrom);
-        requests.push(request);
+    // Three tries: the instance learns the horizon (its first statement), or starts one (after the
+    // tables were emptied) and learns it; a third change meanwhile is an error.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const since = this.#since;
+      const verdicts = since === unknownHorizon ? batch.map(() => undefined) : beforeHorizon(batch, since);
+      const keys: string[] = [];
+      const expires: string[] = [];
+      batch.forEach((pending, index) => {
+        if (verdicts[index] !== undefined) return;
+        for (const use of pending.uses) {
+          keys.push(use.key);
+          expires.push(String(use.expires));
+        }
+      });
+      if (keys.length === 0) return answer(batch, verdicts);
+      const { rows } = await usesStatement.execute(this.#store.db, BigInt(this.#clock.now()), keys, expires, BigInt(since));
+      if (rows.length === 0) {
+        const stored = await horizonQuery.first(this.#store.db);
+        if (stored === undefined) {
+          // No horizon: the tables were emptied (a crash, a promotion) and nothing was inserted. The
+          // time is read now, after the statement that found them empty: after the crash.
+          await postgresHorizonStart.execute(this.#store.db, BigInt(this.#clock.now()));
+          this.#since = unknownHorizon;
+          continue;
+        }
+        if (Number(stored.since_epoch_ms) !== since) {
+          // Another horizon than the one checked: nothing was inserted; check against it.
+          this.#since = Number(stored.since_epoch_ms);
+          continue;
+        }
       }
-    });
-    let row = await usesStatement.first(this.#store.db, this.#clock.now(), keys, expires, acceptableFrom, requests);
-    if (row !== undefined && row.since === null) {
-      // No horizon: the tables were emptied (a crash, a promotion) and nothing was recorded. The
-      // time is read now, after the statement that found them empty: after the crash.
-      await postgresHorizonStart.execute(this.#store.db, BigInt(this.#clock.now()));
-      row = await usesStatement.first(this.#store.db, this.#clock.now(), keys, expires, acceptableFrom, requests);
+      const inserted = new Set(rows.map((row) => row.key));
+      const undo: string[] = [];
+      batch.forEach((pending, index) => {
+        if (verdicts[index] !== undefined) return;
+        const verdict = insertedVerdict(pending.uses, (use) => inserted.has(use.key));
+        if (!verdict.recorded) for (const use of pending.uses) if (inserted.has(use.key)) undo.push(use.key);
+        verdicts[index] = verdict;
+      });
+      // A refused request leaves none of its uses recorded. Should the undo fail, those uses stay
+      // recorded: refused again, never accepted twice.
+      if (undo.length > 0) await postgresUndo.execute(this.#store.db, undo).catch(() => undefined);
+      return answer(batch, verdicts);
     }
-    if (row === undefined || row.since === null) throw new Error('the replay record has no horizon');
-    // The statement's ordinals count from 1, in the order of `keys`.
-    const inserted = new Set(row.inserted);
-    const used = new Set(row.used);
-    const early = new Set(row.early);
-    const undo: string[] = [];
-    let ordinal = 1;
-    const verdicts = batch.map((pending) => {
-      const first = ordinal;
-      ordinal += pending.uses.length;
-      const verdict = verdictOf(pending.uses.length, (index) => used.has(first + index), (index) => early.has(first + index), (index) => inserted.has(first + index));
-      if (!verdict.recorded) pending.uses.forEach((use, index) => inserted.has(first + index) && undo.push(use.key));
-      return verdict;
-    });
-    // A request that lost a race on one use leaves none recorded (rare: the same use sent to two
-    // instances at once). Should the undo fail, those uses stay recorded: refused again, never
-    // accepted twice.
-    if (undo.length > 0) await postgresUndo.execute(this.#store.db, undo).catch(() => undefined);
-    batch.forEach((pending, index) => pending.resolve(verdicts[index] as ReplayVerdict));
+    throw new Error('the replay record\'s horizon kept changing');
   }
 
   async horizon(): Promise<number | undefined> {
@@ -322,14 +331,9 @@ class PostgresReplayUses {
   }
 }
 
-/** The first refused use in order (used before early at the same use), else recorded when every use was inserted; else the first one a race took. */
-function verdictOf(count: number, used: (index: number) => boolean, early: (index: number) => boolean, inserted: (index: number) => boolean): ReplayVerdict {
-  for (let index = 0; index < count; index++) {
-    if (used(index)) return { recorded: false, index, reason: 'used' };
-    if (early(index)) return { recorded: false, index, reason: 'before-horizon' };
-  }
-  for (let index = 0; index < count; index++) if (!inserted(index)) return { recorded: false, index, reason: 'used' };
-  return { recorded: true };
+/** Resolves each request with its verdict. */
+function answer(batch: readonly Pending[], verdicts: ReadonlyArray<ReplayVerdict | undefined>): void {
+  batch.forEach((pending, index) => pending.resolve(verdicts[index] ?? { recorded: true }));
 }
 
 /** Inserts a use, or takes over its expired row: one change, or none when it is recorded and unexpired. */
@@ -339,7 +343,6 @@ const sqliteUseQuery = preparedQuery((db, key: string, expires: bigint, now: big
     .values({ key, expires_epoch_ms: expires })
     .onConflict((conflict) => conflict.column('key').doUpdateSet({ expires_epoch_ms: expires }).where('replay_records.expires_epoch_ms', '<', now)),
 );
-const sqliteUsedQuery = preparedQuery((db, key: string, now: bigint) => db.selectFrom('replay_records').select('key').where('key', '=', key).where('expires_epoch_ms', '>=', now));
 const sqliteUndoQuery = preparedQuery((db, key: string) => db.deleteFrom('replay_records').where('key', '=', key));
 /** Expired rows deleted beside each batch, a few more than it adds: the table never holds many more than its unexpired rows. */
 const sqlitePruneQuery = preparedQuery((db, now: bigint, limit: number) =>
@@ -379,24 +382,24 @@ class SqliteReplayUses {
   }
 
   async #write(batch: readonly Pending[]): Promise<void> {
-    const since = await this.horizon();
-    const verdicts = await this.#store.transaction(
+    const verdicts = beforeHorizon(batch, await this.horizon());
+    if (verdicts.every((verdict) => verdict !== undefined)) return answer(batch, verdicts);
+    await this.#store.transaction(
       async (unit) => {
         const now = this.#clock.now();
-        const verdicts: ReplayVerdict[] = [];
         let added = 0;
-        for (const pending of batch) {
-          const verdict = await recordSqliteUses(unit, pending.uses, now, since);
-          verdicts.push(verdict);
+        for (const [index, pending] of batch.entries()) {
+          if (verdicts[index] !== undefined) continue;
+          const verdict = await recordSqliteUses(unit, pending.uses, now);
+          verdicts[index] = verdict;
           if (verdict.recorded) added += pending.uses.length;
         }
         if (added > 0) await sqlitePruneQuery.execute(unit, BigInt(now), 2 * added + sqlitePruneSlack);
-        return verdicts;
       },
       { synced: !this.#unsynced },
     );
     // Answered once committed: a verdict never stands on a write that could still roll back.
-    batch.forEach((pending, index) => pending.resolve(verdicts[index] as ReplayVerdict));
+    answer(batch, verdicts);
   }
 
   horizon(): Promise<number> {
@@ -438,33 +441,22 @@ class SqliteReplayUses {
 /**
  * One request's uses inside the batch's transaction: each inserted in order (one statement: an
  * insert that changes no row found it recorded and unexpired); the first refused one undoes those
- * before it, which nobody else saw (the transaction holds the write lock). A use acceptable before
- * the horizon is refused before it is written, as used if it is (PostgreSQL's order).
+ * before it, which nobody else saw (the transaction holds the write lock).
  */
-async function recordSqliteUses(unit: UnitOfWork<Database>, uses: readonly Use[], now: number, since: number): Promise<ReplayVerdict> {
-  let verdict: ReplayVerdict | undefined;
-  let index = 0;
-  for (; index < uses.length; index++) {
-    const use = uses[index] as Use;
-    if (use.acceptableFrom < since) {
-      const used = (await sqliteUsedQuery.first(unit, use.key, BigInt(now))) !== undefined;
-      verdict = { recorded: false, index, reason: used ? 'used' : 'before-horizon' };
-      break;
-    }
-    const result = await sqliteUseQuery.execute(unit, use.key, BigInt(use.expires), BigInt(now));
-    if (Number(result.numAffectedRows ?? 0n) === 0) {
-      verdict = { recorded: false, index, reason: 'used' };
-      break;
-    }
+async function recordSqliteUses(unit: UnitOfWork<Database>, uses: readonly Use[], now: number): Promise<ReplayVerdict> {
+  for (let index = 0; index < uses.length; index++) {
+    const result = await sqliteUseQuery.execute(unit, (uses[index] as Use).key, BigInt((uses[index] as Use).expires), BigInt(now));
+    if (Number(result.numAffectedRows ?? 0n) > 0) continue;
+    for (let undone = 0; undone < index; undone++) await sqliteUndoQuery.execute(unit, (uses[undone] as Use).key);
+    return { recorded: false, index, reason: 'used' };
   }
-  if (verdict === undefined) return { recorded: true };
-  for (let undone = 0; undone < index; undone++) await sqliteUndoQuery.execute(unit, (uses[undone] as Use).key);
-  return verdict;
+  return { recorded: true };
 }
 
 export function replayKey(parts: readonly string[]): string {
-  const hash = createHash('sha256');
-  // Each part's length first: ("ab", "c") and ("a", "bc") name different uses.
-  for (const part of parts) hash.update(`${Buffer.byteLength(part)}:`).update(part);
-  return hash.digest('hex');
+  // Each part's length first: ("ab", "c") and ("a", "bc") name different uses. One string, hashed
+  // in one call (a hash object and an update per part cost more than the hashing).
+  let text = '';
+  for (const part of parts) text += `${Buffer.byteLength(part)}:${part}`;
+  return hash('sha256', text, 'hex');
 }
