@@ -11,8 +11,8 @@
  *   the part it plays and no other, so importing an operation never loads a schema library, HTTP
  *   or storage (test/architecture.test.ts, "operation folders").
  *
- * `erase` turns the typed definition into the untyped shape the runner, the pending worker and the
- * reconciler share, so that none of them needs a cast.
+ * `defineOperation` erases the typed definition into the untyped shape the runner, the pending
+ * worker and the reconciler share (`Operation`), so that none of them needs a cast.
  */
 import type { Family } from '../core/error-catalogue.js';
 import { BusinessRefusal } from '../core/error-catalogue.js';
@@ -153,7 +153,7 @@ function portCalls<TCommand, TResult>(port: { execute: ExecuteMethodOf<TCommand,
   };
 }
 
-export function erase<
+function erase<
   TName extends string,
   TCommand,
   TResult,

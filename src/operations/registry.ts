@@ -65,11 +65,6 @@ export function operationMethods(callsOf: (operation: RegisteredOperation) => Op
   return methods as unknown as OperationPortMethods;
 }
 
-/** The registered operation a port method executes or looks up, if any. */
-export function operationOfPortMethod(method: string): AnyOperation | undefined {
-  return operations.find((operation) => operation.port.execute === method || operation.port.lookup === method);
-}
-
 /** An operation's execution and lookup on `core`, called by the port's names (its `port`). */
 export function callsOn(core: CoreBankingPort, operation: RegisteredOperation): OperationCalls {
   const methods = core as unknown as Record<string, (...args: unknown[]) => Promise<never>>;

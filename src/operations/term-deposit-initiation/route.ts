@@ -40,17 +40,17 @@ export const routes: OperationRoutes = {
       async (request, reply) => sendOutcome(reply, await runner.run(operation, invocationOf(request)), operation.route.wrapped),
     );
 
-    const [plural, singular] = operation.route.readPaths;
-    for (const path of [plural, singular]) {
-      if (path === undefined) continue;
-      const other = path === plural ? singular : plural;
+    // The retrieve, under both spellings of the resource: the plural first, then the singular.
+    const spellings = operation.route.readPaths;
+    spellings.forEach((path, index) => {
+      const resource = (spelling: string | undefined) => (spelling ?? '').split('/:')[0];
       app.get<{ Params: { termDepositId: string } }>(
         path,
         {
           config: readRouteConfig(operation, retrieveScope),
           schema: {
-            summary: `Retrieve a term deposit (also spelled ${(other ?? '').split('/:')[0]}/...)`,
-            operationId: path === plural ? 'retrieveTermDeposit' : 'retrieveTermDepositSingular',
+            summary: `Retrieve a term deposit (also spelled ${resource(spellings[1 - index])}/...)`,
+            operationId: index === 0 ? 'retrieveTermDeposit' : 'retrieveTermDepositSingular',
             tags: [operation.tag.name],
             security: businessSecurity(retrieveScope),
             params: Type.Object({
@@ -71,6 +71,6 @@ export const routes: OperationRoutes = {
           return retrieveResponse(deposit);
         },
       );
-    }
+    });
   },
 };
