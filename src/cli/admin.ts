@@ -19,7 +19,8 @@ import { coreUrlOf, withCore, withEmbeddedCore } from './core-session.js';
 import { recordedRemoteCore, remoteCoreRefusal } from '../sandbox/core-placement.js';
 import { CoreDataRefused, type CoreRecords } from '../core/port.js';
 import { defaultDbUrl } from '../config.js';
-import { executeScope, initiateScope, operatorScope, retrieveScope } from '../core/scopes.js';
+import { operatorScope } from '../core/scopes.js';
+import { operationScopes } from '../operations/registry.js';
 import { exportAudit, extendAuditChain, isChainBusy, verifyAuditChain } from '../audit/chain.js';
 
 export { CommandError } from './command-error.js';
@@ -76,8 +77,8 @@ export function splitScopes(values: string[]): string[] {
   return [...new Set(values.flatMap((value) => value.split(/[\s,]+/)).filter((scope) => scope !== ''))];
 }
 
-/** Every scope the service knows: a client granted another one could never use it. */
-export const knownScopes: readonly string[] = [initiateScope, retrieveScope, executeScope, operatorScope];
+/** Every scope the service knows (the operations' from the registry, and the operator API's): a client granted another one could never use it. */
+export const knownScopes: readonly string[] = [...Object.keys(operationScopes), operatorScope];
 
 /** The known scope a misspelt one was meant to be, when one is close (edit distance at most 3). */
 export function closestScope(scope: string): string | undefined {

@@ -7,6 +7,8 @@
  * `core_migration`), which owns the core's tables. With the embedded core one database holds
  * both; with a remote core the API's database holds only the API's.
  */
+import { systemClock } from '../clock/system-clock.js';
+import { sleep } from '../core/clock.js';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import * as m0001 from './migrations/0001_auth.js';
 import * as m0002 from './migrations/0002_core.js';
@@ -75,7 +77,8 @@ export async function applyMigrations(store: Store, set: MigrationSet): Promise<
       return await migrateOnce(store, set);
     } catch (error) {
       if (store.dialect !== 'sqlite' || attempt >= sqliteMigrationAttemptsMax) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+      // Real time: another process holds the file while it migrates, whatever clock the service runs on.
+      await sleep(systemClock, 100 * attempt);
     }
   }
 }

@@ -7,6 +7,7 @@
  * "done" before the commit that makes it durable. A group whose every unit asked for no sync
  * (`synced: false`, database.ts) commits without one (issue 42: the replay record's writes).
  */
+import { systemClock } from '../../clock/system-clock.js';
 import { sql } from 'kysely';
 import type { RootQueries } from './root-queries.js';
 import type { UnitOfWork } from './unit-of-work.js';
@@ -57,7 +58,8 @@ export class CommitGroup<DB> {
       this.#scheduled = false;
       void this.#runGroup();
     };
-    if (this.#windowMs > 0) setTimeout(start, this.#windowMs);
+    // The window is real time whatever clock the service runs on: it gathers commits, not events.
+    if (this.#windowMs > 0) systemClock.setTimeout(start, this.#windowMs);
     else setImmediate(start);
   }
 

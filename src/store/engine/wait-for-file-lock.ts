@@ -12,9 +12,11 @@
  * the answer, as SQLite's own time-out would have given it.
  *
  * The pauses grow as SQLite's own busy handler's do (1, 2, 4 ... ms, then every 25 ms). They run
- * on real time: the engine waits for a file, whatever clock the service runs on.
+ * on real time (the system clock's timers): the engine waits for a file, whatever clock the service
+ * runs on.
  */
-import { setTimeout as pause } from 'node:timers/promises';
+import { systemClock } from '../../clock/system-clock.js';
+import { sleep } from '../../core/clock.js';
 
 const pauseMaxMs = 25;
 
@@ -35,16 +37,16 @@ export function waitForFileLock<T>(attempt: () => T, waitMs: number): T | Promis
   } catch (error) {
     if (!isBusy(error) || waitMs <= 0) throw error;
   }
-  return retry(attempt, performance.now() + waitMs);
+  return retry(attempt, systemClock.now() + waitMs);
 }
 
 async function retry<T>(attempt: () => T, deadline: number): Promise<T> {
   for (let delayMs = 1; ; delayMs = Math.min(delayMs * 2, pauseMaxMs)) {
-    await pause(Math.max(0, Math.min(delayMs, deadline - performance.now())));
+    await sleep(systemClock, Math.max(0, Math.min(delayMs, deadline - systemClock.now())));
     try {
       return attempt();
     } catch (error) {
-      if (!isBusy(error) || performance.now() >= deadline) throw error;
+      if (!isBusy(error) || systemClock.now() >= deadline) throw error;
     }
   }
 }

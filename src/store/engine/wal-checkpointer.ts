@@ -23,6 +23,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { systemClock } from '../../clock/system-clock.js';
 
 /** How often the checkpointer copies the log back; the log holds at most about this much writing. */
 export const walCheckpointIntervalMs = 200;
@@ -140,9 +141,10 @@ export function startWalCheckpointer(path: string, options: WalCheckpointerOptio
       stopping = true;
       endQuiet?.();
       worker.postMessage({ type: 'stop' });
-      const timer = setTimeout(() => void worker.terminate(), 2_000);
+      // Real time: the worker's own exit, whatever clock the service runs on.
+      const timer = systemClock.setTimeout(() => void worker.terminate(), 2_000);
       await exited;
-      clearTimeout(timer);
+      timer.clear();
     },
   };
 }
