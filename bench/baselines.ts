@@ -4,6 +4,7 @@
  * PostgreSQL with the same connection count, and Fastify's hello-world.
  */
 import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync, randomUUID, sign, verify } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +50,36 @@ export async function joseSigning(alg: 'RS256' | 'ES256', seconds: number): Prom
     }),
   );
   return figure(counts.reduce((sum, count) => sum + count, 0), seconds, before);
+}
+
+/** The name the bench's report gives es256Verification's figure. */
+export const verificationBaseline = 'one ES256 verification (node:crypto, one core)';
+
+/**
+ * One ES256 signature verified with node:crypto on one core (this process's main thread, the
+ * synchronous call): the unit a sender-constrained path is judged in (issue 42: a DPoP-bound call
+ * at most a bearer call plus two of them, a private_key_jwt + DPoP token plus three, a
+ * certificate-bound call plus one). The signing input is a DPoP proof's (an ES256 public JWK in
+ * its header, htm, htu, iat, jti, ath), signed once; each verification hashes and checks it anew.
+ */
+export function es256Verification(seconds: number): BaselineFigure {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const jwk = publicKey.export({ format: 'jwk' });
+  const encode = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const header = encode({ typ: 'dpop+jwt', alg: 'ES256', jwk: { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y } });
+  const payload = encode({ htm: 'GET', htu: 'http://127.0.0.1:8080/v1/term-deposits/TD-0000000001/retrieve', iat: Math.floor(Date.now() / 1000), jti: randomUUID(), ath: 'x'.repeat(43) });
+  const signingInput = Buffer.from(`${header}.${payload}`, 'ascii');
+  const key = { key: publicKey, dsaEncoding: 'ieee-p1363' as const };
+  const signature = sign('sha256', signingInput, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+  const before = process.cpuUsage();
+  const deadline = performance.now() + seconds * 1000;
+  let done = 0;
+  while (performance.now() < deadline) {
+    // A batch between clock reads: the loop measures verifications, not performance.now().
+    for (let batch = 0; batch < 16; batch++) if (!verify('sha256', signingInput, key, signature)) throw new Error('the baseline signature does not verify');
+    done += 16;
+  }
+  return figure(done, seconds, before);
 }
 
 /**

@@ -20,6 +20,8 @@ export interface Scenario {
   request: (i: number) => RequestShape;
   /** Statuses that count as the scenario's intended answer. */
   expect: readonly number[];
+  /** Over TLS, the connections presenting this client certificate (bench/mtls.ts). */
+  tls?: { cert: Buffer; key: Buffer };
 }
 
 export interface Measurement {
@@ -84,6 +86,7 @@ function run(url: string, scenario: Scenario, next: () => RequestShape, connecti
         url,
         connections,
         ...length,
+        ...(scenario.tls ? { tlsOptions: { cert: scenario.tls.cert, key: scenario.tls.key } } : {}),
         requests: [{ setupRequest: (request) => ({ ...request, ...next() }) }],
       },
       (error, result) => {

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import { freePort } from '../src/cli/free-port.js';
 import { join } from 'node:path';
+import { httpsRequest } from './mtls.js';
 
 const repoRoot = new URL('..', import.meta.url).pathname;
 const readyTimeoutMs = 60_000;
@@ -17,14 +18,16 @@ export interface Started {
 
 
 /** `coregate serve` in its own process with the default log level; its log goes to a file. */
-export async function startCoregate(options: { dataFile: string; db: string; logDir: string; name: string; workers: number; profileDir?: string }): Promise<Started> {
+export async function startCoregate(options: { dataFile: string; db: string; logDir: string; name: string; workers: number; profileDir?: string; /** More flags (TLS: bench/mtls.ts); with --tls-cert the URL is https. */ extraArgs?: string[] }): Promise<Started> {
   const port = await freePort();
   // --profile: a V8 CPU profile of the server, written when it stops (bench/profile-summary.mjs reads it).
   const profile = options.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
   const args = [...profile, ...(process.env.BENCH_PRELOAD ? ['--import', process.env.BENCH_PRELOAD] : []), join(repoRoot, 'dist/src/cli/coregate.cjs'), 'serve', '--data', options.dataFile, '--db', options.db, '--port', String(port), '--host', '127.0.0.1'];
   if (options.workers > 1) args.push('--workers', String(options.workers));
+  const extra = options.extraArgs ?? [];
+  args.push(...extra);
   // Ready once it says it listens: a port taken meanwhile by another process must not pass for it.
-  return startProcess(args, `http://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`), 'Server listening at');
+  return startProcess(args, `${extra.includes('--tls-cert') ? 'https' : 'http'}://127.0.0.1:${port}`, '/health/ready', join(options.logDir, `${options.name}.log`), 'Server listening at');
 }
 
 export async function startHelloWorld(logDir: string, profileDir?: string): Promise<Started> {
@@ -60,9 +63,9 @@ async function waitReady(child: ChildProcess, exited: Promise<number | null>, re
     if (gone) throw new Error(`${readyUrl}: the process exited before it was ready; its log:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
     try {
       if (readyLog !== undefined && !readFileSync(logFile, 'utf8').includes(readyLog)) throw new Error('not listening yet');
-      const response = await fetch(readyUrl);
-      await response.arrayBuffer();
-      if (response.ok) return;
+      // The bench's own TLS server has a certificate made for the run: not checked.
+      const status = readyUrl.startsWith('https:') ? (await httpsRequest(readyUrl, undefined)).status : await fetch(readyUrl).then(async (response) => (await response.arrayBuffer(), response.status));
+      if (status === 200) return;
     } catch {
       // not listening yet
     }

@@ -5,15 +5,23 @@
  * throughput on a shared machine, with what bounded the run.
  *
  *   node --import tsx bench/quick.ts [--store sqlite|postgres] [--seconds 5] [--workers N] [--profile DIR] [--strace DIR] retrieve 401 ...
+ *
+ * `dpop` (a retrieve with a DPoP-bound token, a fresh proof each), `fapi` (a token with
+ * private_key_jwt and a DPoP proof, fresh each), `mtls` (a retrieve with a certificate-bound token,
+ * over TLS), `tls` (the bearer retrieve over the same TLS server) and `verify` (the baseline: one
+ * ES256 verification with node:crypto on one core, in this process) are issue 42's.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { es256Verification } from './baselines.js';
 import { boundBy, cpuProbe } from './cpu.js';
 import { narrowClient, realms, writeBenchData } from './data.js';
+import { dpopRetrieveScenario, fapiKeys, fapiRealmData, fapiToken, fapiTokenScenario } from './fapi.js';
 import { measure, type Scenario } from './load.js';
+import { mtlsMaterial, mtlsRealmData, mtlsServeArgs, mtlsToken, tlsRetrieveScenario, tlsSecretToken } from './mtls.js';
 import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
 import {
@@ -68,7 +76,12 @@ async function measured(url: string, pid: number, scenario: Scenario): Promise<v
 
 async function main(dir: string, db: string): Promise<void> {
   process.env.X_DBPATH = join(dir, 'coregate.db');
-  const dataFile = writeBenchData(dir);
+  const fapi = await fapiKeys();
+  const dataFile = writeBenchData(dir, [fapiRealmData(fapi), mtlsRealmData()]);
+  if (positionals.includes('verify')) {
+    const figure = es256Verification(load.seconds);
+    console.log(`${'one ES256 verification (node:crypto)'.padEnd(34)} ${String(figure.perSecond).padStart(7)}/s  ${figure.cpuUsPerOperation} µs of CPU each`);
+  }
   if (positionals.includes('hello')) {
     const hello = await startHelloWorld(dir, flags.profile);
     try {
@@ -79,11 +92,17 @@ async function main(dir: string, db: string): Promise<void> {
     }
   }
   const server = await startCoregate({ dataFile, db, logDir: dir, name: 'coregate', workers: Number(flags.workers), profileDir: flags.profile });
+  let depositId = '';
   try {
     const token = await obtainToken(server.url);
-    const depositId = await createDeposit(server.url, token);
+    depositId = await createDeposit(server.url, token);
     const narrowToken = await obtainToken(server.url, realms.rs256, narrowClient);
-    const scenarios: Record<string, () => Scenario> = {
+    // Enough proofs and assertions for the warm-up and the run at the rates this machine reaches (bench/fapi.ts).
+    const fapiCount = Math.ceil((load.seconds + load.warmupSeconds) * 8_000) + 100;
+    const dpopToken = positionals.includes('dpop') ? await fapiToken(server.url, fapi) : '';
+    const scenarios: Record<string, () => Scenario | Promise<Scenario>> = {
+      dpop: () => dpopRetrieveScenario('retrieve DPoP', server.url, fapi, dpopToken, depositId, fapiCount),
+      fapi: () => fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, Math.ceil(fapiCount / 2)),
       rs256: () => tokenScenario('token RS256', realms.rs256),
       es256: () => tokenScenario('token ES256', realms.es256),
       deposit: () => depositScenario('term deposit initiation', token),
@@ -102,13 +121,32 @@ async function main(dir: string, db: string): Promise<void> {
     for (const name of positionals) {
       const make = scenarios[name];
       if (!make) continue;
-      // The warm-up's requests are numbered apart from the measured ones: their correlation ids never repeat.
-      const warmup = make();
-      if (load.warmupSeconds > 0) await measure(server.url, { ...warmup, request: (i) => warmup.request(i + 1_000_000_000) }, { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
-      await measured(server.url, server.pid, make());
+      // The warm-up and the measured run number their requests in one sequence: correlation ids
+      // never repeat, and a pool of single-use proofs is never handed out twice.
+      const made = await make();
+      let sequence = 0;
+      const scenario = { ...made, request: () => made.request(sequence++) };
+      if (load.warmupSeconds > 0) await measure(server.url, scenario, { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
+      await measured(server.url, server.pid, scenario);
     }
   } finally {
     await server.stop();
+  }
+  // `tls` (the bearer retrieve over TLS) and `mtls` (a certificate-bound token's): coregate serving
+  // TLS with client certificates on, on the same store once the plain server stopped (bench/mtls.ts).
+  const overTls = positionals.filter((name) => name === 'tls' || name === 'mtls');
+  if (overTls.length === 0) return;
+  const material = mtlsMaterial(dir);
+  if (material === undefined) throw new Error('openssl is needed to make the TLS scenarios\' certificates');
+  const tlsServer = await startCoregate({ dataFile, db, logDir: dir, name: 'coregate-tls', workers: Number(flags.workers), profileDir: flags.profile, extraArgs: mtlsServeArgs(material) });
+  try {
+    for (const name of overTls) {
+      const scenario = name === 'tls' ? tlsRetrieveScenario('retrieve over TLS, bearer', await tlsSecretToken(tlsServer.url), depositId, undefined) : tlsRetrieveScenario('retrieve mTLS-bound', await mtlsToken(tlsServer.url, material), depositId, material);
+      if (load.warmupSeconds > 0) await measure(tlsServer.url, scenario, { ...load, seconds: load.warmupSeconds, warmupSeconds: 0 });
+      await measured(tlsServer.url, tlsServer.pid, scenario);
+    }
+  } finally {
+    await tlsServer.stop();
   }
 }
 

@@ -2,7 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
-import type { BaselineFigure } from './baselines.js';
+import { verificationBaseline, type BaselineFigure } from './baselines.js';
 import { boundBy } from './cpu.js';
 import type { Measurement } from './load.js';
 
@@ -68,6 +68,14 @@ const percent = (ratio: number) => `${(ratio * 100).toFixed(1)} %`;
 
 const micros = (value: number | undefined) => (value === undefined ? '–' : `${value.toLocaleString('en-US')} µs`);
 
+/** coregate's and PostgreSQL's CPU a request, µs. */
+function totalCpu(value: Measurement | undefined): number | undefined {
+  const cpu = value?.cpu;
+  return cpu === undefined ? undefined : cpu.serverUsPerRequest + (cpu.postgresUsPerRequest ?? 0);
+}
+
+const round = (value: number) => Math.round(value * 10) / 10;
+
 function cpuText(value: Measurement | undefined): string {
   const cpu = value?.cpu;
   if (!cpu) return '–';
@@ -103,6 +111,25 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
       met: value.unexpected === 0,
     });
   };
+  /**
+   * A sender-constrained path judged by its CPU a request, coregate's and PostgreSQL's (issue 42):
+   * at most its bearer path's plus `verifications` ES256 verifications, measured in the same run
+   * (the mean of the store's measurements). The ratio is the path's CPU to that bound.
+   */
+  const boundRow = (path: string, value: Measurement | undefined, bearerName: string, bearer: Measurement | undefined, verifications: number, verificationUs: number | undefined) => {
+    if (!value) return;
+    const own = totalCpu(value);
+    const reference = totalCpu(bearer);
+    const comparable = own !== undefined && reference !== undefined && verificationUs !== undefined;
+    const bound = comparable ? reference + verifications * verificationUs : undefined;
+    rows.push({
+      ...measuredRow(path, value),
+      baseline: bound === undefined ? '–' : `${bearerName} ${micros(round(reference as number))} + ${verifications} × ${micros(verificationUs)} = ${micros(round(bound))}${bearer ? ` (${bearerName} ${rate(bearer.perSecond)})` : ''}`,
+      ...(bound === undefined ? {} : { ratio: (own as number) / bound }),
+      target: `CPU ≤ ${bearerName} + ${verifications} verification${verifications === 1 ? '' : 's'}`,
+      met: value.unexpected === 0 && bound !== undefined && (own as number) <= bound,
+    });
+  };
   /** A refusal against the retrieve's CPU a request (issue 28: a refusal costs no more than a retrieve). */
   const costRow = (path: string, value: Measurement | undefined, retrieve: Measurement | undefined) => {
     if (!value) return;
@@ -124,14 +151,18 @@ export function summaryTable(stores: BenchResult['stores']): Row[] {
     const judgedOf = (name: string) => run.judged.find((entry) => entry.scenario === name);
     const label = storeLabel[store];
     ratioRow(`token, RS256 (${label})`, find('token RS256'), judgedOf('token RS256'), 0.7);
+    const verifications = run.baselines.filter((baseline) => baseline.name === verificationBaseline && baseline.cpuUsPerOperation !== undefined);
+    const verificationUs = verifications.length === 0 ? undefined : round(verifications.reduce((sum, baseline) => sum + (baseline.cpuUsPerOperation ?? 0), 0) / verifications.length);
     ratioRow(`token, ES256 realm (${label})`, find('token ES256'), judgedOf('token ES256'), 0.5);
-    besideRow(`token, private_key_jwt + DPoP, ES256 (${label})`, find('token private_key_jwt + DPoP'), 'the secret-and-bearer ES256 token', find('token ES256'));
+    boundRow(`token, private_key_jwt + DPoP, ES256 (${label})`, find('token private_key_jwt + DPoP'), 'the secret-and-bearer ES256 token', find('token ES256'), 3, verificationUs);
     ratioRow(`term deposit initiation, ${label}, 200 accounts`, find('term deposit initiation'), judgedOf('term deposit initiation'), store === 'sqlite' ? 0.35 : 0.5);
     const half = find('term deposit initiation at half rate');
     if (half) rows.push({ ...measuredRow(`same, p99 at half the measured rate (${label})`, half), baseline: '–', target: 'p99 ≤ 25 ms', met: half.p99Ms <= 25 && half.unexpected === 0 });
     const retrieve = find('retrieve');
     ratioRow(`retrieve, reused token (${label})`, retrieve, judgedOf('retrieve'), 0.4);
-    besideRow(`retrieve, DPoP-bound token, a proof each (${label})`, find('retrieve DPoP'), 'the bearer retrieve', retrieve);
+    boundRow(`retrieve, DPoP-bound token, a proof each (${label})`, find('retrieve DPoP'), 'the bearer retrieve', retrieve, 2, verificationUs);
+    boundRow(`retrieve, mTLS-bound token, TLS kept per connection (${label})`, find('retrieve mTLS-bound'), 'the bearer retrieve', retrieve, 1, verificationUs);
+    besideRow(`retrieve, bearer token over the same TLS server (${label})`, find('retrieve over TLS, bearer'), 'the bearer retrieve', retrieve);
     ratioRow(`401, malformed token (${label})`, find('401 malformed token'), judgedOf('401 malformed token'), 0.6);
     ratioRow(`400, valid token, invalid body, audited (${label})`, find('400 invalid body'), judgedOf('400 invalid body'), 0.3);
     for (const name of ['401 forged signature, replayed', '401 forged signature, each unique', '403 scope', '404 unknown route', '415 text/plain, audited', '413 body over 64 KiB, audited']) {

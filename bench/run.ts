@@ -7,7 +7,11 @@
  * 401 and the 400), and a path's ratio is taken to their mean, with the spread: this VM's speed
  * drifts within minutes. Beside every throughput, the CPU a request cost coregate's process (and
  * PostgreSQL's) and which party bounded the run (bench/cpu.ts): the CPU per request does not move
- * with the disk's phase as the throughput does.
+ * with the disk's phase as the throughput does. The sender-constrained paths (issue 42: the FAPI
+ * token, the DPoP-bound and the certificate-bound retrieve) are judged by their CPU a request
+ * against their bearer path's plus a number of ES256 verifications, the verification measured in
+ * the same run; the certificate-bound retrieve runs on a second server, with TLS and client
+ * certificates on (bench/mtls.ts), once the first one stopped, beside a bearer retrieve over TLS.
  * Writes bench/results/<date>.json, .md and .svg and prints the summary table. Numbers are
  * measurements, never assertions: no test times anything (the smoke test only checks it works).
  *
@@ -20,11 +24,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { joseSigning, pgbench, sqliteTransfers, type BaselineFigure } from './baselines.js';
+import { es256Verification, joseSigning, pgbench, sqliteTransfers, verificationBaseline, type BaselineFigure } from './baselines.js';
 import { cpuProbe } from './cpu.js';
 import { narrowClient, realms, writeBenchData } from './data.js';
 import { dpopRetrieveScenario, fapiKeys, fapiRealmData, fapiToken, fapiTokenScenario, type FapiKeys } from './fapi.js';
 import { measure, type LoadOptions, type Measurement, type Scenario } from './load.js';
+import { mtlsMaterial, mtlsRealmData, mtlsServeArgs, mtlsToken, tlsRetrieveScenario, tlsSecretToken, type MtlsMaterial } from './mtls.js';
 import { measurePaced } from './paced-load.js';
 import { startCoregate, startHelloWorld } from './processes.js';
 import { machine, printTable, summaryTable, writeReport, type BaselineRun, type BenchResult, type Judged, type StoreName, type StoreRun } from './report.js';
@@ -79,6 +84,8 @@ const selected = (name: string) => flags.only === undefined || name.includes(fla
 const step = (text: string) => process.stderr.write(`${text}\n`);
 /** The FAPI client's and its session's keys (bench/fapi.ts), made once per run. */
 let fapi: FapiKeys;
+/** The TLS server's and the certificate-bound client's certificates (bench/mtls.ts); undefined without openssl. */
+let mtls: MtlsMaterial | undefined;
 
 async function benchStore(store: StoreName, db: string, dataFile: string, workDir: string): Promise<StoreRun> {
   step(`coregate on ${store}`);
@@ -87,6 +94,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
   const scenarios: Measurement[] = [];
   const baselines: BaselineRun[] = [];
   const judged: Judged[] = [];
+  let peakRssMiB = 0;
   const run = async (scenario: Scenario, pacedRate?: number) => {
     if (!selected(scenario.name)) return undefined;
     // The paced run is about latency below saturation: its CPU is not what it judges.
@@ -119,6 +127,18 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
       before = after;
     }
   };
+  /**
+   * Issue 42's unit: one ES256 signature verified with node:crypto on one core, measured in this
+   * process between the paths it judges (the sender-constrained ones: their bound is their bearer
+   * path's CPU plus a number of these); the bound takes the mean of this store's measurements.
+   */
+  const verification = async () => {
+    if (!['token private_key_jwt + DPoP', 'retrieve DPoP', 'retrieve mTLS-bound'].some(selected)) return;
+    const figure = es256Verification(baselineSeconds);
+    baselines.push({ name: verificationBaseline, ...figure });
+    step(`  baseline, ${verificationBaseline}: ${figure.perSecond}/s, ${figure.cpuUsPerOperation} µs of CPU each`);
+  };
+  let depositId = '';
   try {
     const token = await obtainToken(server.url);
     const narrowToken = await obtainToken(server.url, realms.rs256, narrowClient);
@@ -127,6 +147,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     // FAPI 2.0 (docs/auth.md): private_key_jwt and a DPoP proof per request (their pools made just
     // before). Smoke: its requests and warm-up, with room (autocannon builds a few requests ahead).
     const fapiCount = (perSecond: number) => (load.requests !== undefined ? 2 * load.requests + 4 * load.connections : Math.ceil((load.seconds + load.warmupSeconds) * perSecond) + 100);
+    await verification();
     if (selected('token private_key_jwt + DPoP')) await run(await fapiTokenScenario('token private_key_jwt + DPoP', server.url, fapi, fapiCount(4_000)));
     const deposits = { name: 'term deposit initiation', go: () => run(depositScenario('term deposit initiation', token)) };
     if (store === 'sqlite') {
@@ -138,7 +159,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     if (spread && spread.perSecond > 1) await run(depositScenario('term deposit initiation at half rate', token), Math.max(1, Math.round(spread.perSecond / 2)));
     await run(depositScenario('hot account', token, { hot: true }));
     await run(loanScenario('loan installment execution', token));
-    const depositId = await createDeposit(server.url, token);
+    depositId = await createDeposit(server.url, token);
     // The paths judged against hello-world, which runs in its own process, idle while coregate is measured.
     const lightPaths = [
       { name: 'retrieve', go: () => run(retrieveScenario('retrieve', token, depositId)) },
@@ -159,6 +180,7 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     if (selected('retrieve DPoP')) {
       const dpopToken = await fapiToken(server.url, fapi);
       await run(await dpopRetrieveScenario('retrieve DPoP', server.url, fapi, dpopToken, depositId, fapiCount(8_000)));
+      await verification();
     }
     // The other refusals, each against the retrieve's CPU a request (issue 28: no dearer than a retrieve).
     await run(badSignatureScenario('401 forged signature, replayed', token, depositId));
@@ -167,10 +189,31 @@ async function benchStore(store: StoreName, db: string, dataFile: string, workDi
     await run(notFoundScenario('404 unknown route'));
     await run(unsupportedMediaScenario('415 text/plain, audited', token));
     await run(tooLargeScenario('413 body over 64 KiB, audited', token));
-    return { scenarios, baselines, judged, peakRssMiB: server.peakRssMiB() };
   } finally {
+    peakRssMiB = server.peakRssMiB();
     await server.stop();
   }
+  // Mutual TLS: coregate serving TLS with client certificates on, on the same store (one server at a time).
+  if (mtls !== undefined && ['retrieve over TLS, bearer', 'retrieve mTLS-bound'].some(selected)) {
+    step(`coregate on ${store}, TLS with client certificates`);
+    const tlsServer = await startCoregate({ dataFile, db, logDir: workDir, name: `coregate-${store}-tls`, workers: Number(flags.workers), profileDir: flags.profile, extraArgs: mtlsServeArgs(mtls) });
+    const tlsProbe = cpuProbe(tlsServer.pid, { postgres: store === 'postgres' });
+    try {
+      const tlsRun = async (scenario: Scenario) => {
+        if (!selected(scenario.name)) return;
+        const measured = await measure(tlsServer.url, scenario, load, tlsProbe);
+        step(`  ${scenario.name}: ${measured.perSecond}/s, p50 ${measured.p50Ms} ms, p99 ${measured.p99Ms} ms${measured.cpu ? `, ${measured.cpu.serverUsPerRequest} µs of server CPU a request` : ''}`);
+        scenarios.push(measured);
+      };
+      await tlsRun(tlsRetrieveScenario('retrieve over TLS, bearer', await tlsSecretToken(tlsServer.url), depositId, undefined));
+      await tlsRun(tlsRetrieveScenario('retrieve mTLS-bound', await mtlsToken(tlsServer.url, mtls), depositId, mtls));
+      await verification();
+    } finally {
+      peakRssMiB = Math.max(peakRssMiB, tlsServer.peakRssMiB());
+      await tlsServer.stop();
+    }
+  }
+  return { scenarios, baselines, judged, peakRssMiB };
 }
 
 async function main(): Promise<void> {
@@ -183,7 +226,9 @@ async function main(): Promise<void> {
       withPostgres = false;
     }
     fapi = await fapiKeys();
-    const dataFile = writeBenchData(workDir, [fapiRealmData(fapi)]);
+    mtls = mtlsMaterial(workDir);
+    if (mtls === undefined) step('openssl is not available to make certificates: the mutual-TLS scenarios are skipped');
+    const dataFile = writeBenchData(workDir, [fapiRealmData(fapi), ...(mtls ? [mtlsRealmData()] : [])]);
     const runs: BenchResult['stores'] = {};
     if (stores.includes('sqlite')) runs.sqlite = await benchStore('sqlite', `sqlite:${join(workDir, 'coregate.db')}`, dataFile, workDir);
     if (withPostgres) runs.postgres = await withScratchDatabase(pgServerUrl, 'coregate', (url) => benchStore('postgres', url, dataFile, workDir));

@@ -4,7 +4,7 @@
  * JWKS, the allowed algorithms and `iss`/`sub`; the audience, lifetime and `jti` rules are
  * here. Once jose accepted an assertion, the next ones under the same protected header (a client
  * signs them all alike) are verified with node:crypto and the key jose chose (jws-verify.ts, issue
- * 42: the same checks and refusals at about a third of jose's CPU). Nothing is recorded: the
+ * 42: the same checks and refusals at about half of jose's CPU). Nothing is recorded: the
  * assertion's use (`replay`) is recorded by the caller once the request passed its other checks.
  * Every refusal is `invalid_client` (the caller's), its cause for the log.
  */

@@ -5,7 +5,7 @@
  * is within 60 s before and 10 s after now, with a `jti`, and (with a token) an `ath` that is the
  * token's SHA-256. jose imports the header's key (public only) and verifies the first proof of a
  * header, its signature and type; the next proofs of that header are verified with node:crypto
- * (jws-verify.ts, issue 42: the same checks and refusals at about a third of jose's CPU); the rest
+ * (jws-verify.ts, issue 42: the same checks and refusals at about half of jose's CPU); the rest
  * is here. Nothing is recorded: the caller records the proof's use (`replay`) once the request has
  * passed every other check, so that a request refused for another reason leaves its proof's `jti`
  * free.

@@ -154,8 +154,9 @@ function checkClaims(payload: Record<string, unknown>, expected: JwtExpectations
 /**
  * JWTs signed by keys that are not coregate's — DPoP proofs (their header's key) and client
  * assertions (a client's registered key) — verified with node:crypto once jose has verified one
- * with the same protected header (issue 42). jose's jwtVerify through WebCrypto cost ~2.5 times
- * the CPU of node:crypto's synchronous `verify` for an ES256 proof (measured, docs/performance.md).
+ * with the same protected header (issue 42). jose's jwtVerify through WebCrypto cost about twice
+ * the CPU of node:crypto's synchronous `verify` for an ES256 proof (docs/performance.md, "FAPI at
+ * the cost of one signature (issue 42)").
  * A client signs every proof of a session, every assertion, under one header (its `alg`, its key
  * or `kid`, `typ`): what jose decides from the header alone — its parsing, `crit` and `b64`, the
  * allowed `alg`, `typ`, the key it resolves (from the header's JWK, or the client's key set) and
