@@ -5,8 +5,8 @@
  * compiled tests from dist/test while `npx tsx --test` runs them from test/.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 function findRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
@@ -18,3 +18,15 @@ function findRoot(from: string): string {
 
 /** The repository root, with a trailing slash, the working directory of spawned CLI processes. */
 export const repoRoot = findRoot(dirname(fileURLToPath(import.meta.url)));
+
+/** True when the tests run compiled, from dist/test (scripts/test.mjs), rather than their sources (tsx). */
+const runsCompiled = fileURLToPath(import.meta.url).includes(`${sep}dist${sep}test${sep}`);
+
+/**
+ * The URL to import a module of the repository by its path (`src/operations/x/operation.js`): the
+ * compiled one under dist/ when the tests run compiled, else the source (tsx reads `.js` as `.ts`).
+ * For a test that finds modules by scanning folders; a module it knows is imported statically.
+ */
+export function repoModuleUrl(path: string): string {
+  return pathToFileURL(join(repoRoot, runsCompiled ? 'dist' : '', path)).href;
+}

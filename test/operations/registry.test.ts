@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
-import { pathToFileURL } from 'node:url';
 import Fastify, { type RouteOptions } from 'fastify';
 import { tokenRouteSchema } from '../../src/auth/route-schemas.js';
 import { operationResourceOf } from '../../src/api/framework-errors.js';
@@ -28,7 +27,7 @@ import { scenarioCore } from '../../src/sandbox/scenario-core.js';
 import { CoregateClient } from '../../src/sdk/client.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { faultedSettling, faultedWrites } from '../helpers/faulty-core.js';
-import { repoRoot } from '../helpers/repo-root.js';
+import { repoModuleUrl, repoRoot } from '../helpers/repo-root.js';
 
 /** The folder of each registered operation: the one whose operation.ts exports it. */
 async function folderOf(name: string): Promise<string> {
@@ -36,7 +35,7 @@ async function folderOf(name: string): Promise<string> {
     if (!entry.isDirectory()) continue;
     const folder = join('src/operations', entry.name);
     if (!readdirSync(join(repoRoot, folder)).includes('operation.ts')) continue;
-    const module = (await import(pathToFileURL(join(repoRoot, folder, 'operation.js')).href)) as Record<string, { name?: unknown }>;
+    const module = (await import(repoModuleUrl(join(folder, 'operation.js')))) as Record<string, { name?: unknown }>;
     if (Object.values(module).some((exported) => exported?.name === name)) return folder;
   }
   throw new Error(`no folder of src/operations exports the operation ${name}`);
@@ -170,7 +169,7 @@ test('the SDK has each operation\'s calls (its folder\'s sdk.ts) on the client a
   const clientSource = readFileSync(join(repoRoot, 'src/sdk/client.ts'), 'utf8');
   for (const operation of operations) {
     const folder = await folderOf(operation.name);
-    const sdk = (await import(pathToFileURL(join(repoRoot, folder, 'sdk.js')).href)) as Record<string, unknown> & { pending: { operation: string } };
+    const sdk = (await import(repoModuleUrl(join(folder, 'sdk.js')))) as Record<string, unknown> & { pending: { operation: string } };
     assert.equal(sdk.pending.operation, operation.name, `${folder}/sdk.ts: its pending body is the operation's`);
     const calls = Object.entries(sdk).filter(([name, value]) => typeof value === 'function' && name.endsWith('Calls'));
     assert.equal(calls.length, 1, `${folder}/sdk.ts exports its calls`);
