@@ -6,7 +6,8 @@
  * same use at once the database lets one win (PostgreSQL's unique index; SQLite's single writer).
  * A row whose time has passed may be taken again: its assertion or proof would be refused by its
  * own times anyway. The uses of one request (a token request's assertion and proof) are recorded
- * together, all or none: one refused leaves the others unused.
+ * together, all or none: one refused leaves the others unused. SQLite keeps the rows in two
+ * generations of tables instead (migration 0013, `SqliteReplayUses` below).
  *
  * Since issue 42 the record is written without a sync to disk, and what that can lose is closed
  * by a horizon (`replay_horizon`, migration 0012): the moment from which the record holds every
@@ -336,26 +337,57 @@ function answer(batch: readonly Pending[], verdicts: ReadonlyArray<ReplayVerdict
   batch.forEach((pending, index) => pending.resolve(verdicts[index] ?? { recorded: true }));
 }
 
-/** Inserts a use, or takes over its expired row: one change, or none when it is recorded and unexpired. */
-const sqliteUseQuery = preparedQuery((db, key: string, expires: bigint, now: bigint) =>
-  db
-    .insertInto('replay_records')
-    .values({ key, expires_epoch_ms: expires })
-    .onConflict((conflict) => conflict.column('key').doUpdateSet({ expires_epoch_ms: expires }).where('replay_records.expires_epoch_ms', '<', now)),
+/** The generations' tables: a use goes into the current one, and the other is looked in. */
+const generationTables = ['replay_uses_0', 'replay_uses_1'] as const;
+type Generation = 0 | 1;
+
+/** The generations' state, read in each write's transaction (another process may have moved it). */
+const sqliteGenerationsQuery = preparedQuery((db) => db.selectFrom('replay_horizon').select(['generation', 'expires_max_0', 'expires_max_1']).where('id', '=', 1));
+/** Empties a generation in one statement (SQLite clears the whole tree: no row by row deletion, no index to find them). */
+const sqliteEmptyQueries = generationTables.map((table) => preparedQuery((db) => db.deleteFrom(table)));
+/** The emptied generation becomes the current one, with nothing recorded in it yet. */
+const sqliteRotateQueries = ([0, 1] as const).map((generation) =>
+  preparedQuery((db) => db.updateTable('replay_horizon').set(generation === 0 ? { generation, expires_max_0: 0 } : { generation, expires_max_1: 0 }).where('id', '=', 1)),
 );
-const sqliteUndoQuery = preparedQuery((db, key: string) => db.deleteFrom('replay_records').where('key', '=', key));
-/** Expired rows deleted beside each batch, a few more than it adds: the table never holds many more than its unexpired rows. */
-const sqlitePruneQuery = preparedQuery((db, now: bigint, limit: number) =>
-  db.deleteFrom('replay_records').where('key', 'in', (inner) => inner.selectFrom('replay_records').select('key').where('expires_epoch_ms', '<', now).orderBy('expires_epoch_ms').limit(limit)),
+/** The current generation's latest expiry, raised to the batch's. */
+const sqliteExpiresMaxQueries = ([0, 1] as const).map((generation) =>
+  preparedQuery((db, expires: bigint) =>
+    db
+      .updateTable('replay_horizon')
+      .set(generation === 0 ? { expires_max_0: expires } : { expires_max_1: expires })
+      .where('id', '=', 1)
+      .where(generation === 0 ? 'expires_max_0' : 'expires_max_1', '<', expires),
+  ),
 );
+/**
+ * Inserts a use into the current generation unless the other one holds it unexpired, or takes
+ * over its expired row in the current one: one change, or none when it is recorded and unexpired
+ * in either. One statement a use (`where true`: SQLite's grammar for an upsert from a select).
+ */
+const sqliteUseQueries = ([0, 1] as const).map((current) => {
+  const [table, older] = current === 0 ? generationTables : ([generationTables[1], generationTables[0]] as const);
+  return preparedQuery((db, key: Uint8Array, expires: bigint, now: bigint) => {
+    const query = sql`insert into ${sql.table(table)} (key, expires_epoch_ms)
+select ${key}, ${expires} where not exists (select 1 from ${sql.table(older)} where key = ${key} and expires_epoch_ms >= ${now})
+on conflict (key) do update set expires_epoch_ms = excluded.expires_epoch_ms where ${sql.ref(`${table}.expires_epoch_ms`)} < ${now}`;
+    return { compile: () => query.compile(db) };
+  });
+});
+const sqliteUndoQueries = generationTables.map((table) => preparedQuery((db, key: Uint8Array) => db.deleteFrom(table).where('key', '=', key)));
 const sqliteHorizonUpdate = preparedQuery((db, since: bigint, bootId: string | null) => db.updateTable('replay_horizon').set({ since_epoch_ms: since, boot_id: bootId }).where('id', '=', 1));
 const sqliteHorizonInsert = preparedQuery((db, since: bigint, bootId: string | null) => db.insertInto('replay_horizon').values({ id: 1, since_epoch_ms: since, boot_id: bootId }));
-const sqlitePruneSlack = 16;
 
 /**
  * SQLite: a batch is one unit of work in the commit group, committed without a sync where the
  * machine's boot is known. The single writer decides races: a batch's statements see every
  * commit before it (of this process or another on the same file) and its own earlier writes.
+ *
+ * The uses live in two generations of tables (migration 0013): a use goes into the current one
+ * unless either holds it unexpired. Once every use of the other one has expired (its latest
+ * expiry has passed), the write that finds it so empties it in one statement and makes it the
+ * current one. A use's key is random, so each row inserted or deleted one by one touched another
+ * page that the commit writes to the log: emptying a whole table replaced deleting expired rows
+ * one at a time, which had cost two fifths of a use (docs/performance.md, issue 42).
  */
 class SqliteReplayUses {
   readonly #store: Store;
@@ -387,14 +419,15 @@ class SqliteReplayUses {
     await this.#store.transaction(
       async (unit) => {
         const now = this.#clock.now();
-        let added = 0;
+        const current = await currentGeneration(unit, now);
+        let expiresMax = 0;
         for (const [index, pending] of batch.entries()) {
           if (verdicts[index] !== undefined) continue;
-          const verdict = await recordSqliteUses(unit, pending.uses, now);
+          const verdict = await recordSqliteUses(unit, current, pending.uses, now);
           verdicts[index] = verdict;
-          if (verdict.recorded) added += pending.uses.length;
+          if (verdict.recorded) for (const use of pending.uses) expiresMax = Math.max(expiresMax, use.expires);
         }
-        if (added > 0) await sqlitePruneQuery.execute(unit, BigInt(now), 2 * added + sqlitePruneSlack);
+        if (expiresMax > 0) await (sqliteExpiresMaxQueries[current] as (typeof sqliteExpiresMaxQueries)[number]).execute(unit, BigInt(expiresMax));
       },
       { synced: !this.#unsynced },
     );
@@ -432,22 +465,38 @@ class SqliteReplayUses {
     return opened;
   }
 
-  async prune(now: number): Promise<void> {
-    // Each batch deletes expired rows as it goes; this catches up after a pause (rows left from before a restart).
-    await this.#store.transaction((unit) => sqlitePruneQuery.execute(unit, BigInt(now), 10_000).then(() => undefined), { synced: !this.#unsynced });
+  async prune(): Promise<void> {
+    // Nothing to delete row by row: a write empties the older generation once all of it has expired.
   }
 }
 
+/** The generation this write's uses go into: the current one, or the other one emptied once all of it expired. */
+async function currentGeneration(unit: UnitOfWork<Database>, now: number): Promise<Generation> {
+  const state = await sqliteGenerationsQuery.first(unit);
+  if (state === undefined) throw new Error('the replay record has no horizon row');
+  const current: Generation = Number(state.generation) === 1 ? 1 : 0;
+  const other: Generation = current === 0 ? 1 : 0;
+  const otherExpiresMax = Number(other === 0 ? state.expires_max_0 : state.expires_max_1);
+  if (otherExpiresMax >= now) return current;
+  // Every use of the other generation has expired: nothing there can refuse a use any more.
+  await (sqliteEmptyQueries[other] as (typeof sqliteEmptyQueries)[number]).execute(unit);
+  await (sqliteRotateQueries[other] as (typeof sqliteRotateQueries)[number]).execute(unit);
+  return other;
+}
+
 /**
- * One request's uses inside the batch's transaction: each inserted in order (one statement: an
- * insert that changes no row found it recorded and unexpired); the first refused one undoes those
- * before it, which nobody else saw (the transaction holds the write lock).
+ * One request's uses inside the batch's transaction, each in one statement (an insert that
+ * changes no row found it recorded and unexpired, in either generation); the first refused one undoes those before it, which nobody
+ * else saw (the transaction holds the write lock).
  */
-async function recordSqliteUses(unit: UnitOfWork<Database>, uses: readonly Use[], now: number): Promise<ReplayVerdict> {
+async function recordSqliteUses(unit: UnitOfWork<Database>, current: Generation, uses: readonly Use[], now: number): Promise<ReplayVerdict> {
+  const insert = sqliteUseQueries[current] as (typeof sqliteUseQueries)[number];
+  const keys = uses.map((use) => Buffer.from(use.key, 'hex'));
   for (let index = 0; index < uses.length; index++) {
-    const result = await sqliteUseQuery.execute(unit, (uses[index] as Use).key, BigInt((uses[index] as Use).expires), BigInt(now));
+    const result = await insert.execute(unit, keys[index] as Buffer, BigInt((uses[index] as Use).expires), BigInt(now));
     if (Number(result.numAffectedRows ?? 0n) > 0) continue;
-    for (let undone = 0; undone < index; undone++) await sqliteUndoQuery.execute(unit, (uses[undone] as Use).key);
+    const undo = sqliteUndoQueries[current] as (typeof sqliteUndoQueries)[number];
+    for (let undone = 0; undone < index; undone++) await undo.execute(unit, keys[undone] as Buffer);
     return { recorded: false, index, reason: 'used' };
   }
   return { recorded: true };

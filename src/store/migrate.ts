@@ -22,6 +22,7 @@ import * as m0009 from './migrations/0009_fapi2.js';
 import * as m0010 from './migrations/0010_sandbox_scenarios.js';
 import * as m0011 from './migrations/0011_client_tokens_not_before.js';
 import * as m0012 from './migrations/0012_replay_records_unsynced.js';
+import * as m0013 from './migrations/0013_replay_generations.js';
 import type { Store } from './connect.js';
 import { databaseProblem } from './engine/database-problem.js';
 
@@ -39,7 +40,10 @@ const migrations: Record<string, Migration> = {
   '0010_sandbox_scenarios': m0010,
   '0011_client_tokens_not_before': m0011,
   '0012_replay_records_unsynced': m0012,
+  '0013_replay_generations': m0013,
 };
+/** The API's migrations by name (a test applies the first few, then the rest: an upgrade). */
+export const apiMigrationList: Readonly<Record<string, Migration>> = migrations;
 
 class StaticMigrationProvider implements MigrationProvider {
   constructor(readonly migrations: Record<string, Migration>) {}

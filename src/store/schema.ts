@@ -84,8 +84,12 @@ export interface ApiTables {
   webhook_deliveries: WebhookDeliveryTable;
   operator_login_tokens: OperatorLoginTokenTable;
   operator_sessions: OperatorSessionTable;
+  /** PostgreSQL only: SQLite keeps its uses in `replay_uses_0` and `replay_uses_1` since migration 0013. */
   replay_records: ReplayRecordTable;
   replay_horizon: ReplayHorizonTable;
+  /** SQLite only (migration 0013): the replay record's two generations. */
+  replay_uses_0: ReplayUsesTable;
+  replay_uses_1: ReplayUsesTable;
   request_log: RequestLogTable;
 }
 
@@ -100,6 +104,17 @@ export interface ReplayHorizonTable {
   id: number;
   since_epoch_ms: bigint | string | number;
   boot_id: string | null;
+  /** SQLite only (migration 0013): the generation uses go into, 0 or 1. */
+  generation?: number;
+  /** SQLite only (migration 0013): the latest expiry recorded in each generation. */
+  expires_max_0?: bigint | string | number;
+  expires_max_1?: bigint | string | number;
+}
+
+/** SQLite's replay record, one of two generations (migration 0013): a use's SHA-256 key (32 bytes) and until when it is kept. */
+export interface ReplayUsesTable {
+  key: Uint8Array;
+  expires_epoch_ms: bigint | string | number;
 }
 
 /**

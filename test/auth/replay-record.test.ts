@@ -12,13 +12,21 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { replayKey, replayPruneIntervalMs, StoreReplayRecord, type ReplayMark } from '../../src/auth/replay-record.js';
 import { FakeClock } from '../helpers/fake-clock.js';
-import { migrateToLatest } from '../../src/store/migrate.js';
+import { applyMigrations, apiMigrationList as apiMigrations, migrateToLatest } from '../../src/store/migrate.js';
 import { storeTargets, withCreatedStore, withStore } from '../helpers/stores.js';
+import type { Store } from '../../src/store/connect.js';
 
 /** A proof's use, made `ageMs` ago (acceptable from 10 s before that), kept 70 s. */
 function proofMark(clock: FakeClock, jti: string, key = 'thumbprint', ageMs = 0): ReplayMark {
   const iat = clock.now() - ageMs;
   return { parts: ['dpop', key, jti], expiresEpochMs: iat + 70_000, acceptableFromEpochMs: iat - 10_000 };
+}
+
+/** The keys the record holds: PostgreSQL's one table, or SQLite's two generations (migration 0013). */
+async function recordedKeys(store: Store): Promise<string[]> {
+  if (store.dialect === 'postgres') return (await store.db.selectFrom('replay_records').select('key').execute()).map((row) => row.key);
+  const { rows } = await sql<{ key: string }>`select lower(hex(key)) as key from replay_uses_0 union all select lower(hex(key)) from replay_uses_1`.execute(store.db);
+  return rows.map((row) => row.key);
 }
 
 for (const target of storeTargets) {
@@ -38,9 +46,11 @@ for (const target of storeTargets) {
 
         clock.advance(70_001);
         assert.equal(await record.firstUse({ ...mark, expiresEpochMs: clock.now() + 70_000 }), true, 'expired: taken again');
+        // A second write: on SQLite the first one after the expiry may have made the emptied
+        // generation current, and the next one empties the generation that held the expired uses.
+        assert.equal(await record.firstUse(proofMark(clock, 'jti-3')), true);
         await record.pruned();
-        const rows = await store.db.selectFrom('replay_records').select('key').execute();
-        assert.ok(!rows.some((row) => row.key === replayKey(racing.parts)), 'the expired assertion\'s row was pruned');
+        assert.ok(!(await recordedKeys(store)).includes(replayKey(racing.parts)), 'the expired assertion\'s row was deleted');
         assert.ok(replayPruneIntervalMs <= 60_000);
       }),
     );
@@ -146,6 +156,60 @@ test('SQLite: another boot of the machine moves the horizon to the process\'s st
       const unknownBoot = new StoreReplayRecord(store, clock, { startedAtEpochMs: clock.now() });
       assert.equal(await unknownBoot.horizon(), clock.now(), 'where no boot id is known, after uses written unsynced: the process\'s start');
     }),
+  );
+});
+
+test('SQLite: the uses live in two generations of tables (migration 0013); a use is refused from either while unexpired, and a generation is emptied whole only once every use in it has expired', { skip: sqlite.skip }, async () => {
+  await withCreatedStore(sqlite, (url) =>
+    withStore(url, async (store) => {
+      await migrateToLatest(store);
+      const clock = new FakeClock();
+      const start = clock.now();
+      const record = new StoreReplayRecord(store, clock, { bootId: 'boot-1', startedAtEpochMs: start });
+      const proof = proofMark(clock, 'kept-70-s');
+      const assertion: ReplayMark = { parts: ['client-assertion', 'realm', 'client', 'kept-200-s'], expiresEpochMs: start + 200_000, acceptableFromEpochMs: start - 10_000 };
+      assert.equal(await record.firstUse(proof), true);
+      clock.advance(1_000);
+      assert.equal(await record.firstUse(assertion), true, 'a write after the first: the empty generation became the current one');
+      const generationOf = async (key: string) => {
+        const { rows } = await sql<{ generation: number }>`select 0 as generation from replay_uses_0 where key = unhex(${key}) union all select 1 from replay_uses_1 where key = unhex(${key})`.execute(store.db);
+        return rows.map((row) => row.generation);
+      };
+      const [proofGeneration, assertionGeneration] = [await generationOf(replayKey(proof.parts)), await generationOf(replayKey(assertion.parts))];
+      assert.equal(proofGeneration.length, 1);
+      assert.notDeepEqual(proofGeneration, assertionGeneration, 'the two uses sit in different generations');
+      clock.advance(1_000);
+      assert.deepEqual(await record.record([proof]), { recorded: false, index: 0, reason: 'used' }, 'refused from the older generation');
+      clock.advance(69_000);
+      assert.equal(await record.firstUse(proofMark(clock, 'after-the-proof-expired')), true, 'the proof\'s generation expired whole: emptied, and current again');
+      assert.deepEqual(await generationOf(replayKey(proof.parts)), [], 'the expired proof went with its generation');
+      assert.deepEqual(await record.record([assertion]), { recorded: false, index: 0, reason: 'used' }, 'the unexpired assertion is still refused, from the other generation');
+      clock.advance(60_000);
+      assert.equal(await record.firstUse(proofMark(clock, 'before-the-assertion-expired')), true);
+      assert.deepEqual(await generationOf(replayKey(assertion.parts)), assertionGeneration, 'a generation holding one unexpired use is kept whole');
+      clock.advance(70_000);
+      assert.equal(await record.firstUse(proofMark(clock, 'after-the-assertion-expired')), true);
+      assert.deepEqual(await generationOf(replayKey(assertion.parts)), [], 'once its every use expired, emptied');
+    }),
+  );
+});
+
+test('SQLite: a use recorded before migration 0013 (the one table) is still refused after it (the two generations)', { skip: sqlite.skip }, async () => {
+  await withCreatedStore(
+    sqlite,
+    (url) =>
+      withStore(url, async (store) => {
+      const upTo = (last: string) => Object.fromEntries(Object.entries(apiMigrations).filter(([name]) => name <= last));
+      await applyMigrations(store, { migrations: upTo('0012_replay_records_unsynced') });
+      const clock = new FakeClock();
+      const used = proofMark(clock, 'used-before-the-upgrade');
+      await sql`insert into replay_records (key, expires_epoch_ms) values (${replayKey(used.parts)}, ${used.expiresEpochMs})`.execute(store.db);
+      await applyMigrations(store, { migrations: upTo('0013_replay_generations') });
+      const record = new StoreReplayRecord(store, clock, { bootId: 'boot-1', startedAtEpochMs: clock.now() });
+      assert.deepEqual(await record.record([used]), { recorded: false, index: 0, reason: 'used' });
+      assert.equal(await record.firstUse(proofMark(clock, 'a-new-one')), true);
+      }),
+    { empty: true },
   );
 });
 

@@ -25,10 +25,11 @@ import * as m0009 from '../../src/store/migrations/0009_fapi2.js';
 import * as m0010 from '../../src/store/migrations/0010_sandbox_scenarios.js';
 import * as m0011 from '../../src/store/migrations/0011_client_tokens_not_before.js';
 import * as m0012 from '../../src/store/migrations/0012_replay_records_unsynced.js';
+import * as m0013 from '../../src/store/migrations/0013_replay_generations.js';
 import { storeTargets } from '../helpers/stores.js';
 
 const coreTables = ['directory_users', 'workstations', 'customers', 'accounts', 'movements', 'postings', 'term_deposit_products', 'term_deposits', 'loan_facilities', 'loan_installments', 'loan_executions', 'core_operations', 'core_business_days', 'core_events', 'core_settings'];
-const apiTables = ['realms', 'clients', 'signing_keys', 'settings', 'operations', 'audit_records', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'operator_login_tokens', 'operator_sessions', 'replay_records'];
+const apiTables = ['realms', 'clients', 'signing_keys', 'settings', 'operations', 'audit_records', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'operator_login_tokens', 'operator_sessions', 'replay_horizon'];
 
 /** The API's migration list as it was before the split (frozen copies in test/fixtures), up to `last`. */
 function preSplitMigrations(last: string): Record<string, Migration> {
@@ -45,6 +46,7 @@ function preSplitMigrations(last: string): Record<string, Migration> {
     '0010_sandbox_scenarios': m0010,
     '0011_client_tokens_not_before': m0011,
     '0012_replay_records_unsynced': m0012,
+    '0013_replay_generations': m0013,
   };
   return Object.fromEntries(Object.entries(all).filter(([name]) => name <= last));
 }
@@ -134,7 +136,7 @@ for (const target of storeTargets) {
         split = await schemaOf(store);
       });
       await withEmptyStore(async (store) => {
-        await migratePreSplit(store, '0012_replay_records_unsynced');
+        await migratePreSplit(store, '0013_replay_generations');
         await migrateCoreToLatest(store);
         assert.deepEqual(await schemaOf(store), split);
       });
