@@ -62,7 +62,7 @@ export class ClientAssertionVerifier {
 
   verify(assertion: string, expected: AssertionExpectation): Promise<{ replay: ReplayMark }> {
     // Keyed by the set's text: a client whose keys change gets a new entry, never the old keys.
-    const text = JSON.stringify(expected.jwks);
+    const text = keySetText(expected.jwks);
     let keySet = this.#keySets.get(text);
     if (keySet === undefined) {
       try {
@@ -100,6 +100,22 @@ export class ClientAssertionVerifier {
 }
 
 /** jose's options for an assertion of `expected`'s client, now on `clock`. */
+/**
+ * The key set's text, made once per set object: a client's registration (the auth snapshot's)
+ * hands the same object to every request until it changes, and serializing it per request was a
+ * measurable part of a private_key_jwt token's own work (docs/performance.md, issue 42).
+ */
+const keySetTexts = new WeakMap<object, string>();
+
+function keySetText(jwks: JSONWebKeySet): string {
+  let text = keySetTexts.get(jwks);
+  if (text === undefined) {
+    text = JSON.stringify(jwks);
+    keySetTexts.set(jwks, text);
+  }
+  return text;
+}
+
 function claimsOptions(expected: AssertionExpectation, clock: Clock) {
   return {
     issuer: expected.clientId,
