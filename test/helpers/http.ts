@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { repoRoot } from './repo-root.js';
 import { join } from 'node:path';
+import { exchange } from './transport.js';
 
 export const initiatePath = '/v1/term-deposits/initiate';
 
@@ -13,11 +14,13 @@ export interface HttpResult {
   body: any;
 }
 
-/** fetch, with the body parsed as JSON (undefined when empty; a body that is not JSON throws). */
+/**
+ * A request as fetch makes it, with the body parsed as JSON (undefined when empty; a body that is
+ * not JSON throws). To a server in the test's own process it goes without a socket (transport.ts).
+ */
 export async function send(url: string, init: RequestInit): Promise<HttpResult> {
-  const response = await fetch(url, init);
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+  const { status, headers, text } = await exchange(url, init);
+  return { status, headers, body: text === '' ? undefined : JSON.parse(text) };
 }
 
 /** The error record's `reason` per HTTP status (docs/errors.md, "The error record"; an oracle independent of src/). */

@@ -13,6 +13,7 @@ import { defaultConnectionLimits } from '../../src/connection-limits.js';
 import type { CoreBankingPort } from '../../src/core/port.js';
 import { startCoregate, type Coregate } from '../../src/main.js';
 import { repoRoot } from './repo-root.js';
+import { exchange, serveWithoutSocket } from './transport.js';
 import { join } from 'node:path';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -119,6 +120,13 @@ export async function startTestServer(options: TestServerOptions): Promise<TestS
   closers.unshift(() => coregate.close());
   let url = coregate.url;
   const instances = [coregate];
+  // The embedded deployment is one instance in this process: the shared helpers' requests reach it
+  // without a socket (transport.ts). Not over TLS: the requests a test makes there are about the
+  // connection itself. The other deployments are about HTTP between their parts.
+  if (deployment === 'embedded' && !url.startsWith('https:')) {
+    const forget = serveWithoutSocket(new URL(url).origin, coregate.app);
+    closers.unshift(async () => forget());
+  }
   if (balancer) {
     const second = await start();
     instances.push(second);
@@ -196,13 +204,9 @@ export async function postForm(
   headers: Record<string, string> = {},
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const body = typeof fields === 'string' ? fields : new URLSearchParams(fields).toString();
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body,
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? undefined : JSON.parse(text) };
+  // To a server in the test's own process, without a socket (transport.ts).
+  const response = await exchange(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
+  return { status: response.status, headers: response.headers, body: response.text === '' ? undefined : JSON.parse(response.text) };
 }
 
 export function basicAuth(clientId: string, secret: string): string {

@@ -12,6 +12,7 @@ import { depositBody } from '../helpers/bodies.js';
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
 import { demo } from '../helpers/server.js';
 import { storeTargets, withStore } from '../helpers/stores.js';
+import { waitFor } from '../helpers/wait.js';
 import { verifyAuditChain } from '../../src/audit/chain.js';
 
 interface LogLine {
@@ -44,6 +45,10 @@ for (const target of storeTargets) {
     try {
       serve = await spawnCoregate(['serve', '--workers', '2', '--data', 'demo/sandbox.json', '--db', store.url]);
       const url = serve.url;
+      // The URL answers once one worker listens; the primary hands connections to those that do.
+      // Both must be serving before the requests, or a slow second start leaves them all to the first.
+      const started = serve;
+      await waitFor('both workers serving', async () => (logLines(started).some((line) => line.msg === 'all workers are serving') ? true : undefined), 60_000);
       const bearer = await token(url);
       const correlationId = `workers-${Date.now()}`;
       const body = JSON.stringify(depositBody());
