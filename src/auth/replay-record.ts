@@ -362,7 +362,8 @@ const sqliteExpiresMaxQueries = ([0, 1] as const).map((generation) =>
 /**
  * Inserts a use into the current generation unless the other one holds it unexpired, or takes
  * over its expired row in the current one: one change, or none when it is recorded and unexpired
- * in either. One statement a use (`where true`: SQLite's grammar for an upsert from a select).
+ * in either. One statement a use (an upsert from a select: its `where` keeps SQLite's grammar
+ * from reading `on conflict` as a join's).
  */
 const sqliteUseQueries = ([0, 1] as const).map((current) => {
   const [table, older] = current === 0 ? generationTables : ([generationTables[1], generationTables[0]] as const);
@@ -486,8 +487,8 @@ async function currentGeneration(unit: UnitOfWork<Database>, now: number): Promi
 
 /**
  * One request's uses inside the batch's transaction, each in one statement (an insert that
- * changes no row found it recorded and unexpired, in either generation); the first refused one undoes those before it, which nobody
- * else saw (the transaction holds the write lock).
+ * changes no row found it recorded and unexpired, in either generation); the first refused one
+ * undoes those before it, which nobody else saw (the transaction holds the write lock).
  */
 async function recordSqliteUses(unit: UnitOfWork<Database>, current: Generation, uses: readonly Use[], now: number): Promise<ReplayVerdict> {
   const insert = sqliteUseQueries[current] as (typeof sqliteUseQueries)[number];
