@@ -19,8 +19,7 @@ import { runCli, type CliResult } from '../helpers/cli.js';
 import { writeTempDataFile } from '../helpers/data-files.js';
 import { demo, demoDataFile, demoToken, postForm, startTestServer, type TestServer } from '../helpers/server.js';
 import { spawnCoregate, type CoregateProcess } from '../helpers/processes.js';
-import { postgresAdminUrl } from '../helpers/stores.js';
-import { withStore } from '../helpers/stores.js';
+import { closeProbeStores, postgresAdminUrl, withStore } from '../helpers/stores.js';
 import { FakeClock } from '../helpers/fake-clock.js';
 import { describeEachStore, describeEachStoreUrl } from '../helpers/suite.js';
 
@@ -588,6 +587,8 @@ describeEachStoreUrl('signing keys encrypted at rest with COREGATE_MASTER_KEY', 
       const connections = async () =>
         Number((await admin.query<{ count: string }>('select count(*) as count from pg_stat_activity where datname = $1', [database])).rows[0]?.count);
       try {
+        // The earlier tests' probe store (test/helpers/stores.ts) is not the server's: it is closed before counting.
+        await closeProbeStores();
         const before = await connections();
         await assert.rejects(startTestServer({ db: dbUrl(), data: null }), /COREGATE_MASTER_KEY/);
         assert.equal(await connections(), before, 'the refused instance left its database connections open');

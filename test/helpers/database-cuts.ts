@@ -8,7 +8,7 @@ import { readDemoData, writeTempDataFile, type SandboxData } from './data-files.
 import { initiatePath } from './http.js';
 import type { CoregateProcess } from './processes.js';
 import { demo, postForm } from './server.js';
-import { adminQuery } from './stores.js';
+import { adminQuery, closeProbeStores } from './stores.js';
 import { sleep, waitFor } from './wait.js';
 
 /** A client waits this long after a 503 before its next request (the answer's Retry-After, shortened to keep the load on). */
@@ -25,6 +25,8 @@ export const dataFile = (() => {
 export type Outcome = { correlationId: string; status: number | 'network-error'; body: string };
 
 export async function terminateSessions(databaseName: string): Promise<number> {
+  // The tests' own probe stores are closed, not cut: a probe right after the cut must not be handed a dead session.
+  await closeProbeStores();
   const [row] = await adminQuery<{ cut: number }>('select count(pg_terminate_backend(pid))::int as cut from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()', [databaseName]);
   return row?.cut ?? 0;
 }

@@ -93,9 +93,12 @@ const postgres: StoreTarget = {
     await createDatabase(name, options.empty ? undefined : postgresTemplate);
     const url = new URL(postgresAdminUrl);
     url.pathname = `/${name}`;
+    suiteDatabases.add(url.toString());
     return {
       url: url.toString(),
       drop: async () => {
+        suiteDatabases.delete(url.toString());
+        await closeProbeStore(url.toString());
         await adminQuery(`drop database if exists ${name} with (force)`);
       },
     };
@@ -149,16 +152,76 @@ export async function withCreatedStore<T>(target: StoreTarget, work: (url: strin
 }
 
 /**
- * Opens a suite's store on a connection of its own (as `coregate check`, an operator or an
- * intruder would, beside the running server), runs `work`, and always closes it.
+ * Runs `work` on a suite's store opened on connections of its own (as `coregate check`, an operator
+ * or an intruder would, beside the running server). A SQLite store is opened for the call and
+ * closed after it. A database `postgres.create()` made is read through a probe store (below),
+ * kept open between calls; any other PostgreSQL URL (a test's own server, a failover's standby) is
+ * opened for the call, as SQLite's.
  */
 export async function withStore<T>(dbUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
+  return suiteDatabases.has(dbUrl) ? withProbeStore(dbUrl, work) : withOwnStore(dbUrl, work);
+}
+
+/**
+ * The probe stores: one open store per PostgreSQL database that tests read and write beside its
+ * server (withStore, withDb). Opening one for each call cost a new PostgreSQL session each time
+ * (~20 ms of the server's CPU to start, and its catalog caches warmed again on the first
+ * statements): a loan suite opened ~300 sessions, most of them for one statement. A probe store is
+ * closed a second after its last use ends (so that a file's process ends without waiting for it:
+ * an open pool keeps it alive), when its database is dropped (`drop()` above), or by
+ * `closeProbeStores` (a test that counts a database's sessions).
+ */
+interface Probe {
+  store: Promise<Store>;
+  inUse: boolean;
+  idle?: NodeJS.Timeout | undefined;
+}
+const probeStores = new Map<string, Probe>();
+/** The URLs of the databases `postgres.create()` made and has not dropped yet. */
+const suiteDatabases = new Set<string>();
+const probeIdleMs = 1_000;
+
+async function withProbeStore<T>(dbUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
+  let probe = probeStores.get(dbUrl);
+  // A call made while the probe store is in use (a test holding two stores, as two instances would)
+  // gets a store of its own, as every call did before.
+  if (probe?.inUse) return withOwnStore(dbUrl, work);
+  if (probe === undefined) {
+    const opened = openStore(dbUrl);
+    probe = { store: opened, inUse: false };
+    probeStores.set(dbUrl, probe);
+    opened.catch(() => probeStores.delete(dbUrl));
+  }
+  clearTimeout(probe.idle);
+  probe.inUse = true;
+  try {
+    return await work(await probe.store);
+  } finally {
+    probe.inUse = false;
+    if (probeStores.get(dbUrl) === probe) probe.idle = setTimeout(() => void closeProbeStore(dbUrl), probeIdleMs);
+  }
+}
+
+async function withOwnStore<T>(dbUrl: string, work: (store: Store) => Promise<T>): Promise<T> {
   const store = await openStore(dbUrl);
   try {
     return await work(store);
   } finally {
     await store.close();
   }
+}
+
+async function closeProbeStore(dbUrl: string): Promise<void> {
+  const probe = probeStores.get(dbUrl);
+  if (probe === undefined) return;
+  probeStores.delete(dbUrl);
+  clearTimeout(probe.idle);
+  await (await probe.store.catch(() => undefined))?.close();
+}
+
+/** Closes every probe store: their sessions no longer count among a database's. */
+export async function closeProbeStores(): Promise<void> {
+  await Promise.all([...probeStores.keys()].map(closeProbeStore));
 }
 
 /**
