@@ -18,9 +18,12 @@ if (timings && process.env.NODE_TEST_CONTEXT && process.argv[1]) {
   });
 }
 
-/** The runner runs test/x.test.ts compiled, as dist/test/x.test.js: reports name the source. */
+/**
+ * The runner runs test/x.test.ts compiled and bundled, as dist/bundled/test/x.test.js (or
+ * dist/test/x.test.js, unbundled): reports name the source.
+ */
 export function sourcePathOf(path) {
-  return path.replace(/^dist\/(test\/.*)\.js$/, '$1.ts');
+  return path.replace(/^dist\/(?:bundled\/)?(test\/.*)\.js$/, '$1.ts');
 }
 
 /** CPU time of the children this process has waited for (cutime + cstime, in ticks of 10 ms), 0 where /proc is absent. */

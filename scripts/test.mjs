@@ -17,6 +17,7 @@ import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { bundleTests, bundledPathOf } from './bundle-tests.mjs';
 import { sourcePathOf } from './file-timer.mjs';
 import { makeSigningKeys } from './test-signing-keys.mjs';
 import { newRunId, prepareTemplates } from './test-templates.mjs';
@@ -139,15 +140,31 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 
+// Each test file runs bundled (scripts/bundle-tests.mjs, docs/testing.md "Bundled test files"):
+// its process loads one module and its shared chunks instead of ~1,000 modules.
+// COREGATE_TEST_BUNDLE=0 runs the compiled modules as they are (a stack trace's lines are the compiled files').
+const bundled = process.env.COREGATE_TEST_BUNDLE !== '0';
+if (bundled) {
+  const selected = [...new Set(lanes.flatMap((lane) => lane.files))];
+  const started = Date.now();
+  await bundleTests(selected.map(compiledPath));
+  console.log(`# ${selected.length} test files bundled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
 const reportDir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
 const runId = newRunId();
 const [templates, signingKeysEnv] = await Promise.all([prepareTemplates(runId, reportDir), makeSigningKeys(reportDir)]);
 const failuresReporter = pathToFileURL(join(import.meta.dirname, 'failures-reporter.mjs')).href;
 const fileTimer = pathToFileURL(join(import.meta.dirname, 'file-timer.mjs')).href;
 
-/** Where the build puts a test file: test/x.test.ts runs as dist/test/x.test.js. */
+/** Where the build puts a test file: test/x.test.ts is compiled to dist/test/x.test.js. */
 function compiledPath(file) {
   return `dist/${file.replace(/\.ts$/, '.js')}`;
+}
+
+/** What a lane runs for a test file: its bundle, or its compiled module with COREGATE_TEST_BUNDLE=0. */
+function runPath(file) {
+  return bundled ? bundledPathOf(compiledPath(file)) : compiledPath(file);
 }
 
 /**
@@ -169,7 +186,7 @@ function runLane(lane, index, live) {
   const output = live ? undefined : join(reportDir, `${index}.out`);
   const header = `# lane ${lane.label}: ${lane.files.length} files, ${lane.concurrency} at a time`;
   if (live) console.log(header);
-  const child = spawn(process.execPath, ['--import', fileTimer, '--test', `--test-concurrency=${lane.concurrency}`, ...reporters, ...lane.files.map(compiledPath)], {
+  const child = spawn(process.execPath, ['--import', fileTimer, '--test', `--test-concurrency=${lane.concurrency}`, ...reporters, ...lane.files.map(runPath)], {
     stdio: live ? 'inherit' : ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...templates.env, ...signingKeysEnv, ...lane.env, COREGATE_TEST_TIMINGS: timings },
   });
