@@ -17,6 +17,7 @@ import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { bundleCommand } from './bundle.mjs';
 import { bundleTests, bundledPathOf } from './bundle-tests.mjs';
 import { sourcePathOf } from './file-timer.mjs';
 import { makeSigningKeys } from './test-signing-keys.mjs';
@@ -144,6 +145,9 @@ if (build.status !== 0) {
 // its process loads one module and its shared chunks instead of ~1,000 modules.
 // COREGATE_TEST_BUNDLE=0 runs the compiled modules as they are (a stack trace's lines are the compiled files').
 const bundled = process.env.COREGATE_TEST_BUNDLE !== '0';
+// The `coregate` command the tests spawn runs its program bundled, as `npm run build` makes it
+// (scripts/build.mjs): bundled again from this build, so that no test spawns an older program.
+await bundleCommand();
 if (bundled) {
   const selected = [...new Set(lanes.flatMap((lane) => lane.files))];
   const started = Date.now();
