@@ -1,5 +1,6 @@
 // Joins compiled modules (dist/, tsc's output) into bundles with esbuild: the `coregate` command's
-// (dist/src/cli/bundle/, scripts/build.mjs) and the test files' (scripts/bundle-tests.mjs).
+// (dist/src/cli/bundle/, scripts/build.mjs) and the test files' (dist/bundled/, scripts/test.mjs;
+// docs/testing.md, "Bundled test files").
 // docs/performance.md, "Start-up", says why: a process that loads ~1,000 modules one by one spent
 // ~1 s of CPU on it before its first line of work. A bundle runs tsc's code as it is: esbuild
 // joins modules and compiles nothing.
@@ -94,4 +95,17 @@ export const commandBundleDir = 'dist/src/cli/bundle';
 /** Bundles the compiled program (dist/src/cli/main.js) into commandBundleDir, after tsc. */
 export function bundleCommand() {
   return bundle({ entryPoints: ['dist/src/cli/main.js'], outdir: commandBundleDir, outbase: 'dist/src/cli' });
+}
+
+/** Where the test files' bundles go: dist/bundled/test/x.test.js for dist/test/x.test.js. */
+const testBundleDir = 'dist/bundled';
+
+/** Bundles the compiled test files `files` (dist/test/...): one module each, their shared code in chunks. */
+export function bundleTests(files) {
+  return bundle({ entryPoints: files, outdir: testBundleDir, outbase: 'dist' });
+}
+
+/** dist/test/x.test.js -> dist/bundled/test/x.test.js */
+export function bundledPathOf(compiled) {
+  return compiled.replace(/^dist\//, `${testBundleDir}/`);
 }

@@ -17,8 +17,7 @@ import { createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync } fro
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { bundleCommand } from './bundle.mjs';
-import { bundleTests, bundledPathOf } from './bundle-tests.mjs';
+import { bundleCommand, bundledPathOf, bundleTests } from './bundle.mjs';
 import { sourcePathOf } from './file-timer.mjs';
 import { makeSigningKeys } from './test-signing-keys.mjs';
 import { newRunId, prepareTemplates } from './test-templates.mjs';
@@ -141,19 +140,16 @@ if (build.status !== 0) {
   process.exit(build.status ?? 1);
 }
 
-// Each test file runs bundled (scripts/bundle-tests.mjs, docs/testing.md "Bundled test files"):
-// its process loads one module and its shared chunks instead of ~1,000 modules.
-// COREGATE_TEST_BUNDLE=0 runs the compiled modules as they are (a stack trace's lines are the compiled files').
-const bundled = process.env.COREGATE_TEST_BUNDLE !== '0';
-// The `coregate` command the tests spawn runs its program bundled, as `npm run build` makes it
+// Each test file runs bundled (scripts/bundle.mjs, docs/testing.md "Bundled test files"): its
+// process loads one module and its shared chunks instead of ~1,000 modules. COREGATE_TEST_BUNDLE=0
+// runs the compiled modules as they are (a stack trace's lines are the compiled files'). The
+// `coregate` command the tests spawn runs its program bundled, as `npm run build` makes it
 // (scripts/build.mjs): bundled again from this build, so that no test spawns an older program.
-await bundleCommand();
-if (bundled) {
-  const selected = [...new Set(lanes.flatMap((lane) => lane.files))];
-  const started = Date.now();
-  await bundleTests(selected.map(compiledPath));
-  console.log(`# ${selected.length} test files bundled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-}
+const bundled = process.env.COREGATE_TEST_BUNDLE !== '0';
+const selected = [...new Set(lanes.flatMap((lane) => lane.files))];
+const bundlingStarted = Date.now();
+await Promise.all([bundleCommand(), bundled ? bundleTests(selected.map(compiledPath)) : undefined]);
+console.log(`# bundled in ${((Date.now() - bundlingStarted) / 1000).toFixed(1)} s: the coregate command${bundled ? `, ${selected.length} test files` : ''}`);
 
 const reportDir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
 const runId = newRunId();
