@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page, type Request } from 'playwright-core';
 import { depositBody } from '../helpers/bodies.js';
 import { demoToken, startTestServer, type TestServer } from '../helpers/server.js';
 import { storeTargets } from '../helpers/stores.js';
@@ -187,15 +187,20 @@ describe('console in Chromium', { skip: 'skip' in browserFound ? browserFound.sk
   test('the token decoder decodes a pasted token in the page and sends nothing', async () => {
     await page.click('[data-section-link="token-decoder"]');
     const token = await demoToken(server);
-    const requests: string[] = [];
-    const record = (request: { url(): string }) => requests.push(request.url());
+    const requests: Array<{ method: string; url: string; carried: string }> = [];
+    const record = (request: Request) => requests.push({ method: request.method(), url: request.url(), carried: `${request.url()}\n${JSON.stringify(request.headers())}\n${request.postData() ?? ''}` });
     page.on('request', record);
     await page.fill('#token-decoder textarea', token);
     await page.locator('[data-token-claims]').waitFor();
     assert.match(await page.locator('[data-token-claims]').innerText(), /"client_id": "treasury-app"/);
     assert.equal(await page.locator('[data-token-expiry]').innerText(), 'Not expired');
     page.off('request', record);
-    assert.deepEqual(requests.filter((url) => !url.includes('/operator/v1/')), [], 'only the auto-refresh of the operator API');
+    assert.deepEqual(requests.filter((request) => request.carried.includes(token)).map((request) => request.url), [], 'the token went nowhere');
+    // Besides the operator API's auto-refresh, the browser may fetch the page's own files when it
+    // likes (its favicon, which Chromium asks for some time after the page loaded): GETs of
+    // /console/ on the console's origin, never another host or a request with a body.
+    const others = requests.filter((request) => !request.url.startsWith(`${server.url}/operator/v1/`));
+    assert.deepEqual(others.filter((request) => request.method !== 'GET' || !request.url.startsWith(`${server.url}/console/`)), [], 'only the auto-refresh of the operator API and the page\'s own files');
   });
 
   test('no client secret in the page, its scripts or any operator API answer it received; no CSP violation', async () => {
