@@ -4,7 +4,7 @@
 // so that two runs at once on one machine never share one, and a run drops what runs over an hour
 // old left behind (a run killed before it could clean up): never a younger run's, which may still
 // be going.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -50,7 +50,9 @@ export async function prepareTemplates(runId, dir) {
   } catch (error) {
     console.warn(`# no PostgreSQL template (${error.message}): PostgreSQL suites start from empty databases, or skip`);
   }
-  const migrate = spawnSync(process.execPath, ['dist/test/helpers/migrate-template.js', ...urls], { stdio: 'inherit' });
+  const migrate = await new Promise((resolve) => {
+    spawn(process.execPath, ['dist/test/helpers/migrate-template.js', ...urls], { stdio: 'inherit' }).on('close', (status) => resolve({ status }));
+  });
   if (migrate.status !== 0) {
     if (pgCreated) await dropDatabase(pgName).catch(() => {});
     throw new Error('migrating the template stores failed (see above)');

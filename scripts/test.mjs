@@ -126,15 +126,16 @@ if (listOnly) {
   process.exit(0);
 }
 
-// The tests run compiled: one tsc program (tsconfig.test-build.json) type-checks the whole
-// repository, as `npm run typecheck` does (so .ci/run runs no separate type-check), and builds src,
-// test, bench and scripts into dist/, so the tests and the CLI they spawn always run the current
+// The tests run compiled: the build's tsc program (tsconfig.build.json, the one `npm run build`
+// and npm's `prepare` run) type-checks the whole repository, as `npm run typecheck` does (so
+// .ci/run runs no separate type-check), and builds src, test, bench and scripts into dist/, so the tests and the CLI they spawn always run the current
 // sources and no file's process loads tsx. Through tsx each file's process spent ~1.5 s of CPU more
 // loading the same modules (2.4 s against 0.9 s for src/main.js: every module's resolution and load
 // a round trip to tsx's loader thread), about a seventh of the suite's CPU over its ~160 file processes.
-// The build is incremental (its state in dist/.test-build.tsbuildinfo, so removing dist/ builds all
-// again): a run after a small change builds in ~3.5 s of wall time instead of ~14 s on a 2-core machine.
-const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.test-build.json'], { stdio: 'inherit' });
+// The build is incremental (its state in dist/.tsbuildinfo, so removing dist/ builds all again):
+// after `npm ci` (whose `prepare` built everything) or a small change it takes ~2.5 s of wall time
+// instead of ~12.5 s on a 2-core machine.
+const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
 if (build.status !== 0) {
   console.error('build failed: tests not run');
   process.exit(build.status ?? 1);
@@ -147,13 +148,22 @@ if (build.status !== 0) {
 // (scripts/build.mjs): bundled again from this build, so that no test spawns an older program.
 const bundled = process.env.COREGATE_TEST_BUNDLE !== '0';
 const selected = [...new Set(lanes.flatMap((lane) => lane.files))];
-const bundlingStarted = Date.now();
-await Promise.all([bundleCommand(), bundled ? bundleTests(selected.map(compiledPath)) : undefined]);
-console.log(`# bundled in ${((Date.now() - bundlingStarted) / 1000).toFixed(1)} s: the coregate command${bundled ? `, ${selected.length} test files` : ''}`);
-
 const reportDir = mkdtempSync(join(tmpdir(), 'coregate-test-'));
 const runId = newRunId();
-const [templates, signingKeysEnv] = await Promise.all([prepareTemplates(runId, reportDir), makeSigningKeys(reportDir)]);
+// Bundling, the templates' migration (a process of its own) and the signing keys go at once: each
+// waits on something else part of its time.
+const bundlingStarted = Date.now();
+const bundling = Promise.all([bundleCommand(), bundled ? bundleTests(selected.map(compiledPath)) : undefined]).then(() => {
+  console.log(`# bundled in ${((Date.now() - bundlingStarted) / 1000).toFixed(1)} s: the coregate command${bundled ? `, ${selected.length} test files` : ''}`);
+});
+const prepared = await Promise.allSettled([prepareTemplates(runId, reportDir), makeSigningKeys(reportDir), bundling]);
+const failed = prepared.find((result) => result.status === 'rejected');
+if (failed) {
+  // No lane will run: the templates made beside a failed bundle are dropped now.
+  if (prepared[0].status === 'fulfilled') await prepared[0].value.drop().catch(() => {});
+  throw failed.reason;
+}
+const [templates, signingKeysEnv] = prepared.map((result) => result.value);
 const failuresReporter = pathToFileURL(join(import.meta.dirname, 'failures-reporter.mjs')).href;
 const fileTimer = pathToFileURL(join(import.meta.dirname, 'file-timer.mjs')).href;
 
