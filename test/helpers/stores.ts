@@ -46,20 +46,42 @@ const postgresTemplate = process.env.COREGATE_TEST_PG_TEMPLATE || undefined;
  */
 const runId = process.env.COREGATE_TEST_RUN_ID || `${Math.floor(Date.now() / 1000)}`;
 
+/**
+ * The connections to the PostgreSQL server's admin database, kept for the file's next statement:
+ * a file creates and drops a database per suite, and a new session cost the server ~5 ms of CPU
+ * each time (two per database, and one more per file to see the server answer). Idle for a second,
+ * a connection is closed; an idle one never keeps the process alive (allowExitOnIdle). Sessions on
+ * the admin database are never counted or cut by a test: those are on the suite's own database.
+ */
+let adminPool: pg.Pool | undefined;
+function admin(): pg.Pool {
+  if (adminPool === undefined) {
+    // A busy machine (CI's, with four test files starting at once) can take seconds to connect.
+    adminPool = new pg.Pool({ connectionString: postgresAdminUrl, max: 4, idleTimeoutMillis: 1_000, allowExitOnIdle: true, connectionTimeoutMillis: 15_000 });
+    // An idle connection the server ended: the next statement gets a new one.
+    adminPool.on('error', () => {});
+  }
+  return adminPool;
+}
+
+/**
+ * One statement on the PostgreSQL server's admin database (creating and dropping databases,
+ * cutting sessions, altering a database's settings); answers its rows.
+ */
+export async function adminQuery<Row = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<Row[]> {
+  return (await admin().query(text, values)).rows as Row[];
+}
+
 async function postgresReachable(): Promise<string | undefined> {
   let failure: Error | undefined;
   // A server that is not there refuses at once; a busy machine (CI's, with four test files
   // starting at once) can take seconds to connect, so the wait is long and tried twice.
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    const client = new pg.Client({ connectionString: postgresAdminUrl, connectionTimeoutMillis: 15_000 });
     try {
-      await client.connect();
-      await client.query('select 1');
+      await adminQuery('select 1');
       return undefined;
     } catch (error) {
       failure = error as Error;
-    } finally {
-      await client.end().catch(() => {});
     }
   }
   const reason = `PostgreSQL not reachable at ${postgresAdminUrl} (${failure?.message})`;
@@ -125,19 +147,6 @@ async function createDatabase(name: string, template: string | undefined): Promi
   }
 }
 
-/**
- * One statement on a connection of its own to the PostgreSQL server's admin database (creating and
- * dropping databases, cutting sessions, altering a database's settings); answers its rows.
- */
-export async function adminQuery<Row = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<Row[]> {
-  const client = new pg.Client({ connectionString: postgresAdminUrl });
-  await client.connect();
-  try {
-    return (await client.query(text, values)).rows as Row[];
-  } finally {
-    await client.end();
-  }
-}
 
 export const storeTargets: StoreTarget[] = [sqlite, postgres];
 
