@@ -128,8 +128,8 @@ if (listOnly) {
 
 // The tests run compiled: the build's tsc program (tsconfig.build.json, the one `npm run build`
 // and npm's `prepare` run) type-checks the whole repository, as `npm run typecheck` does (so
-// .ci/run runs no separate type-check), and builds src, test, bench and scripts into dist/, so the tests and the CLI they spawn always run the current
-// sources and no file's process loads tsx. Through tsx each file's process spent ~1.5 s of CPU more
+// .ci/run runs no separate type-check), and builds src, test, bench and scripts into dist/, so
+// the tests and the CLI they spawn always run the current sources and no file's process loads tsx. Through tsx each file's process spent ~1.5 s of CPU more
 // loading the same modules (2.4 s against 0.9 s for src/main.js: every module's resolution and load
 // a round trip to tsx's loader thread), about a seventh of the suite's CPU over its ~160 file processes.
 // The build is incremental (its state in dist/.tsbuildinfo, so removing dist/ builds all again):
