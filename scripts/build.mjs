@@ -8,8 +8,17 @@
 // ~12.5 s on a 2-core machine), where a build of src/ alone (~7.5 s) was compiled again with the
 // tests. A type error anywhere in the repository fails the build, as it fails the tests.
 import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { bundleCommand } from './bundle.mjs';
 
-const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-if (build.status !== 0) process.exit(build.status ?? 1);
-await bundleCommand();
+/** tsc on tsconfig.build.json, its output on this process's own; answers its exit status. */
+export function compile() {
+  return spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' }).status ?? 1;
+}
+
+// Run as a script (npm run build, prepare); scripts/test.mjs imports compile() and bundles itself.
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const status = compile();
+  if (status !== 0) process.exit(status);
+  await bundleCommand();
+}

@@ -12,11 +12,12 @@
 // (2 + 2 at first, then 1 + 1 + what is left of the other lane). Arguments: file filters (a file runs when its path contains one of
 // them), `--lane <name>` (repeatable) to run only those lanes, `--list` to print the lanes and
 // their files and run nothing. Node 20's --test takes no glob patterns: the runner lists the files itself.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { compile } from './build.mjs';
 import { bundleCommand, bundledPathOf, bundleTests } from './bundle.mjs';
 import { sourcePathOf } from './file-timer.mjs';
 import { makeSigningKeys } from './test-signing-keys.mjs';
@@ -135,10 +136,10 @@ if (listOnly) {
 // The build is incremental (its state in dist/.tsbuildinfo, so removing dist/ builds all again):
 // after `npm ci` (whose `prepare` built everything) or a small change it takes ~2.5 s of wall time
 // instead of ~12.5 s on a 2-core machine.
-const build = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
-if (build.status !== 0) {
+const compiled = compile();
+if (compiled !== 0) {
   console.error('build failed: tests not run');
-  process.exit(build.status ?? 1);
+  process.exit(compiled);
 }
 
 // Each test file runs bundled (scripts/bundle.mjs, docs/testing.md "Bundled test files"): its
